@@ -1,0 +1,200 @@
+"""Kafka Connect's data model, and the bytes its ``JsonConverter`` writes for it.
+
+Debezium's wire format *is* Kafka Connect's ``JsonConverter`` output, so byte compatibility depends
+on reproducing two things exactly: the schema node layout (key order ``type``, ``fields``/``items``/
+``keys``/``values``, ``optional``, ``name``, ``version``, ``doc``, ``parameters``, ``default``, and
+``field`` last on struct members) and the payload rules (a null whose schema has a default is
+written as the default; floats rendered as Java does).
+
+Payloads are kept as plain JSON-ready Python values (bytes already base64 text, decimals already
+encoded), so sinks that want objects (Spark, the embedded API) and sinks that want bytes (Kafka,
+JSON lines) share one representation. A schema is serialised once and cached.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+_NO_DEFAULT: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    schema: ConnectSchema
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectSchema:
+    """One Connect schema node. ``type`` is Connect's lower-case type name (``int8`` ... ``struct``)."""
+
+    type: str
+    optional: bool = False
+    name: str | None = None
+    version: int | None = None
+    doc: str | None = None
+    parameters: tuple[tuple[str, str], ...] | None = None
+    # The default, already in payload (JSON-ready) form; _NO_DEFAULT when the schema has none.
+    default: Any = _NO_DEFAULT
+    fields: tuple[Field, ...] | None = None
+    items: ConnectSchema | None = None
+    keys: ConnectSchema | None = None
+    values: ConnectSchema | None = None
+    _json: bytes = field(default=b"", compare=False, repr=False)
+    _needs_walk: bool = field(default=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_json", orjson.dumps(self.to_json()))
+        object.__setattr__(self, "_needs_walk", _needs_walk(self))
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not _NO_DEFAULT
+
+    def field(self, name: str) -> Field | None:
+        for f in self.fields or ():
+            if f.name == name:
+                return f
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """The schema node exactly as ``JsonConverter.asJsonSchema`` builds it."""
+        node: dict[str, Any] = {"type": self.type}
+        if self.fields is not None:
+            node["fields"] = [{**f.schema.to_json(), "field": f.name} for f in self.fields]
+        if self.items is not None:
+            node["items"] = self.items.to_json()
+        if self.keys is not None:
+            node["keys"] = self.keys.to_json()
+        if self.values is not None:
+            node["values"] = self.values.to_json()
+        node["optional"] = self.optional
+        if self.name is not None:
+            node["name"] = self.name
+        if self.version is not None:
+            node["version"] = self.version
+        if self.doc is not None:
+            node["doc"] = self.doc
+        if self.parameters is not None:
+            node["parameters"] = dict(self.parameters)
+        if self.has_default:
+            node["default"] = self.default
+        return node
+
+    @property
+    def json_bytes(self) -> bytes:
+        return self._json
+
+    def payload_for_json(self, value: Any) -> Any:
+        """The payload as the converter writes it: defaults substituted for nulls, Java floats."""
+        if not self._needs_walk:
+            return value
+        return _walk(self, value)
+
+
+def _needs_walk(schema: ConnectSchema) -> bool:
+    if schema.type in ("float32", "float64"):
+        return True
+    if schema.fields is not None:
+        return any(f.schema.has_default or f.schema._needs_walk for f in schema.fields)
+    for child in (schema.items, schema.keys, schema.values):
+        if child is not None and (child.has_default or child._needs_walk):
+            return True
+    return False
+
+
+def _walk(schema: ConnectSchema, value: Any) -> Any:
+    if value is None:
+        return schema.default if schema.has_default else None
+    kind = schema.type
+    if kind in ("float32", "float64"):
+        return java_float(value, kind == "float32")
+    if kind == "struct" and schema.fields is not None:
+        return {f.name: _walk(f.schema, value.get(f.name)) for f in schema.fields}
+    if kind == "array" and schema.items is not None:
+        return [_walk(schema.items, v) for v in value]
+    if kind == "map" and schema.values is not None:
+        return {k: _walk(schema.values, v) for k, v in value.items()}
+    return value
+
+
+def java_float(value: float, single: bool = False) -> Any:
+    """A float rendered the way Jackson prints a Java float/double.
+
+    Java's ``Double.toString`` switches to ``1.0E10`` notation outside [1e-3, 1e7) and prints
+    ``NaN``/``Infinity`` (which Jackson emits as strings only with a feature flag; the converter
+    writes them as numbers, which is not valid JSON, so we follow Jackson's default of quoting).
+    Values inside the plain range serialise identically from Python, so they stay plain floats.
+    """
+    if isinstance(value, bool) or not isinstance(value, float):
+        return value
+    if math.isnan(value) or math.isinf(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if single:
+        value = _float32_shortest(value)
+    magnitude = abs(value)
+    if value == 0.0 or 1e-3 <= magnitude < 1e7:
+        return value
+    return orjson.Fragment(_java_sci(value).encode())
+
+
+def _float32_shortest(value: float) -> float:
+    # Java prints a float with the fewest digits that round-trip *as a float*; Python's repr would
+    # show the widened double (0.1f -> 0.10000000149011612). Find the shortest decimal that maps
+    # back to the same float32.
+    import struct
+
+    packed = struct.pack("<f", value)
+    for digits in range(1, 10):
+        candidate = float(f"{value:.{digits}g}")
+        if struct.pack("<f", candidate) == packed:
+            return candidate
+    return value
+
+
+def _java_sci(value: float) -> str:
+    # repr() gives the shortest round-tripping digits, as Java's Double.toString does (JDK 19+);
+    # only the layout differs: Java writes d.dddE<exp>.
+    sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    exp10 = int(exponent) + len(digits) - 1
+    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{exp10}"
+
+
+def envelope_bytes(schema: ConnectSchema | None, payload: Any, schemas_enable: bool) -> bytes | None:
+    """``JsonConverter.fromConnectData`` for one key or value; ``None`` for a null record part."""
+    if schema is None and payload is None:
+        return None
+    body = orjson.dumps(schema.payload_for_json(payload) if schema is not None else payload)
+    if not schemas_enable:
+        return body
+    schema_json = schema.json_bytes if schema is not None else b"null"
+    return b'{"schema":' + schema_json + b',"payload":' + body + b"}"
+
+
+def struct(name: str | None, fields: Mapping[str, ConnectSchema] | list[Field], *,
+           optional: bool = False, version: int | None = None, doc: str | None = None) -> ConnectSchema:
+    """Shorthand for a struct schema, fields in the given order."""
+    members = tuple(fields) if isinstance(fields, list) else tuple(
+        Field(k, v) for k, v in fields.items())
+    return ConnectSchema("struct", optional=optional, name=name, version=version, doc=doc,
+                         fields=members)
+
+
+def primitive(kind: str, optional: bool = False, name: str | None = None,
+              version: int | None = None, parameters: Mapping[str, str] | None = None,
+              default: Any = _NO_DEFAULT, doc: str | None = None) -> ConnectSchema:
+    return ConnectSchema(
+        kind, optional=optional, name=name, version=version, doc=doc,
+        parameters=tuple(parameters.items()) if parameters is not None else None,
+        default=default,
+    )
+
+
+NO_DEFAULT = _NO_DEFAULT

@@ -1,0 +1,216 @@
+"""Immutable in-memory model of the captured server's schema.
+
+Everything that needs to know a table's structure (the event builder, the snapshotter, the schema
+history, the sinks) reads these objects; only the DDL parser produces new versions of them.
+Objects are frozen: a DDL statement yields a *new* ``SchemaModel`` so that an event decoded before
+the statement keeps the structure it was written with.
+
+Field meanings follow Debezium's relational model (``io.debezium.relational.Column`` / ``Table``),
+because the schema history and the schema change events serialise them field for field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from types import MappingProxyType
+
+
+class JdbcType:
+    """``java.sql.Types`` codes, as Debezium writes them into ``jdbcType``."""
+
+    BIT = -7
+    TINYINT = -6
+    SMALLINT = 5
+    INTEGER = 4
+    BIGINT = -5
+    FLOAT = 6
+    REAL = 7
+    DOUBLE = 8
+    NUMERIC = 2
+    DECIMAL = 3
+    CHAR = 1
+    VARCHAR = 12
+    LONGVARCHAR = -1
+    DATE = 91
+    TIME = 92
+    TIMESTAMP = 93
+    BINARY = -2
+    VARBINARY = -3
+    LONGVARBINARY = -4
+    NULL = 0
+    OTHER = 1111
+    BLOB = 2004
+    CLOB = 2005
+    BOOLEAN = 16
+    NCHAR = -15
+    NVARCHAR = -9
+    TIMESTAMP_WITH_TIMEZONE = 2014
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class TableId:
+    """A table's identity: ``database.table`` (MySQL has no schema level)."""
+
+    database: str
+    table: str
+
+    def __str__(self) -> str:
+        return f"{self.database}.{self.table}"
+
+    @property
+    def quoted(self) -> str:
+        """Debezium's history/schema-change form: ``"db"."table"``."""
+        return f'"{self.database}"."{self.table}"'
+
+    @classmethod
+    def parse(cls, text: str) -> TableId:
+        database, _, table = text.partition(".")
+        if not table:
+            raise ValueError(f"table id {text!r} must be of the form database.table")
+        return cls(database, table)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column as the DDL declared it.
+
+    ``data_type`` is the bare upper-case MySQL type keyword (``INT``, ``VARCHAR``, ``ENUM``,
+    ``DOUBLE`` ...) as it appears in the DDL; ``type_name`` adds Debezium's suffixes
+    (`` UNSIGNED``, `` UNSIGNED ZEROFILL``), which is what history and schema events show.
+    ``length`` is the display width, character length, precision or temporal fsp; ``None`` when the
+    DDL gave none (Debezium writes -1 / omits it). ``enum_values`` are the unquoted ENUM/SET members
+    in definition order.
+    """
+
+    name: str
+    position: int
+    data_type: str
+    jdbc_type: int
+    length: int | None = None
+    scale: int | None = None
+    unsigned: bool = False
+    zerofill: bool = False
+    charset: str | None = None
+    collation: str | None = None
+    optional: bool = True
+    auto_increment: bool = False
+    generated: bool = False
+    comment: str | None = None
+    has_default: bool = False
+    default_expression: str | None = None
+    enum_values: tuple[str, ...] = ()
+    # Set when the column is a stored/virtual generated column (``AS (expr)``).
+    generation_expression: str | None = None
+
+    @property
+    def type_name(self) -> str:
+        if self.zerofill:
+            return f"{self.data_type} UNSIGNED ZEROFILL"
+        if self.unsigned:
+            return f"{self.data_type} UNSIGNED"
+        return self.data_type
+
+    def with_(self, **changes: object) -> Column:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table's structure at one point of the binlog."""
+
+    id: TableId
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...] = ()
+    unique_keys: tuple[tuple[str, ...], ...] = ()
+    default_charset: str | None = None
+    comment: str | None = None
+    # Table options Debezium keeps as ``attributes`` in history (currently none for MySQL).
+    attributes: tuple[tuple[str, str], ...] = ()
+    _by_name: Mapping[str, Column] = field(default=MappingProxyType({}), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # MySQL column names are case-insensitive; look-ups use the lower-cased name.
+        object.__setattr__(
+            self, "_by_name", MappingProxyType({c.name.lower(): c for c in self.columns})
+        )
+
+    def column(self, name: str) -> Column | None:
+        return self._by_name.get(name.lower())
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def with_(self, **changes: object) -> Table:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    name: str
+    default_charset: str | None = None
+    default_collation: str | None = None
+
+
+class ChangeType(str, Enum):
+    CREATE = "CREATE"
+    ALTER = "ALTER"
+    DROP = "DROP"
+
+
+@dataclass(frozen=True, slots=True)
+class TableChange:
+    """One entry of Debezium's ``tableChanges``: what a DDL statement did to one table."""
+
+    type: ChangeType
+    id: TableId
+    table: Table | None  # None for DROP
+    previous_id: TableId | None = None  # set for renames
+
+
+@dataclass(frozen=True)
+class SchemaModel:
+    """All known databases and tables at one binlog position. Copy-on-write."""
+
+    databases: Mapping[str, Database] = field(default_factory=lambda: MappingProxyType({}))
+    tables: Mapping[TableId, Table] = field(default_factory=lambda: MappingProxyType({}))
+    # Server-level defaults, from ``SET character_set_server=...`` in the history.
+    server_charset: str | None = None
+    server_collation: str | None = None
+
+    def table(self, table_id: TableId) -> Table | None:
+        return self.tables.get(table_id)
+
+    def __iter__(self) -> Iterator[Table]:
+        return iter(self.tables.values())
+
+    def table_ids(self, database: str | None = None) -> list[TableId]:
+        return sorted(t for t in self.tables if database is None or t.database == database)
+
+    def with_tables(
+        self, put: Iterable[Table] = (), remove: Iterable[TableId] = ()
+    ) -> SchemaModel:
+        tables = dict(self.tables)
+        for table_id in remove:
+            tables.pop(table_id, None)
+        for table in put:
+            tables[table.id] = table
+        return replace(self, tables=MappingProxyType(tables))
+
+    def with_database(self, database: Database | None, drop: str | None = None) -> SchemaModel:
+        databases = dict(self.databases)
+        tables: Mapping[TableId, Table] = self.tables
+        if drop is not None:
+            databases.pop(drop, None)
+            tables = MappingProxyType({k: v for k, v in self.tables.items() if k.database != drop})
+        if database is not None:
+            databases[database.name] = database
+        return replace(self, databases=MappingProxyType(databases), tables=tables)
+
+    def charset_for(self, database: str) -> str | None:
+        db = self.databases.get(database)
+        if db is not None and db.default_charset:
+            return db.default_charset
+        return self.server_charset
