@@ -14,9 +14,9 @@ JSON lines) share one representation. A schema is serialised once and cached.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 import orjson

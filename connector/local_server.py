@@ -150,7 +150,8 @@ class LocalMySQLServer:
             except pymysql.err.OperationalError:
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise ServerStartError(f"server did not accept connections:\n{self._error_log()}")
+                    raise ServerStartError(
+                        f"server did not accept connections:\n{self._error_log()}") from None
                 time.sleep(0.1)
         with conn, conn.cursor() as cur:
             self._bootstrap_users(cur)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -18,7 +18,7 @@ from connector.connect import ConnectSchema, envelope_bytes
 from ddl.model import TableId
 
 
-class RecordKind(str, Enum):
+class RecordKind(StrEnum):
     DATA = "data"
     TOMBSTONE = "tombstone"
     SCHEMA_CHANGE = "schema_change"

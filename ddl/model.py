@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 
 
@@ -154,7 +154,7 @@ class Database:
     default_collation: str | None = None
 
 
-class ChangeType(str, Enum):
+class ChangeType(StrEnum):
     CREATE = "CREATE"
     ALTER = "ALTER"
     DROP = "DROP"
