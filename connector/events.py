@@ -1,0 +1,333 @@
+"""The event builder: row images + table structure → Debezium change records.
+
+Snapshot and streaming both hand rows to one ``EventBuilder``. Per table structure it builds a
+``TableSchema`` once (key, value and envelope Connect schemas plus the per-column converters), so
+the per-row work is a list comprehension over prepared converter functions.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from connector import __version__
+from connector.config import ConnectorConfig
+from connector.connect import ConnectSchema, Field, primitive, struct
+from connector.converters import ColumnConverter, ConverterSettings, column_converter
+from connector.filters import TableFilter
+from connector.records import ChangeRecord, Header, RecordKind
+from ddl.model import Table, TableId
+
+SOURCE_SCHEMA = struct("io.debezium.connector.mysql.Source", [
+    Field("version", primitive("string")),
+    Field("connector", primitive("string")),
+    Field("name", primitive("string")),
+    Field("ts_ms", primitive("int64")),
+    Field("snapshot", primitive(
+        "string", optional=True, name="io.debezium.data.Enum", version=1,
+        parameters={"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
+        default="false")),
+    Field("db", primitive("string")),
+    Field("sequence", primitive("string", optional=True)),
+    Field("ts_us", primitive("int64", optional=True)),
+    Field("ts_ns", primitive("int64", optional=True)),
+    Field("table", primitive("string", optional=True)),
+    Field("server_id", primitive("int64")),
+    Field("gtid", primitive("string", optional=True)),
+    Field("file", primitive("string")),
+    Field("pos", primitive("int64")),
+    Field("row", primitive("int32")),
+    Field("thread", primitive("int64", optional=True)),
+    Field("query", primitive("string", optional=True)),
+], version=1)
+
+TRANSACTION_BLOCK_SCHEMA = struct("event.block", [
+    Field("id", primitive("string")),
+    Field("total_order", primitive("int64")),
+    Field("data_collection_order", primitive("int64")),
+], optional=True, version=1)
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePosition:
+    """Where a row came from: everything the ``source`` block needs besides db/table."""
+
+    file: str
+    pos: int
+    server_id: int = 0
+    ts_ms: int = 0  # event time in the server; 0 = unknown (now is used)
+    ts_us: int = 0
+    gtid: str | None = None
+    row: int = 0
+    thread: int | None = None
+    query: str | None = None
+    snapshot: str | None = None  # None in streaming → the schema default "false" is written
+
+
+def _now_ns() -> int:
+    return time.time_ns()
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Connect schemas and converters for one table structure."""
+
+    table: Table
+    topic: str
+    key_schema: ConnectSchema | None
+    value_schema: ConnectSchema
+    envelope_schema: ConnectSchema
+    # (index into the table's columns, field name, converter) for each emitted column.
+    value_columns: tuple[tuple[int, str, ColumnConverter], ...]
+    key_fields: tuple[str, ...]
+    _binlog: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
+    _snapshot: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_binlog", tuple((i, n, c.from_binlog) for i, n, c in self.value_columns))
+        object.__setattr__(self, "_snapshot",
+                           tuple((i, n, c.from_snapshot) for i, n, c in self.value_columns))
+
+    def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
+        return {name: (None if values[i] is None else conv(values[i])) for i, name, conv in self._binlog}
+
+    def value_from_snapshot(self, values: Sequence[Any]) -> dict[str, Any]:
+        return {name: (None if values[i] is None else conv(values[i])) for i, name, conv in self._snapshot}
+
+    def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
+        if self.key_schema is None:
+            return None
+        return {name: value.get(name) for name in self.key_fields}
+
+
+def topic_name(prefix: str, delimiter: str, *parts: str) -> str:
+    # Debezium replaces characters that are not valid in a Kafka topic name with '_'.
+    cleaned = ["".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in p) for p in parts]
+    return delimiter.join([prefix, *cleaned])
+
+
+class EventBuilder:
+    """Builds every record the connector emits. Pure apart from the wall clock."""
+
+    def __init__(self, config: ConnectorConfig, table_filter: TableFilter | None = None,
+                 converter_settings: ConverterSettings | None = None, run_id: str | None = None) -> None:
+        self.config = config
+        self.prefix = config.topic_prefix
+        self.delimiter = config.get("topic.delimiter") or "."
+        self.filter = table_filter or TableFilter.from_config(config)
+        self.settings = converter_settings or ConverterSettings()
+        self.tombstones = config.get_bool("tombstones.on.delete", True)
+        skipped = {s.lower() for s in config.get_list("skipped.operations")}
+        self.skipped_ops = frozenset() if skipped == {"none"} else frozenset(skipped)
+        self._cache: dict[int, tuple[Table, TableSchema]] = {}
+        self.headers: tuple[Header, ...] = ()
+        if config.get_bool("extended.headers.enabled", True):
+            self.headers = (
+                Header("__debezium.context.connectorLogicalName", self.prefix),
+                Header("__debezium.context.taskId", "0"),
+                Header("__debezium.context.connectorName", "mysql"),
+                Header("__debezium.context.runId", run_id or str(uuid.uuid4())),
+            )
+        self._custom_keys = _parse_message_key_columns(config.get("message.key.columns"))
+
+    # -- schemas ----------------------------------------------------------------------------------
+    def table_schema(self, table: Table) -> TableSchema:
+        cached = self._cache.get(id(table))
+        if cached is not None and cached[0] is table:
+            return cached[1]
+        schema = self._build_table_schema(table)
+        self._cache[id(table)] = (table, schema)
+        return schema
+
+    def _build_table_schema(self, table: Table) -> TableSchema:
+        tid = table.id
+        topic = topic_name(self.prefix, self.delimiter, tid.database, tid.table)
+        columns = []
+        for index, column in enumerate(table.columns):
+            if not self.filter.column_captured(tid, column.name):
+                continue
+            columns.append((index, column.name, column_converter(column, table, self.settings)))
+        value_schema = struct(f"{topic}.Value", [Field(n, c.schema) for _, n, c in columns], optional=True)
+        key_names = self._custom_keys.get(tid) or table.primary_key
+        key_fields = tuple(n for n in key_names if any(n.lower() == c[1].lower() for c in columns))
+        key_schema = None
+        if key_fields:
+            by_name = {n.lower(): (n, c) for _, n, c in columns}
+            key_schema = struct(f"{topic}.Key", [
+                Field(by_name[k.lower()][0], by_name[k.lower()][1].schema) for k in key_fields])
+            key_fields = tuple(by_name[k.lower()][0] for k in key_fields)
+        envelope = struct(f"{topic}.Envelope", [
+            Field("before", value_schema),
+            Field("after", value_schema),
+            Field("source", SOURCE_SCHEMA),
+            Field("transaction", TRANSACTION_BLOCK_SCHEMA),
+            Field("op", primitive("string")),
+            Field("ts_ms", primitive("int64", optional=True)),
+            Field("ts_us", primitive("int64", optional=True)),
+            Field("ts_ns", primitive("int64", optional=True)),
+        ], version=2)
+        return TableSchema(table, topic, key_schema, value_schema, envelope, tuple(columns), key_fields)
+
+    # -- source block -----------------------------------------------------------------------------
+    def source(self, table_id: TableId | None, where: SourcePosition, table_names: str | None = None
+               ) -> dict[str, Any]:
+        if where.ts_us:
+            ts_us = where.ts_us
+        elif where.ts_ms:
+            ts_us = where.ts_ms * 1000
+        else:
+            ts_us = _now_ns() // 1000
+        return {
+            "version": __version__,
+            "connector": "mysql",
+            "name": self.prefix,
+            "ts_ms": ts_us // 1000,
+            "snapshot": where.snapshot,
+            "db": table_id.database if table_id is not None else "",
+            "sequence": None,
+            "ts_us": ts_us,
+            "ts_ns": ts_us * 1000,
+            "table": table_names if table_names is not None else (table_id.table if table_id else None),
+            "server_id": where.server_id,
+            "gtid": where.gtid,
+            "file": where.file,
+            "pos": where.pos,
+            "row": where.row,
+            "thread": where.thread,
+            "query": where.query,
+        }
+
+    # -- data records -----------------------------------------------------------------------------
+    def change_records(
+        self, ts: TableSchema, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
+        where: SourcePosition, offset: Mapping[str, Any] | None,
+        transaction: dict[str, Any] | None = None,
+    ) -> list[ChangeRecord]:
+        """Records for one row change: 1 for c/r/u, 2 for d (+tombstone), 3-4 for a key change."""
+        if op in self.skipped_ops:
+            return []
+        source = self.source(ts.table.id, where)
+        now = _now_ns()
+        if op == "u" and ts.key_schema is not None:
+            old_key, new_key = ts.key_of(before or {}), ts.key_of(after or {})
+            if old_key != new_key:
+                return self._key_change(ts, before, after, source, now, offset, transaction, old_key, new_key)
+        key = ts.key_of(after if after is not None else before or {})
+        value = self._envelope(before, after, source, transaction, op, now)
+        out = [ChangeRecord(ts.topic, ts.key_schema, key, ts.envelope_schema, value, RecordKind.DATA,
+                            self.headers, offset, None, ts.table.id)]
+        if op == "d" and self.tombstones:
+            out.append(self._tombstone(ts, key, self.headers, offset))
+        return out
+
+    def _envelope(self, before: Any, after: Any, source: dict[str, Any], transaction: Any, op: str,
+                  now_ns: int) -> dict[str, Any]:
+        return {"before": before, "after": after, "source": source, "transaction": transaction, "op": op,
+                "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}
+
+    def _tombstone(self, ts: TableSchema, key: Any, headers: tuple[Header, ...],
+                   offset: Mapping[str, Any] | None) -> ChangeRecord:
+        return ChangeRecord(ts.topic, ts.key_schema, key, None, None, RecordKind.TOMBSTONE, headers,
+                            offset, None, ts.table.id)
+
+    def _key_change(self, ts: TableSchema, before: Any, after: Any, source: dict[str, Any], now: int,
+                    offset: Mapping[str, Any] | None, transaction: Any, old_key: Any, new_key: Any
+                    ) -> list[ChangeRecord]:
+        # Debezium: DELETE(old key, header newkey) + tombstone + CREATE(new key, header oldkey).
+        delete_headers = (*self.headers, Header("__debezium.newkey", new_key, ts.key_schema))
+        create_headers = (*self.headers, Header("__debezium.oldkey", old_key, ts.key_schema))
+        out = []
+        if "d" not in self.skipped_ops:
+            out.append(ChangeRecord(ts.topic, ts.key_schema, old_key, ts.envelope_schema,
+                                    self._envelope(before, None, source, transaction, "d", now),
+                                    RecordKind.DATA, delete_headers, offset, None, ts.table.id))
+            if self.tombstones:
+                out.append(self._tombstone(ts, old_key, delete_headers, offset))
+        if "c" not in self.skipped_ops:
+            out.append(ChangeRecord(ts.topic, ts.key_schema, new_key, ts.envelope_schema,
+                                    self._envelope(None, after, source, transaction, "c", now),
+                                    RecordKind.DATA, create_headers, offset, None, ts.table.id))
+        return out
+
+    def truncate_record(self, ts: TableSchema, where: SourcePosition, offset: Mapping[str, Any] | None,
+                        transaction: dict[str, Any] | None = None) -> list[ChangeRecord]:
+        if "t" in self.skipped_ops:
+            return []
+        source = self.source(ts.table.id, where)
+        value = self._envelope(None, None, source, transaction, "t", _now_ns())
+        return [ChangeRecord(ts.topic, None, None, ts.envelope_schema, value, RecordKind.DATA,
+                             self.headers, offset, None, ts.table.id)]
+
+
+def _parse_message_key_columns(text: str | None) -> dict[TableId, tuple[str, ...]]:
+    """``db.t:c1,c2;db.t2:c`` → {TableId: (columns)}."""
+    out: dict[TableId, tuple[str, ...]] = {}
+    if not text:
+        return out
+    for part in text.split(";"):
+        if not part.strip():
+            continue
+        table, _, cols = part.partition(":")
+        out[TableId.parse(table.strip())] = tuple(c.strip() for c in cols.split(",") if c.strip())
+    return out
+
+
+# -- schema change records (Debezium 3d) ----------------------------------------------------------
+def _opt(kind: str) -> ConnectSchema:
+    return primitive(kind, optional=True)
+
+
+_STRING_ARRAY_OPT = ConnectSchema("array", optional=True, items=primitive("string"))
+SCHEMA_COLUMN_SCHEMA = struct("io.debezium.connector.schema.Column", [
+    Field("name", primitive("string")),
+    Field("jdbcType", primitive("int32")),
+    Field("nativeType", _opt("int32")),
+    Field("typeName", primitive("string")),
+    Field("typeExpression", _opt("string")),
+    Field("charsetName", _opt("string")),
+    Field("length", _opt("int32")),
+    Field("scale", _opt("int32")),
+    Field("position", primitive("int32")),
+    Field("optional", _opt("boolean")),
+    Field("autoIncremented", _opt("boolean")),
+    Field("generated", _opt("boolean")),
+    Field("comment", _opt("string")),
+    Field("defaultValueExpression", _opt("string")),
+    Field("enumValues", _STRING_ARRAY_OPT),
+], version=1)
+SCHEMA_TABLE_SCHEMA = struct("io.debezium.connector.schema.Table", [
+    Field("defaultCharsetName", _opt("string")),
+    Field("primaryKeyColumnNames", _STRING_ARRAY_OPT),
+    Field("columns", ConnectSchema("array", items=SCHEMA_COLUMN_SCHEMA)),
+    Field("comment", _opt("string")),
+], optional=True, version=1)
+SCHEMA_CHANGE_SCHEMA = struct("io.debezium.connector.schema.Change", [
+    Field("type", primitive("string")),
+    Field("id", primitive("string")),
+    Field("table", SCHEMA_TABLE_SCHEMA),
+], version=1)
+SCHEMA_CHANGE_KEY_SCHEMA = struct("io.debezium.connector.mysql.SchemaChangeKey", [
+    Field("databaseName", primitive("string")),
+], version=1)
+SCHEMA_CHANGE_VALUE_SCHEMA = struct("io.debezium.connector.mysql.SchemaChangeValue", [
+    Field("source", SOURCE_SCHEMA),
+    Field("ts_ms", primitive("int64")),
+    Field("databaseName", _opt("string")),
+    Field("schemaName", _opt("string")),
+    Field("ddl", _opt("string")),
+    Field("tableChanges", ConnectSchema("array", items=SCHEMA_CHANGE_SCHEMA)),
+], version=1)
+
+
+def schema_change_record(builder: EventBuilder, database: str, ddl: str,
+                         table_changes: Sequence[Mapping[str, Any]], source: dict[str, Any],
+                         offset: Mapping[str, Any] | None, ts_ms: int) -> ChangeRecord:
+    """One record on the ``<topic.prefix>`` topic for one DDL statement and database."""
+    value = {"source": source, "ts_ms": ts_ms, "databaseName": database, "schemaName": None,
+             "ddl": ddl, "tableChanges": list(table_changes)}
+    return ChangeRecord(builder.prefix, SCHEMA_CHANGE_KEY_SCHEMA, {"databaseName": database},
+                        SCHEMA_CHANGE_VALUE_SCHEMA, value, RecordKind.SCHEMA_CHANGE, builder.headers,
+                        offset, 0, None)

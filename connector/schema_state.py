@@ -1,0 +1,114 @@
+"""The connector's knowledge of table structures over time.
+
+Every DDL statement the connector meets (in the snapshot or in the binlog) goes through
+``SchemaState.apply``: parsed into a new ``SchemaModel``, recorded in the schema history with its
+position, and turned into schema change records. On restart ``recover`` rebuilds the model from the
+history alone, up to the stored offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from connector.config import ConnectorConfig
+from connector.events import EventBuilder, SourcePosition, schema_change_record
+from connector.filters import TableFilter
+from connector.records import ChangeRecord
+from ddl.history import HistoryRecord, SchemaHistory
+from ddl.model import SchemaModel, TableId
+from ddl.parser import DdlParseError, DdlParser, ParsedStatement
+from ddl.serialize import table_change_to_history, table_change_to_schema_change_payload
+
+log = logging.getLogger(__name__)
+
+
+class UnparseableDdlError(RuntimeError):
+    pass
+
+
+class SchemaState:
+    def __init__(self, config: ConnectorConfig, parser: DdlParser, history: SchemaHistory,
+                 table_filter: TableFilter, builder: EventBuilder) -> None:
+        self.config = config
+        self.parser = parser
+        self.history = history
+        self.filter = table_filter
+        self.builder = builder
+        self.partition = {"server": config.topic_prefix}
+        self.model = SchemaModel()
+        self.skip_unparseable = config.get_bool("schema.history.internal.skip.unparseable.ddl")
+        self.only_captured_tables = config.get_bool("schema.history.internal.store.only.captured.tables.ddl")
+        self.only_captured_dbs = config.get_bool("schema.history.internal.store.only.captured.databases.ddl")
+        self.include_schema_changes = config.get_bool("include.schema.changes", True)
+
+    def apply(self, ddl: str, database: str | None, history_position: Mapping[str, Any],
+              where: SourcePosition, record_offset: Mapping[str, Any] | None,
+              ) -> tuple[list[ChangeRecord], list[ParsedStatement]]:
+        """Apply one query event's (or snapshot step's) DDL text."""
+        try:
+            result = self.parser.parse(ddl, self.model, database)
+        except DdlParseError as exc:
+            where_text = f"{where.file}:{where.pos}"
+            if self.skip_unparseable:
+                log.warning("skipping unparseable DDL at %s (schema.history.internal.skip.unparseable.ddl"
+                            "=true): %s", where_text, exc)
+                return [], []
+            if database and not self.filter.database_captured(database):
+                log.warning("skipping unparseable DDL at %s in non-captured database %s: %s",
+                            where_text, database, exc)
+                return [], []
+            raise UnparseableDdlError(
+                f"cannot parse the DDL statement at binlog position {where_text}: {exc}. Fix or report "
+                "the statement; to skip such statements set "
+                "schema.history.internal.skip.unparseable.ddl=true") from exc
+        self.model = result.model
+        records: list[ChangeRecord] = []
+        ts_ms = time.time_ns() // 1_000_000
+        for statement in result.statements:
+            if statement.kind == "ignored" or statement.kind == "truncate":
+                continue
+            if not self._should_store(statement):
+                continue
+            history_changes = tuple(table_change_to_history(c) for c in statement.table_changes)
+            self.history.record(HistoryRecord(
+                source=self.partition, position=dict(history_position), ts_ms=ts_ms, ddl=statement.ddl,
+                database_name=statement.database, schema_name=None, table_changes=history_changes))
+            if self.include_schema_changes:
+                records.extend(self._schema_change_records(statement, where, record_offset, ts_ms))
+        return records, list(result.statements)
+
+    def _tables_of(self, statement: ParsedStatement) -> list[TableId]:
+        return [c.id for c in statement.table_changes] + list(statement.truncated)
+
+    def _should_store(self, statement: ParsedStatement) -> bool:
+        tables = self._tables_of(statement)
+        if self.only_captured_dbs and statement.database and not self.filter.database_captured(
+                statement.database):
+            return False
+        if self.only_captured_tables and tables:
+            return any(self.filter.table_captured(t) for t in tables)
+        return True
+
+    def _schema_change_records(self, statement: ParsedStatement, where: SourcePosition,
+                               record_offset: Mapping[str, Any] | None, ts_ms: int) -> list[ChangeRecord]:
+        # Debezium groups a statement's table changes per database: one record each.
+        by_db: dict[str, list[Any]] = {}
+        for change in statement.table_changes:
+            by_db.setdefault(change.id.database, []).append(change)
+        if not by_db:
+            by_db[statement.database or ""] = []
+        out = []
+        for db, changes in by_db.items():
+            names = ",".join(c.id.table for c in changes) or None
+            source = self.builder.source(TableId(db, names or "") if db else None, where, table_names=names)
+            source["db"] = db
+            payload = [table_change_to_schema_change_payload(c) for c in changes]
+            out.append(schema_change_record(self.builder, db, statement.ddl, payload, source,
+                                            record_offset, ts_ms))
+        return out
+
+    def truncated_tables(self, statements: Sequence[ParsedStatement]) -> list[TableId]:
+        return [t for s in statements if s.kind == "truncate" for t in s.truncated]

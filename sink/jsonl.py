@@ -1,0 +1,83 @@
+"""JSON lines sinks: one ``{"topic","key","value","headers"}`` object per line, in emission order."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from connector.records import ChangeRecord, jsonl_line
+from sink.base import Sink, SinkError
+
+
+class JsonlSink(Sink):
+    """Appends to a file; ``flush`` fsyncs, so a stored offset never points past unwritten lines."""
+
+    name = "jsonl"
+
+    def __init__(self, path: str | os.PathLike[str], key_schemas: bool = True, value_schemas: bool = True,
+                 fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.key_schemas = key_schemas
+        self.value_schemas = value_schemas
+        self.fsync = fsync
+        self._fh: IO[bytes] | None = None
+
+    @classmethod
+    def from_config(cls, config: Any) -> JsonlSink:
+        return cls(config.path_or_default("sink.jsonl.path", "events.jsonl"),
+                   config.get_bool("key.converter.schemas.enable", True),
+                   config.get_bool("value.converter.schemas.enable", True))
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._fh = self.path.open("ab")
+        except OSError as exc:
+            raise SinkError(f"cannot open sink.jsonl.path {self.path}: {exc}") from exc
+
+    def send(self, records: Sequence[ChangeRecord]) -> None:
+        if self._fh is None:
+            self.start()
+        assert self._fh is not None
+        ks, vs = self.key_schemas, self.value_schemas
+        self._fh.write(b"".join(jsonl_line(r, ks, vs) + b"\n" for r in records))
+
+    def flush(self) -> None:
+        if self._fh is None:
+            return
+        try:
+            self._fh.flush()
+            if self.fsync:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise SinkError(f"cannot write sink.jsonl.path {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+class StdoutSink(Sink):
+    name = "stdout"
+
+    def __init__(self, key_schemas: bool = True, value_schemas: bool = True,
+                 stream: IO[bytes] | None = None) -> None:
+        self.key_schemas = key_schemas
+        self.value_schemas = value_schemas
+        self.stream = stream
+
+    @classmethod
+    def from_config(cls, config: Any) -> StdoutSink:
+        return cls(config.get_bool("key.converter.schemas.enable", True),
+                   config.get_bool("value.converter.schemas.enable", True))
+
+    def send(self, records: Sequence[ChangeRecord]) -> None:
+        out = self.stream or sys.stdout.buffer
+        out.write(b"".join(jsonl_line(r, self.key_schemas, self.value_schemas) + b"\n" for r in records))
+
+    def flush(self) -> None:
+        (self.stream or sys.stdout.buffer).flush()
