@@ -128,7 +128,8 @@ class Table:
     comment: str | None = None
     # Table options Debezium keeps as ``attributes`` in history (currently none for MySQL).
     attributes: tuple[tuple[str, str], ...] = ()
-    _by_name: Mapping[str, Column] = field(default=MappingProxyType({}), compare=False, repr=False)
+    _by_name: Mapping[str, Column] = field(
+        default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # MySQL column names are case-insensitive; look-ups use the lower-cased name.
