@@ -83,10 +83,14 @@ class TableSchema:
     # (index into the table's columns, field name, converter) for each emitted column.
     value_columns: tuple[tuple[int, str, ColumnConverter], ...]
     key_fields: tuple[str, ...]
+    # (column index, Python codec) that mysql-replication must decode text columns with.
+    binlog_encodings: tuple[tuple[int, str], ...] = field(default=(), repr=False)
     _binlog: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
     _snapshot: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "binlog_encodings", tuple(
+            (i, c.binlog_encoding) for i, _, c in self.value_columns if c.binlog_encoding))
         object.__setattr__(self, "_binlog", tuple((i, n, c.from_binlog) for i, n, c in self.value_columns))
         object.__setattr__(self, "_snapshot",
                            tuple((i, n, c.from_snapshot) for i, n, c in self.value_columns))

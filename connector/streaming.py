@@ -329,6 +329,12 @@ class StreamingSource:
             return
         schema = self.builder.table_schema(table)
         op = _OPS[type(event)]
+        # The library decodes text with the charset name from the binlog metadata, which it maps
+        # poorly (e.g. MySQL latin1 is cp1252); give it the codec our model says is right.
+        library_columns = event.columns
+        for index, encoding in schema.binlog_encodings:
+            if index < len(library_columns):
+                library_columns[index].character_set_name = encoding
         rows = event.rows
         count = len(rows)
         skip, self.skip_rows = self.skip_rows, 0

@@ -1,0 +1,194 @@
+"""``mysql-cdc``: the command line.
+
+Exit status: 0 success, 2 bad configuration (the message names the key and the fix), 1 any other
+failure (the message names the problem and, for server prerequisites, the setting or GRANT to add).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import textwrap
+from collections.abc import Sequence
+from types import FrameType
+
+from connector import __version__
+from connector.config import ConfigError, ConnectorConfig, describe_properties, parse_overrides
+
+log = logging.getLogger("mysql_cdc")
+
+
+class SecretFilter(logging.Filter):
+    """Masks configured secrets in every log record, whatever code produced it."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__()
+        self.secrets = [s for s in secrets if s and len(s) >= 3]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self.secrets:
+            message = record.getMessage()
+            masked = message
+            for secret in self.secrets:
+                masked = masked.replace(secret, "********")
+            if masked != message:
+                record.msg, record.args = masked, None
+        return True
+
+
+def setup_logging(level: str, secrets: Sequence[str] = ()) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(SecretFilter(secrets))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    # mysql-replication's own reconnect warnings are replaced by ours.
+    logging.getLogger("pymysqlreplication").setLevel(logging.ERROR)
+    logging.getLogger("kafka").setLevel(logging.WARNING)
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+def _properties_epilog() -> str:
+    lines = ["configuration properties (Debezium names; set them in the --config file or with --set):"]
+    for name, default, doc in describe_properties():
+        lines.append(f"  {name}  [default: {default}]")
+        lines.extend(textwrap.wrap(doc, width=96, initial_indent="      ", subsequent_indent="      "))
+    lines.append("  ${ENV_VAR} and ${ENV_VAR:-default} in values are replaced from the environment.")
+    return "\n".join(lines)
+
+
+def _add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", "-c", required=True, metavar="FILE",
+                   help="Java .properties file with Debezium connector properties")
+    p.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one property (repeatable)")
+    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mysql-cdc",
+        description="MySQL change data capture with Debezium-compatible change events.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mysql-cdc {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="stream changes continuously (snapshot first if needed)",
+                         description="Connect as a replica and stream change events to the configured "
+                                     "sinks until stopped (SIGINT/SIGTERM stop cleanly).",
+                         epilog=_properties_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_config_args(run)
+
+    snap = sub.add_parser("snapshot", help="one-off initial snapshot into the sinks, then exit",
+                          description="Take a consistent snapshot of the captured tables into the "
+                                      "configured sinks and exit, leaving offsets that `run` continues from.",
+                          epilog=_properties_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_config_args(snap)
+    snap.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
+                      help="snapshot only this captured table (repeatable)")
+
+    verify = sub.add_parser("verify", help="compare a Spark current-state table with MySQL",
+                            description="Compare Spark current-state tables with the live MySQL tables "
+                                        "(row count and per-row checksums); exit 0 only when equal.")
+    _add_config_args(verify)
+    verify.add_argument("--table", action="append", required=True, metavar="DB.TABLE",
+                        help="table to verify (repeatable)")
+
+    demo = sub.add_parser("demo", help="self-contained demo: throwaway server, sample data, JSON lines",
+                          description="Start a throwaway local MySQL-compatible server, create a small "
+                                      "sample database, stream a few changes to a JSON lines file and "
+                                      "print a summary. Needs mariadbd or mysqld installed.")
+    demo.add_argument("--output", default="demo-events.jsonl", help="JSON lines file (default %(default)s)")
+    demo.add_argument("--rows", type=int, default=5, help="sample rows per table (default %(default)s)")
+    demo.add_argument("--log-level", default="WARNING")
+    return parser
+
+
+def load_config(args: argparse.Namespace) -> ConnectorConfig:
+    overrides = parse_overrides(args.set)
+    return ConnectorConfig.from_file(args.config, overrides)
+
+
+def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from connector.engine import Engine
+
+    engine = Engine(config)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d received; stopping after the current batch", signum)
+        engine.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info("mysql-cdc %s starting: %s:%s as %s, topic.prefix=%s, sinks=%s", __version__,
+             config.hostname, config.port, config.user, config.topic_prefix, ",".join(config.sink_types))
+    engine.run()
+    log.info("stopped cleanly; %d records delivered", engine.delivery.delivered)
+    return 0
+
+
+def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from snapshot.cli import snapshot_command
+
+    return snapshot_command(config, args.table)
+
+
+def cmd_verify(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from connector.verify import run_verify
+    from ddl.model import TableId
+
+    return run_verify(config, [TableId.parse(t) for t in args.table], sys.stdout)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from connector.demo import run_demo
+
+    return run_demo(args.output, args.rows)
+
+
+COMMANDS = {"run": cmd_run, "snapshot": cmd_snapshot, "verify": cmd_verify}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        setup_logging(args.log_level)
+        return cmd_demo(args)
+    setup_logging(args.log_level)
+    try:
+        config = load_config(args)
+    except ConfigError as exc:
+        print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
+        return 2
+    setup_logging(args.log_level, secrets=[v for k, v in config.raw.items() if _is_secret(k)])
+    try:
+        return COMMANDS[args.command](args, config)
+    except ConfigError as exc:
+        print(f"mysql-cdc: configuration error: {_mask(str(exc), config)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the top level reports every failure the same way
+        log.debug("failure", exc_info=True)
+        print(f"mysql-cdc: error: {_mask(str(exc), config)}", file=sys.stderr)
+        return 1
+
+
+def _is_secret(key: str) -> bool:
+    from connector.config import is_secret
+
+    return is_secret(key)
+
+
+def _mask(text: str, config: ConnectorConfig) -> str:
+    for key, value in config.raw.items():
+        if _is_secret(key) and value and len(value) >= 3:
+            text = text.replace(value, "********")
+    return text
+
+
+if __name__ == "__main__":
+    sys.exit(main())

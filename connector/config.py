@@ -1,0 +1,405 @@
+"""Connector configuration: Debezium's property names, read from a Java ``.properties`` file.
+
+One table of ``Property`` definitions drives everything: parsing and validation (a bad value names
+the key and the expected form), defaults, the ``--help`` reference, unknown-key warnings and secret
+redaction. Components read their own keys with ``get``/``get_int``/``get_bool``/``subset``; the
+properties every part needs are exposed as typed attributes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import javaproperties
+
+log = logging.getLogger(__name__)
+
+
+class ConfigError(ValueError):
+    """A missing or invalid property. ``str()`` names the key and what is expected."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    default: str | None = None
+    kind: str = "string"  # string | int | bool | list | choice | choice-list | regex-list
+    choices: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)  # deprecated choice → current
+    required: bool = False
+    secret: bool = False
+    doc: str = ""
+    minimum: int | None = None
+
+
+def _p(name: str, default: str | None = None, doc: str = "", **kw: Any) -> Property:
+    return Property(name, default, doc=doc, **kw)
+
+
+PROPERTIES: tuple[Property, ...] = (
+    # -- connection
+    _p("name", "mysql-cdc", "Connector name; keys the stored offsets (as Kafka Connect's connector name)."),
+    _p("database.hostname", doc="MySQL host.", required=True),
+    _p("database.port", "3306", "MySQL port.", kind="int", minimum=1),
+    _p("database.user", doc="Connector user (needs the grants in the README).", required=True),
+    _p("database.password", "", "Connector user's password (never logged).", secret=True),
+    _p("database.server.id", doc="Replica server id, unique in the replication topology.",
+       kind="int", required=True, minimum=1),
+    _p("database.ssl.mode", "preferred", "TLS to MySQL.", kind="choice",
+       choices=("disabled", "preferred", "required", "verify_ca", "verify_identity")),
+    _p("database.ssl.ca", doc="CA file for verify_ca / verify_identity."),
+    _p("database.connectionTimeZone", "SERVER",
+       "Time zone used to read TIMESTAMP values in snapshots (SERVER = the server's time zone)."),
+    _p("database.initial.statements", doc="';'-separated SQL run on each JDBC-style connection."),
+    _p("connect.timeout.ms", "30000", "Connect timeout.", kind="int", minimum=1),
+    _p("connect.keep.alive.interval.ms", "60000", "Replication heartbeat is 0.8 × this.", kind="int"),
+    _p("connect.max.attempts", "5",
+       "How many times a lost binlog connection is retried (with backoff) before the connector stops.",
+       kind="int", minimum=1),
+    # -- naming and filters
+    _p("topic.prefix", doc="Logical server name; prefix of every topic. [A-Za-z0-9._-]", required=True),
+    _p("topic.delimiter", ".", "Delimiter between topic name parts."),
+    _p("topic.transaction", "transaction", "Transaction topic suffix: <prefix>.transaction."),
+    _p("topic.heartbeat.prefix", "__debezium-heartbeat", "Heartbeat topic prefix."),
+    _p("database.include.list", doc="Regexes (comma-separated) of databases to capture.", kind="regex-list"),
+    _p("database.exclude.list", doc="Regexes of databases not to capture.", kind="regex-list"),
+    _p("table.include.list", doc="Regexes of db.table to capture.", kind="regex-list"),
+    _p("table.exclude.list", doc="Regexes of db.table not to capture.", kind="regex-list"),
+    _p("column.include.list", doc="Regexes of db.table.column to include.", kind="regex-list"),
+    _p("column.exclude.list", doc="Regexes of db.table.column to exclude.", kind="regex-list"),
+    _p("table.ignore.builtin", "true", "Ignore mysql, sys, information_schema, performance_schema.",
+       kind="bool"),
+    _p("message.key.columns", doc="Custom keys: db.t:c1,c2;db.t2:c"),
+    # -- data representation
+    _p("decimal.handling.mode", "precise", "DECIMAL representation.", kind="choice",
+       choices=("precise", "double", "string")),
+    _p("time.precision.mode", "adaptive_time_microseconds", "Temporal representation.", kind="choice",
+       choices=("adaptive_time_microseconds", "adaptive", "connect")),
+    _p("bigint.unsigned.handling.mode", "long", "BIGINT UNSIGNED representation.", kind="choice",
+       choices=("long", "precise")),
+    _p("binary.handling.mode", "bytes", "Binary column representation.", kind="choice",
+       choices=("bytes", "base64", "base64-url-safe", "hex")),
+    _p("enable.time.adjuster", "true", "Two-digit years 00-69 → 20xx, 70-99 → 19xx.", kind="bool"),
+    _p("column.propagate.source.type", doc="Regexes of columns whose schema carries source type params.",
+       kind="regex-list"),
+    _p("datatype.propagate.source.type", doc="Regexes of type names whose columns carry source type params.",
+       kind="regex-list"),
+    _p("include.schema.comments", "false", "Column comments become field docs.", kind="bool"),
+    # -- events
+    _p("tombstones.on.delete", "true", "Emit a tombstone after each delete.", kind="bool"),
+    _p("include.schema.changes", "true", "Emit schema change events to the <prefix> topic.", kind="bool"),
+    _p("include.query", "false", "Put the SQL of the change into source.query.", kind="bool"),
+    _p("provide.transaction.metadata", "false", "Emit BEGIN/END transaction events.", kind="bool"),
+    _p("skipped.operations", "t", "Operations not emitted: c,u,d,t or none.", kind="list"),
+    _p("extended.headers.enabled", "true", "Add __debezium.context.* headers.", kind="bool"),
+    _p("heartbeat.interval.ms", "0", "Heartbeat period; 0 disables.", kind="int", minimum=0),
+    _p("heartbeat.action.query", doc="SQL run at each heartbeat."),
+    _p("inconsistent.schema.handling.mode", "fail", "Row event for a table of unknown structure.",
+       kind="choice", choices=("fail", "warn", "skip")),
+    _p("event.processing.failure.handling.mode", "fail", "A row that cannot be converted.",
+       kind="choice", choices=("fail", "warn", "skip", "ignore")),
+    _p("max.batch.size", "2048", "Records handed to the sinks at once.", kind="int", minimum=1),
+    _p("max.queue.size", "8192", "Records buffered between the binlog reader and the sinks.",
+       kind="int", minimum=1),
+    _p("poll.interval.ms", "500", "Longest wait before a partial batch is delivered.", kind="int", minimum=1),
+    # -- snapshot
+    _p("snapshot.mode", "initial", "When to snapshot.", kind="choice",
+       choices=("initial", "initial_only", "when_needed", "no_data", "recovery", "never", "always"),
+       aliases={"schema_only": "no_data", "schema_only_recovery": "recovery"}),
+    _p("snapshot.locking.mode", "minimal", "Locks taken during the snapshot.", kind="choice",
+       choices=("minimal", "extended", "none")),
+    _p("snapshot.lock.timeout.ms", "10000", "Lock wait timeout during the snapshot.", kind="int", minimum=0),
+    _p("snapshot.fetch.size", doc="Rows fetched per round trip during the snapshot.", kind="int", minimum=1),
+    _p("snapshot.max.threads", "1", "Parallel table scans.", kind="int", minimum=1),
+    _p("snapshot.include.collection.list", doc="Regexes of captured tables to snapshot.", kind="regex-list"),
+    _p("snapshot.select.statement.overrides", doc="db.table list whose SELECT is overridden."),
+    _p("snapshot.delay.ms", "0", "Wait before the snapshot starts.", kind="int", minimum=0),
+    # -- offsets and schema history
+    _p("offset.storage", "file", "Where offsets live.", kind="choice",
+       choices=("file", "kafka", "memory"),
+       aliases={"org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
+                "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
+                "org.apache.kafka.connect.storage.MemoryOffsetBackingStore": "memory"}),
+    _p("offset.storage.file.filename", doc="Offsets file (default <data.dir>/offsets.json)."),
+    _p("offset.storage.topic", doc="Offsets topic for offset.storage=kafka."),
+    _p("offset.flush.interval.ms", "1000", "How often offsets are stored.", kind="int", minimum=0),
+    _p("schema.history.internal", "file", "Where schema history lives.", kind="choice",
+       choices=("file", "kafka", "memory"),
+       aliases={"io.debezium.storage.file.history.FileSchemaHistory": "file",
+                "io.debezium.storage.kafka.history.KafkaSchemaHistory": "kafka",
+                "io.debezium.relational.history.MemorySchemaHistory": "memory"}),
+    _p("schema.history.internal.file.filename", doc="History file (default <data.dir>/schema-history.jsonl)."),
+    _p("schema.history.internal.kafka.topic", doc="History topic for schema.history.internal=kafka."),
+    _p("schema.history.internal.kafka.bootstrap.servers", doc="Brokers for the history topic."),
+    _p("schema.history.internal.skip.unparseable.ddl", "false",
+       "Log and skip DDL the parser cannot read instead of stopping.", kind="bool"),
+    _p("schema.history.internal.store.only.captured.tables.ddl", "false",
+       "Record only DDL of captured tables.", kind="bool"),
+    _p("schema.history.internal.store.only.captured.databases.ddl", "false",
+       "Record only DDL of captured databases.", kind="bool"),
+    # -- our runtime and sinks
+    _p("data.dir", ".mysql-cdc", "Directory for the default offsets and history files."),
+    _p("sink.type", "jsonl", "Comma-separated list of sinks to feed.", kind="choice-list",
+       choices=("jsonl", "stdout", "memory", "kafka", "spark")),
+    _p("sink.jsonl.path", doc="JSON lines output file (default <data.dir>/events.jsonl)."),
+    _p("key.converter.schemas.enable", "true", "Keys carry their schema.", kind="bool"),
+    _p("value.converter.schemas.enable", "true", "Values carry their schema.", kind="bool"),
+    _p("sink.kafka.bootstrap.servers", doc="Kafka brokers for sink.type=kafka."),
+    _p("sink.spark.warehouse", doc="Spark warehouse directory for sink.type=spark."),
+    _p("sink.spark.master", "local[*]", "Spark master URL."),
+    _p("sink.spark.batch.max.events", "10000", "Events per Spark batch.", kind="int", minimum=1),
+    _p("sink.spark.batch.max.interval.ms", "5000", "Longest time a Spark batch stays open.", kind="int",
+       minimum=1),
+    _p("metrics.port", doc="Serve Prometheus metrics on this loopback port.", kind="int", minimum=0),
+)
+
+# Prefixes whose keys are passed through to a component (not individually declared).
+PASSTHROUGH_PREFIXES: tuple[str, ...] = (
+    "sink.kafka.producer.", "sink.spark.conf.", "schema.history.internal.producer.",
+    "schema.history.internal.consumer.", "schema.history.internal.kafka.", "offset.storage.kafka.",
+    "snapshot.select.statement.overrides.", "column.mask.hash.", "column.mask.with.",
+    "column.truncate.to.", "topic.creation.", "sink.spark.", "sink.kafka.", "driver.",
+)
+
+_BY_NAME = {p.name: p for p in PROPERTIES}
+_SECRET_RE = re.compile(r"(password|secret|sasl\.jaas\.config|credential|token)", re.IGNORECASE)
+_ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_TOPIC_PREFIX_RE = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def is_secret(key: str) -> bool:
+    prop = _BY_NAME.get(key)
+    return bool(prop and prop.secret) or bool(_SECRET_RE.search(key))
+
+
+def redact(props: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("********" if is_secret(k) and v else v) for k, v in props.items()}
+
+
+def substitute_env(value: str, key: str, environ: Mapping[str, str] | None = None) -> str:
+    """Replace ``${VAR}`` / ``${VAR:-default}``; an unset variable without default is an error."""
+    env = os.environ if environ is None else environ
+
+    def repl(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise ConfigError(key, f"environment variable {name} is not set (referenced as ${{{name}}})")
+
+    return _ENV_RE.sub(repl, value)
+
+
+def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    p = Path(path)
+    try:
+        with p.open(encoding="utf-8") as fh:
+            return dict(javaproperties.load(fh))
+    except FileNotFoundError:
+        raise ConfigError("--config", f"configuration file {p} does not exist") from None
+
+
+def parse_overrides(items: Iterable[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--set", f"expected key=value, got {item!r}")
+        out[key.strip()] = value
+    return out
+
+
+def compile_regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
+    if not text:
+        return ()
+    patterns = []
+    for part in (s.strip() for s in text.split(",")):
+        if not part:
+            continue
+        try:
+            # Debezium matches the whole identifier (Pattern.matches), case-insensitively.
+            patterns.append(re.compile(part, re.IGNORECASE))
+        except re.error as exc:
+            raise ConfigError(key, f"{part!r} is not a valid regular expression ({exc})") from None
+    return tuple(patterns)
+
+
+class ConnectorConfig:
+    """Validated connector properties."""
+
+    def __init__(self, props: Mapping[str, str], *, warn_unknown: bool = True) -> None:
+        self.raw: dict[str, str] = {k: substitute_env(str(v), k) for k, v in props.items()}
+        for prop in PROPERTIES:
+            self._validate(prop)
+        if self.raw.get("database.include.list") and self.raw.get("database.exclude.list"):
+            raise ConfigError("database.exclude.list",
+                              "set either database.include.list or database.exclude.list, not both")
+        if self.raw.get("table.include.list") and self.raw.get("table.exclude.list"):
+            raise ConfigError("table.exclude.list",
+                              "set either table.include.list or table.exclude.list, not both")
+        if self.raw.get("column.include.list") and self.raw.get("column.exclude.list"):
+            raise ConfigError("column.exclude.list",
+                              "set either column.include.list or column.exclude.list, not both")
+        if not _TOPIC_PREFIX_RE.match(self.topic_prefix):
+            raise ConfigError("topic.prefix", f"{self.topic_prefix!r} may contain only letters, digits, "
+                              "'.', '_' and '-'")
+        if warn_unknown:
+            for key in self.unknown_keys():
+                log.warning("unknown configuration property %s is ignored (check its spelling)", key)
+
+    @classmethod
+    def from_mapping(cls, props: Mapping[str, Any], **kw: Any) -> ConnectorConfig:
+        return cls({k: str(v) for k, v in props.items()}, **kw)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None,
+                  **kw: Any) -> ConnectorConfig:
+        props = load_properties_file(path)
+        props.update(overrides or {})
+        return cls(props, **kw)
+
+    # -- validation -----------------------------------------------------------------------------
+    def _validate(self, prop: Property) -> None:
+        value = self.raw.get(prop.name)
+        if value is None or value.strip() == "":
+            if prop.required:
+                raise ConfigError(prop.name, f"is required ({prop.doc})")
+            return
+        value = value.strip()
+        if prop.kind == "int":
+            try:
+                number = int(value)
+            except ValueError:
+                raise ConfigError(prop.name, f"expected an integer, got {value!r}") from None
+            if prop.minimum is not None and number < prop.minimum:
+                raise ConfigError(prop.name, f"must be at least {prop.minimum}, got {number}")
+        elif prop.kind == "bool":
+            if value.lower() not in ("true", "false"):
+                raise ConfigError(prop.name, f"expected true or false, got {value!r}")
+        elif prop.kind == "choice":
+            canonical = prop.aliases.get(value, prop.aliases.get(value.lower(), value.lower()))
+            if canonical not in prop.choices:
+                raise ConfigError(prop.name, f"expected one of {', '.join(prop.choices)}, got {value!r}")
+        elif prop.kind == "choice-list":
+            for item in (v.strip() for v in value.split(",")):
+                if item.lower() not in prop.choices:
+                    raise ConfigError(prop.name, f"unknown value {item!r}; expected a comma-separated list "
+                                      f"of {', '.join(prop.choices)}")
+        elif prop.kind == "regex-list":
+            compile_regex_list(prop.name, value)
+
+    def unknown_keys(self) -> list[str]:
+        return sorted(k for k in self.raw
+                      if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES))
+
+    # -- generic access -------------------------------------------------------------------------
+    def get(self, key: str, default: str | None = None) -> str | None:
+        value = self.raw.get(key)
+        if value is None or value.strip() == "":
+            prop = _BY_NAME.get(key)
+            return prop.default if prop is not None and prop.default is not None and default is None \
+                else default
+        return value.strip()
+
+    def get_int(self, key: str, default: int | None = None) -> int | None:
+        value = self.get(key)
+        if value is None:
+            return default
+        try:
+            return int(value)
+        except ValueError:
+            raise ConfigError(key, f"expected an integer, got {value!r}") from None
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        value = self.get(key)
+        if value is None:
+            return default
+        if value.lower() not in ("true", "false"):
+            raise ConfigError(key, f"expected true or false, got {value!r}")
+        return value.lower() == "true"
+
+    def get_choice(self, key: str) -> str:
+        prop = _BY_NAME[key]
+        value = self.get(key) or ""
+        return prop.aliases.get(value, prop.aliases.get(value.lower(), value.lower()))
+
+    def get_list(self, key: str) -> list[str]:
+        value = self.get(key)
+        return [v.strip() for v in value.split(",") if v.strip()] if value else []
+
+    def subset(self, prefix: str) -> dict[str, str]:
+        return {k[len(prefix):]: v for k, v in self.raw.items() if k.startswith(prefix)}
+
+    def with_overrides(self, **overrides: str) -> ConnectorConfig:
+        return ConnectorConfig({**self.raw, **overrides}, warn_unknown=False)
+
+    def redacted(self) -> dict[str, str]:
+        return redact(self.raw)
+
+    def __repr__(self) -> str:
+        return f"ConnectorConfig({self.redacted()!r})"
+
+    # -- typed views of the common keys -------------------------------------------------------------
+    @property
+    def connector_name(self) -> str:
+        return self.get("name") or "mysql-cdc"
+
+    @property
+    def topic_prefix(self) -> str:
+        return self.get("topic.prefix") or ""
+
+    @property
+    def hostname(self) -> str:
+        return self.get("database.hostname") or ""
+
+    @property
+    def port(self) -> int:
+        return self.get_int("database.port", 3306) or 3306
+
+    @property
+    def user(self) -> str:
+        return self.get("database.user") or ""
+
+    @property
+    def password(self) -> str:
+        return self.raw.get("database.password", "")
+
+    @property
+    def server_id(self) -> int:
+        return self.get_int("database.server.id") or 0
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.get("data.dir") or ".mysql-cdc")
+
+    @property
+    def sink_types(self) -> list[str]:
+        return self.get_list("sink.type")
+
+    def path_or_default(self, key: str, filename: str) -> Path:
+        value = self.get(key)
+        return Path(value) if value else self.data_dir / filename
+
+    def help_rows(self) -> list[tuple[str, str, str]]:
+        return describe_properties()
+
+
+def describe_properties() -> list[tuple[str, str, str]]:
+    """(name, default, description) for ``--help`` and the README."""
+    rows = []
+    for p in PROPERTIES:
+        extra = f" One of: {', '.join(p.choices)}." if p.choices else ""
+        default = "(required)" if p.required else (p.default if p.default not in (None, "") else "-")
+        rows.append((p.name, default or "-", p.doc + extra))
+    return rows

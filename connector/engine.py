@@ -1,0 +1,355 @@
+"""The coordinator: start-up checks, schema recovery or snapshot, then streaming, with delivery.
+
+Data flows one way: sources (snapshot, streaming) → ``EventBuilder`` → ``Delivery`` → sinks. The
+``Delivery`` batches records, hands them to every sink, waits for every sink's ``flush`` and only
+then stores the offset of the last delivered record (at-least-once; with record-level offsets a
+restart repeats nothing whose offset was stored).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from connector.config import ConfigError, ConnectorConfig
+from connector.converters import ConverterSettings
+from connector.events import EventBuilder, SourcePosition
+from connector.filters import TableFilter
+from connector.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
+from connector.position import BinlogPosition
+from connector.records import ChangeRecord
+from connector.schema_state import SchemaState
+from connector.server import ServerInfo, ServerProbe
+from connector.streaming import StreamingSource
+from ddl.history import SchemaHistory
+from ddl.model import TableId
+from sink.base import Sink
+
+log = logging.getLogger(__name__)
+
+
+# -- component factories (name → constructor), so config picks implementations ------------------
+def _kafka_sink(config: ConnectorConfig) -> Sink:
+    from sink.kafka import KafkaSink
+
+    return KafkaSink.from_config(config)
+
+
+def _spark_sink(config: ConnectorConfig) -> Sink:
+    from sink.spark import SparkSink
+
+    return SparkSink.from_config(config)
+
+
+def _jsonl_sink(config: ConnectorConfig) -> Sink:
+    from sink.jsonl import JsonlSink
+
+    return JsonlSink.from_config(config)
+
+
+def _stdout_sink(config: ConnectorConfig) -> Sink:
+    from sink.jsonl import StdoutSink
+
+    return StdoutSink.from_config(config)
+
+
+def _memory_sink(config: ConnectorConfig) -> Sink:
+    from sink.memory import MemorySink
+
+    return MemorySink()
+
+
+SINK_FACTORIES: dict[str, Callable[[ConnectorConfig], Sink]] = {
+    "jsonl": _jsonl_sink, "stdout": _stdout_sink, "memory": _memory_sink, "kafka": _kafka_sink,
+    "spark": _spark_sink,
+}
+
+
+def build_sinks(config: ConnectorConfig) -> list[Sink]:
+    names = config.sink_types or ["jsonl"]
+    sinks = []
+    for name in names:
+        factory = SINK_FACTORIES.get(name.lower())
+        if factory is None:
+            raise ConfigError("sink.type", f"unknown sink {name!r}; expected a comma-separated list of "
+                              f"{', '.join(SINK_FACTORIES)}")
+        sinks.append(factory(config))
+    return sinks
+
+
+def build_offset_store(config: ConnectorConfig) -> OffsetStore:
+    kind = config.get_choice("offset.storage")
+    if kind == "memory":
+        return MemoryOffsetStore()
+    if kind == "kafka":
+        from connector.kafka_offsets import KafkaOffsetStore
+
+        return KafkaOffsetStore.from_config(config)
+    return FileOffsetStore(config.path_or_default("offset.storage.file.filename", "offsets.json"),
+                           config.connector_name, config.topic_prefix)
+
+
+def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
+    kind = config.get_choice("schema.history.internal")
+    if kind == "memory":
+        from ddl.history import MemorySchemaHistory
+
+        return MemorySchemaHistory()
+    if kind == "kafka":
+        from ddl.kafka_history import KafkaSchemaHistory
+
+        return KafkaSchemaHistory.from_config(config)
+    from ddl.history import FileSchemaHistory
+
+    return FileSchemaHistory(config.path_or_default("schema.history.internal.file.filename",
+                                                    "schema-history.jsonl"))
+
+
+def converter_settings(config: ConnectorConfig) -> ConverterSettings:
+    # Snapshot connections run with time_zone='+00:00', so TIMESTAMP text is already UTC.
+    return ConverterSettings(
+        decimal_handling_mode=config.get_choice("decimal.handling.mode"),
+        time_precision_mode=config.get_choice("time.precision.mode"),
+        bigint_unsigned_handling_mode=config.get_choice("bigint.unsigned.handling.mode"),
+        binary_handling_mode=config.get_choice("binary.handling.mode"),
+        enable_time_adjuster=config.get_bool("enable.time.adjuster", True),
+        propagate_source_type=tuple(config.get_list("column.propagate.source.type")),
+        datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
+        include_schema_comments=config.get_bool("include.schema.comments"),
+    )
+
+
+class Delivery:
+    """Batches records to the sinks and stores offsets once the sinks have them durably."""
+
+    def __init__(self, sinks: Sequence[Sink], offsets: OffsetStore, max_batch: int, interval_s: float,
+                 on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None) -> None:
+        self.sinks = list(sinks)
+        self.offsets = offsets
+        self.max_batch = max_batch
+        self.interval_s = interval_s
+        self.on_delivered = on_delivered
+        self.pending: list[ChangeRecord] = []
+        self.pending_offset: Mapping[str, Any] | None = None
+        self.stored_offset: Mapping[str, Any] | None = None
+        self.last_flush = time.monotonic()
+        self.delivered = 0
+
+    def emit(self, records: list[ChangeRecord]) -> None:
+        self.pending.extend(records)
+        for record in reversed(records):
+            if record.offset is not None:
+                self.pending_offset = record.offset
+                break
+        if len(self.pending) >= self.max_batch:
+            self.flush()
+
+    def advance(self, offset: Mapping[str, Any]) -> None:
+        self.pending_offset = offset
+        self.tick()
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last_flush >= self.interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        batch, self.pending = self.pending, []
+        offset = self.pending_offset
+        if batch:
+            for sink in self.sinks:
+                sink.send(batch)
+            for sink in self.sinks:
+                sink.flush()
+            self.delivered += len(batch)
+            if self.on_delivered is not None:
+                self.on_delivered(batch)
+        if offset is not None and offset != self.stored_offset:
+            self.offsets.save(offset)
+            self.stored_offset = offset
+        self.last_flush = time.monotonic()
+
+
+class Engine:
+    """Runs the connector in-process. ``run()`` blocks; ``stop()`` may be called from any thread."""
+
+    def __init__(self, config: ConnectorConfig, sinks: Sequence[Sink] | None = None, *,
+                 offsets: OffsetStore | None = None, history: SchemaHistory | None = None,
+                 on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None) -> None:
+        self.config = config
+        self.sinks = list(sinks) if sinks is not None else build_sinks(config)
+        self.offsets = offsets or build_offset_store(config)
+        self.history = history or build_schema_history(config)
+        self.filter = TableFilter.from_config(config)
+        self.builder = EventBuilder(config, self.filter, converter_settings(config))
+        self.probe = ServerProbe(config)
+        self.delivery = Delivery(self.sinks, self.offsets, config.get_int("max.batch.size", 2048) or 2048,
+                                 (config.get_int("poll.interval.ms", 500) or 500) / 1000, on_delivered)
+        self._stop = threading.Event()
+        self._prepared = False
+        self.info: ServerInfo | None = None
+        self.schema: SchemaState | None = None
+        self.streaming: StreamingSource | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Checks, stores, schema recovery or snapshot; leaves the engine ready to stream."""
+        if self._prepared:
+            return
+        from ddl.parser import parser_for
+
+        self.info = self.probe.check(need_snapshot_locks=self._wants_snapshot_locks())
+        self.history.start()
+        for sink in self.sinks:
+            sink.start()
+        self.schema = SchemaState(self.config, parser_for(self.info.flavor), self.history, self.filter,
+                                  self.builder)
+        offset = self._starting_offset()
+        if offset is not None and not offset.get("snapshot"):
+            self._recover(offset)
+        else:
+            offset = self._snapshot()
+        self.streaming = StreamingSource(self.config, self.info.flavor, self.schema, self.builder,
+                                         self.filter, self.delivery, offset)
+        self._prepared = True
+
+    def _wants_snapshot_locks(self) -> bool:
+        return self.config.get("snapshot.locking.mode") != "none"
+
+    def _starting_offset(self) -> dict[str, Any] | None:
+        for sink in self.sinks:
+            committed = sink.committed_offset()
+            if committed is not None:
+                return dict(committed)
+        return self.offsets.load()
+
+    def _recover(self, offset: Mapping[str, Any]) -> None:
+        from ddl.recovery import recover
+
+        assert self.schema is not None
+        if not self.probe.position_available(str(offset["file"])):
+            raise RuntimeError(
+                f"the stored binlog position {offset['file']}:{offset['pos']} is no longer on the server "
+                "(purged); a new snapshot is required: delete the stored offsets (offset.storage."
+                "file.filename) and the schema history, or set snapshot.mode=when_needed")
+        self.schema.model = recover(self.history, self.schema.partition, offset, self.schema.parser)
+        log.info("recovered %d table structures from the schema history; resuming at %s:%s",
+                 len(self.schema.model.tables), offset["file"], offset["pos"])
+
+    def _snapshot(self) -> dict[str, Any]:
+        """First start: read the table structures at a consistent binlog position."""
+        from connector.schema_snapshot import SchemaOnlySnapshot
+
+        assert self.info is not None and self.schema is not None
+        listener = SnapshotEmitter(self)
+        SchemaOnlySnapshot(self.config, self.info, self.probe, self.filter).run(listener)
+        return listener.finish()
+
+    def run(self) -> None:
+        try:
+            self.prepare()
+            assert self.streaming is not None
+            self.streaming.run(self._stop.is_set)
+        finally:
+            self.close()
+
+    def catch_up(self, timeout: float = 60.0) -> None:
+        """Stream until everything the server had written when called is delivered (for tests)."""
+        self.prepare()
+        assert self.streaming is not None and self.info is not None
+        target = self.probe.current_position(self.info)
+        deadline = time.monotonic() + timeout
+        target_key = (target.file_number, target.pos)
+
+        def reached() -> bool:
+            assert self.streaming is not None
+            file, pos = self.streaming.last_end
+            done = (BinlogPosition(file, pos).file_number, pos) >= target_key
+            return done or self._stop.is_set() or time.monotonic() > deadline
+
+        self.streaming.run(reached)
+        self.delivery.flush()
+        if time.monotonic() > deadline and not self._stop.is_set():
+            raise TimeoutError(f"did not reach binlog position {target} within {timeout}s "
+                               f"(at {self.streaming.last_end})")
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def close(self) -> None:
+        try:
+            if self.streaming is not None:
+                self.streaming.close()
+            self.delivery.flush()
+        finally:
+            for sink in self.sinks:
+                sink.close()
+            self.history.stop()
+            self.offsets.close()
+
+
+class SnapshotEmitter:
+    """Receives the snapshot's schema statements and rows and turns them into records.
+
+    Implements ``snapshot.listener.SnapshotListener``.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.position: BinlogPosition | None = None
+        self.ts_ms = 0
+        self.rows = 0
+
+    def _offset(self, done: bool = False) -> dict[str, Any]:
+        assert self.position is not None
+        offset: dict[str, Any] = {"file": self.position.file, "pos": self.position.pos}
+        if self.position.gtids:
+            offset["gtids"] = self.position.gtids
+        if not done:
+            offset["snapshot"] = "INITIAL"
+        return offset
+
+    def _where(self, marker: str | None) -> SourcePosition:
+        assert self.position is not None
+        return SourcePosition(file=self.position.file, pos=self.position.pos, ts_ms=self.ts_ms,
+                              snapshot=marker)
+
+    def on_position(self, position: BinlogPosition) -> None:
+        self.position = position
+        self.ts_ms = int(time.time() * 1000)
+
+    def on_schema_statement(self, ddl: str, database: str | None) -> None:
+        schema = self.engine.schema
+        assert schema is not None
+        offset = self._offset()
+        records, _ = schema.apply(ddl, database, offset, self._where("true"), offset)
+        self.engine.delivery.emit(records)
+
+    def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
+        self.ts_ms = source_ts_ms
+
+    def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
+        schema = self.engine.schema
+        assert schema is not None
+        table = schema.model.table(table_id)
+        if table is None:
+            return
+        ts = self.engine.builder.table_schema(table)
+        after = ts.value_from_snapshot(values)
+        self.engine.delivery.emit(self.engine.builder.change_records(
+            ts, "r", None, after, self._where(marker), self._offset(done=marker == "last")))
+        self.rows += 1
+
+    def on_table_end(self, table_id: TableId, rows: int) -> None:
+        pass
+
+    def on_complete(self) -> None:
+        pass
+
+    def finish(self) -> dict[str, Any]:
+        offset = self._offset(done=True)
+        self.engine.delivery.advance(offset)
+        self.engine.delivery.flush()
+        return offset
