@@ -78,11 +78,70 @@ class Credentials:
     password: str
 
 
-class LocalMySQLServer:
-    """One throwaway server. Use as a context manager, or call ``start()``/``stop()``."""
+class MySQLServerHandle:
+    """What tests and tools need from a running server: where it is and how to use it."""
 
+    host: str = "127.0.0.1"
+    port: int = 0
+    flavor: str = "mysql"
     admin = Credentials("admin", "admin-secret")
     connector = Credentials("cdc", "cdc-secret")
+
+    @property
+    def is_mariadb(self) -> bool:
+        return self.flavor == "mariadb"
+
+    # -- using it -------------------------------------------------------------------------------
+    def connect(self, database: str | None = None, *, user: Credentials | None = None,
+                autocommit: bool = True, **kwargs: Any) -> pymysql.connections.Connection:
+        creds = user or self.admin
+        return pymysql.connect(host=self.host, port=self.port, user=creds.user, password=creds.password,
+                               database=database, autocommit=autocommit, charset="utf8mb4", **kwargs)
+
+    def execute(self, *statements: str, database: str | None = None) -> None:
+        """Run statements as the admin user, each committed."""
+        with self.connect(database) as conn, conn.cursor() as cur:
+            for sql in statements:
+                cur.execute(sql)
+
+    def query(self, sql: str, database: str | None = None) -> list[tuple[Any, ...]]:
+        with self.connect(database) as conn, conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+
+    def create_user(self, user: str, password: str, grants: str | None) -> Credentials:
+        self.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")
+        if grants:
+            self.execute(f"GRANT {grants} ON *.* TO '{user}'@'%'")
+        return Credentials(user, password)
+
+    def connector_properties(self, **overrides: Any) -> dict[str, str]:
+        """Debezium properties that point the connector at this server as the connector user."""
+        props = {
+            "database.hostname": self.host,
+            "database.port": str(self.port),
+            "database.user": self.connector.user,
+            "database.password": self.connector.password,
+            "database.server.id": "5400",
+        }
+        props.update({k: str(v) for k, v in overrides.items()})
+        return props
+
+
+
+
+class ExternalMySQLServer(MySQLServerHandle):
+    """A server someone else runs (the docker-compose MySQL 8.4), with the same test users."""
+
+    def __init__(self, host: str, port: int, flavor: str = "mysql") -> None:
+        self.host, self.port, self.flavor = host, port, flavor
+
+    def remove(self) -> None:
+        """Nothing to remove: the server's owner stops it."""
+
+
+class LocalMySQLServer(MySQLServerHandle):
+    """One throwaway server. Use as a context manager, or call ``start()``/``stop()``."""
 
     def __init__(
         self,
@@ -115,10 +174,6 @@ class LocalMySQLServer:
     @property
     def socket_path(self) -> Path:
         return self.workdir / "mysqld.sock"
-
-    @property
-    def is_mariadb(self) -> bool:
-        return self.flavor == "mariadb"
 
     def start(self, timeout: float = 60.0) -> LocalMySQLServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -219,41 +274,6 @@ class LocalMySQLServer:
     def __exit__(self, *exc: object) -> None:
         self.remove()
 
-    # -- using it -------------------------------------------------------------------------------
-    def connect(self, database: str | None = None, *, user: Credentials | None = None,
-                autocommit: bool = True, **kwargs: Any) -> pymysql.connections.Connection:
-        creds = user or self.admin
-        return pymysql.connect(host=self.host, port=self.port, user=creds.user, password=creds.password,
-                               database=database, autocommit=autocommit, charset="utf8mb4", **kwargs)
-
-    def execute(self, *statements: str, database: str | None = None) -> None:
-        """Run statements as the admin user, each committed."""
-        with self.connect(database) as conn, conn.cursor() as cur:
-            for sql in statements:
-                cur.execute(sql)
-
-    def query(self, sql: str, database: str | None = None) -> list[tuple[Any, ...]]:
-        with self.connect(database) as conn, conn.cursor() as cur:
-            cur.execute(sql)
-            return list(cur.fetchall())
-
-    def create_user(self, user: str, password: str, grants: str | None) -> Credentials:
-        self.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'")
-        if grants:
-            self.execute(f"GRANT {grants} ON *.* TO '{user}'@'%'")
-        return Credentials(user, password)
-
-    def connector_properties(self, **overrides: Any) -> dict[str, str]:
-        """Debezium properties that point the connector at this server as the connector user."""
-        props = {
-            "database.hostname": self.host,
-            "database.port": str(self.port),
-            "database.user": self.connector.user,
-            "database.password": self.connector.password,
-            "database.server.id": "5400",
-        }
-        props.update({k: str(v) for k, v in overrides.items()})
-        return props
 
 
 @contextlib.contextmanager

@@ -9,17 +9,51 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from connector.local_server import LocalMySQLServer
+from connector.local_server import ExternalMySQLServer, LocalMySQLServer, MySQLServerHandle
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def docker_target() -> bool:
+    """True when the tests run against the docker-compose services instead of local processes."""
+    return os.environ.get("MYSQL_CDC_TEST_TARGET", "local") == "docker"
+
 
 @pytest.fixture(scope="session")
-def mysql_server() -> Iterator[LocalMySQLServer]:
-    """One server for the whole session; tests must use their own database names."""
+def docker_compose_file() -> str:
+    return str(REPO / "docker-compose.yml")
+
+
+def _external_server(docker_services: Any) -> ExternalMySQLServer:
+    server = ExternalMySQLServer("127.0.0.1", int(docker_services.port_for("mysql", 3306)))
+
+    def responsive() -> bool:
+        try:
+            server.query("SELECT 1")
+            return True
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+
+    docker_services.wait_until_responsive(timeout=180.0, pause=1.0, check=responsive)
+    return server
+
+
+@pytest.fixture(scope="session")
+def mysql_server(request: pytest.FixtureRequest) -> Iterator[MySQLServerHandle]:
+    """One server for the whole session; tests must use their own database names.
+
+    A local throwaway server by default; the docker-compose MySQL 8.4 with
+    MYSQL_CDC_TEST_TARGET=docker (pytest-docker starts and stops the stack)."""
+    if docker_target():
+        yield _external_server(request.getfixturevalue("docker_services"))
+        return
     server = LocalMySQLServer()
     server.start()
     try:
@@ -30,7 +64,9 @@ def mysql_server() -> Iterator[LocalMySQLServer]:
 
 @pytest.fixture
 def fresh_mysql_server() -> Iterator[LocalMySQLServer]:
-    """A server of the test's own (for tests that restart it, purge binlogs or change settings)."""
+    """A server of the test's own (for tests that restart it, purge binlogs or change settings).
+
+    Always a local process, also in the Docker run: such tests need to control the server's life."""
     server = LocalMySQLServer()
     server.start()
     try:
@@ -40,7 +76,7 @@ def fresh_mysql_server() -> Iterator[LocalMySQLServer]:
 
 
 @pytest.fixture
-def unique_db(mysql_server: LocalMySQLServer, request: pytest.FixtureRequest) -> Iterator[str]:
+def unique_db(mysql_server: MySQLServerHandle, request: pytest.FixtureRequest) -> Iterator[str]:
     """A database name unique to the test, created empty and dropped afterwards."""
     import re
 
@@ -50,3 +86,5 @@ def unique_db(mysql_server: LocalMySQLServer, request: pytest.FixtureRequest) ->
         yield name
     finally:
         mysql_server.execute(f"DROP DATABASE IF EXISTS `{name}`")
+
+from tests.kafka_support import kafka_broker, mock_kafka  # noqa: E402, F401
