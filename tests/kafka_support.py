@@ -1,0 +1,276 @@
+"""Kafka brokers for tests: librdkafka's in-process mock cluster, or the docker-compose Kafka.
+
+The mock cluster is driven through librdkafka's C API (the copy bundled with confluent-kafka, a
+test-only dependency) with ctypes, because the Python binding only exposes
+``test.mock.num.brokers``; the C API also lets a test pre-create topics with a partition count
+(the mock has no CreateTopics), take a broker down and bring it back on the same port with its
+log intact, and make the broker answer produce requests with an error code.
+
+``kafka_broker`` yields a ``KafkaBroker``: a ``str`` holding ``"host:port"`` (so it can be used as a
+bootstrap address directly) with ``stop()``/``start()`` to simulate an outage. With
+``MYSQL_CDC_TEST_TARGET=docker`` it is the ``kafka`` service of ``docker-compose.yml`` on
+127.0.0.1:9092 instead; topics there outlive a test, so tests name theirs with ``broker.unique()``.
+Tests that need error injection use ``mock_kafka`` (always a mock cluster, under either target).
+
+The mock keeps only the newest 5 MiB (or 100,000 batches) of each partition (librdkafka's
+``rd_kafka_mock_partition`` limits), so large tests compress or spread their data over partitions;
+``consume_all`` fails loudly if a partition was truncated.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, TopicPartition
+from kafka.consumer.fetcher import ConsumerRecord
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DOCKER_BOOTSTRAP = "127.0.0.1:9092"
+
+# Kafka protocol error codes the mock can be told to answer with.
+MESSAGE_TOO_LARGE = 10
+NOT_LEADER_OR_FOLLOWER = 6
+TOPIC_AUTHORIZATION_FAILED = 29
+PRODUCE_API_KEY = 0
+
+_RD_KAFKA_PRODUCER = 0
+
+
+def _load_librdkafka() -> ctypes.CDLL:
+    import confluent_kafka
+
+    package_dir = Path(confluent_kafka.__file__).resolve().parent
+    candidates = sorted(glob.glob(str(package_dir.parent / "confluent_kafka.libs" / "librdkafka*.so*")))
+    if not candidates:
+        # A confluent-kafka built against a system librdkafka: the extension already loaded it.
+        candidates = ["librdkafka.so.1"]
+    lib = ctypes.CDLL(candidates[0])
+    vp, cp, i32 = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32
+    signatures: dict[str, tuple[Any, list[Any]]] = {
+        "rd_kafka_conf_new": (vp, []),
+        "rd_kafka_conf_set": (ctypes.c_int, [vp, cp, cp, cp, ctypes.c_size_t]),
+        "rd_kafka_new": (vp, [ctypes.c_int, vp, cp, ctypes.c_size_t]),
+        "rd_kafka_destroy": (None, [vp]),
+        "rd_kafka_mock_cluster_new": (vp, [vp, ctypes.c_int]),
+        "rd_kafka_mock_cluster_destroy": (None, [vp]),
+        "rd_kafka_mock_cluster_bootstraps": (cp, [vp]),
+        "rd_kafka_mock_topic_create": (ctypes.c_int, [vp, cp, ctypes.c_int, ctypes.c_int]),
+        "rd_kafka_mock_broker_set_down": (ctypes.c_int, [vp, i32]),
+        "rd_kafka_mock_broker_set_up": (ctypes.c_int, [vp, i32]),
+        "rd_kafka_mock_push_request_errors_array": (None, [vp, ctypes.c_int16, ctypes.c_size_t, vp]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return lib
+
+
+class MockKafkaCluster:
+    """One librdkafka mock cluster listening on 127.0.0.1 (random port per broker)."""
+
+    _lib: ctypes.CDLL | None = None
+
+    def __init__(self, brokers: int = 1) -> None:
+        if MockKafkaCluster._lib is None:
+            MockKafkaCluster._lib = _load_librdkafka()
+        self.lib = MockKafkaCluster._lib
+        self.broker_ids = list(range(1, brokers + 1))
+        errstr = ctypes.create_string_buffer(512)
+        conf = self.lib.rd_kafka_conf_new()
+        # The handle only hosts the cluster; keep its own logging quiet.
+        self.lib.rd_kafka_conf_set(conf, b"log_level", b"2", errstr, len(errstr))
+        self._rk = self.lib.rd_kafka_new(_RD_KAFKA_PRODUCER, conf, errstr, len(errstr))
+        if not self._rk:
+            raise RuntimeError(f"rd_kafka_new failed: {errstr.value.decode()}")
+        self._cluster = self.lib.rd_kafka_mock_cluster_new(self._rk, brokers)
+        if not self._cluster:
+            self.lib.rd_kafka_destroy(self._rk)
+            raise RuntimeError("rd_kafka_mock_cluster_new failed")
+        self.bootstrap: str = self.lib.rd_kafka_mock_cluster_bootstraps(self._cluster).decode()
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int = 1) -> None:
+        err = self.lib.rd_kafka_mock_topic_create(self._cluster, name.encode(), partitions,
+                                                  replication_factor)
+        if err:
+            raise RuntimeError(f"mock topic create {name} failed with error {err}")
+
+    def set_down(self) -> None:
+        """Close every broker's listener and connections (clients get connection refused)."""
+        for broker_id in self.broker_ids:
+            self.lib.rd_kafka_mock_broker_set_down(self._cluster, broker_id)
+
+    def set_up(self) -> None:
+        """Listen again on the same ports; the topics and their records are still there."""
+        for broker_id in self.broker_ids:
+            self.lib.rd_kafka_mock_broker_set_up(self._cluster, broker_id)
+
+    def push_produce_errors(self, *error_codes: int) -> None:
+        """The next ``len(error_codes)`` produce requests fail with these codes, in order."""
+        array = (ctypes.c_int * len(error_codes))(*error_codes)
+        self.lib.rd_kafka_mock_push_request_errors_array(
+            self._cluster, PRODUCE_API_KEY, len(error_codes), ctypes.cast(array, ctypes.c_void_p))
+
+    def destroy(self) -> None:
+        if self._cluster:
+            self.lib.rd_kafka_mock_cluster_destroy(self._cluster)
+            self._cluster = None
+        if self._rk:
+            self.lib.rd_kafka_destroy(self._rk)
+            self._rk = None
+
+
+class KafkaBroker(str):
+    """A bootstrap address (``"host:port"``) plus control of the broker behind it."""
+
+    mock: MockKafkaCluster | None
+    namespace: str
+
+    def __new__(cls, bootstrap: str, mock: MockKafkaCluster | None, namespace: str) -> KafkaBroker:
+        self = super().__new__(cls, bootstrap)
+        self.mock = mock
+        self.namespace = namespace
+        return self
+
+    @property
+    def supports_create_topics(self) -> bool:
+        """The mock answers CreateTopics as unsupported; a real broker supports it."""
+        return self.mock is None
+
+    def unique(self, name: str) -> str:
+        """A topic/prefix name unique to this test (topics outlive a test on a real broker)."""
+        return f"{name}_{self.namespace}"
+
+    def create_topic(self, name: str, partitions: int) -> None:
+        """Create a topic with a given partition count, whatever the broker supports."""
+        if self.mock is not None:
+            self.mock.create_topic(name, partitions)
+            return
+        from kafka.admin import KafkaAdminClient, NewTopic
+
+        admin = KafkaAdminClient(bootstrap_servers=str(self))
+        try:
+            admin.create_topics([NewTopic(name, partitions, 1)])
+        finally:
+            admin.close()
+
+    def stop(self) -> None:
+        """Take the broker away: connections are refused until ``start()``."""
+        if self.mock is not None:
+            self.mock.set_down()
+        else:
+            _compose("stop", "kafka")
+
+    def start(self) -> None:
+        """Bring the broker back on the same address with its data."""
+        if self.mock is not None:
+            self.mock.set_up()
+        else:
+            _compose("start", "kafka")
+        wait_until_reachable(str(self), timeout=90)
+
+
+def _compose(*args: str) -> None:
+    subprocess.run(["docker", "compose", "-f", str(REPO_ROOT / "docker-compose.yml"), *args],
+                   check=True, capture_output=True, timeout=180)
+
+
+def wait_until_reachable(bootstrap: str, timeout: float) -> None:
+    host, _, port = bootstrap.rpartition(":")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _docker_target() -> bool:
+    return os.environ.get("MYSQL_CDC_TEST_TARGET", "").lower() == "docker"
+
+
+@pytest.fixture
+def kafka_broker() -> Iterator[KafkaBroker]:
+    """A Kafka broker for this test: a fresh mock cluster, or the docker-compose Kafka."""
+    namespace = uuid.uuid4().hex[:10]
+    if _docker_target():
+        _compose("up", "-d", "kafka")
+        wait_until_reachable(DOCKER_BOOTSTRAP, timeout=120)
+        broker = KafkaBroker(DOCKER_BOOTSTRAP, None, namespace)
+        try:
+            yield broker
+        finally:
+            # A test that stopped the broker must not leave it down for the next one.
+            _compose("start", "kafka")
+        return
+    cluster = MockKafkaCluster()
+    try:
+        yield KafkaBroker(cluster.bootstrap, cluster, namespace)
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def mock_kafka() -> Iterator[KafkaBroker]:
+    """Always a mock cluster (for tests that inject broker errors), under either target."""
+    cluster = MockKafkaCluster()
+    try:
+        yield KafkaBroker(cluster.bootstrap, cluster, uuid.uuid4().hex[:10])
+    finally:
+        cluster.destroy()
+
+
+def consume_all(bootstrap: str, topics: Iterable[str], timeout: float = 30.0) -> list[ConsumerRecord]:
+    """Every record of ``topics`` from the beginning to the current end, in partition order
+    (per partition, by offset), with a plain kafka-python consumer and no consumer group."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
+                             consumer_timeout_ms=1000, allow_auto_create_topics=False)
+    try:
+        partitions: list[TopicPartition] = []
+        for topic in topics:
+            ids = _wait_for_partitions(consumer, topic, timeout)
+            partitions.extend(TopicPartition(topic, p) for p in sorted(ids))
+        if not partitions:
+            return []
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        end = consumer.end_offsets(partitions)
+        truncated = {tp: o for tp, o in consumer.beginning_offsets(partitions).items() if o > 0}
+        if truncated:
+            # The mock broker keeps only the last 5 MiB (or 100,000 batches) of each partition.
+            raise AssertionError(f"partitions lost their oldest records (log start offsets {truncated}); "
+                                 "keep a test's data under 5 MiB per partition (compress, or more partitions)")
+        out: dict[TopicPartition, list[ConsumerRecord]] = {tp: [] for tp in partitions}
+        deadline = time.monotonic() + timeout
+        while any(consumer.position(tp) < end[tp] for tp in partitions):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not read {topics} to their end within {timeout}s")
+            for tp, batch in consumer.poll(timeout_ms=500).items():
+                out[tp].extend(batch)
+        return [r for tp in partitions for r in out[tp] if r.offset < end[tp]]
+    finally:
+        consumer.close()
+
+
+def _wait_for_partitions(consumer: KafkaConsumer, topic: str, timeout: float) -> set[int]:
+    deadline = time.monotonic() + timeout
+    while True:
+        ids = consumer.partitions_for_topic(topic)
+        if ids:
+            return set(ids)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {topic} does not exist")
+        time.sleep(0.1)
