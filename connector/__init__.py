@@ -1,0 +1,8 @@
+"""mysql-cdc: MySQL change data capture with Debezium-compatible events."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("mysql-cdc")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0"

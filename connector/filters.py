@@ -1,0 +1,57 @@
+"""Which databases, tables and columns are captured (Debezium's include/exclude lists)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from connector.config import ConnectorConfig, compile_regex_list
+from ddl.model import TableId
+
+BUILTIN_DATABASES = frozenset({"mysql", "sys", "information_schema", "performance_schema"})
+
+
+def _matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    # Debezium uses Pattern.matches: the regex must match the whole identifier.
+    return any(p.fullmatch(text) for p in patterns)
+
+
+@dataclass(frozen=True)
+class TableFilter:
+    database_include: tuple[re.Pattern[str], ...] = ()
+    database_exclude: tuple[re.Pattern[str], ...] = ()
+    table_include: tuple[re.Pattern[str], ...] = ()
+    table_exclude: tuple[re.Pattern[str], ...] = ()
+    column_include: tuple[re.Pattern[str], ...] = ()
+    column_exclude: tuple[re.Pattern[str], ...] = ()
+    ignore_builtin: bool = True
+
+    @classmethod
+    def from_config(cls, config: ConnectorConfig) -> TableFilter:
+        def rl(key: str) -> tuple[re.Pattern[str], ...]:
+            return compile_regex_list(key, config.get(key))
+
+        return cls(rl("database.include.list"), rl("database.exclude.list"), rl("table.include.list"),
+                   rl("table.exclude.list"), rl("column.include.list"), rl("column.exclude.list"),
+                   config.get_bool("table.ignore.builtin", True))
+
+    def database_captured(self, database: str) -> bool:
+        if self.ignore_builtin and database.lower() in BUILTIN_DATABASES:
+            return False
+        if self.database_include:
+            return _matches(self.database_include, database)
+        return not _matches(self.database_exclude, database)
+
+    def table_captured(self, table_id: TableId) -> bool:
+        if not self.database_captured(table_id.database):
+            return False
+        name = str(table_id)
+        if self.table_include:
+            return _matches(self.table_include, name)
+        return not _matches(self.table_exclude, name)
+
+    def column_captured(self, table_id: TableId, column: str) -> bool:
+        name = f"{table_id}.{column}"
+        if self.column_include:
+            return _matches(self.column_include, name)
+        return not _matches(self.column_exclude, name)

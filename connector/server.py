@@ -1,0 +1,190 @@
+"""Talking to the source server outside the replication stream: connecting, start-up checks, and
+the few status queries whose SQL differs between MySQL and MariaDB.
+
+Every failed check raises ``PrerequisiteError`` whose message names the problem and the fix (the
+my.cnf setting or the exact GRANT to add), because that is what an operator needs at 3 a.m.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+
+from connector.config import ConnectorConfig
+from connector.position import BinlogPosition
+
+log = logging.getLogger(__name__)
+
+
+class PrerequisiteError(RuntimeError):
+    """The server or the connector user is not set up for CDC; the message says how to fix it."""
+
+
+GRANT_HINT = ("GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES "
+              "ON *.* TO '{user}'@'%'")
+
+# Privilege → names under which SHOW GRANTS may list it (MariaDB ≥ 10.5 renamed REPLICATION CLIENT).
+_PRIVILEGE_SPELLINGS = {
+    "REPLICATION SLAVE": ("REPLICATION SLAVE", "REPLICATION REPLICA"),
+    "REPLICATION CLIENT": ("REPLICATION CLIENT", "BINLOG MONITOR"),
+    "SELECT": ("SELECT",),
+    "RELOAD": ("RELOAD",),
+    "LOCK TABLES": ("LOCK TABLES",),
+}
+
+
+def connect(config: ConnectorConfig, *, database: str | None = None, autocommit: bool = True,
+            **kwargs: Any) -> pymysql.connections.Connection:
+    """A client connection as the connector user; connection failures become messages that name
+    the property to fix (never the password)."""
+    try:
+        return pymysql.connect(
+            host=config.hostname, port=config.port, user=config.user, password=config.password,
+            database=database, autocommit=autocommit, charset="utf8mb4",
+            connect_timeout=max(1, (config.get_int("connect.timeout.ms", 30000) or 30000) // 1000),
+            **kwargs)
+    except pymysql.err.OperationalError as exc:
+        raise connection_error(config, exc) from None
+
+
+def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:
+    code = exc.args[0] if exc.args else None
+    if code == 1045:
+        return PrerequisiteError(
+            f"access denied for user {config.user!r} at {config.hostname}:{config.port}: check "
+            "database.user and database.password")
+    if code in (2003, 2005, 2006, 2013):
+        reason = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+        reason = reason.replace(config.password, "********") if config.password else reason
+        return PrerequisiteError(
+            f"cannot reach MySQL at {config.hostname}:{config.port} ({reason}): check "
+            "database.hostname and database.port, and that the server is running")
+    return PrerequisiteError(f"cannot connect to MySQL at {config.hostname}:{config.port}: {exc}")
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    version: str
+    flavor: str  # "mysql" | "mariadb"
+    gtid_mode: bool
+    server_id: int
+    binlog_status_sql: str
+
+    @property
+    def version_tuple(self) -> tuple[int, ...]:
+        return tuple(int(x) for x in re.findall(r"\d+", self.version)[:3])
+
+
+class ServerProbe:
+    """Start-up checks and status queries over one short-lived client connection."""
+
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.config = config
+
+    def _variables(self, cur: Any, *names: str) -> dict[str, str]:
+        placeholders = ",".join(["%s"] * len(names))
+        cur.execute(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({placeholders})",
+                    names)
+        return {str(k).lower(): str(v) for k, v in cur.fetchall()}
+
+    def check(self, *, need_snapshot_locks: bool = True) -> ServerInfo:
+        """Run every start-up check; returns what later steps need to know about the server."""
+        with connect(self.config) as conn, conn.cursor() as cur:
+            cur.execute("SELECT VERSION()")
+            version = str(cur.fetchone()[0])
+            flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
+            names = ["log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "server_id",
+                     "gtid_mode", "binlog_transaction_compression", "log_bin_compress"]
+            v = self._variables(cur, *names)
+            if v.get("log_bin", "OFF").upper() not in ("ON", "1"):
+                raise PrerequisiteError(
+                    "the binary log is disabled on the server: enable it with log_bin=mysql-bin (and a "
+                    "unique server_id) in my.cnf and restart MySQL")
+            if v.get("binlog_format", "").upper() != "ROW":
+                raise PrerequisiteError(
+                    f"binlog_format is {v.get('binlog_format')!r}, the connector needs ROW: set "
+                    "binlog_format=ROW in my.cnf (or SET GLOBAL binlog_format='ROW') and restart clients")
+            if v.get("binlog_row_image", "").upper() != "FULL":
+                raise PrerequisiteError(
+                    f"binlog_row_image is {v.get('binlog_row_image')!r}, the connector needs FULL: set "
+                    "binlog_row_image=FULL in my.cnf (or SET GLOBAL binlog_row_image='FULL')")
+            if v.get("binlog_row_metadata", "FULL").upper() != "FULL":
+                raise PrerequisiteError(
+                    f"binlog_row_metadata is {v.get('binlog_row_metadata')!r}, the connector needs FULL "
+                    "(column names and character sets in the binlog): set binlog_row_metadata=FULL in "
+                    "my.cnf (or SET GLOBAL binlog_row_metadata='FULL')")
+            if v.get("binlog_transaction_compression", "OFF").upper() in ("ON", "1"):
+                raise PrerequisiteError(
+                    "binlog_transaction_compression is ON; compressed transaction payloads are not "
+                    "supported yet: set binlog_transaction_compression=OFF")
+            if v.get("log_bin_compress", "OFF").upper() in ("ON", "1"):
+                raise PrerequisiteError(
+                    "log_bin_compress is ON; MariaDB compressed binlog events are not supported yet: "
+                    "set log_bin_compress=OFF")
+            self._check_grants(cur, need_snapshot_locks)
+            gtid_mode = (flavor == "mariadb") or v.get("gtid_mode", "OFF").upper() == "ON"
+            status_sql = self._binlog_status_sql(cur)
+            return ServerInfo(version, flavor, gtid_mode, int(v.get("server_id", "0") or 0), status_sql)
+
+    def _check_grants(self, cur: Any, need_snapshot_locks: bool) -> None:
+        cur.execute("SHOW GRANTS FOR CURRENT_USER()")
+        grants = " ".join(str(row[0]).upper() for row in cur.fetchall())
+        global_grants = " ".join(re.findall(r"GRANT (.*?) ON \*\.\*", grants))
+        if "ALL PRIVILEGES" in global_grants:
+            return
+        hint = GRANT_HINT.format(user=self.config.user)
+        for privilege in ("REPLICATION SLAVE", "REPLICATION CLIENT"):
+            if not any(s in global_grants for s in _PRIVILEGE_SPELLINGS[privilege]):
+                raise PrerequisiteError(
+                    f"user {self.config.user!r} lacks the {privilege} privilege needed to read the "
+                    f"binlog: run {hint}")
+        if "SELECT" not in grants:
+            raise PrerequisiteError(
+                f"user {self.config.user!r} lacks the SELECT privilege needed to read table "
+                f"structures and snapshot rows: run {hint}")
+        if need_snapshot_locks and "RELOAD" not in global_grants and "LOCK TABLES" not in grants:
+            raise PrerequisiteError(
+                f"user {self.config.user!r} has neither RELOAD (for FLUSH TABLES WITH READ LOCK) nor "
+                f"LOCK TABLES (for the table-lock snapshot): run {hint}, or set snapshot.locking.mode=none")
+
+    @staticmethod
+    def _binlog_status_sql(cur: Any) -> str:
+        # MySQL 8.4 removed SHOW MASTER STATUS; older MySQL and MariaDB 10.11 lack the new spelling.
+        for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
+            try:
+                cur.execute(sql)
+                cur.fetchall()
+                return sql
+            except pymysql.err.ProgrammingError:
+                continue
+        raise PrerequisiteError("the server accepts neither SHOW BINARY LOG STATUS nor SHOW MASTER STATUS")
+
+    # -- status queries -----------------------------------------------------------------------------
+    def current_position(self, info: ServerInfo, cur: Any | None = None) -> BinlogPosition:
+        if cur is None:
+            with connect(self.config) as conn, conn.cursor() as c:
+                return self.current_position(info, c)
+        cur.execute(info.binlog_status_sql)
+        row = cur.fetchone()
+        if not row:
+            raise PrerequisiteError("the server reports no binary log status: is log_bin enabled?")
+        gtids: str | None = None
+        if info.flavor == "mariadb":
+            cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
+            gtids = str(cur.fetchone()[0] or "") or None
+        elif info.gtid_mode and len(row) >= 5:
+            gtids = str(row[4] or "").replace("\n", "") or None
+        return BinlogPosition(str(row[0]), int(row[1]), gtids)
+
+    def binlog_files(self) -> list[tuple[str, int]]:
+        with connect(self.config) as conn, conn.cursor() as cur:
+            cur.execute("SHOW BINARY LOGS")
+            return [(str(r[0]), int(r[1])) for r in cur.fetchall()]
+
+    def position_available(self, file: str) -> bool:
+        """False when ``file`` has been purged from the server."""
+        return any(name == file for name, _ in self.binlog_files())
