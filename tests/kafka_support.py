@@ -8,8 +8,8 @@ log intact, and make the broker answer produce requests with an error code.
 
 ``kafka_broker`` yields a ``KafkaBroker``: a ``str`` holding ``"host:port"`` (so it can be used as a
 bootstrap address directly) with ``stop()``/``start()`` to simulate an outage. With
-``MYSQL_CDC_TEST_TARGET=docker`` it is the ``kafka`` service of ``docker-compose.yml`` on
-127.0.0.1:9092 instead; topics there outlive a test, so tests name theirs with ``broker.unique()``.
+``MYSQL_CDC_TEST_TARGET=docker`` it is the ``kafka`` service of ``docker-compose.yml`` (started by
+pytest-docker's ``docker_services``, stopped/started with ``docker compose stop|start kafka``) instead; topics there outlive a test, so tests name theirs with ``broker.unique()``.
 Tests that need error injection use ``mock_kafka`` (always a mock cluster, under either target).
 
 The mock keeps only the newest 5 MiB (or 100,000 batches) of each partition (librdkafka's
@@ -23,7 +23,6 @@ import ctypes
 import glob
 import os
 import socket
-import subprocess
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -33,9 +32,6 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DOCKER_BOOTSTRAP = "127.0.0.1:9092"
 
 # Kafka protocol error codes the mock can be told to answer with.
 MESSAGE_TOO_LARGE = 10
@@ -134,11 +130,14 @@ class KafkaBroker(str):
     """A bootstrap address (``"host:port"``) plus control of the broker behind it."""
 
     mock: MockKafkaCluster | None
+    compose: Any  # pytest-docker's compose executor for the docker-compose ``kafka`` service
     namespace: str
 
-    def __new__(cls, bootstrap: str, mock: MockKafkaCluster | None, namespace: str) -> KafkaBroker:
+    def __new__(cls, bootstrap: str, mock: MockKafkaCluster | None, namespace: str,
+                compose: Any = None) -> KafkaBroker:
         self = super().__new__(cls, bootstrap)
         self.mock = mock
+        self.compose = compose
         self.namespace = namespace
         return self
 
@@ -169,20 +168,15 @@ class KafkaBroker(str):
         if self.mock is not None:
             self.mock.set_down()
         else:
-            _compose("stop", "kafka")
+            self.compose.execute("stop kafka")
 
     def start(self) -> None:
         """Bring the broker back on the same address with its data."""
         if self.mock is not None:
             self.mock.set_up()
         else:
-            _compose("start", "kafka")
+            self.compose.execute("start kafka")
         wait_until_reachable(str(self), timeout=90)
-
-
-def _compose(*args: str) -> None:
-    subprocess.run(["docker", "compose", "-f", str(REPO_ROOT / "docker-compose.yml"), *args],
-                   check=True, capture_output=True, timeout=180)
 
 
 def wait_until_reachable(bootstrap: str, timeout: float) -> None:
@@ -199,22 +193,23 @@ def wait_until_reachable(bootstrap: str, timeout: float) -> None:
 
 
 def _docker_target() -> bool:
-    return os.environ.get("MYSQL_CDC_TEST_TARGET", "").lower() == "docker"
+    return os.environ.get("MYSQL_CDC_TEST_TARGET", "local") == "docker"
 
 
 @pytest.fixture
-def kafka_broker() -> Iterator[KafkaBroker]:
+def kafka_broker(request: pytest.FixtureRequest) -> Iterator[KafkaBroker]:
     """A Kafka broker for this test: a fresh mock cluster, or the docker-compose Kafka."""
     namespace = uuid.uuid4().hex[:10]
     if _docker_target():
-        _compose("up", "-d", "kafka")
-        wait_until_reachable(DOCKER_BOOTSTRAP, timeout=120)
-        broker = KafkaBroker(DOCKER_BOOTSTRAP, None, namespace)
+        services = request.getfixturevalue("docker_services")  # pytest-docker: compose up --wait
+        bootstrap = f"127.0.0.1:{services.port_for('kafka', 9092)}"
+        wait_until_reachable(bootstrap, timeout=120)
+        broker = KafkaBroker(bootstrap, None, namespace, services._docker_compose)
         try:
             yield broker
         finally:
             # A test that stopped the broker must not leave it down for the next one.
-            _compose("start", "kafka")
+            broker.start()
         return
     cluster = MockKafkaCluster()
     try:
