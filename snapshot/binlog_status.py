@@ -1,0 +1,80 @@
+"""Reading the server's binlog coordinates, MySQL 8.x and MariaDB 10.11 alike.
+
+* MySQL ≥ 8.4: ``SHOW BINARY LOG STATUS`` (8.4 removed ``SHOW MASTER STATUS``); older MySQL:
+  ``SHOW MASTER STATUS``. Columns: 1 file, 2 position, 5 ``Executed_Gtid_Set`` (newlines removed).
+* MariaDB: ``SHOW MASTER STATUS`` (file, position) and ``SELECT @@global.gtid_binlog_pos`` (the
+  GTID of the last transaction written to the binlog, per replication domain).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from connector.position import BinlogPosition
+
+MARIADB: str = "mariadb"
+MYSQL: str = "mysql"
+
+
+class BinlogStatusError(RuntimeError):
+    pass
+
+
+def server_version(version_text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", version_text)[:3])
+
+
+def flavor_of(version_text: str) -> str:
+    return MARIADB if "mariadb" in version_text.lower() else MYSQL
+
+
+def binlog_status_sql(flavor: str, version_text: str) -> str:
+    if flavor == MYSQL and server_version(version_text) >= (8, 4):
+        return "SHOW BINARY LOG STATUS"
+    return "SHOW MASTER STATUS"
+
+
+def read_binlog_position(cursor: Any, flavor: str, version_text: str) -> BinlogPosition:
+    """The current binlog position (and executed GTID set) as seen by ``cursor``'s session."""
+    cursor.execute(binlog_status_sql(flavor, version_text))
+    row = cursor.fetchone()
+    if not row:
+        raise BinlogStatusError(
+            "the server reports no binary log status (is log_bin enabled, and does the connector user "
+            "have REPLICATION CLIENT / BINLOG MONITOR?); the snapshot needs a binlog position to stream from")
+    file, pos = _text(row[0]), int(row[1])
+    gtids: str | None
+    if flavor == MARIADB:
+        cursor.execute("SELECT @@global.gtid_binlog_pos")
+        value = cursor.fetchone()
+        gtids = _text(value[0]) if value else ""
+    else:
+        gtids = _text(row[4]).replace("\n", "") if len(row) > 4 and row[4] is not None else ""
+    return BinlogPosition(file, pos, gtids or None)
+
+
+def binlog_files(cursor: Any) -> list[str]:
+    cursor.execute("SHOW BINARY LOGS")
+    return [_text(row[0]) for row in cursor.fetchall()]
+
+
+def position_available(cursor: Any, position: BinlogPosition, flavor: str) -> bool:
+    """False when the server can no longer serve the binlog from ``position`` (purged).
+
+    MySQL with GTIDs: the stored set must be contained in ``gtid_executed`` and nothing it lacks may
+    have been purged (Debezium's check). Otherwise (and for MariaDB, whose replication can start from
+    any GTID whose binlog file is still there) the stored file must still be listed.
+    """
+    if flavor == MYSQL and position.gtids:
+        cursor.execute("SELECT GTID_SUBSET(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
+                       (position.gtids, position.gtids))
+        subset, missing = cursor.fetchone()
+        return bool(int(subset)) and not _text(missing).strip()
+    return position.file in binlog_files(cursor)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode()
+    return "" if value is None else str(value)

@@ -1,0 +1,205 @@
+"""``snapshot.mode``: what a connector start does, as pure functions of the stored state.
+
+Debezium spreads this over its ``Snapshotter`` implementations (``snapshot/mode/*``) and
+``BaseSourceTask#validateSchemaHistory``; here it is one decision table (reference section 5.1) and
+one function, ``decide``, that the engine calls once at start-up with what it found in its offset and
+history stores and on the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+SNAPSHOT_MODE_KEY: Final = "snapshot.mode"
+
+SNAPSHOT_MODES: Final = ("initial", "initial_only", "when_needed", "no_data", "recovery", "never", "always",
+                         "configuration_based")
+# Deprecated spellings Debezium still accepts.
+MODE_ALIASES: Final = {"schema_only": "no_data", "schema_only_recovery": "recovery"}
+
+# Where streaming starts after the start-up decision.
+STREAM_FROM_SNAPSHOT: Final = "snapshot"    # the position read under the snapshot's lock
+STREAM_FROM_OFFSET: Final = "offset"        # the stored offset
+STREAM_FROM_BEGINNING: Final = "beginning"  # the oldest binlog on the server (no offset, no snapshot)
+
+ShouldSnapshot = Callable[[bool, bool], bool]  # (offset_exists, snapshot_in_progress) -> bool
+
+
+def _first_start_or_unfinished(offset_exists: bool, snapshot_in_progress: bool) -> bool:
+    # "a snapshot interrupted by a crash starts over on restart"
+    return not offset_exists or snapshot_in_progress
+
+
+def _always(offset_exists: bool, snapshot_in_progress: bool) -> bool:
+    return True
+
+
+def _never(offset_exists: bool, snapshot_in_progress: bool) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class ModeBehaviour:
+    """One row of the decision table (Debezium's ``Snapshotter`` methods)."""
+
+    snapshot_schema: ShouldSnapshot
+    snapshot_data: ShouldSnapshot
+    stream: bool = True
+    # May rebuild a lost schema history from the current schema (``recovery``).
+    snapshot_on_schema_error: bool = False
+    # May throw the offsets away and snapshot again when the stored position was purged (``when_needed``).
+    snapshot_on_data_error: bool = False
+    # False: after the snapshot, stream from the stored offset, not from the snapshot's position.
+    stream_from_snapshot: bool = True
+
+
+MODES: Final[dict[str, ModeBehaviour]] = {
+    "initial": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished),
+    "initial_only": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished, stream=False),
+    "when_needed": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished,
+                                 snapshot_on_data_error=True),
+    "no_data": ModeBehaviour(_first_start_or_unfinished, _never),
+    "recovery": ModeBehaviour(_always, _never, snapshot_on_schema_error=True, stream_from_snapshot=False),
+    "never": ModeBehaviour(_never, _never),
+    "always": ModeBehaviour(_always, _always),
+}
+
+
+@dataclass(frozen=True)
+class ConfigurationBasedMode:
+    """``snapshot.mode=configuration_based``: the ``snapshot.mode.configuration.based.*`` flags."""
+
+    snapshot_data: bool = False
+    snapshot_schema: bool = False
+    start_stream: bool = False
+    snapshot_on_schema_error: bool = False
+    snapshot_on_data_error: bool = False
+
+    def behaviour(self) -> ModeBehaviour:
+        schema, data = self.snapshot_schema, self.snapshot_data
+        return ModeBehaviour(lambda _o, _p: schema, lambda _o, _p: data, stream=self.start_stream,
+                             snapshot_on_schema_error=self.snapshot_on_schema_error,
+                             snapshot_on_data_error=self.snapshot_on_data_error)
+
+
+@dataclass(frozen=True)
+class SnapshotPlan:
+    """What to do at start-up. When ``error`` is set the connector must stop with that message."""
+
+    mode: str
+    snapshot_schema: bool = False
+    snapshot_data: bool = False
+    stream: bool = False
+    # Discard the stored offsets first (when_needed after a purge): the start is then a first start.
+    reset_offsets: bool = False
+    stream_from: str | None = None  # STREAM_FROM_* or None when not streaming
+    error: str | None = None
+
+    @property
+    def snapshot(self) -> bool:
+        return self.snapshot_schema or self.snapshot_data
+
+
+def normalize_mode(value: str | None) -> str:
+    """The canonical mode name; aliases resolved. Raises ``ValueError`` naming the key and the fix."""
+    text = (value or "initial").strip().lower()
+    text = MODE_ALIASES.get(text, text)
+    if text == "custom":
+        raise ValueError(f"{SNAPSHOT_MODE_KEY}: custom snapshotters are not supported; use "
+                         "snapshot.mode=configuration_based with snapshot.mode.configuration.based.* "
+                         "instead")
+    if text not in SNAPSHOT_MODES:
+        raise ValueError(f"{SNAPSHOT_MODE_KEY}: expected one of {', '.join(SNAPSHOT_MODES)} "
+                         f"(or the aliases {', '.join(MODE_ALIASES)}), got {value!r}")
+    return text
+
+
+def behaviour_for(mode: str, configuration: ConfigurationBasedMode | None = None) -> ModeBehaviour:
+    canonical = normalize_mode(mode)
+    if canonical == "configuration_based":
+        return (configuration or ConfigurationBasedMode()).behaviour()
+    return MODES[canonical]
+
+
+def purged_position_message(position: str | None) -> str:
+    where = f"binlog starting at {position}" if position else "binlog starting at its stored offset"
+    return (f"The connector is trying to read {where}, but this is no longer available on the server "
+            "(the binlog was purged). A new snapshot is required: set snapshot.mode=when_needed to take "
+            "one automatically on the next start (or snapshot.mode=always to snapshot on every start), "
+            "or delete the stored offsets and schema history to start over with snapshot.mode=initial. "
+            "Also raise the server's binlog retention (binlog_expire_logs_seconds / expire_logs_days).")
+
+
+UNFINISHED_SNAPSHOT_MESSAGE: Final = (
+    "The connector previously stopped while taking a snapshot, but now the connector is configured "
+    "to never allow snapshots. Reconfigure the connector to use snapshots initially or when needed "
+    "(snapshot.mode=initial or when_needed).")
+
+MISSING_HISTORY_MESSAGE: Final = (
+    "The schema history is missing although offsets exist. You may attempt to recover it by "
+    "reconfiguring the connector to snapshot.mode=recovery (this assumes no schema change happened "
+    "since the stored offset), or delete the offsets to start over with a new snapshot.")
+
+RECOVERY_WITHOUT_OFFSET_MESSAGE: Final = (
+    "Could not find existing binlog information while attempting schema only recovery snapshot: "
+    "snapshot.mode=recovery needs stored offsets. For a first start use snapshot.mode=initial "
+    "(or no_data for schema only).")
+
+
+def decide(mode: str, offset_exists: bool, snapshot_in_progress: bool, position_purged: bool = False,
+           *, history_exists: bool = True, position: str | None = None,
+           configuration: ConfigurationBasedMode | None = None) -> SnapshotPlan:
+    """Debezium's start-up decision.
+
+    ``offset_exists``: an offset is stored for this connector. ``snapshot_in_progress``: that offset
+    carries ``snapshot: INITIAL`` (or legacy ``true``), i.e. a snapshot was interrupted.
+    ``position_purged``: the stored file (or a GTID it needs) is no longer on the server.
+    ``history_exists``: the schema history store has records. ``position`` only feeds the message.
+    """
+    canonical = normalize_mode(mode)
+    b = behaviour_for(canonical, configuration)
+
+    def plan(schema: bool, data: bool, *, reset: bool = False, has_offset: bool = True) -> SnapshotPlan:
+        snapshotting = schema or data
+        if not b.stream:
+            stream_from = None
+        elif snapshotting and (b.stream_from_snapshot or not has_offset):
+            stream_from = STREAM_FROM_SNAPSHOT
+        elif has_offset:
+            stream_from = STREAM_FROM_OFFSET
+        else:
+            stream_from = STREAM_FROM_BEGINNING
+        return SnapshotPlan(canonical, schema, data, b.stream, reset, stream_from)
+
+    def fail(message: str) -> SnapshotPlan:
+        return SnapshotPlan(canonical, error=message)
+
+    if not offset_exists:
+        if b.snapshot_on_schema_error:
+            return fail(RECOVERY_WITHOUT_OFFSET_MESSAGE)
+        return plan(b.snapshot_schema(False, False), b.snapshot_data(False, False), has_offset=False)
+
+    if snapshot_in_progress:
+        schema, data = b.snapshot_schema(True, True), b.snapshot_data(True, True)
+        if not schema and not data:
+            return fail(UNFINISHED_SNAPSHOT_MESSAGE)
+        # The interrupted snapshot's offset is worthless: the new snapshot starts over and replaces it.
+        return plan(schema, data, has_offset=False)
+
+    schema, data = b.snapshot_schema(True, False), b.snapshot_data(True, False)
+    streams_from_stored_offset = b.stream and not (data and b.stream_from_snapshot)
+    if not history_exists:
+        if not b.snapshot_on_schema_error:
+            return fail(MISSING_HISTORY_MESSAGE)
+        if position_purged:
+            return fail(purged_position_message(position))
+        return plan(True, data)
+    if position_purged and streams_from_stored_offset:
+        if b.snapshot_on_data_error:
+            # Debezium resets the offsets; what follows is a first start.
+            return plan(b.snapshot_schema(False, False), b.snapshot_data(False, False), reset=True,
+                        has_offset=False)
+        return fail(purged_position_message(position))
+    return plan(schema, data)

@@ -1,0 +1,675 @@
+"""The initial consistent snapshot, following Debezium's ``BinlogSnapshotChangeEventSource`` step by step.
+
+Global-read-lock workflow (``snapshot.locking.mode=minimal``, the default)::
+
+    SHOW DATABASES; SHOW FULL TABLES IN `db` where Table_Type = 'BASE TABLE'    (1 captured tables)
+    SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ
+    SET SESSION lock_wait_timeout=10; SET SESSION innodb_lock_wait_timeout=10
+    FLUSH TABLES WITH READ LOCK                                                  (2 lock)
+    SET TRANSACTION ISOLATION LEVEL REPEATABLE READ
+    START TRANSACTION WITH CONSISTENT SNAPSHOT
+    SHOW MASTER STATUS [+ SELECT @@global.gtid_binlog_pos]                       (3 position)
+    SHOW VARIABLES ...charset...; SHOW VARIABLES ...sql_mode...; information_schema.schemata;
+    SHOW CREATE TABLE `db`.`t` ...                                               (4 structure)
+    UNLOCK TABLES                                                                (5 writes resume)
+    USE `db`; SHOW TABLE STATUS LIKE 't' ...                                     (6 row estimates)
+    SELECT UNIX_TIMESTAMP(); SELECT * FROM `db`.`t` ...                           (7 rows)
+    ROLLBACK
+
+Table-lock workflow (the global lock is refused: no RELOAD privilege, RDS, Aurora): after the refused
+FLUSH the transaction is started as above, then ``SHOW GRANTS FOR CURRENT_USER`` (LOCK TABLES must be
+granted), ``LOCK TABLES `db`.`t` READ, ...`` on the captured tables, position, structure of the
+locked tables, rows, then ``COMMIT`` and only then ``UNLOCK TABLES`` (with autocommit off, unlocking
+first would end the snapshot's consistency guarantee), then ``SHOW CREATE TABLE`` for the tables whose
+structure could not be read under the table locks. Debezium itself uses ``FLUSH TABLES t1, t2 WITH
+READ LOCK`` here, which needs RELOAD as well; ``LOCK TABLES ... READ`` blocks the same writes and
+needs only LOCK TABLES, so it also works for the users that were refused the global lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import pymysql
+
+from connector.position import BinlogPosition
+from ddl.model import TableId
+from snapshot.binlog_status import flavor_of, read_binlog_position
+from snapshot.listener import SnapshotListener
+from snapshot.locking import LOCKING_MODE_KEY, LockingStrategy, locking_strategy
+from snapshot.modes import ConfigurationBasedMode, normalize_mode
+from snapshot.progress import ProgressReporter, auto_progress
+from snapshot.scan import DEFAULT_BATCH_ROWS, SnapshotCancelled, TableJob, scan_parallel, scan_serial
+
+if TYPE_CHECKING:
+    from connector.config import ConnectorConfig
+
+log = logging.getLogger(__name__)
+
+BUILTIN_DATABASES = frozenset({"mysql", "performance_schema", "sys", "information_schema"})
+OVERRIDES_KEY = "snapshot.select.statement.overrides"
+ROW_COUNT_ORDERS = ("disabled", "ascending", "descending")
+# pymysql error codes that mean the connection itself is gone (not a refused statement).
+_CONNECTION_LOST = frozenset({2006, 2013, 2055})
+_NO_SUCH_TABLE = 1146
+
+__all__ = ["SnapshotCancelled", "SnapshotError", "SnapshotSettings", "SnapshotSummary", "Snapshotter",
+           "connection_factory", "quote_identifier", "quote_table", "set_statement_for"]
+
+
+class SnapshotError(RuntimeError):
+    """The snapshot cannot proceed; the message says why and what to change."""
+
+
+class SnapshotConfigError(ValueError):
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+
+
+# -- SQL text helpers (pure) ------------------------------------------------------------------------
+def quote_identifier(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def quote_table(table_id: TableId) -> str:
+    return f"{quote_identifier(table_id.database)}.{quote_identifier(table_id.table)}"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def set_statement_for(variables: Mapping[str, str | None]) -> str:
+    """Debezium's ``setStatementFor``: names sorted, a value quoted only if it holds ``,`` or ``;``."""
+    parts = []
+    for name in sorted(variables):
+        value = variables[name] or ""
+        if "," in value or ";" in value:
+            value = f"'{value}'"
+        parts.append(f"{name}={value}")
+    return "SET " + ", ".join(parts) + ";"
+
+
+def create_database_statement(database: str, charset: str | None, collation: str | None) -> str:
+    ddl = f"CREATE DATABASE {quote_identifier(database)}"
+    if charset:
+        ddl += f" CHARSET {charset}"
+    if collation:
+        ddl += f" COLLATE {collation}"
+    return ddl
+
+
+def order_tables(tables: Iterable[TableId], include_patterns: Sequence[re.Pattern[str]],
+                 signal_patterns: Sequence[re.Pattern[str]] = ()) -> list[TableId]:
+    """Debezium's snapshot order: for each ``table.include.list`` pattern in turn (all tables when the
+    list is empty), the matching tables sorted by name; then the signal table."""
+    candidates = sorted(set(tables))
+    patterns = list(include_patterns) or [re.compile(".*")]
+    patterns += list(signal_patterns)
+    ordered: dict[TableId, None] = {}
+    for pattern in patterns:
+        for table_id in candidates:
+            if table_id not in ordered and pattern.fullmatch(str(table_id)):
+                ordered[table_id] = None
+    return list(ordered)
+
+
+def _regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
+    patterns = []
+    for part in (p.strip() for p in (text or "").split(",")):
+        if part:
+            try:
+                patterns.append(re.compile(part, re.IGNORECASE))
+            except re.error as exc:
+                raise SnapshotConfigError(key, f"{part!r} is not a valid regular expression ({exc})") from None
+    return tuple(patterns)
+
+
+# -- settings ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SnapshotSettings:
+    """The snapshot's Debezium properties (reference section 2.5), validated."""
+
+    mode: str = "initial"
+    locking_mode: str = "minimal"
+    # Rows handed from the streaming cursor to the listener at a time (``snapshot.fetch.size``);
+    # rows always stream from the server, so this bounds client memory, not server round trips.
+    fetch_size: int | None = None
+    max_threads: int = 1
+    lock_timeout_ms: int = 10000
+    select_overrides: Mapping[TableId, str] = field(default_factory=lambda: MappingProxyType({}))
+    include_collections: tuple[re.Pattern[str], ...] = ()  # snapshot.include.collection.list
+    store_only_captured_tables_ddl: bool = False
+    store_only_captured_databases_ddl: bool = False
+    ignore_builtin: bool = True
+    table_include_order: tuple[re.Pattern[str], ...] = ()  # table.include.list (defines table order)
+    signal_patterns: tuple[re.Pattern[str], ...] = ()  # signal.data.collection
+    order_by_row_count: str = "disabled"  # snapshot.tables.order.by.row.count
+    configuration_based: ConfigurationBasedMode = field(default_factory=ConfigurationBasedMode)
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "mode", normalize_mode(self.mode))
+        except ValueError as exc:
+            raise SnapshotConfigError("snapshot.mode", str(exc).split(": ", 1)[-1]) from None
+        try:
+            locking_strategy(self.locking_mode)
+        except ValueError as exc:
+            raise SnapshotConfigError(LOCKING_MODE_KEY, str(exc).split(": ", 1)[-1]) from None
+        if self.max_threads < 1:
+            raise SnapshotConfigError("snapshot.max.threads", f"must be at least 1, got {self.max_threads}")
+        if self.fetch_size is not None and self.fetch_size < 1:
+            object.__setattr__(self, "fetch_size", None)  # Debezium's Integer.MIN_VALUE: just stream
+        if self.lock_timeout_ms < 0:
+            raise SnapshotConfigError("snapshot.lock.timeout.ms", f"must not be negative, got {self.lock_timeout_ms}")
+        if self.order_by_row_count not in ROW_COUNT_ORDERS:
+            raise SnapshotConfigError("snapshot.tables.order.by.row.count",
+                                      f"expected one of {', '.join(ROW_COUNT_ORDERS)}, got {self.order_by_row_count!r}")
+        object.__setattr__(self, "select_overrides", MappingProxyType(dict(self.select_overrides)))
+
+    @property
+    def strategy(self) -> LockingStrategy:
+        return locking_strategy(self.locking_mode)
+
+    @property
+    def batch_rows(self) -> int:
+        return self.fetch_size or DEFAULT_BATCH_ROWS
+
+    def snapshot_included(self, table_id: TableId) -> bool:
+        return not self.include_collections or any(p.fullmatch(str(table_id)) for p in self.include_collections)
+
+    @classmethod
+    def from_config(cls, config: ConnectorConfig) -> SnapshotSettings:
+        """From the connector properties; a bad value raises an error naming the key and the fix."""
+
+        def integer(key: str, default: int | None) -> int | None:
+            text = config.get(key)
+            if text is None or text.strip() == "":
+                return default
+            try:
+                return int(text)
+            except ValueError:
+                raise SnapshotConfigError(key, f"expected an integer, got {text!r}") from None
+
+        def boolean(key: str, default: bool) -> bool:
+            text = (config.get(key) or "").strip().lower()
+            if not text:
+                return default
+            if text not in ("true", "false"):
+                raise SnapshotConfigError(key, f"expected true or false, got {text!r}")
+            return text == "true"
+
+        overrides: dict[TableId, str] = {}
+        listed = [t.strip() for t in (config.get(OVERRIDES_KEY) or "").split(",") if t.strip()]
+        for name in listed:
+            key = f"{OVERRIDES_KEY}.{name}"
+            statement = config.get(key)
+            try:
+                table_id = TableId.parse(name)
+            except ValueError:
+                raise SnapshotConfigError(OVERRIDES_KEY, f"{name!r} is not a database.table name") from None
+            if not statement:
+                raise SnapshotConfigError(key, f"{name} is listed in {OVERRIDES_KEY} but {key} (the SELECT "
+                                          "to run for it) is not set")
+            overrides[table_id] = statement
+        for suffix in config.subset(OVERRIDES_KEY + "."):
+            if suffix not in listed:
+                log.warning("%s.%s is ignored: add %s to %s (a comma-separated list of database.table) "
+                            "to use it", OVERRIDES_KEY, suffix, suffix, OVERRIDES_KEY)
+        based = "snapshot.mode.configuration.based."
+        return cls(
+            mode=config.get("snapshot.mode") or "initial",
+            locking_mode=config.get("snapshot.locking.mode") or "minimal",
+            fetch_size=integer("snapshot.fetch.size", None),
+            max_threads=integer("snapshot.max.threads", 1) or 1,
+            lock_timeout_ms=integer("snapshot.lock.timeout.ms", 10000) or 0,
+            select_overrides=overrides,
+            include_collections=_regex_list("snapshot.include.collection.list",
+                                            config.get("snapshot.include.collection.list")),
+            store_only_captured_tables_ddl=boolean("schema.history.internal.store.only.captured.tables.ddl", False),
+            store_only_captured_databases_ddl=boolean("schema.history.internal.store.only.captured.databases.ddl",
+                                                      False),
+            ignore_builtin=boolean("table.ignore.builtin", True),
+            table_include_order=_regex_list("table.include.list", config.get("table.include.list")),
+            signal_patterns=_regex_list("signal.data.collection", config.get("signal.data.collection")),
+            order_by_row_count=(config.get("snapshot.tables.order.by.row.count") or "disabled").strip().lower(),
+            configuration_based=ConfigurationBasedMode(
+                snapshot_data=boolean(based + "snapshot.data", False),
+                snapshot_schema=boolean(based + "snapshot.schema", False),
+                start_stream=boolean(based + "start.stream", False),
+                snapshot_on_schema_error=boolean(based + "snapshot.on.schema.error", False),
+                snapshot_on_data_error=boolean(based + "snapshot.on.data.error", False)),
+        )
+
+
+@dataclass(frozen=True)
+class SnapshotSummary:
+    position: BinlogPosition
+    rows: Mapping[TableId, int]
+    schema_statements: int
+    locking: str  # "global" | "table" | "none"
+    writes_blocked_seconds: float
+    duration_seconds: float
+
+    @property
+    def total_rows(self) -> int:
+        return sum(self.rows.values())
+
+
+@dataclass
+class _Plan:
+    schema_tables: list[TableId]
+    data_tables: list[TableId]
+
+
+Connect = Callable[[], pymysql.connections.Connection]
+
+
+def connection_factory(config: ConnectorConfig) -> Connect:
+    """Snapshot connections as the connector user, with the snapshot value conversions."""
+    from connector.server import connect
+
+    kwargs: dict[str, Any] = {}
+    try:
+        from connector.converters import SNAPSHOT_CONVERSIONS
+        kwargs["conv"] = SNAPSHOT_CONVERSIONS
+    except ImportError:  # pragma: no cover - converters are part of the package
+        pass
+    return lambda: connect(config, autocommit=False, **kwargs)
+
+
+# -- the snapshotter ---------------------------------------------------------------------------------
+class Snapshotter:
+    """Runs one snapshot per ``run`` call and reports it to a ``SnapshotListener``.
+
+    ``connect`` opens a new connection (called once, plus once per extra reader thread);
+    ``is_captured`` is the connector's table filter; ``flavor`` is ``mysql`` or ``mariadb`` (checked
+    against the server's version string). ``is_database_captured`` (default: "has a captured table")
+    serves ``store.only.captured.databases.ddl``; ``projection`` may return the column names to select
+    for a table (column filters) or None for ``SELECT *``.
+    """
+
+    def __init__(self, settings: SnapshotSettings, connect: Connect, is_captured: Callable[[TableId], bool],
+                 flavor: str, *, is_database_captured: Callable[[str], bool] | None = None,
+                 projection: Callable[[TableId], Sequence[str] | None] | None = None,
+                 progress: ProgressReporter | None = None) -> None:
+        self.settings = settings
+        self._connect = connect
+        self.is_captured = is_captured
+        self.flavor = flavor
+        self.is_database_captured = is_database_captured
+        self.projection = projection
+        self.progress = progress
+        self._cancelled = threading.Event()
+        self.last_summary: SnapshotSummary | None = None
+
+    def cancel(self) -> None:
+        """Stop a running ``run`` at the next batch (it raises ``SnapshotCancelled``)."""
+        self._cancelled.set()
+
+    # -- public entry point ------------------------------------------------------------------------
+    def run(self, listener: SnapshotListener, tables: Sequence[TableId] | None = None, *,
+            data: bool = True) -> BinlogPosition:
+        """Snapshot schema and (unless ``data`` is False: no_data / recovery) rows.
+
+        ``tables`` restricts the rows read to these captured tables (the schema snapshot stays
+        complete). Returns the consistent position (also given to ``listener.on_position``).
+        """
+        self._cancelled.clear()
+        started = time.monotonic()
+        strategy = self.settings.strategy
+        progress = self.progress or auto_progress()
+        main = self._connect()
+        connections = [main]
+        state = _LockState()
+        try:
+            main.autocommit(False)
+            version = main.get_server_info()
+            if flavor_of(version) != self.flavor:
+                log.warning("server version %r does not look like %s; using its own flavor", version, self.flavor)
+            flavor = flavor_of(version)
+            cur = main.cursor()
+            plan = self._plan(self._list_tables(cur), tables)
+            readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
+            for _ in range(readers - 1):
+                connections.append(self._open_reader())
+
+            # -- lock ------------------------------------------------------------------------------
+            _execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            seconds = self.settings.lock_timeout_ms // 1000
+            _execute(cur, f"SET SESSION lock_wait_timeout={seconds}")
+            try:
+                _execute(cur, f"SET SESSION innodb_lock_wait_timeout={seconds}")
+            except pymysql.MySQLError as exc:
+                _reraise_if_disconnected(exc)
+                log.warning("Unable to set innodb_lock_wait_timeout: %s", exc)
+            if strategy.global_lock_sql is not None:
+                self._global_lock(cur, strategy, state)
+                if strategy.reset_isolation_after_lock:
+                    _execute(cur, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                if strategy.consistent_snapshot_transaction:
+                    try:
+                        _execute(cur, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                    except pymysql.MySQLError:
+                        log.error("It's possible to receive duplicated events between snapshot and streaming. "
+                                  "It can be caused by an unsupported engine")
+                        raise
+                if not state.global_lock:
+                    if not strategy.table_lock_fallback:
+                        raise SnapshotError(
+                            f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
+                            f"{strategy.name} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
+                            "connector user, or use snapshot.locking.mode=minimal")
+                    self._table_lock(cur, plan.data_tables, state)
+
+            # -- position --------------------------------------------------------------------------
+            position = read_binlog_position(cur, flavor, version)
+            log.info("Read binlog position %s", position)
+            listener.on_position(position)
+            if strategy.locking:
+                # Pin the extra readers' views while writes are still blocked: they see exactly the
+                # state at the position, like the main connection.
+                for conn in connections[1:]:
+                    with conn.cursor() as rc:
+                        _execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+
+            # -- structure -------------------------------------------------------------------------
+            deferred = [t for t in plan.schema_tables if t not in set(plan.data_tables)] if state.table_lock else []
+            statements = self._read_structure(cur, listener, plan, deferred, flavor)
+            if state.global_lock and strategy.release_after_schema:
+                self._unlock(cur, state)
+
+            # -- rows ------------------------------------------------------------------------------
+            counts: dict[TableId, int] = {}
+            if data and plan.data_tables:
+                jobs = self._jobs(cur, plan.data_tables)
+                if len(connections) > 1:
+                    counts = scan_parallel(connections, jobs, listener, progress, self.settings.batch_rows,
+                                           self._cancelled)
+                else:
+                    counts = scan_serial(main, jobs, listener, progress, self.settings.batch_rows,
+                                         self._cancelled)
+
+            # -- release ---------------------------------------------------------------------------
+            if state.table_lock:
+                # COMMIT first: UNLOCK TABLES would commit implicitly, but the locks must outlive the
+                # transaction that read under them.
+                _execute_commit(main)
+                self._unlock(cur, state)
+                for table_id in deferred:
+                    ddl = _show_create_table(cur, table_id)
+                    if ddl is not None:
+                        listener.on_schema_statement(ddl, table_id.database)
+                        statements += 1
+            elif state.global_lock:
+                self._unlock(cur, state)
+            main.rollback()
+            self.last_summary = SnapshotSummary(
+                position, MappingProxyType(counts), statements,
+                "global" if state.used_global else "table" if state.used_table else "none",
+                state.blocked_seconds, time.monotonic() - started)
+            listener.on_complete()
+            return position
+        except BaseException:
+            # Close without draining half-read results; the server releases locks and the transaction.
+            for conn in connections:
+                _abandon(conn)
+            raise
+        finally:
+            progress.close()
+            for conn in connections:
+                if conn.open:
+                    with contextlib.suppress(Exception):
+                        conn.close()
+
+    # -- steps -------------------------------------------------------------------------------------
+    def _open_reader(self) -> pymysql.connections.Connection:
+        conn = self._connect()
+        conn.autocommit(False)
+        with conn.cursor() as cur:
+            _execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        return conn
+
+    def _list_tables(self, cur: Any) -> list[TableId]:
+        _execute(cur, "SHOW DATABASES")
+        databases = [_text(row[0]) for row in cur.fetchall()]
+        table_ids: list[TableId] = []
+        for database in databases:
+            try:
+                _execute(cur, f"SHOW FULL TABLES IN {quote_identifier(database)} where Table_Type = 'BASE TABLE'")
+            except pymysql.MySQLError as exc:
+                _reraise_if_disconnected(exc)
+                log.warning("Error while reading list of tables in database %s: %s", database, exc)
+                continue
+            table_ids.extend(TableId(database, _text(row[0])) for row in cur.fetchall())
+        return table_ids
+
+    def _plan(self, all_tables: Sequence[TableId], only: Sequence[TableId] | None) -> _Plan:
+        s = self.settings
+        eligible = sorted(t for t in all_tables
+                          if not (s.ignore_builtin and t.database.lower() in BUILTIN_DATABASES))
+        captured = [t for t in eligible if self.is_captured(t)]
+        wanted = [t for t in captured if s.snapshot_included(t)]
+        if only is not None:
+            requested = set(only)
+            missing = sorted(requested - set(captured))
+            if missing:
+                raise SnapshotError(
+                    "not captured or not found on the server: " + ", ".join(map(str, missing))
+                    + " (check the names and table.include.list / database.include.list)")
+            wanted = [t for t in wanted if t in requested] + sorted(requested - set(wanted))
+        data_tables = order_tables(wanted, s.table_include_order, s.signal_patterns)
+        if s.store_only_captured_tables_ddl:
+            schema_tables = list(captured)
+        elif s.store_only_captured_databases_ddl:
+            captured_dbs = {t.database for t in captured}
+            is_db: Callable[[str], bool] = self.is_database_captured or captured_dbs.__contains__
+            schema_tables = [t for t in eligible if is_db(t.database)]
+        else:
+            schema_tables = eligible
+        log.info("Snapshot of %d table(s) (%d with schema): %s", len(data_tables), len(schema_tables),
+                 ", ".join(map(str, data_tables)) or "-")
+        return _Plan(schema_tables, data_tables)
+
+    def _global_lock(self, cur: Any, strategy: LockingStrategy, state: _LockState) -> None:
+        assert strategy.global_lock_sql is not None
+        log.info("Flush and obtain global read lock to prevent writes to database")
+        try:
+            _execute(cur, strategy.global_lock_sql)
+        except pymysql.MySQLError as exc:
+            _reraise_if_disconnected(exc)
+            # How "not permitted" (no RELOAD, RDS, Aurora) is detected: the statement fails.
+            state.refusal = str(exc)
+            log.info("Unable to flush and acquire global read lock, will use table read locks after reading "
+                     "table names (%s)", exc)
+            return
+        state.lock_acquired("global")
+
+    def _table_lock(self, cur: Any, tables: Sequence[TableId], state: _LockState) -> None:
+        if not _has_privilege(cur, "LOCK TABLES"):
+            raise SnapshotError(
+                "User does not have the 'LOCK TABLES' privilege required to obtain a consistent snapshot by "
+                f"preventing concurrent writes to tables (the global read lock was refused: {state.refusal}). "
+                "GRANT LOCK TABLES (or RELOAD, for the global read lock) ON *.* to the connector user, or set "
+                "snapshot.locking.mode=none to snapshot without locks (no consistency guarantee)")
+        log.info("Flush and obtain read lock for %d tables (preventing writes)", len(tables))
+        if tables:
+            _execute(cur, "LOCK TABLES " + ", ".join(f"{quote_table(t)} READ" for t in tables))
+        state.lock_acquired("table")
+
+    def _unlock(self, cur: Any, state: _LockState) -> None:
+        log.info("Releasing %s read lock to enable MySQL writes", "global" if state.global_lock else "table")
+        _execute(cur, "UNLOCK TABLES")
+        held = state.lock_released()
+        log.info("Writes to MySQL tables prevented for a total of %.3f s", held)
+
+    def _read_structure(self, cur: Any, listener: SnapshotListener, plan: _Plan, deferred: Sequence[TableId],
+                        flavor: str) -> int:
+        """Emit the schema statements in Debezium's order; returns how many were emitted."""
+        count = 0
+
+        def emit(ddl: str, database: str | None) -> None:
+            nonlocal count
+            listener.on_schema_statement(ddl, database)
+            count += 1
+
+        _execute(cur, "SHOW VARIABLES WHERE Variable_name IN ('character_set_server','collation_server')")
+        charset_vars = {_text(name): _text(value) for name, value in cur.fetchall()}
+        emit(set_statement_for(charset_vars), "")
+        _execute(cur, "SHOW VARIABLES WHERE Variable_name = 'sql_mode'")
+        row = cur.fetchone()
+        sql_mode_hook = getattr(listener, "on_sql_mode", None)
+        if row is not None and callable(sql_mode_hook):
+            sql_mode_hook(_text(row[1]))
+
+        for table_id in plan.schema_tables:
+            emit(f"DROP TABLE IF EXISTS {quote_table(table_id)}", table_id.database)
+        _execute(cur, "SELECT schema_name, default_character_set_name, default_collation_name "
+                      "FROM information_schema.schemata")
+        locales = {_text(r[0]): (_opt_text(r[1]), _opt_text(r[2])) for r in cur.fetchall()}
+        skip = set(deferred)
+        by_database: dict[str, list[TableId]] = {}
+        for table_id in plan.schema_tables:
+            by_database.setdefault(table_id.database, []).append(table_id)
+        vanished: set[TableId] = set()
+        for database, table_ids in by_database.items():
+            log.info("Reading structure of database '%s'", database)
+            emit(f"DROP DATABASE IF EXISTS {quote_identifier(database)}", database)
+            charset, collation = locales.get(database, (None, None))
+            emit(create_database_statement(database, charset, collation), database)
+            emit(f"USE {quote_identifier(database)}", database)
+            for table_id in table_ids:
+                if table_id in skip:
+                    continue
+                ddl = _show_create_table(cur, table_id)
+                if ddl is None:
+                    vanished.add(table_id)
+                    continue
+                emit(ddl, database)
+        if vanished:
+            # Dropped between listing and locking: nothing to read, streaming sees no rows for them.
+            plan.data_tables = [t for t in plan.data_tables if t not in vanished]
+        return count
+
+    def _jobs(self, cur: Any, tables: Sequence[TableId]) -> list[TableJob]:
+        estimates = {t: self._estimate(cur, t) for t in tables}
+        ordered = list(tables)
+        if self.settings.order_by_row_count != "disabled":
+            sign = 1 if self.settings.order_by_row_count == "ascending" else -1
+            ordered.sort(key=lambda t: sign * (estimates[t] or 0))
+        return [TableJob(t, self._select_for(t), estimates[t], i, len(ordered)) for i, t in enumerate(ordered)]
+
+    def _estimate(self, cur: Any, table_id: TableId) -> int | None:
+        if table_id in self.settings.select_overrides:
+            return None  # the override may filter rows: the table's size says nothing
+        try:
+            _execute(cur, f"USE {quote_identifier(table_id.database)}")
+            _execute(cur, f"SHOW TABLE STATUS LIKE {_sql_string(table_id.table)}")
+            rows = cur.fetchall()
+        except pymysql.MySQLError as exc:
+            _reraise_if_disconnected(exc)
+            log.debug("no row estimate for %s: %s", table_id, exc)
+            return None
+        # LIKE treats _ and % as wildcards: pick the row that is really this table.
+        for row in rows:
+            if _text(row[0]) == table_id.table and row[4] is not None:
+                estimate = int(row[4])
+                log.info("Estimated row count for table %s is %d", table_id, estimate)
+                return estimate
+        return None
+
+    def _select_for(self, table_id: TableId) -> str:
+        override = self.settings.select_overrides.get(table_id)
+        if override is not None:
+            return override
+        columns = self.projection(table_id) if self.projection is not None else None
+        if columns:
+            return f"SELECT {', '.join(quote_identifier(c) for c in columns)} FROM {quote_table(table_id)}"
+        return f"SELECT * FROM {quote_table(table_id)}"
+
+
+@dataclass
+class _LockState:
+    global_lock: bool = False
+    table_lock: bool = False
+    used_global: bool = False
+    used_table: bool = False
+    refusal: str = ""
+    acquired_at: float = 0.0
+    blocked_seconds: float = 0.0
+
+    def lock_acquired(self, kind: str) -> None:
+        self.acquired_at = time.monotonic()
+        if kind == "global":
+            self.global_lock = self.used_global = True
+        else:
+            self.table_lock = self.used_table = True
+
+    def lock_released(self) -> float:
+        held = time.monotonic() - self.acquired_at
+        self.blocked_seconds += held
+        self.global_lock = self.table_lock = False
+        return held
+
+
+# -- small I/O helpers -------------------------------------------------------------------------------
+def _execute(cur: Any, sql: str) -> None:
+    log.debug("snapshot SQL: %s", sql)
+    cur.execute(sql)
+
+
+def _execute_commit(conn: pymysql.connections.Connection) -> None:
+    log.debug("snapshot SQL: COMMIT")
+    conn.commit()
+
+
+def _show_create_table(cur: Any, table_id: TableId) -> str | None:
+    try:
+        _execute(cur, f"SHOW CREATE TABLE {quote_table(table_id)}")
+    except pymysql.MySQLError as exc:
+        if exc.args and exc.args[0] == _NO_SUCH_TABLE:
+            log.warning("table %s was dropped while the snapshot started; skipping it", table_id)
+            return None
+        raise
+    row = cur.fetchone()
+    return _text(row[1]) if row else None
+
+
+def _has_privilege(cur: Any, privilege: str) -> bool:
+    # Debezium's userHasPrivileges: any grant line mentioning ALL or the privilege.
+    _execute(cur, "SHOW GRANTS FOR CURRENT_USER")
+    for row in cur.fetchall():
+        grant = _text(row[0]).upper()
+        if "ALL" in grant or privilege.upper() in grant:
+            return True
+    return False
+
+
+def _reraise_if_disconnected(exc: pymysql.MySQLError) -> None:
+    if exc.args and exc.args[0] in _CONNECTION_LOST:
+        raise exc
+
+
+def _abandon(conn: pymysql.connections.Connection) -> None:
+    if conn.open:
+        with contextlib.suppress(Exception):
+            conn.close()
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode()
+    return "" if value is None else str(value)
+
+
+def _opt_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
