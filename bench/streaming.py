@@ -1,0 +1,99 @@
+"""Streaming throughput: the connector vs a bare mysql-replication loop over the same binlog range.
+
+Writes N inserts, N/2 updates and N/4 deletes to a throwaway server, then times
+  (a) baseline: mysql-replication iterating every row of the range (decoding only), and
+  (b) the connector streaming the same range into the jsonl sink (decode, convert, build Debezium
+      events, serialise, write, fsync, store offsets),
+and prints events/s for both and the ratio (b)/(a).
+
+    .venv/bin/python bench/streaming.py [--rows 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+
+from connector.config import ConnectorConfig
+from connector.engine import Engine
+from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
+from sink.jsonl import JsonlSink
+
+TABLE = ("CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
+         "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)")
+
+
+def write_workload(server: LocalMySQLServer, rows: int) -> int:
+    """Returns the number of row changes written."""
+    with server.connect("bench") as conn, conn.cursor() as cur:
+        batch = 500
+        for start in range(0, rows, batch):
+            values = [(i, f"item-{i}", i % 100, f"{i % 1000}.{i % 100:02d}", "2024-05-01 12:00:00.123",
+                       "lorem ipsum" if i % 3 else None) for i in range(start, min(rows, start + batch))]
+            cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s)", values)
+        for start in range(0, rows // 2, batch):
+            cur.execute("UPDATE items SET qty = qty + 1 WHERE id >= %s AND id < %s", (start, start + batch))
+        cur.execute("DELETE FROM items WHERE id < %s", (rows // 4,))
+    return rows + rows // 2 + rows // 4
+
+
+def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_pos: int) -> int:
+    stream = BinLogStreamReader(
+        connection_settings={"host": server.host, "port": server.port, "user": server.connector.user,
+                             "passwd": server.connector.password},
+        server_id=9999, log_file=file, log_pos=pos, resume_stream=True, blocking=False,
+        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent])
+    count = 0
+    try:
+        for event in stream:
+            for _ in event.rows:
+                count += 1
+            if stream.log_file == end_file and stream.log_pos >= end_pos:
+                break
+    finally:
+        stream.close()
+    return count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=50_000)
+    args = parser.parse_args()
+    options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
+    with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
+        server.execute("CREATE DATABASE bench", TABLE)
+        config = ConnectorConfig.from_mapping(server.connector_properties(**{
+            "topic.prefix": "bench", "database.include.list": "bench", "data.dir": tmp}))
+        out = Path(tmp) / "events.jsonl"
+        engine = Engine(config, sinks=[JsonlSink(out)])
+        engine.catch_up()  # schema read; the stream now sits at the start of the range
+        start_file, start_pos = server.query("SHOW MASTER STATUS")[0][:2]
+        changes = write_workload(server, args.rows)
+        end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
+
+        t0 = time.perf_counter()
+        baseline_rows = bare_loop(server, start_file, start_pos, end_file, end_pos)
+        baseline_s = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        engine.catch_up(timeout=3600)
+        connector_s = time.perf_counter() - t0
+        engine.close()
+        events = sum(1 for line in out.read_bytes().splitlines() if b'"op":' in line)
+
+        assert baseline_rows == changes, (baseline_rows, changes)
+        base_rate = baseline_rows / baseline_s
+        conn_rate = events / connector_s
+        print(f"row changes in range:            {changes}")
+        print(f"(a) bare mysql-replication loop: {baseline_rows} rows in {baseline_s:.2f}s = {base_rate:,.0f} rows/s")
+        print(f"(b) connector → jsonl sink:      {events} events in {connector_s:.2f}s = {conn_rate:,.0f} events/s")
+        print(f"ratio (b)/(a):                   {conn_rate / base_rate:.2f}")
+
+
+if __name__ == "__main__":
+    main()
