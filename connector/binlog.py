@@ -165,7 +165,7 @@ class BinlogReader:
         self._discard_stream()
 
 
-class _TrackingConnection(pymysql.connections.Connection):  # type: ignore[misc]
+class _TrackingConnection(pymysql.connections.Connection):
     """Remembers the real error of a failed read so the reconnect message can show it."""
 
     def __init__(self, sink: list[BaseException], **kwargs: Any) -> None:

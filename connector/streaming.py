@@ -342,6 +342,8 @@ class StreamingSource:
             row = rows[index]
             where = self._where(raw, index)
             offset = self.offset(row=index + 1)
+            before: dict[str, Any] | None
+            after: dict[str, Any] | None
             if op == "u":
                 before_values, after_values = list(row["before_values"].values()), list(
                     row["after_values"].values())
