@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from connector.records import ChangeRecord
 from sink.base import Sink, SinkError
@@ -362,6 +362,8 @@ class TopicCreator:
             if self._admin is None:
                 self._admin = KafkaAdminClient(bootstrap_servers=bootstrap_list(self.bootstrap),
                                                request_timeout_ms=self.timeout_ms, **self.admin_kwargs)
+            if partitions == -1 or replication_factor == -1:
+                partitions, replication_factor = self._broker_defaults(partitions, replication_factor)
             self._admin.create_topics(
                 [NewTopic(topic, partitions, replication_factor, topic_configs=dict(configs))],
                 timeout_ms=self.timeout_ms)
@@ -382,6 +384,31 @@ class TopicCreator:
                         "broker's auto.create.topics.enable with its default partition count and configs",
                         self.bootstrap, kind, self.what, topic)
             return False
+
+    def _broker_defaults(self, partitions: int, replication_factor: int) -> tuple[int, int]:
+        """Resolve -1 ("the broker's default") ourselves: kafka-python speaks CreateTopics up to v3,
+        and only v4+ lets the broker fill in defaults (KIP-464). Like Debezium, read the broker's
+        num.partitions / default.replication.factor, else 1 / min(3, brokers)."""
+        assert self._admin is not None
+        values: dict[str, str] = {}
+        # kafka-python's describe_cluster() chokes on some brokers' ACL bitfields; the client's
+        # own metadata cache has the broker list without that decoding.
+        brokers = sorted(b.nodeId for b in self._admin._client.cluster.brokers())
+        try:
+            responses = self._admin.describe_configs([ConfigResource(
+                ConfigResourceType.BROKER, str(brokers[0]),
+                {"num.partitions": None, "default.replication.factor": None})])
+            for response in responses:
+                for resource in response.resources:
+                    for entry in resource[4]:
+                        values[entry[0]] = entry[1]
+        except (kafka_errors.KafkaError, IndexError, ValueError):
+            log.debug("could not read the broker's topic defaults", exc_info=True)
+        if partitions == -1:
+            partitions = int(values.get("num.partitions") or 1)
+        if replication_factor == -1:
+            replication_factor = int(values.get("default.replication.factor") or max(1, min(3, len(brokers))))
+        return partitions, replication_factor
 
     def close(self) -> None:
         if self._admin is not None:

@@ -269,3 +269,12 @@ def _wait_for_partitions(consumer: KafkaConsumer, topic: str, timeout: float) ->
         if time.monotonic() > deadline:
             raise TimeoutError(f"topic {topic} does not exist")
         time.sleep(0.1)
+
+
+def partitions_of(bootstrap: str, topic: str) -> set[int]:
+    """The partition ids of an existing topic (empty if it does not exist; never creates it)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, allow_auto_create_topics=False)
+    try:
+        return set(consumer.partitions_for_topic(topic) or ())
+    finally:
+        consumer.close()

@@ -26,6 +26,7 @@ from tests.kafka_support import (
     TOPIC_AUTHORIZATION_FAILED,
     KafkaBroker,
     consume_all,
+    partitions_of,
 )
 
 BASE_PROPS = {
@@ -179,7 +180,7 @@ def test_consumed_records_equal_the_jsonl_sink_form(kafka_broker: KafkaBroker) -
     for lines in by_partition.values():
         assert [sent_order[line] for line in lines] == sorted(sent_order[line] for line in lines)
 
-    partition_counts = {t: len(consume_partitions(kafka_broker, t)) for t in topics}
+    partition_counts = {t: len(partitions_of(kafka_broker, t)) for t in topics}
     for m in consumed:
         if m.topic in (prefix, f"__debezium-heartbeat.{prefix}"):
             assert m.partition == 0  # pinned like Debezium's heartbeat/schema-change records
@@ -192,16 +193,6 @@ def test_consumed_records_equal_the_jsonl_sink_form(kafka_broker: KafkaBroker) -
     assert all(m.key is not None for m in tombstones)
     newkey = [m for m in consumed if any(h[0] == "__debezium.newkey" for h in m.headers)]
     assert len(newkey) == 1 and dict(newkey[0].headers)["__debezium.newkey"] == b'{"id":1000}'
-
-
-def consume_partitions(bootstrap: str, topic: str) -> set[int]:
-    from kafka import KafkaConsumer
-
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
-    try:
-        return set(consumer.partitions_for_topic(topic) or ())
-    finally:
-        consumer.close()
 
 
 def test_schemas_disabled_writes_bare_payloads(kafka_broker: KafkaBroker) -> None:
@@ -396,7 +387,7 @@ def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCa
         run_sink(config, [a.change("c", 1, 1), b.change("c", 1, 1), a.change("c", 2, 1)])
     assert len(consume_all(kafka_broker, [a.topic, b.topic])) == 3
     if kafka_broker.supports_create_topics:
-        assert consume_partitions(kafka_broker, a.topic) == {0, 1, 2}
+        assert partitions_of(kafka_broker, a.topic) == {0, 1, 2}
         assert sum("created Kafka topic" in r.message for r in caplog.records) == 2
     else:
         # The mock cluster has no CreateTopics: one clear line, then broker auto-creation.

@@ -1,0 +1,300 @@
+"""Schema history in a Kafka topic, as Debezium's ``KafkaSchemaHistory`` keeps it.
+
+One partition (0), null keys, and each ``HistoryRecord`` as a **pretty-printed** JSON document in
+Jackson's default layout (Debezium writes it with Jackson's ``DefaultPrettyPrinter``), so Debezium
+and this connector can read each other's history topics. Order is everything in a history, so a
+topic with more than one partition is refused rather than read in an arbitrary interleaving.
+
+Writes wait for ``acks=all`` (one request in flight), so ``record()`` returning means the DDL is
+durably stored before any change event that depends on it is delivered. Recovery reads partition 0
+from the beginning to the end offset observed at the start, tolerating
+``recovery.attempts`` consecutive empty polls of ``recovery.poll.interval.ms``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import errors as kafka_errors
+
+from ddl.history import HistoryRecord, SchemaHistory, SchemaHistoryError
+from sink.kafka import (
+    BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY,
+)
+from sink.kafka import (
+    CONSUMER_SETTINGS,
+    PRODUCER_SETTINGS,
+    TopicCreator,
+    bootstrap_list,
+    client_kwargs,
+    describe_reachability,
+    security_kwargs,
+)
+
+if TYPE_CHECKING:
+    from connector.config import ConnectorConfig
+
+log = logging.getLogger(__name__)
+
+PREFIX = "schema.history.internal."
+TOPIC_KEY = PREFIX + "kafka.topic"
+BOOTSTRAP_KEY = PREFIX + "kafka.bootstrap.servers"
+PRODUCER_PREFIX = PREFIX + "producer."
+CONSUMER_PREFIX = PREFIX + "consumer."
+JAVA_LONG_MAX = 9_223_372_036_854_775_807
+# What Debezium creates the topic with: keep every record forever, never compact.
+TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": str(JAVA_LONG_MAX), "retention.bytes": "-1"}
+
+
+def _config_error(key: str, message: str) -> Exception:
+    from connector.config import ConfigError
+
+    return ConfigError(key, message)
+
+
+# -- the document -------------------------------------------------------------------------------
+
+def record_to_document(record: HistoryRecord) -> dict[str, Any]:
+    """Debezium's history document: keys in its order, null name fields omitted."""
+    doc: dict[str, Any] = {"source": dict(record.source), "position": dict(record.position),
+                           "ts_ms": record.ts_ms}
+    if record.database_name is not None:
+        doc["databaseName"] = record.database_name
+    if record.schema_name is not None:
+        doc["schemaName"] = record.schema_name
+    doc["ddl"] = record.ddl
+    doc["tableChanges"] = [dict(change) for change in record.table_changes]
+    return doc
+
+
+def record_from_document(doc: Mapping[str, Any]) -> HistoryRecord:
+    return HistoryRecord(source=doc["source"], position=doc["position"], ts_ms=int(doc.get("ts_ms") or 0),
+                         ddl=doc.get("ddl") or "", database_name=doc.get("databaseName"),
+                         schema_name=doc.get("schemaName"),
+                         table_changes=tuple(doc.get("tableChanges") or ()))
+
+
+def jackson_pretty(value: Any) -> bytes:
+    """JSON as Jackson's ``DefaultPrettyPrinter`` writes it: objects one entry per line indented by
+    two spaces with ``" : "`` between name and value, ``{ }`` when empty; arrays inline as
+    ``[ a, b ]`` (``[ ]`` when empty) without adding a nesting level, so an object inside an array
+    is indented relative to the object holding the array."""
+    out: list[bytes] = []
+    _pretty(value, 0, out)
+    return b"".join(out)
+
+
+def _pretty(value: Any, level: int, out: list[bytes]) -> None:
+    if isinstance(value, Mapping):
+        if not value:
+            out.append(b"{ }")
+            return
+        inner = b"\n" + b"  " * (level + 1)
+        out.append(b"{")
+        for i, (key, item) in enumerate(value.items()):
+            out.append(inner if i == 0 else b"," + inner)
+            out.append(orjson.dumps(str(key)))
+            out.append(b" : ")
+            _pretty(item, level + 1, out)
+        out.append(b"\n" + b"  " * level + b"}")
+    elif isinstance(value, list | tuple):
+        if not value:
+            out.append(b"[ ]")
+            return
+        out.append(b"[ ")
+        for i, item in enumerate(value):
+            if i:
+                out.append(b", ")
+            _pretty(item, level, out)
+        out.append(b" ]")
+    else:
+        out.append(orjson.dumps(value))
+
+
+# -- the store ----------------------------------------------------------------------------------
+
+class KafkaSchemaHistory(SchemaHistory):
+    def __init__(self, bootstrap: str, topic: str, *, producer_kwargs: Mapping[str, Any] | None = None,
+                 consumer_kwargs: Mapping[str, Any] | None = None, client_id: str | None = None,
+                 poll_interval_ms: int = 100, recovery_attempts: int = 100, query_timeout_ms: int = 3000,
+                 create_timeout_ms: int = 30_000) -> None:
+        self.bootstrap = bootstrap
+        self.topic = topic
+        self.producer_kwargs = dict(producer_kwargs or {})
+        self.consumer_kwargs = dict(consumer_kwargs or {})
+        if client_id is not None:
+            self.producer_kwargs.setdefault("client_id", client_id)
+            self.consumer_kwargs.setdefault("client_id", client_id)
+        self.poll_interval_ms = poll_interval_ms
+        self.recovery_attempts = recovery_attempts
+        self.query_timeout_ms = query_timeout_ms
+        self.create_timeout_ms = create_timeout_ms
+        self._producer: KafkaProducer | None = None
+        self._partition_count_checked = False
+
+    @classmethod
+    def from_config(cls, config: ConnectorConfig) -> KafkaSchemaHistory:
+        topic = config.get(TOPIC_KEY)
+        if not topic:
+            raise _config_error(TOPIC_KEY, "is required for schema.history.internal=kafka (a topic only "
+                                "this connector writes, e.g. schema-changes.<topic.prefix>)")
+        bootstrap = config.get(BOOTSTRAP_KEY) or config.get(SINK_BOOTSTRAP_KEY)
+        if not bootstrap:
+            raise _config_error(BOOTSTRAP_KEY, "is required for schema.history.internal=kafka "
+                                "(host:port[,host:port...] of the Kafka brokers)")
+
+        def number(name: str, default: int) -> int:
+            value = config.get_int(PREFIX + name, default)
+            if value is None or value < 1:
+                raise _config_error(PREFIX + name, f"must be a positive integer, got {value}")
+            return value
+
+        return cls(
+            bootstrap, topic,
+            producer_kwargs=client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS),
+            consumer_kwargs=client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS),
+            client_id=config.get(PREFIX + "name") or f"{config.topic_prefix}-schemahistory",
+            poll_interval_ms=number("kafka.recovery.poll.interval.ms", 100),
+            recovery_attempts=number("kafka.recovery.attempts", 100),
+            query_timeout_ms=number("kafka.query.timeout.ms", 3000),
+            create_timeout_ms=number("kafka.create.timeout.ms", 30_000))
+
+    # -- SchemaHistory ----------------------------------------------------------------------------
+    def start(self) -> None:
+        partitions = self._partitions()
+        if partitions is None:
+            self._create_topic()
+        else:
+            self._check_single_partition(partitions)
+
+    def exists(self) -> bool:
+        partitions = self._partitions()
+        if not partitions:
+            return False
+        self._check_single_partition(partitions)
+        tp = TopicPartition(self.topic, 0)
+        with self._consumer() as consumer:
+            return bool(consumer.end_offsets([tp])[tp] > consumer.beginning_offsets([tp])[tp])
+
+    def record(self, record: HistoryRecord) -> None:
+        producer = self._ensure_producer()
+        value = jackson_pretty(record_to_document(record))
+        try:
+            producer.send(self.topic, key=None, value=value, partition=0).get(
+                timeout=max(self.query_timeout_ms, 30_000) / 1000)
+        except kafka_errors.KafkaError as exc:
+            raise SchemaHistoryError(
+                f"cannot store DDL in schema history topic {self.topic} on {self.bootstrap}: "
+                f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})") from exc
+        if not self._partition_count_checked:
+            # The broker may just have auto-created the topic with its own partition count.
+            self._check_single_partition(self._partitions() or {0})
+
+    def records(self) -> Iterator[HistoryRecord]:
+        if not self._partitions():
+            return
+        tp = TopicPartition(self.topic, 0)
+        with self._consumer() as consumer:
+            consumer.assign([tp])
+            consumer.seek_to_beginning(tp)
+            end = consumer.end_offsets([tp])[tp]
+            empty_polls = 0
+            while consumer.position(tp) < end:
+                batch = consumer.poll(timeout_ms=self.poll_interval_ms).get(tp, [])
+                if not batch:
+                    empty_polls += 1
+                    if empty_polls > self.recovery_attempts:
+                        raise SchemaHistoryError(
+                            f"schema history topic {self.topic} could not be read to its end offset {end} "
+                            f"(stuck at {consumer.position(tp)}) on {self.bootstrap}; consider increasing "
+                            f"{PREFIX}kafka.recovery.poll.interval.ms or {PREFIX}kafka.recovery.attempts "
+                            f"({describe_reachability(self.bootstrap)})")
+                    continue
+                empty_polls = 0
+                for message in batch:
+                    if message.offset >= end or message.value is None:
+                        continue
+                    yield self._parse(message.value, message.offset)
+
+    def stop(self) -> None:
+        if self._producer is not None:
+            self._producer.close(timeout=5)
+            self._producer = None
+
+    # -- internals ------------------------------------------------------------------------------
+    def _parse(self, value: bytes, offset: int) -> HistoryRecord:
+        try:
+            doc = orjson.loads(value)
+            return record_from_document(doc)
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise SchemaHistoryError(f"schema history topic {self.topic} offset {offset} does not hold a "
+                                     f"history record ({type(exc).__name__}: {exc})") from exc
+
+    def _check_single_partition(self, partitions: set[int]) -> None:
+        if len(partitions) > 1:
+            raise SchemaHistoryError(
+                f"schema history topic {self.topic} has {len(partitions)} partitions, but it must have "
+                f"exactly one so the DDL is read back in the order it happened. Fix: point {TOPIC_KEY} at a "
+                "new single-partition topic (cleanup.policy=delete, retention.ms=-1) or let the connector "
+                "create it, and re-snapshot the schema with snapshot.mode=recovery")
+        self._partition_count_checked = True
+
+    def _partitions(self) -> set[int] | None:
+        """The topic's partition ids, or None when it does not exist (never auto-creates it)."""
+        with self._consumer() as consumer:
+            ids = consumer.partitions_for_topic(self.topic)
+        return set(ids) if ids else None
+
+    def _create_topic(self) -> None:
+        creator = TopicCreator(self.bootstrap, security_kwargs(self.producer_kwargs), self.create_timeout_ms,
+                               "the schema history topic's settings (1 partition, infinite retention)")
+        try:
+            if creator.create(self.topic, 1, -1, TOPIC_CONFIGS):
+                self._partition_count_checked = True
+        except kafka_errors.KafkaError as exc:
+            raise SchemaHistoryError(f"cannot create schema history topic {self.topic} on {self.bootstrap}: "
+                                     f"{type(exc).__name__}: {exc}; create it yourself with 1 partition, "
+                                     "cleanup.policy=delete and retention.ms=-1") from exc
+        finally:
+            creator.close()
+
+    def _consumer(self) -> _ClosingConsumer:
+        try:
+            consumer = KafkaConsumer(bootstrap_servers=bootstrap_list(self.bootstrap), group_id=None,
+                                     enable_auto_commit=False, allow_auto_create_topics=False,
+                                     **self.consumer_kwargs)
+        except kafka_errors.KafkaError as exc:
+            raise SchemaHistoryError(f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read schema history "
+                                     f"topic {self.topic}: {type(exc).__name__} "
+                                     f"({describe_reachability(self.bootstrap)})") from exc
+        return _ClosingConsumer(consumer)
+
+    def _ensure_producer(self) -> KafkaProducer:
+        if self._producer is None:
+            try:
+                self._producer = KafkaProducer(**{
+                    "retries": 2_147_483_647, **self.producer_kwargs,
+                    "bootstrap_servers": bootstrap_list(self.bootstrap), "acks": "all",
+                    "max_in_flight_requests_per_connection": 1})
+            except kafka_errors.KafkaError as exc:
+                raise SchemaHistoryError(
+                    f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to write schema history topic "
+                    f"{self.topic}: {type(exc).__name__} ({describe_reachability(self.bootstrap)})") from exc
+        return self._producer
+
+
+class _ClosingConsumer:
+    """``with`` support for kafka-python's consumer (it has ``close`` but no context manager)."""
+
+    def __init__(self, consumer: KafkaConsumer) -> None:
+        self.consumer = consumer
+
+    def __enter__(self) -> KafkaConsumer:
+        return self.consumer
+
+    def __exit__(self, *exc: object) -> None:
+        self.consumer.close()
