@@ -85,7 +85,7 @@ class LogProgress:
 class RichProgress:
     """A live progress bar per table: rows done / estimated rows, rate, elapsed time."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, width: int | None = None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -99,7 +99,7 @@ class RichProgress:
         self._progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
             TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-            console=Console(file=stream or sys.stderr), transient=False)
+            console=Console(file=stream or sys.stderr, width=width), transient=False)
         self._tasks: dict[TableId, Any] = {}
         self._totals: dict[TableId, int | None] = {}
         self._started: dict[TableId, float] = {}
