@@ -188,6 +188,9 @@ class Engine:
         self.delivery = Delivery(self.sinks, self.offsets, config.get_int("max.batch.size", 2048) or 2048,
                                  (config.get_int("poll.interval.ms", 500) or 500) / 1000, on_delivered)
         self._stop = threading.Event()
+        # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
+        # streaming, so another thread can ask for a delivery barrier (connector.embedded).
+        self.on_progress: Callable[[], None] | None = None
         self._prepared = False
         self.info: ServerInfo | None = None
         self.schema: SchemaState | None = None
@@ -251,9 +254,14 @@ class Engine:
         try:
             self.prepare()
             assert self.streaming is not None
-            self.streaming.run(self._stop.is_set)
+            self.streaming.run(self._stopping)
         finally:
             self.close()
+
+    def _stopping(self) -> bool:
+        if self.on_progress is not None:
+            self.on_progress()
+        return self._stop.is_set()
 
     def catch_up(self, timeout: float = 60.0) -> None:
         """Stream until everything the server had written when called is delivered (for tests)."""
