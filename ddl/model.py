@@ -124,6 +124,8 @@ class Table:
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...] = ()
     unique_keys: tuple[tuple[str, ...], ...] = ()
+    # Index names of ``unique_keys`` (same order), so DROP INDEX can find them; may be empty.
+    unique_key_names: tuple[str, ...] = ()
     default_charset: str | None = None
     comment: str | None = None
     # Table options Debezium keeps as ``attributes`` in history (currently none for MySQL).
