@@ -458,6 +458,16 @@ class KafkaSinkSettings:
                    topic_creation=creation)
 
 
+# A tombstone of a table without a primary key has neither key nor value. Kafka Connect's Java
+# producer sends such a record; kafka-python's send() refuses a None key together with a None
+# value, so the sink passes this marker as the key and its key serializer turns it back into None.
+_NULL_KEY: Any = object()
+
+
+def _serialize_key(key: Any) -> bytes | None:
+    return None if key is _NULL_KEY else key
+
+
 @dataclass(slots=True)
 class _Pending:
     future: Any  # kafka-python FutureRecordMetadata
@@ -506,6 +516,7 @@ class KafkaSink(Sink):
             "bootstrap_servers": bootstrap_list(s.bootstrap),
             "acks": "all",
             "max_in_flight_requests_per_connection": 1,
+            "key_serializer": _serialize_key,
         }
         try:
             self._producer = self._producer_factory(**kwargs)
@@ -546,8 +557,8 @@ class KafkaSink(Sink):
             size = (len(key) if key else 0) + (len(value) if value else 0) + sum(
                 len(n) + len(v) for n, v in headers)
             try:
-                future = producer.send(topic, value=value, key=key, headers=headers or None,
-                                       partition=record.partition)
+                future = producer.send(topic, value=value, key=_NULL_KEY if key is None and value is None else key,
+                                       headers=headers or None, partition=record.partition)
             except kafka_errors.KafkaError as exc:
                 self._fail(topic, record.partition, exc)
             if future.is_done and future.failed():  # refused client-side (e.g. max.request.size)
