@@ -1,0 +1,544 @@
+"""The connector as a library: start it in-process, consume change events as Python objects, stop it.
+
+``EmbeddedEngine`` wraps ``connector.engine.Engine`` in a background thread. It starts from a dict of
+Debezium properties, keeps offsets and schema history in memory unless told otherwise, and hands
+every change event (a ``ChangeRecord``: topic, key, value, headers, plus ``op``/``before``/``after``/
+``source`` accessors) to the application after the configured sinks have flushed it, in order:
+
+* iterator form: ``for record in engine: ...`` (blocks for new events, ends once stopped);
+* callback form: ``EmbeddedEngine(props, callback=fn)`` (``fn`` runs on the engine thread; an
+  exception in it stops the engine before the offset of that batch is stored);
+* test helpers (``EventStream``): ``wait_for``, ``drain``, ``mark``/``events_since``.
+
+``stop()`` is safe from any thread and returns only when the engine thread has finished and the
+server no longer holds the replication (Binlog Dump) connection.
+
+``EventStream`` is shared with the database-free fake (``connector.fake.FakeConnector``) so that a
+test can drive either with the same calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymysql
+
+from connector.config import ConnectorConfig
+from connector.engine import Engine, build_sinks
+from connector.offsets import OffsetStore
+from connector.position import BinlogPosition
+from connector.records import ChangeRecord, RecordKind
+from connector.server import PrerequisiteError, connect
+from ddl.history import SchemaHistory
+from ddl.model import TableId
+from sink.base import Sink
+
+log = logging.getLogger(__name__)
+
+# What an embedded engine uses unless the properties say otherwise: nothing on disk, and a short
+# poll interval (it is also the replication heartbeat) so events and ``stop()`` are prompt.
+EMBEDDED_DEFAULTS: Mapping[str, str] = {
+    "offset.storage": "memory",
+    "schema.history.internal": "memory",
+    "poll.interval.ms": "100",
+}
+
+Row = Mapping[str, Any]
+RowPredicate = Callable[[Row], bool]
+
+
+class EngineFailed(RuntimeError):
+    """The embedded connector stopped with an error; ``__cause__`` is the original exception."""
+
+
+class EventWaitTimeout(AssertionError):
+    """``wait_for``/``drain`` gave up; the message lists the events that did arrive.
+
+    An ``AssertionError`` so that pytest reports it as a failed expectation, not a crash."""
+
+
+# -- matching and describing records -----------------------------------------------------------------
+def record_row(record: ChangeRecord) -> Row | None:
+    """The row a predicate looks at: ``after``, or ``before`` for deletes; None for other records."""
+    after = record.after
+    return after if after is not None else record.before
+
+
+def _table_matches(record: ChangeRecord, table: str | TableId) -> bool:
+    table_id = record.table_id
+    if table_id is None:
+        return False
+    if isinstance(table, TableId):
+        return table_id == table
+    return table in (table_id.table, str(table_id))
+
+
+@dataclass
+class EventQuery:
+    """What ``wait_for`` looks for. Unset criteria match anything."""
+
+    table: str | TableId | None = None
+    op: str | Collection[str] | None = None
+    where: RowPredicate | None = None
+    topic: str | None = None
+    kind: RecordKind | str | None = RecordKind.DATA
+    predicate_errors: list[str] = field(default_factory=list)
+
+    def matches(self, record: ChangeRecord) -> bool:
+        if self.kind is not None and record.kind != RecordKind(self.kind):
+            return False
+        if self.topic is not None and record.topic != self.topic:
+            return False
+        if self.table is not None and not _table_matches(record, self.table):
+            return False
+        if self.op is not None:
+            wanted = (self.op,) if isinstance(self.op, str) else self.op
+            if record.op not in wanted:
+                return False
+        if self.where is not None:
+            row = record_row(record)
+            if row is None:
+                return False
+            try:
+                return bool(self.where(row))
+            except Exception as exc:  # noqa: BLE001 - a predicate failing on an unrelated row is no match
+                if len(self.predicate_errors) < 3:
+                    self.predicate_errors.append(f"{type(exc).__name__}: {exc} on {_short(row)}")
+                return False
+        return True
+
+    def describe(self) -> str:
+        parts = []
+        for name in ("table", "op", "topic"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={value!r}")
+        if self.where is not None:
+            parts.append(f"where={getattr(self.where, '__qualname__', self.where)}")
+        if self.kind is not None and RecordKind(self.kind) != RecordKind.DATA:
+            parts.append(f"kind={RecordKind(self.kind).value}")
+        return ", ".join(parts) or "any data event"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def describe_record(record: ChangeRecord) -> str:
+    """One line per record for failure messages: topic, kind/op, key and row image."""
+    if record.kind == RecordKind.DATA:
+        image = record.after if record.after is not None else record.before
+        what = f"op={record.op} key={_short(record.key, 60)} row={_short(image)}"
+    elif record.kind == RecordKind.SCHEMA_CHANGE and isinstance(record.value, dict):
+        what = f"schema change {_short(record.value.get('ddl'), 100)}"
+    else:
+        what = f"{record.kind.value} key={_short(record.key, 60)}"
+    return f"{record.topic}  {what}"
+
+
+def describe_records(records: Sequence[ChangeRecord], start: int = 0, limit: int = 30) -> str:
+    if not records:
+        return "  (no events)"
+    shown = records[-limit:]
+    first = start + len(records) - len(shown)
+    lines = [f"  #{first + i}  {describe_record(r)}" for i, r in enumerate(shown)]
+    if len(records) > limit:
+        lines.insert(0, f"  ... {len(records) - limit} earlier events not shown")
+    return "\n".join(lines)
+
+
+# -- the received-events log --------------------------------------------------------------------------
+class EventLog:
+    """Every record received, in order, with blocking reads. Thread-safe; one writer."""
+
+    def __init__(self) -> None:
+        self._records: list[ChangeRecord] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self.error: BaseException | None = None
+
+    def append(self, records: Sequence[ChangeRecord]) -> None:
+        with self._cond:
+            self._records.extend(records)
+            self._cond.notify_all()
+
+    def close(self, error: BaseException | None = None) -> None:
+        with self._cond:
+            self._closed = True
+            self.error = self.error or error
+            self._cond.notify_all()
+
+    def reopen(self) -> None:
+        with self._cond:
+            self._closed = False
+            self.error = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def since(self, index: int) -> list[ChangeRecord]:
+        with self._cond:
+            return self._records[index:]
+
+    def wait_beyond(self, index: int, deadline: float | None) -> bool:
+        """Block until there is a record at ``index`` (True) or the log is closed / time is up."""
+        with self._cond:
+            while len(self._records) <= index and not self._closed:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining if remaining is None else min(remaining, 1.0))
+            return len(self._records) > index
+
+
+class EventStream:
+    """The consumer-side API shared by ``EmbeddedEngine`` and ``FakeConnector``."""
+
+    _log: EventLog
+    _drain_mark: int = 0
+
+    # -- reading ------------------------------------------------------------------------------------
+    @property
+    def events(self) -> list[ChangeRecord]:
+        """Every record received so far (a copy)."""
+        return self._log.since(0)
+
+    def data_events(self, table: str | TableId | None = None) -> list[ChangeRecord]:
+        """Data change records (no tombstones or schema changes), optionally of one table."""
+        query = EventQuery(table=table)
+        return [r for r in self._log.since(0) if query.matches(r)]
+
+    def mark(self) -> int:
+        """A position in the received events, for ``events_since`` / ``wait_for(since=...)``."""
+        return len(self._log)
+
+    def events_since(self, mark: int) -> list[ChangeRecord]:
+        """Records received after ``mark`` (no waiting; call ``drain()`` first to catch up)."""
+        return self._log.since(mark)
+
+    def __iter__(self) -> Iterator[ChangeRecord]:
+        return self.records()
+
+    def _require_log(self, what: str) -> None:
+        """Sources that may run without keeping events refuse the helpers that need them."""
+
+    def records(self, since: int = 0, idle_timeout: float | None = None) -> Iterator[ChangeRecord]:
+        """Yield records from ``since`` on, blocking for new ones. Ends when the source stops, or when
+        nothing new arrives for ``idle_timeout`` seconds."""
+        self._require_log("iterating over records")
+        index = since
+        while True:
+            deadline = None if idle_timeout is None else time.monotonic() + idle_timeout
+            if not self._log.wait_beyond(index, deadline):
+                self._raise_if_failed()
+                return
+            for record in self._log.since(index):
+                index += 1
+                yield record
+
+    # -- waiting ------------------------------------------------------------------------------------
+    def wait_for(self, table: str | TableId | None = None, op: str | Collection[str] | None = None,
+                 where: RowPredicate | None = None, timeout: float = 10.0, *, since: int = 0,
+                 topic: str | None = None, kind: RecordKind | str | None = RecordKind.DATA
+                 ) -> ChangeRecord:
+        """The first record from ``since`` on that matches, waiting up to ``timeout`` seconds.
+
+        ``table`` is ``"name"`` or ``"db.name"``; ``op`` one of c/u/d/r/t (or several); ``where``
+        gets the row (``after``, or ``before`` for a delete) and returns whether it matches.
+        Only data records are considered unless ``kind`` says otherwise (``"schema_change"``,
+        ``"tombstone"``, ``None`` for any). On timeout raises ``EventWaitTimeout`` listing what
+        did arrive."""
+        self._require_log("wait_for()")
+        query = EventQuery(table, op, where, topic, kind)
+        started = len(self._log)
+        deadline = time.monotonic() + timeout
+        index = since
+        while True:
+            for record in self._log.since(index):
+                index += 1
+                if query.matches(record):
+                    return record
+            if not self._log.wait_beyond(index, deadline):
+                break
+        self._raise_if_failed()
+        raise EventWaitTimeout(self._timeout_message(query, timeout, since, started))
+
+    def _timeout_message(self, query: EventQuery, timeout: float, since: int, started: int) -> str:
+        searched = self._log.since(since)
+        arrived = len(self._log) - started
+        lines = [f"no event matching {query.describe()} within {timeout}s: searched {len(searched)} "
+                 f"event(s) from #{since}, {arrived} of them arrived during the wait."]
+        if self._log.closed:
+            lines.append("The event source is stopped: nothing more will arrive.")
+        if query.predicate_errors:
+            lines.append("The where predicate raised on some rows (treated as no match): "
+                         + "; ".join(query.predicate_errors))
+        lines.append("Events received:")
+        lines.append(describe_records(searched, since))
+        return "\n".join(lines)
+
+    def drain(self, timeout: float = 30.0) -> list[ChangeRecord]:
+        """Wait until everything the source had produced when called is received, then return the
+        records since the previous ``drain()`` (or since the start)."""
+        self._require_log("drain()")
+        self._catch_up(timeout)
+        records = self._log.since(self._drain_mark)
+        self._drain_mark += len(records)
+        return records
+
+    def _catch_up(self, timeout: float) -> None:
+        """Block until every event the source has produced so far is in the log."""
+
+    def _raise_if_failed(self) -> None:
+        error = self._log.error
+        if error is not None:
+            raise EngineFailed(f"the connector stopped with an error: {type(error).__name__}: {error}") \
+                from error
+
+
+# -- the embedded engine ------------------------------------------------------------------------------
+@dataclass
+class _Barrier:
+    target: tuple[int, int]
+    reached: threading.Event = field(default_factory=threading.Event)
+
+
+def _position_key(file: str, pos: int) -> tuple[int, int]:
+    return BinlogPosition(file, pos).file_number, pos
+
+
+def _replication_thread_id(engine: Engine) -> int | None:
+    # The server-side id of the open binlog connection, read from the streaming source's reader
+    # (mysql-replication's stream connection). Private attributes: the shutdown check in stop()
+    # relies on them and tests/embedded/test_embedded_engine.py fails if they move.
+    reader = getattr(engine.streaming, "_reader", None)
+    stream = getattr(reader, "_stream", None)
+    connection = getattr(stream, "_stream_connection", None)
+    thread_id = getattr(connection, "server_thread_id", None)
+    return int(thread_id[0]) if thread_id else None
+
+
+class ShutdownError(RuntimeError):
+    """The engine did not stop, or the server kept its replication connection open."""
+
+
+class EmbeddedEngine(EventStream):
+    """The connector running in a background thread of this process.
+
+    ``properties`` are Debezium connector properties (``database.hostname``, ``topic.prefix``,
+    ``database.include.list``, ...); ``EMBEDDED_DEFAULTS`` fill in memory offsets and history.
+    Sinks named by ``sink.type`` (only if given) and the ``sinks`` passed here are fed first; the
+    application receives a batch once they have all flushed it.
+
+    ``retain=False`` keeps no history of received events (for long-running callback use); the
+    iterator and the waiting helpers then need ``retain=True``."""
+
+    def __init__(self, properties: Mapping[str, Any], *, sinks: Sequence[Sink] = (),
+                 callback: Callable[[ChangeRecord], None] | None = None, retain: bool = True,
+                 offsets: OffsetStore | None = None, history: SchemaHistory | None = None) -> None:
+        given = {k: str(v) for k, v in properties.items()}
+        self.config = ConnectorConfig({**EMBEDDED_DEFAULTS, **given})
+        configured = build_sinks(self.config) if given.get("sink.type", "").strip() else []
+        self.callback = callback
+        self.retain = retain
+        self.engine = Engine(self.config, sinks=[*configured, *sinks], offsets=offsets, history=history,
+                             on_delivered=self._on_delivered)
+        self.engine.on_progress = self._on_progress
+        self._log = EventLog()
+        self._drain_mark = 0
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._barriers: list[_Barrier] = []
+        self._barrier_lock = threading.Lock()
+        self._error: BaseException | None = None
+        self._replication_ids: set[int] = set()
+        self.started_at: float | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def start(self, timeout: float = 60.0) -> EmbeddedEngine:
+        """Start the engine thread; returns once the connector has read its starting position and
+        table structures, so every change committed after this call will be delivered. Raises the
+        start-up error (bad server settings, grants, connection) if there is one."""
+        if self._thread is not None:
+            raise RuntimeError("this EmbeddedEngine was already started; create a new one to restart")
+        self.started_at = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name=f"mysql-cdc-{self.config.topic_prefix}",
+                                        daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.05):
+            if not self._thread.is_alive():
+                break
+            if time.monotonic() > deadline:
+                self.stop(raise_error=False)
+                raise TimeoutError(f"the connector did not finish starting within {timeout}s")
+        if self._error is not None:
+            self._thread.join()
+            error = self._error
+            raise error
+        return self
+
+    def _run(self) -> None:
+        engine = self.engine
+        try:
+            try:
+                engine.prepare()
+            except BaseException:
+                engine.close()
+                raise
+            self._ready.set()
+            engine.run()
+        except BaseException as exc:  # noqa: BLE001 - reported to the application thread
+            self._error = exc
+            log.error("embedded connector stopped with an error: %s", exc)
+        finally:
+            self._log.close(self._error)
+            self._release_barriers()
+
+    def stop(self, timeout: float = 30.0, raise_error: bool = True) -> None:
+        """Stop streaming, flush, close sinks and the replication connection. Safe from any thread
+        and idempotent. Re-raises (as ``EngineFailed``) an error the engine stopped with, unless
+        ``raise_error`` is false."""
+        self.engine.stop()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+            if thread.is_alive():
+                raise ShutdownError(f"the connector thread did not stop within {timeout}s")
+            self._close_server_side(timeout)
+        self._log.close(self._error)
+        self._release_barriers()
+        if raise_error and self._error is not None:
+            self._raise_if_failed()
+
+    def close(self) -> None:
+        self.stop()
+
+    def __enter__(self) -> EmbeddedEngine:
+        return self.start() if self._thread is None else self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.stop(raise_error=exc is None)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def error(self) -> BaseException | None:
+        return self._error
+
+    @property
+    def replication_thread_ids(self) -> frozenset[int]:
+        """Server thread ids of the replication connections this engine has opened."""
+        return frozenset(self._replication_ids)
+
+    def _close_server_side(self, timeout: float) -> None:
+        """The client socket is closed by now, but the server notices only when it next writes to
+        it; end our dump threads at once (a user may always KILL its own connections) and check."""
+        if not self._replication_ids:
+            return
+        deadline = time.monotonic() + min(timeout, 10.0)
+        try:
+            conn = connect(self.config)
+        except (PrerequisiteError, pymysql.err.MySQLError) as exc:
+            # Server gone or unreachable: it holds no connection of ours any more either way.
+            log.debug("could not check the replication connection after stopping: %s", exc)
+            return
+        with conn, conn.cursor() as cur:
+            while True:
+                try:
+                    cur.execute("SHOW PROCESSLIST")
+                    open_ids = {int(row[0]) for row in cur.fetchall()} & self._replication_ids
+                except pymysql.err.MySQLError as exc:
+                    log.debug("could not check the replication connection after stopping: %s", exc)
+                    return
+                if not open_ids:
+                    return
+                if time.monotonic() > deadline:
+                    raise ShutdownError(
+                        f"the server still holds replication connection(s) {sorted(open_ids)} after "
+                        "the connector stopped")
+                for thread_id in open_ids:
+                    with contextlib.suppress(pymysql.err.MySQLError):  # already gone: fine
+                        cur.execute(f"KILL CONNECTION {thread_id}")
+                time.sleep(0.02)
+
+    # -- engine-thread callbacks --------------------------------------------------------------------
+    def _on_delivered(self, batch: Sequence[ChangeRecord]) -> None:
+        if self.retain:
+            self._log.append(batch)
+        if self.callback is not None:
+            for record in batch:
+                self.callback(record)
+
+    def _on_progress(self) -> None:
+        thread_id = _replication_thread_id(self.engine)
+        if thread_id is not None:
+            self._replication_ids.add(thread_id)
+        if not self._barriers:
+            return
+        streaming = self.engine.streaming
+        if streaming is None:
+            return
+        here = _position_key(*streaming.last_end)
+        with self._barrier_lock:
+            reached = [b for b in self._barriers if here >= b.target]
+            if not reached:
+                return
+            self._barriers = [b for b in self._barriers if here < b.target]
+        self.engine.delivery.flush()
+        for barrier in reached:
+            barrier.reached.set()
+
+    def _release_barriers(self) -> None:
+        with self._barrier_lock:
+            barriers, self._barriers = self._barriers, []
+        for barrier in barriers:
+            barrier.reached.set()
+
+    # -- EventStream --------------------------------------------------------------------------------
+    def _catch_up(self, timeout: float) -> None:
+        """Barrier: the server's current binlog position, reached and flushed by the engine thread."""
+        if self._thread is None:
+            raise RuntimeError("start() the engine before waiting for events")
+        self._raise_if_failed()
+        if self._log.closed:
+            return
+        info = self.engine.info
+        assert info is not None
+        target = self.engine.probe.current_position(info)
+        barrier = _Barrier(_position_key(target.file, target.pos))
+        with self._barrier_lock:
+            self._barriers.append(barrier)
+        if self._log.closed:  # stopped meanwhile: nobody would release the barrier
+            self._release_barriers()
+        if not barrier.reached.wait(timeout):
+            with self._barrier_lock:
+                self._barriers = [b for b in self._barriers if b is not barrier]
+            streaming = self.engine.streaming
+            at = streaming.last_end if streaming is not None else "(not streaming yet)"
+            raise EventWaitTimeout(
+                f"the connector did not reach the server's binlog position {target} within {timeout}s "
+                f"(it is at {at}). Events received:\n{describe_records(self._log.since(0))}")
+        self._raise_if_failed()
+
+    def _require_log(self, what: str) -> None:
+        if not self.retain:
+            raise RuntimeError(f"{what} needs the received events: create the engine with retain=True")
+
+
+def start_engine(properties: Mapping[str, Any], **kwargs: Any) -> EmbeddedEngine:
+    """``EmbeddedEngine(properties, **kwargs).start()``."""
+    return EmbeddedEngine(properties, **kwargs).start()

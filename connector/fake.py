@@ -1,0 +1,689 @@
+"""A fake connector without a database: Debezium change events for rows a test supplies.
+
+``FakeConnector`` is given CREATE TABLE statements (parsed by ``ddl.parser``) and a topic prefix, and
+builds the change events the connector would emit for the rows and operations the test asks for:
+``insert``/``update``/``delete`` (streaming, ``c``/``u``/``d`` plus tombstones and primary-key
+changes), ``snapshot``/``read`` (``r`` with Debezium's snapshot markers), ``truncate`` (``t``),
+``ddl`` (schema change events), and ``transaction()`` blocks (one GTID/timestamp; BEGIN/END records
+and ``transaction`` blocks with ``provide.transaction.metadata=true``).
+
+It is the connector's own code path, not a re-implementation: the table structures come from the
+DDL parser, schema state and schema change records from ``SchemaState``, and every record from
+``EventBuilder``/``TableSchema`` with the column converters of ``connector.converters`` (the
+``from_snapshot`` side). So the events equal, field for field, what the connector emits for the same
+rows from a real server, apart from what depends on the server and the clock: ``source`` file, pos,
+gtid, server_id, thread and ts_*, the envelope ts_*, and the ``runId`` header. Those are
+deterministic here: generated from a fake binlog (``mysql-bin.000001``, positions counting up, one
+GTID per transaction, a clock starting at ``clock_ms`` that advances one second per transaction) or
+supplied per operation with ``source={...}``.
+
+Row values: a ``dict`` of column name -> value (columns left out take the column's literal default,
+or null when nullable without one), or a sequence with every column in table order. Give values as
+pymysql returns them with its default conversions, i.e. as they are stored in the server:
+
+========================== ===========================================================
+column type                value
+========================== ===========================================================
+integers, YEAR             ``int`` (``bool`` accepted)
+BOOLEAN / BIT(1)           ``bool`` or ``int``; BIT(n): ``int`` or big-endian ``bytes``
+FLOAT / DOUBLE             ``float``
+DECIMAL / NUMERIC          ``decimal.Decimal``, ``int``, or ``str`` (rounded half-up to the scale)
+CHAR / VARCHAR / TEXT      ``str``
+ENUM                       ``str`` (the member)
+SET                        ``str`` (``"a,b"``) or a set/list of members
+JSON                       ``str`` (the stored JSON text) or a dict/list (``json.dumps`` form)
+BINARY / VARBINARY / BLOB  ``bytes`` (``str`` is UTF-8 encoded)
+DATE                       ``datetime.date``
+DATETIME                   ``datetime.datetime`` (microseconds as stored for the column's precision)
+TIMESTAMP                  ``datetime.datetime``: naive = UTC, aware = converted to UTC
+TIME                       ``datetime.timedelta`` (may be negative or > 24 h) or ``datetime.time``
+spatial types              ``bytes`` in MySQL's internal form (4-byte SRID + WKB)
+========================== ===========================================================
+
+Temporal and decimal columns also take the server's text form (``"2024-01-31"``,
+``"0000-00-00 00:00:00"``, ``"-838:59:59"``), which is how zero dates are written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from connector.config import ConnectorConfig
+from connector.connect import ConnectSchema, Field, primitive, struct
+from connector.embedded import EventLog, EventStream
+from connector.engine import converter_settings
+from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
+from connector.filters import TableFilter
+from connector.records import ChangeRecord, RecordKind
+from connector.schema_state import SchemaState
+from ddl.history import MemorySchemaHistory
+from ddl.model import Column, Table, TableId
+from ddl.parser import parser_for
+from sink.base import Sink
+
+# Connection properties the connector requires; the fake never connects.
+_FAKE_CONNECTION: Mapping[str, str] = {
+    "database.hostname": "fake.invalid",
+    "database.user": "fake",
+    "database.server.id": "1",
+}
+DEFAULT_CLOCK_MS = 1_700_000_000_000
+DEFAULT_SERVER_UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
+
+# Sizes of the binlog events the fake pretends to write: only the ordering of positions matters.
+_GTID_EVENT, _BEGIN_EVENT, _TABLE_MAP_EVENT, _ROWS_EVENT, _XID_EVENT, _QUERY_EVENT = 65, 80, 60, 100, 31, 200
+
+Row = Mapping[str, Any] | Sequence[Any]
+
+
+# -- Python values -> the form the snapshot converters take (SNAPSHOT_CONVERSIONS) ---------------------
+Normalize = Callable[[Any], Any]
+
+
+def _as_int(value: Any) -> Any:
+    return int(value) if isinstance(value, bool | str) else value
+
+
+def _as_float(value: Any) -> Any:
+    return float(value)
+
+
+_HALF_UP = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP)
+
+
+def _as_decimal_text(column: Column) -> Normalize:
+    # The server prints exactly `scale` fraction digits; the snapshot converter relies on that.
+    exponent = decimal.Decimal(1).scaleb(-(column.scale or 0))
+
+    def normalize(value: Any) -> str:
+        number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+        return format(_HALF_UP.quantize(number, exponent), "f")
+    return normalize
+
+
+def _as_text(value: Any) -> Any:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _as_set_text(column: Column) -> Normalize:
+    options = column.enum_values
+
+    def normalize(value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        members = set(value)
+        return ",".join(option for option in options if option in members)
+    return normalize
+
+
+def _as_json_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _as_bytes(value: Any) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return bytes(value)
+
+
+def _as_bit(column: Column) -> Normalize:
+    width = ((column.length or 1) + 7) // 8
+
+    def normalize(value: Any) -> bytes:
+        if isinstance(value, bool | int):
+            return int(value).to_bytes(width, "big")
+        return bytes(value)
+    return normalize
+
+
+def _datetime_text(value: dt.datetime) -> str:
+    text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:" \
+           f"{value.second:02d}"
+    return f"{text}.{value.microsecond:06d}" if value.microsecond else text
+
+
+def _as_date_text(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        value = value.date()
+    if isinstance(value, dt.date):
+        return f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+    return value
+
+
+def _as_datetime_text(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return _datetime_text(value)
+    if isinstance(value, dt.date):
+        return _datetime_text(dt.datetime(value.year, value.month, value.day))
+    return value
+
+
+def _as_timestamp_text(value: Any) -> Any:
+    # The snapshot session runs in UTC, so TIMESTAMP text is UTC wall-clock time.
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    return _as_datetime_text(value)
+
+
+def _as_time_text(value: Any) -> Any:
+    if isinstance(value, dt.timedelta):
+        micros = value // dt.timedelta(microseconds=1)
+        sign, micros = ("-", -micros) if micros < 0 else ("", micros)
+        seconds, fraction = divmod(micros, 1_000_000)
+        text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        return f"{text}.{fraction:06d}" if fraction else text
+    if isinstance(value, dt.time):
+        text = f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+        return f"{text}.{value.microsecond:06d}" if value.microsecond else text
+    return value
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_SIMPLE_NORMALIZERS: dict[str, Normalize] = {
+    **dict.fromkeys(("TINYINT", "INT1", "SMALLINT", "INT2", "MEDIUMINT", "MIDDLEINT", "INT3", "INT",
+                     "INTEGER", "INT4", "BIGINT", "INT8", "SERIAL", "YEAR", "BOOL", "BOOLEAN"), _as_int),
+    **dict.fromkeys(("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"), _as_float),
+    **dict.fromkeys(("CHAR", "CHARACTER", "VARCHAR", "NCHAR", "NVARCHAR", "NATIONAL CHAR",
+                     "NATIONAL VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "LONG",
+                     "LONG VARCHAR", "ENUM"), _as_text),
+    **dict.fromkeys(("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY",
+                     "GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
+                     "MULTIPOLYGON", "GEOMETRYCOLLECTION", "GEOMCOLLECTION"), _as_bytes),
+    "JSON": _as_json_text,
+    "DATE": _as_date_text,
+    "DATETIME": _as_datetime_text,
+    "TIMESTAMP": _as_timestamp_text,
+    "TIME": _as_time_text,
+}
+_COLUMN_NORMALIZERS: dict[str, Callable[[Column], Normalize]] = {
+    **dict.fromkeys(("DECIMAL", "DEC", "NUMERIC", "FIXED"), _as_decimal_text),
+    "SET": _as_set_text,
+    "BIT": _as_bit,
+}
+
+
+def value_normalizer(column: Column) -> Normalize:
+    """How a Python value for ``column`` becomes what its snapshot converter reads."""
+    key = column.data_type.upper()
+    per_column = _COLUMN_NORMALIZERS.get(key)
+    if per_column is not None:
+        return per_column(column)
+    return _SIMPLE_NORMALIZERS.get(key, _same)
+
+
+# -- transaction metadata records (reference 3e) ------------------------------------------------------
+TRANSACTION_KEY_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataKey", [
+    Field("id", primitive("string")),
+], version=1)
+_EVENT_COLLECTION_SCHEMA = struct("event.collection", [
+    Field("data_collection", primitive("string")),
+    Field("event_count", primitive("int64")),
+], optional=True, version=1)
+TRANSACTION_VALUE_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataValue", [
+    Field("status", primitive("string")),
+    Field("id", primitive("string")),
+    Field("event_count", primitive("int64", optional=True)),
+    Field("data_collections", ConnectSchema("array", optional=True, items=_EVENT_COLLECTION_SCHEMA)),
+    Field("ts_ms", primitive("int64")),
+], version=1)
+
+
+def _java_string_hash(text: str) -> int:
+    # String.hashCode over UTF-16 code units, as an unsigned 32-bit value (the bucket maths only
+    # looks at bits).
+    data = text.encode("utf-16-be")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: Sequence[str]) -> list[str]:
+    """The iteration order of a ``java.util.HashMap<String, ?>`` filled with ``keys`` in this order
+    (Debezium lists a transaction's per-table counts in it): bucket index at the final capacity,
+    then insertion order within a bucket."""
+    capacity = 16
+    while len(keys) > capacity * 0.75:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = _java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return [key for _, key in sorted(enumerate(keys), key=lambda item: (bucket(item[1]), item[0]))]
+
+
+# -- the fake -------------------------------------------------------------------------------------
+@dataclass
+class _FakeTransaction:
+    file: str
+    pos: int
+    gtid: str | None
+    ts_ms: int
+    thread: int | None
+    id: str
+    events_done: int = 1  # the GTID/BEGIN event
+    total_order: int = 0
+    per_table: dict[str, int] = field(default_factory=dict)
+
+
+_SOURCE_KEYS = frozenset(f.name for f in fields(SourcePosition))
+
+
+class FakeConnector(EventStream):
+    """Debezium change events without a database, built by the connector's own event code.
+
+    ``ddl``: CREATE TABLE (and any other DDL) statements describing the tables, applied silently in
+    ``database`` (as tables that existed before the connector started). ``properties``: the Debezium
+    properties that shape events (``decimal.handling.mode``, ``tombstones.on.delete``,
+    ``message.key.columns``, ``provide.transaction.metadata``, ``skipped.operations``,
+    column filters ...). Every operation returns the records it produced, appends them to
+    ``events`` and sends them to the ``sinks`` (flushed at once)."""
+
+    def __init__(self, ddl: str | Iterable[str] = (), *, topic_prefix: str | None = None,
+                 database: str = "inventory", flavor: str = "mysql",
+                 properties: Mapping[str, Any] | None = None, sinks: Sequence[Sink] = (),
+                 server_id: int = 1, binlog_file: str = "mysql-bin.000001", clock_ms: int = DEFAULT_CLOCK_MS,
+                 gtids: bool = True, server_uuid: str = DEFAULT_SERVER_UUID, run_id: str | None = None,
+                 charset: str = "utf8mb4", collation: str = "utf8mb4_general_ci") -> None:
+        props = {k: str(v) for k, v in (properties or {}).items()}
+        if topic_prefix is not None:
+            props["topic.prefix"] = topic_prefix
+        props.setdefault("topic.prefix", "fake")
+        self.config = ConnectorConfig({**_FAKE_CONNECTION, **props})
+        self.database = database
+        self.flavor = flavor
+        self.server_id = server_id
+        self.file = binlog_file
+        self.pos = 4  # after the binlog file header
+        self.clock_ms = clock_ms
+        self.use_gtids = gtids
+        self.server_uuid = server_uuid
+        self.transaction_metadata = self.config.get_bool("provide.transaction.metadata")
+        self.transaction_topic = topic_name(self.config.topic_prefix, self.config.get("topic.delimiter") or ".",
+                                            self.config.get("topic.transaction") or "transaction")
+        self.filter = TableFilter.from_config(self.config)
+        self.builder = EventBuilder(self.config, self.filter, converter_settings(self.config), run_id=(
+            run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"mysql-cdc-fake:{self.config.topic_prefix}"))))
+        self.history = MemorySchemaHistory()
+        self.schema = SchemaState(self.config, parser_for(flavor), self.history, self.filter, self.builder)
+        self.sinks: list[Sink] = []
+        self._log = EventLog()
+        self._drain_mark = 0
+        self._txn: _FakeTransaction | None = None
+        self._transactions = 0
+        self._normalizers: dict[int, tuple[Table, tuple[Normalize, ...]]] = {}
+        statements = [ddl] if isinstance(ddl, str) else list(ddl)
+        self._apply_silently(f"SET character_set_server={charset}, collation_server={collation};", "")
+        self._apply_silently(f"CREATE DATABASE IF NOT EXISTS `{database}` CHARSET {charset} COLLATE {collation}",
+                             database)
+        for statement in statements:
+            self._apply_silently(statement, database)
+        for sink in sinks:
+            self.add_sink(sink)
+
+    # -- structure ----------------------------------------------------------------------------------
+    def _apply_silently(self, ddl: str, database: str) -> None:
+        where = SourcePosition(self.file, self.pos, ts_ms=self.clock_ms, snapshot="true")
+        self.schema.apply(ddl, database, self._offset(), where, None)
+
+    def table(self, name: str | TableId) -> Table:
+        table_id = name if isinstance(name, TableId) else (
+            TableId.parse(name) if "." in name else TableId(self.database, name))
+        table = self.schema.model.table(table_id)
+        if table is None:
+            known = ", ".join(str(t) for t in self.schema.model.table_ids()) or "none"
+            raise KeyError(f"table {table_id} is not defined (known tables: {known}); pass its CREATE "
+                           "TABLE statement to FakeConnector or ddl()")
+        return table
+
+    def table_schema(self, name: str | TableId) -> TableSchema:
+        return self.builder.table_schema(self.table(name))
+
+    # -- sinks --------------------------------------------------------------------------------------
+    def add_sink(self, sink: Sink) -> Sink:
+        """Publish every record produced from now on to ``sink`` too (sent and flushed per call)."""
+        sink.start()
+        self.sinks.append(sink)
+        return sink
+
+    def publish_to_jsonl(self, path: str | os.PathLike[str]) -> Sink:
+        """Also write records to a JSON-lines file, exactly as ``sink.type=jsonl`` does."""
+        from sink.jsonl import JsonlSink
+
+        return self.add_sink(JsonlSink(path, self.config.get_bool("key.converter.schemas.enable", True),
+                                       self.config.get_bool("value.converter.schemas.enable", True),
+                                       fsync=False))
+
+    def publish_to_kafka(self, bootstrap_servers: str, **properties: Any) -> Sink:
+        """Also produce records to Kafka, exactly as ``sink.type=kafka`` does. ``properties`` are
+        further ``sink.kafka.*`` / ``topic.creation.*`` connector properties."""
+        from sink.kafka import KafkaSink
+
+        config = ConnectorConfig({**self.config.raw, "sink.kafka.bootstrap.servers": bootstrap_servers,
+                                  **{k: str(v) for k, v in properties.items()}})
+        return self.add_sink(KafkaSink.from_config(config))
+
+    def close(self) -> None:
+        """Close the sinks; the recorded events stay readable."""
+        sinks, self.sinks = self.sinks, []
+        try:
+            for sink in sinks:
+                sink.flush()
+        finally:
+            for sink in sinks:
+                sink.close()
+            self._log.close()
+
+    def __enter__(self) -> FakeConnector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _publish(self, records: list[ChangeRecord]) -> list[ChangeRecord]:
+        if records:
+            for sink in self.sinks:
+                sink.send(records)
+            for sink in self.sinks:
+                sink.flush()
+            self._log.append(records)
+        return records
+
+    # -- rows -----------------------------------------------------------------------------------------
+    def _normalizers_for(self, table: Table) -> tuple[Normalize, ...]:
+        cached = self._normalizers.get(id(table))
+        if cached is not None and cached[0] is table:
+            return cached[1]
+        normalizers = tuple(value_normalizer(c) for c in table.columns)
+        self._normalizers[id(table)] = (table, normalizers)
+        return normalizers
+
+    def row_image(self, table: str | TableId, row: Row, base: Mapping[str, Any] | None = None
+                  ) -> dict[str, Any]:
+        """The ``before``/``after`` payload of ``row`` (a full row, or with ``base`` a partial one
+        over ``base``'s payload)."""
+        t = self.table(table)
+        ts = self.builder.table_schema(t)
+        normalizers = self._normalizers_for(t)
+        if isinstance(row, Mapping):
+            given = {k.lower(): v for k, v in row.items()}
+            unknown = [k for k in row if t.column(k) is None]
+            if unknown:
+                raise KeyError(f"{t.id} has no column(s) {', '.join(map(repr, unknown))}; columns: "
+                               f"{', '.join(t.column_names)}")
+        else:
+            values_in_order = list(row)
+            if len(values_in_order) != len(t.columns):
+                raise ValueError(f"{t.id} has {len(t.columns)} columns ({', '.join(t.column_names)}); "
+                                 f"got {len(values_in_order)} values")
+            given = {c.name.lower(): v for c, v in zip(t.columns, values_in_order, strict=True)}
+        values = [None if given.get(c.name.lower()) is None else normalizers[i](given[c.name.lower()])
+                  for i, c in enumerate(t.columns)]
+        image = ts.value_from_snapshot(values)
+        for index, name, converter in ts.value_columns:
+            if name.lower() in given:
+                continue
+            if base is not None and name in base:
+                image[name] = base[name]
+            else:
+                image[name] = self._omitted_value(t, t.columns[index], converter.schema)
+        return image
+
+    @staticmethod
+    def _omitted_value(table: Table, column: Column, schema: ConnectSchema) -> Any:
+        expression_default = column.has_default and (
+            column.default_expression is None
+            or (column.data_type.upper() in ("DATETIME", "TIMESTAMP")
+                and column.default_expression.startswith("1970-01-01 00:00:00")))
+        if column.auto_increment or column.generated or expression_default:
+            raise ValueError(f"{table.id}.{column.name}: give its value explicitly (the server computes it "
+                             "from an expression, AUTO_INCREMENT or CURRENT_TIMESTAMP)")
+        if schema.has_default:
+            return schema.default
+        if column.optional:
+            return None
+        raise ValueError(f"{table.id}.{column.name} is NOT NULL without a default: give its value")
+
+    # -- positions, transactions ------------------------------------------------------------------------
+    def _gtid(self, number: int) -> str | None:
+        if not self.use_gtids:
+            return None
+        if self.flavor == "mariadb":
+            return f"0-{self.server_id}-{number}"
+        return f"{self.server_uuid}:{number}"
+
+    def _gtid_set(self) -> str | None:
+        if not self.use_gtids or not self._transactions:
+            return None
+        if self.flavor == "mariadb":
+            return f"0-{self.server_id}-{self._transactions}"
+        return f"{self.server_uuid}:1-{self._transactions}"
+
+    def _offset(self, txn: _FakeTransaction | None = None, row: int = 0) -> dict[str, Any]:
+        offset: dict[str, Any] = {"ts_sec": self.clock_ms // 1000, "file": self.file,
+                                  "pos": txn.pos if txn is not None else self.pos}
+        gtids = self._gtid_set()
+        if gtids:
+            offset["gtids"] = gtids
+        if txn is not None and txn.events_done:
+            offset["event"] = txn.events_done
+        if row:
+            offset["row"] = row
+        offset["server_id"] = self.server_id
+        return offset
+
+    def _begin(self, source: Mapping[str, Any] | None, metadata: bool = True) -> _FakeTransaction:
+        overrides = dict(source or {})
+        number = self._transactions + 1
+        gtid = overrides.get("gtid", self._gtid(number))
+        ts_ms = int(overrides.get("ts_ms", self.clock_ms))
+        txn_id = gtid if gtid else f"file={self.file},pos={self.pos}"
+        txn = _FakeTransaction(self.file, self.pos, gtid, ts_ms, overrides.get("thread"), txn_id)
+        self.pos += _GTID_EVENT + (_BEGIN_EVENT if self.flavor == "mysql" else 0)
+        self._txn = txn
+        if metadata and self.transaction_metadata:
+            self._publish([self._transaction_record("BEGIN", txn)])
+        return txn
+
+    def _commit(self, metadata: bool = True) -> None:
+        txn, self._txn = self._txn, None
+        if txn is None:
+            return
+        self.pos += _XID_EVENT
+        self._transactions += 1
+        self.clock_ms = max(self.clock_ms, txn.ts_ms) + 1000
+        if metadata and self.transaction_metadata:
+            self._publish([self._transaction_record("END", txn)])
+
+    def _transaction_record(self, status: str, txn: _FakeTransaction) -> ChangeRecord:
+        value: dict[str, Any] = {"status": status, "id": txn.id, "event_count": None,
+                                 "data_collections": None, "ts_ms": txn.ts_ms}
+        if status == "END":
+            value["event_count"] = txn.total_order
+            value["data_collections"] = [{"data_collection": name, "event_count": txn.per_table[name]}
+                                         for name in java_hashmap_order(list(txn.per_table))]
+        return ChangeRecord(self.transaction_topic, TRANSACTION_KEY_SCHEMA, {"id": txn.id},
+                            TRANSACTION_VALUE_SCHEMA, value, RecordKind.TRANSACTION, (),
+                            self._offset(txn), None, None)
+
+    @contextlib.contextmanager
+    def transaction(self, source: Mapping[str, Any] | None = None) -> Iterator[FakeConnector]:
+        """Operations inside share one transaction: one GTID, one event time, consecutive
+        ``transaction`` orders (and BEGIN/END records with ``provide.transaction.metadata``)."""
+        if self._txn is not None:
+            raise RuntimeError("transactions do not nest")
+        self._begin(source)
+        try:
+            yield self
+        finally:
+            self._commit()
+
+    def _where(self, txn: _FakeTransaction, pos: int, row: int, source: Mapping[str, Any] | None
+               ) -> SourcePosition:
+        where = SourcePosition(file=self.file, pos=pos, server_id=self.server_id, ts_ms=txn.ts_ms,
+                               gtid=txn.gtid, row=row, thread=txn.thread)
+        overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
+        unknown = set(source or {}) - _SOURCE_KEYS
+        if unknown:
+            raise KeyError(f"unknown source field(s) {sorted(unknown)}; use {sorted(_SOURCE_KEYS)}")
+        return replace(where, **overrides) if overrides else where
+
+    def _stamp(self, records: list[ChangeRecord], ts_ms: int, txn: _FakeTransaction | None) -> None:
+        # Deterministic envelope time (the connector's is its wall clock), and Debezium's transaction
+        # block: every data change event counts, tombstones do not.
+        for record in records:
+            if record.kind != RecordKind.DATA or not isinstance(record.value, dict):
+                continue
+            value = record.value
+            value["ts_ms"], value["ts_us"], value["ts_ns"] = ts_ms, ts_ms * 1000, ts_ms * 1_000_000
+            if txn is not None and self.transaction_metadata and record.table_id is not None:
+                name = str(record.table_id)
+                txn.total_order += 1
+                txn.per_table[name] = txn.per_table.get(name, 0) + 1
+                value["transaction"] = {"id": txn.id, "total_order": txn.total_order,
+                                        "data_collection_order": txn.per_table[name]}
+
+    def _rows_event(self, table: str | TableId, op: str, images: list[tuple[dict[str, Any] | None,
+                    dict[str, Any] | None]], source: Mapping[str, Any] | None) -> list[ChangeRecord]:
+        ts = self.table_schema(table)
+        implicit = self._txn is None
+        txn = self._txn if self._txn is not None else self._begin(source)
+        try:
+            self.pos += _TABLE_MAP_EVENT
+            txn.events_done += 1
+            rows_pos = self.pos
+            self.pos += _ROWS_EVENT
+            out: list[ChangeRecord] = []
+            if not self.filter.table_captured(ts.table.id):
+                txn.events_done += 1
+                return out
+            for row, (before, after) in enumerate(images):
+                where = self._where(txn, rows_pos, row, source)
+                records = self.builder.change_records(ts, op, before, after, where,
+                                                      self._offset(txn, row + 1))
+                self._stamp(records, where.ts_ms or txn.ts_ms, txn)
+                out.extend(self._publish(records))
+            txn.events_done += 1
+            return out
+        finally:
+            if implicit:
+                self._commit()
+
+    # -- operations -------------------------------------------------------------------------------------
+    def insert(self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
+               ) -> list[ChangeRecord]:
+        """``c`` events for rows inserted by one statement (one rows event: ``source.row`` 0, 1 ...)."""
+        return self._rows_event(table, "c", [(None, self.row_image(table, r)) for r in rows], source)
+
+    def update(self, table: str | TableId, before: Row, after: Row, *,
+               source: Mapping[str, Any] | None = None) -> list[ChangeRecord]:
+        """A ``u`` event; ``after`` may hold only the changed columns. A changed primary key gives
+        Debezium's delete + tombstone + create with ``__debezium.newkey``/``oldkey`` headers."""
+        before_image = self.row_image(table, before)
+        after_image = self.row_image(table, after, base=before_image)
+        return self._rows_event(table, "u", [(before_image, after_image)], source)
+
+    def delete(self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
+               ) -> list[ChangeRecord]:
+        """``d`` events (each followed by a tombstone unless ``tombstones.on.delete=false``)."""
+        return self._rows_event(table, "d", [(self.row_image(table, r), None) for r in rows], source)
+
+    def truncate(self, table: str | TableId, *, source: Mapping[str, Any] | None = None
+                 ) -> list[ChangeRecord]:
+        """``TRUNCATE TABLE``: a ``t`` event, which Debezium skips by default
+        (``skipped.operations=t``): set ``skipped.operations=none`` to see it."""
+        t = self.table(table)
+        return self.ddl(f"TRUNCATE TABLE `{t.id.database}`.`{t.id.table}`", database=t.id.database,
+                        source=source)
+
+    def ddl(self, statement: str, *, database: str | None = None, source: Mapping[str, Any] | None = None
+            ) -> list[ChangeRecord]:
+        """Apply a DDL statement as if it arrived in the binlog: the model changes, and the schema
+        change record(s) (``include.schema.changes``) and truncate records are emitted."""
+        if self._txn is not None:
+            raise RuntimeError("DDL commits implicitly: run it outside transaction()")
+        # A DDL statement has no BEGIN: no transaction metadata records (those cover DML only).
+        txn = self._begin(source, metadata=False)
+        try:
+            query_pos = self.pos
+            self.pos += _QUERY_EVENT
+            where = self._where(txn, query_pos, 0, source)
+            history_position = self._offset(txn)
+            txn.events_done += 1
+            commit_offset = self._offset(None)
+            db = database if database is not None else self.database
+            records, statements = self.schema.apply(statement, db, history_position, where, commit_offset)
+            for record in records:
+                if isinstance(record.value, dict):
+                    record.value["ts_ms"] = where.ts_ms or txn.ts_ms
+            truncated: list[ChangeRecord] = []
+            for table_id in self.schema.truncated_tables(statements):
+                table = self.schema.model.table(table_id)
+                if table is not None and self.filter.table_captured(table_id):
+                    truncated.extend(self.builder.truncate_record(self.builder.table_schema(table), where,
+                                                                  commit_offset))
+            self._stamp(truncated, where.ts_ms or txn.ts_ms, txn)
+            return self._publish(records + truncated)
+        finally:
+            self._commit(metadata=False)
+
+    def read(self, table: str | TableId, *rows: Row, marker: str = "true",
+             source: Mapping[str, Any] | None = None, last: bool = False) -> list[ChangeRecord]:
+        """Snapshot ``r`` events with one ``source.snapshot`` marker; ``snapshot()`` picks markers
+        the way Debezium does. ``last=True`` gives the offset of the snapshot's final record."""
+        ts = self.table_schema(table)
+        where = SourcePosition(file=self.file, pos=self.pos, ts_ms=self.clock_ms, snapshot=marker)
+        overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
+        if overrides:
+            where = replace(where, **overrides)
+        offset: dict[str, Any] = {"file": self.file, "pos": self.pos}
+        gtids = self._gtid_set()
+        if gtids:
+            offset["gtids"] = gtids
+        if not last:
+            offset["snapshot"] = "INITIAL"
+        out: list[ChangeRecord] = []
+        for row in rows:
+            records = self.builder.change_records(ts, "r", None, self.row_image(table, row), where, offset)
+            self._stamp(records, where.ts_ms or self.clock_ms, None)
+            out.extend(self._publish(records))
+        return out
+
+    def snapshot(self, tables: Mapping[str, Sequence[Row]] | Sequence[tuple[str, Sequence[Row]]], *,
+                 source: Mapping[str, Any] | None = None) -> list[ChangeRecord]:
+        """An initial snapshot of ``tables`` (in this order): ``r`` events with Debezium's markers
+        (``first``, ``first_in_data_collection``, ``true``, ``last_in_data_collection``, ``last``;
+        the very last record is ``last`` even when the last table is empty)."""
+        from snapshot.listener import LAST, resolve_marker
+
+        items = list(tables.items()) if isinstance(tables, Mapping) else list(tables)
+        plan: list[tuple[str, Row, str]] = []
+        for table_index, (table, rows) in enumerate(items):
+            for row_index, row in enumerate(rows):
+                first_table, last_table = table_index == 0, table_index == len(items) - 1
+                first_row, last_row = row_index == 0, row_index == len(rows) - 1
+                plan.append((table, row, resolve_marker(first_table and first_row, last_table and last_row,
+                                                        first_row, last_row)))
+        if plan:
+            table, row, _ = plan[-1]
+            plan[-1] = (table, row, LAST)
+        out: list[ChangeRecord] = []
+        for index, (table, row, marker) in enumerate(plan):
+            out.extend(self.read(table, row, marker=marker, source=source, last=index == len(plan) - 1))
+        self.clock_ms += 1000
+        return out
+
+    # -- EventStream ------------------------------------------------------------------------------------
+    def _catch_up(self, timeout: float) -> None:
+        """Events are built synchronously: everything produced is already in the log."""
