@@ -241,6 +241,14 @@ class _State:
         return TableId(name.database if name.database is not None else (self.default_database or ""),
                        name.name)
 
+    def database_of(self, *names: QualifiedName) -> str:
+        """The database a statement about ``names`` is recorded under: the current database when a
+        name depends on it (so replaying the statement there resolves the same tables), else the
+        first name's database."""
+        if any(name.database is None for name in names):
+            return self.default_database or ""
+        return names[0].database or ""
+
     def find_table_id(self, name: QualifiedName) -> TableId:
         """The id of a known table, matching the name case-insensitively when needed."""
         table_id = self.table_id(name)
@@ -268,19 +276,20 @@ def _create_table(tree: CreateTable, text: str, state: _State) -> ParsedStatemen
     if tree.temporary:
         return ParsedStatement(text, state.default_database, "ignored")
     table_id = state.table_id(tree.name)
+    database = state.database_of(tree.name, *([tree.like] if tree.like is not None else []))
     existing = state.model.tables.get(state.find_table_id(tree.name))
     if existing is not None and tree.if_not_exists:
-        return ParsedStatement(text, table_id.database, "table")
+        return ParsedStatement(text, database, "table")
     if tree.like is not None:
         source = state.model.tables.get(state.find_table_id(tree.like))
         if source is None:
-            return ParsedStatement(text, table_id.database, "table")
+            return ParsedStatement(text, database, "table")
         table = source.with_(id=table_id)
     else:
         table = _new_table(tree, table_id, state)
     remove = [existing.id] if existing is not None else []
     state.model = state.model.with_tables(put=[table], remove=remove)
-    return ParsedStatement(text, table_id.database, "table", (TableChange(ChangeType.CREATE, table_id, table),))
+    return ParsedStatement(text, database, "table", (TableChange(ChangeType.CREATE, table_id, table),))
 
 
 def _new_table(tree: CreateTable, table_id: TableId, state: _State) -> Table:
@@ -306,9 +315,10 @@ def _table_charset(options: TableOptions, database: str, state: _State) -> str |
 def _alter_table(tree: AlterTable, text: str, state: _State) -> ParsedStatement:
     table_id = state.find_table_id(tree.name)
     table = state.model.tables.get(table_id)
+    database = state.database_of(tree.name)
     if table is None:
         # Debezium ignores ALTERs of tables it does not know (e.g. not captured).
-        return ParsedStatement(text, table_id.database, "table")
+        return ParsedStatement(text, database, "table")
     draft = _Draft.of(table)
     for spec in tree.specs:
         _ALTER_HANDLERS[type(spec)](draft, spec, state)
@@ -316,7 +326,7 @@ def _alter_table(tree: AlterTable, text: str, state: _State) -> ParsedStatement:
     previous = table_id if new_table.id != table_id else None
     state.model = state.model.with_tables(put=[new_table], remove=[table_id])
     change = TableChange(ChangeType.ALTER, new_table.id, new_table, previous)
-    return ParsedStatement(text, new_table.id.database, "table", (change,))
+    return ParsedStatement(text, database, "table", (change,))
 
 
 def _drop_table(tree: DropTable, text: str, state: _State) -> ParsedStatement:
@@ -325,7 +335,7 @@ def _drop_table(tree: DropTable, text: str, state: _State) -> ParsedStatement:
     ids = [state.find_table_id(name) for name in tree.names]
     state.model = state.model.with_tables(remove=ids)
     changes = tuple(TableChange(ChangeType.DROP, table_id, None) for table_id in ids)
-    return ParsedStatement(text, ids[0].database, "table", changes)
+    return ParsedStatement(text, state.database_of(*tree.names), "table", changes)
 
 
 def _rename_table(tree: RenameTable, text: str, state: _State) -> ParsedStatement:
@@ -339,41 +349,41 @@ def _rename_table(tree: RenameTable, text: str, state: _State) -> ParsedStatemen
         renamed = table.with_(id=new_id)
         state.model = state.model.with_tables(put=[renamed], remove=[old_id])
         changes.append(TableChange(ChangeType.ALTER, new_id, renamed, old_id))
-    database = state.table_id(tree.pairs[0][1]).database
+    database = state.database_of(*(name for pair in tree.pairs for name in pair))
     return ParsedStatement(text, database, "table", tuple(changes))
 
 
 def _truncate(tree: TruncateTable, text: str, state: _State) -> ParsedStatement:
     table_id = state.find_table_id(tree.name)
-    return ParsedStatement(text, table_id.database, "truncate", truncated=(table_id,))
+    return ParsedStatement(text, state.database_of(tree.name), "truncate", truncated=(table_id,))
 
 
 def _create_index(tree: CreateIndex, text: str, state: _State) -> ParsedStatement:
     table_id = state.find_table_id(tree.table)
     table = state.model.tables.get(table_id)
     if table is None:
-        return ParsedStatement(text, table_id.database, "table")
+        return ParsedStatement(text, state.database_of(tree.table), "table")
     draft = _Draft.of(table)
     draft.add_key(tree.key)
     if tree.key.kind == "unique":
         draft.promote_unique_key(tree.key.columns)
-    return _altered(draft, table_id, text, state)
+    return _altered(draft, state.database_of(tree.table), text, state)
 
 
 def _drop_index(tree: DropIndex, text: str, state: _State) -> ParsedStatement:
     table_id = state.find_table_id(tree.table)
     table = state.model.tables.get(table_id)
     if table is None:
-        return ParsedStatement(text, table_id.database, "table")
+        return ParsedStatement(text, state.database_of(tree.table), "table")
     draft = _Draft.of(table)
     draft.drop_key(DropKey("index", tree.name))
-    return _altered(draft, table_id, text, state)
+    return _altered(draft, state.database_of(tree.table), text, state)
 
 
-def _altered(draft: _Draft, table_id: TableId, text: str, state: _State) -> ParsedStatement:
+def _altered(draft: _Draft, database: str, text: str, state: _State) -> ParsedStatement:
     table = draft.finish()
     state.model = state.model.with_tables(put=[table])
-    return ParsedStatement(text, table_id.database, "table", (TableChange(ChangeType.ALTER, table_id, table),))
+    return ParsedStatement(text, database, "table", (TableChange(ChangeType.ALTER, table.id, table),))
 
 
 def _create_database(tree: CreateDatabase, text: str, state: _State) -> ParsedStatement:
