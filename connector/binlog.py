@@ -43,6 +43,13 @@ class UnsupportedEventError(RuntimeError):
     pass
 
 
+class BinlogPositionError(RuntimeError):
+    """The server refuses to stream from the requested position (error 1236)."""
+
+
+ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
+
+
 class ReplicationLost(RuntimeError):
     """The replication connection failed and could not be re-established within the limits."""
 
@@ -93,6 +100,10 @@ class BinlogReader:
             # its silent reconnect: refuse it so that our own policy (below) takes over.
             if len(connections) >= 2:
                 raise StreamDropped(last_error[-1] if last_error else None)
+            # The library still spells these the pre-1.0 pymysql way.
+            for old, new in (("passwd", "password"), ("db", "database")):
+                if old in kwargs:
+                    kwargs[new] = kwargs.pop(old)
             conn = _TrackingConnection(last_error, **kwargs)
             connections.append(conn)
             return conn
@@ -129,7 +140,17 @@ class BinlogReader:
         except StreamDropped:
             if not self._closed:
                 raise
-        except (pymysql.err.OperationalError, pymysql.err.InterfaceError, ConnectionError, OSError) as exc:
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] == ER_MASTER_FATAL_ERROR_READING_BINLOG:
+                # Not a network problem: the server cannot serve this position (purged, or not an
+                # event boundary). Retrying cannot help.
+                raise BinlogPositionError(
+                    f"the server cannot stream the binlog from {self.file}:{self.pos}: {exc.args[1]}. "
+                    "If the file was purged, a new snapshot is required (snapshot.mode=when_needed, or "
+                    "delete the stored offsets and schema history)") from None
+            if not self._closed:
+                raise StreamDropped(exc) from exc
+        except (pymysql.err.InterfaceError, ConnectionError, OSError) as exc:
             if not self._closed:
                 raise StreamDropped(exc) from exc
         finally:
@@ -140,14 +161,16 @@ class BinlogReader:
             packet = event.packet
             end_pos = int(packet.log_pos)
             etype = int(event.event_type)
+            # packet.event_size is the whole event (header + body + checksum); the event object's
+            # own event_size excludes the header.
+            start_pos = end_pos - int(packet.event_size) if end_pos else 0
             if isinstance(event, NotImplementedEvent) and etype in UNSUPPORTED_DATA_EVENTS:
                 raise UnsupportedEventError(
-                    f"binlog event {UNSUPPORTED_DATA_EVENTS[etype]} at {self.file}:{end_pos - event.event_size} "
+                    f"binlog event {UNSUPPORTED_DATA_EVENTS[etype]} at {self.file}:{start_pos} "
                     "cannot be decoded; refusing to continue rather than lose its rows. Disable binlog "
                     "compression on the server and take a new snapshot (snapshot.mode=when_needed or "
                     "delete the stored offsets)")
             file = stream.log_file or self.file
-            start_pos = end_pos - int(event.event_size) if end_pos else 0
             raw = RawEvent(event, file, start_pos, end_pos, int(event.timestamp),
                            int(packet.server_id), etype)
             yield raw

@@ -81,6 +81,8 @@ class GtidTracker:
 
 
 _OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", DeleteRowsEvent: "d"}
+# Rotate, format description and heartbeat: sent on every (re)connect, they prove nothing.
+_CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
 
 
 @dataclass
@@ -154,7 +156,8 @@ class StreamingSource:
             try:
                 for raw in self._events:
                     self._handle(raw)
-                    attempt = 0
+                    if raw.end_pos and raw.event_type not in _CONTROL_EVENT_TYPES:
+                        attempt = 0  # a real event arrived: the connection works again
                     if stopping():
                         return
             except StreamDropped as exc:

@@ -75,8 +75,12 @@ def test_insert_update_delete_produce_debezium_events(mysql_server, unique_db, t
         assert [r.source["gtid"] for r in events] == [gtid_insert, gtid_insert, gtid_update, gtid_delete]
     else:
         assert all(":" in r.source["gtid"] for r in events)
-    # ordering of positions follows the binlog
+    # ordering of positions follows the binlog, and each pos is the start of its rows event
     assert c1.source["pos"] < u.source["pos"] < d.source["pos"]
+    binlog_events = {int(row[1]): str(row[2]) for row in mysql_server.query(f"SHOW BINLOG EVENTS IN '{status_file}'")}
+    assert [binlog_events[r.source["pos"]] for r in (c1, u, d)] == ["Write_rows_v1", "Update_rows_v1",
+                                                                    "Delete_rows_v1"] or all(
+        "rows" in binlog_events[r.source["pos"]].lower() for r in (c1, u, d))
     # a tombstone follows the delete, with the same key and a null value
     tombstones = [r for r in memory.records if r.kind == RecordKind.TOMBSTONE]
     assert len(tombstones) == 1 and tombstones[0].key == {"id": 2} and tombstones[0].value is None
@@ -86,23 +90,23 @@ def test_insert_update_delete_produce_debezium_events(mysql_server, unique_db, t
 def test_composite_key_and_table_without_primary_key(mysql_server, unique_db, tmp_path):
     db = unique_db
     mysql_server.execute(
-        "CREATE TABLE lines (order_no INT NOT NULL, line INT NOT NULL, sku VARCHAR(10), "
+        "CREATE TABLE order_lines (order_no INT NOT NULL, line INT NOT NULL, sku VARCHAR(10), "
         "PRIMARY KEY (line, order_no))",
         "CREATE TABLE logbook (msg VARCHAR(50), at INT)", database=db)
     engine, memory = make_engine(mysql_server, db, tmp_path)
     engine.catch_up()
-    mysql_server.execute("INSERT INTO lines VALUES (10, 1, 'A'), (10, 2, 'B')",
-                         "UPDATE lines SET sku = 'C' WHERE order_no = 10 AND line = 2",
+    mysql_server.execute("INSERT INTO order_lines VALUES (10, 1, 'A'), (10, 2, 'B')",
+                         "UPDATE order_lines SET sku = 'C' WHERE order_no = 10 AND line = 2",
                          "INSERT INTO logbook VALUES ('hello', 1)", "DELETE FROM logbook", database=db)
     engine.catch_up()
     engine.close()
 
-    lines = data(memory.records, "lines")
+    lines = data(memory.records, "order_lines")
     assert [r.key for r in lines] == [{"line": 1, "order_no": 10}, {"line": 2, "order_no": 10},
                                       {"line": 2, "order_no": 10}]
     # key field order is the primary key's order, not the column order
     assert list(lines[0].key) == ["line", "order_no"]
-    assert lines[0].key_schema is not None and lines[0].key_schema.name == f"it.{db}.lines.Key"
+    assert lines[0].key_schema is not None and lines[0].key_schema.name == f"it.{db}.order_lines.Key"
     logbook = [r for r in memory.records if r.table_id is not None and r.table_id.table == "logbook"]
     assert [r.op for r in logbook if r.kind == RecordKind.DATA] == ["c", "d"]
     assert all(r.key is None and r.key_schema is None for r in logbook)
@@ -220,3 +224,28 @@ def test_unparseable_ddl_stops_with_statement_and_position(mysql_server, unique_
     assert "mysql-bin.000001:1234" in str(exc.value)
     assert "schema.history.internal.skip.unparseable.ddl=true" in str(exc.value)
     engine.close()
+
+
+def test_lost_connection_is_retried_then_reported_with_the_real_error(fresh_mysql_server, tmp_path):
+    server = fresh_mysql_server
+    server.execute("CREATE DATABASE rc", "CREATE TABLE rc.t (id INT PRIMARY KEY)")
+    engine, memory = make_engine(server, "rc", tmp_path, **{"connect.max.attempts": "3"})
+    engine.catch_up()
+    server.execute("INSERT INTO rc.t VALUES (1)")
+    engine.catch_up()
+    # A short outage within the retry budget: the stream resumes with nothing lost or repeated.
+    server.stop()
+    server.start()
+    server.execute("INSERT INTO rc.t VALUES (2)")
+    engine.catch_up(timeout=60)
+    assert [r.key["id"] for r in data(memory.records, "t")] == [1, 2]
+    # A lasting outage: bounded retries, then a message naming the server and the real cause.
+    server.stop()
+    from connector.binlog import ReplicationLost
+
+    with pytest.raises(ReplicationLost) as exc:
+        engine.run()
+    message = str(exc.value)
+    assert f"127.0.0.1:{server.port}" in message and "after 3 attempts" in message
+    assert "cannot reach MySQL" in message or "Can't connect" in message or "Lost connection" in message
+    assert server.connector.password not in message
