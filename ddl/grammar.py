@@ -717,6 +717,8 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
             c.advance()
             c.advance()
             _on_update_value(c)
+            # Debezium marks ON UPDATE CURRENT_TIMESTAMP columns auto-incremented and generated.
+            auto_increment = True
         elif word in ("COLUMN_FORMAT", "STORAGE"):
             c.advance()
             c.advance()

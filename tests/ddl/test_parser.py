@@ -240,6 +240,14 @@ def test_nullability_auto_increment_generated_columns() -> None:
     assert t.primary_key == ()
 
 
+def test_on_update_current_timestamp_columns_count_as_generated() -> None:
+    # Debezium's parser test (DBZ-169): "c3 datetime on update now()" is autoIncremented and generated.
+    r = parse("CREATE TABLE t (c1 INT PRIMARY KEY AUTO_INCREMENT, c2 DATETIME, c3 DATETIME ON UPDATE now(), c4 CHAR(4))")
+    assert [(c.name, c.optional, c.generated, c.auto_increment, c.length) for c in table(r, "db.t").columns] == [
+        ("c1", False, True, True, None), ("c2", True, False, False, None), ("c3", True, True, True, None),
+        ("c4", True, False, False, 4)]
+
+
 def test_comments_are_kept_only_when_asked() -> None:
     sql = "CREATE TABLE t (a INT COMMENT 'the a') COMMENT='the table'"
     assert column(parse(sql), "db.t.a").comment is None
