@@ -274,16 +274,16 @@ class _Plan:
 Connect = Callable[[], pymysql.connections.Connection]
 
 
-def connection_factory(config: ConnectorConfig) -> Connect:
-    """Snapshot connections as the connector user, with the snapshot value conversions."""
+def connection_factory(config: ConnectorConfig, *, session_time_zone: str | None = "+00:00") -> Connect:
+    """Snapshot connections as the connector user, with the snapshot value conversions
+    (``connector.converters.SNAPSHOT_CONVERSIONS``) and, by default, a UTC session so TIMESTAMP
+    values arrive as UTC text (what the converters expect)."""
+    from connector.converters import SNAPSHOT_CONVERSIONS
     from connector.server import connect
 
-    kwargs: dict[str, Any] = {}
-    try:
-        from connector.converters import SNAPSHOT_CONVERSIONS
-        kwargs["conv"] = SNAPSHOT_CONVERSIONS
-    except ImportError:  # pragma: no cover - converters are part of the package
-        pass
+    kwargs: dict[str, Any] = {"conv": SNAPSHOT_CONVERSIONS}
+    if session_time_zone is not None:
+        kwargs["init_command"] = f"SET time_zone = {_sql_string(session_time_zone)}"
     return lambda: connect(config, autocommit=False, **kwargs)
 
 
