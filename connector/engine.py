@@ -159,13 +159,19 @@ class Delivery:
         batch, self.pending = self.pending, []
         offset = self.pending_offset
         if batch:
-            for sink in self.sinks:
-                sink.send(batch)
-            for sink in self.sinks:
-                sink.flush()
-            self.delivered += len(batch)
-            if self.on_delivered is not None:
-                self.on_delivered(batch)
+            try:
+                for sink in self.sinks:
+                    sink.send(batch)
+                for sink in self.sinks:
+                    sink.flush()
+                self.delivered += len(batch)
+                if self.on_delivered is not None:
+                    self.on_delivered(batch)
+            except BaseException:
+                # The batch is not (known to be) delivered: the flush in close() must not store an
+                # offset past it, or a restart would skip it.
+                self.pending_offset = self.stored_offset
+                raise
         if offset is not None and offset != self.stored_offset:
             self.offsets.save(offset)
             self.stored_offset = offset
