@@ -403,12 +403,16 @@ class EmbeddedEngine(EventStream):
             self._error = exc
             log.error("embedded connector stopped with an error: %s", exc)
         finally:
+            try:
+                self._close_server_side(10.0)
+            except ShutdownError as exc:
+                self._error = self._error or exc
             self._log.close(self._error)
             self._release_barriers()
 
     def stop(self, timeout: float = 30.0, raise_error: bool = True) -> None:
-        """Stop streaming, flush, close sinks and the replication connection. Safe from any thread
-        and idempotent. Re-raises (as ``EngineFailed``) an error the engine stopped with, unless
+        """Stop streaming, flush, close sinks and the replication connection (gone from the server's
+        process list when this returns). Safe from any thread and idempotent. Re-raises (as ``EngineFailed``) an error the engine stopped with, unless
         ``raise_error`` is false."""
         self.engine.stop()
         thread = self._thread
@@ -416,7 +420,6 @@ class EmbeddedEngine(EventStream):
             thread.join(timeout)
             if thread.is_alive():
                 raise ShutdownError(f"the connector thread did not stop within {timeout}s")
-            self._close_server_side(timeout)
         self._log.close(self._error)
         self._release_barriers()
         if raise_error and self._error is not None:
@@ -445,8 +448,9 @@ class EmbeddedEngine(EventStream):
         return frozenset(self._replication_ids)
 
     def _close_server_side(self, timeout: float) -> None:
-        """The client socket is closed by now, but the server notices only when it next writes to
-        it; end our dump threads at once (a user may always KILL its own connections) and check."""
+        """Runs on the engine thread once the engine has closed. The client socket is closed by now,
+        but the server notices only when it next writes to it: end our dump threads at once (a user
+        may always KILL its own connections) and check they are gone."""
         if not self._replication_ids:
             return
         deadline = time.monotonic() + min(timeout, 10.0)
@@ -477,11 +481,18 @@ class EmbeddedEngine(EventStream):
 
     # -- engine-thread callbacks --------------------------------------------------------------------
     def _on_delivered(self, batch: Sequence[ChangeRecord]) -> None:
-        if self.retain:
-            self._log.append(batch)
-        if self.callback is not None:
-            for record in batch:
-                self.callback(record)
+        handled = 0
+        try:
+            if self.callback is not None:
+                for record in batch:
+                    self.callback(record)
+                    handled += 1
+            else:
+                handled = len(batch)
+        finally:
+            # The log holds what the application has consumed: not the record its callback failed on.
+            if self.retain and handled:
+                self._log.append(batch[:handled])
 
     def _on_progress(self) -> None:
         thread_id = _replication_thread_id(self.engine)
