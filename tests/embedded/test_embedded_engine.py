@@ -54,7 +54,9 @@ def test_iterator_from_another_thread_and_clean_shutdown(cdc_mysql, cdc_database
     ]
     create = seen[0]
     assert create.topic == f"cdc.{db}.items" and create.key == {"id": 1}
-    assert create.source["db"] == db and create.source["table"] == "items" and create.source["snapshot"] is None
+    source = create.source
+    assert source is not None
+    assert source["db"] == db and source["table"] == "items" and source["snapshot"] is None
     headers = {h.name: h.value for h in create.headers}
     assert headers["__debezium.context.connectorLogicalName"] == "cdc"
     engine.stop()  # idempotent
@@ -77,7 +79,7 @@ def test_defaults_keep_offsets_and_history_in_memory(cdc_mysql, cdc_database, cd
 def test_callback_form_sees_every_record_in_order(cdc_mysql, cdc_database, cdc_engine_factory):
     db = cdc_database
     cdc_mysql.execute("CREATE TABLE cb (id INT PRIMARY KEY)", database=db)
-    received: list[tuple[str, int]] = []
+    received: list[tuple[str | None, int]] = []
     thread_names: set[str] = set()
 
     def on_record(record: ChangeRecord) -> None:
