@@ -124,7 +124,8 @@ class Table:
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...] = ()
     unique_keys: tuple[tuple[str, ...], ...] = ()
-    # Index names of ``unique_keys`` (same order), so DROP INDEX can find them; may be empty.
+    # Index names of ``unique_keys`` (same order), so DROP INDEX can find them; may be empty. An
+    # explicit primary key is listed there too, as MySQL does, under the name ``PRIMARY``.
     unique_key_names: tuple[str, ...] = ()
     default_charset: str | None = None
     comment: str | None = None

@@ -9,9 +9,9 @@ ALTER changes with the previous id.
 
 Where Debezium is ambiguous or its behaviour contradicts what the server does, the server wins:
 MODIFY/CHANGE replace the whole column definition (so an omitted NOT NULL makes the column
-nullable, as in MySQL), and a UNIQUE key is promoted to the primary key (when the table has none)
-only if all its columns are NOT NULL - the rule MySQL itself uses for an implicit primary key - so a
-table parsed from its streamed DDL and from its ``SHOW CREATE TABLE`` text gets the same key.
+nullable, as in MySQL), and without an explicit primary key the first UNIQUE key whose columns are
+all NOT NULL is the key - the rule MySQL itself uses for an implicit primary key - so a table
+parsed from its streamed DDL and from its ``SHOW CREATE TABLE`` text gets the same key.
 """
 
 from __future__ import annotations
@@ -299,7 +299,6 @@ def _new_table(tree: CreateTable, table_id: TableId, state: _State) -> Table:
         draft.add_column(definition, None, state.include_comments)
     for key in tree.keys:
         draft.add_key(key)
-    draft.choose_primary_key()
     return draft.finish()
 
 
@@ -365,8 +364,6 @@ def _create_index(tree: CreateIndex, text: str, state: _State) -> ParsedStatemen
         return ParsedStatement(text, state.database_of(tree.table), "table")
     draft = _Draft.of(table)
     draft.add_key(tree.key)
-    if tree.key.kind == "unique":
-        draft.promote_unique_key(tree.key.columns)
     return _altered(draft, state.database_of(tree.table), text, state)
 
 
@@ -489,28 +486,38 @@ _HANDLERS: dict[type, Callable[[Any, str, _State], ParsedStatement]] = {
 # --- table drafts -----------------------------------------------------------------------------------
 
 
+PRIMARY = "PRIMARY"
+
+
 @dataclass
 class _Draft:
-    """A mutable working copy of a table while one statement is applied to it."""
+    """A mutable working copy of a table while one statement is applied to it.
+
+    ``keys`` holds the table's unique indexes in creation order as (name, columns), the explicit
+    primary key under the name ``PRIMARY``. The primary key of the finished table is the explicit
+    one, else - as MySQL picks an implicit primary key - the first unique key whose columns are all
+    NOT NULL. Keeping this one rule for streamed DDL and ``SHOW CREATE TABLE`` text gives a table
+    the same key whichever way its structure was learnt.
+    """
 
     id: TableId
     columns: list[Column] = field(default_factory=list)
-    primary_key: list[str] = field(default_factory=list)
-    unique_keys: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    keys: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     default_charset: str | None = None
     comment: str | None = None
     attributes: tuple[tuple[str, str], ...] = ()
     # Columns whose charset comes from the table default, resolved when the draft is finished.
     inherit_charset: set[str] = field(default_factory=set)
-    # Keys declared by this statement, in order, for the implicit primary key rule.
-    declared_unique: list[tuple[str, ...]] = field(default_factory=list)
 
     @classmethod
     def of(cls, table: Table) -> _Draft:
         names = table.unique_key_names or tuple(cols[0] if cols else "" for cols in table.unique_keys)
-        return cls(id=table.id, columns=list(table.columns), primary_key=list(table.primary_key),
-                   unique_keys=list(zip(names, table.unique_keys, strict=False)),
-                   default_charset=table.default_charset, comment=table.comment, attributes=table.attributes)
+        keys = list(zip(names, table.unique_keys, strict=False))
+        if table.primary_key and not table.unique_key_names:
+            # Tables rebuilt from history carry no index names: take their key as the explicit one.
+            keys.insert(0, (PRIMARY, table.primary_key))
+        return cls(id=table.id, columns=list(table.columns), keys=keys, default_charset=table.default_charset,
+                   comment=table.comment, attributes=table.attributes)
 
     # columns
     def index_of(self, name: str) -> int | None:
@@ -525,6 +532,10 @@ class _Draft:
         if index is None:
             raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
         return index
+
+    def in_primary_key(self, name: str) -> bool:
+        lowered = name.lower()
+        return any(key == PRIMARY and any(c.lower() == lowered for c in cols) for key, cols in self.keys)
 
     def add_column(self, definition: ColumnDefinition, position: ColumnPosition | None,
                    include_comments: bool) -> None:
@@ -553,6 +564,8 @@ class _Draft:
         column, inherits = column_from_definition(definition, include_comments)
         if column.name.lower() != old.name.lower() and self.index_of(column.name) is not None:
             raise _SemanticError(f"duplicate column {column.name!r} in table {self.id}")
+        if self.in_primary_key(old.name):
+            column = column.with_(optional=False)  # MySQL keeps primary key columns NOT NULL
         self.columns[index] = column
         self.inherit_charset.discard(old.name.lower())
         self._rename_in_keys(old.name, column.name)
@@ -582,10 +595,9 @@ class _Draft:
         column = self.columns.pop(index)
         lowered = column.name.lower()
         self.inherit_charset.discard(lowered)
-        self.primary_key = [c for c in self.primary_key if c.lower() != lowered]
-        self.unique_keys = [(n, tuple(c for c in cols if c.lower() != lowered))
-                            for n, cols in self.unique_keys]
-        self.unique_keys = [(n, cols) for n, cols in self.unique_keys if cols]
+        # MySQL removes a dropped column from its indexes and drops indexes left empty.
+        shrunk = [(key, tuple(c for c in cols if c.lower() != lowered)) for key, cols in self.keys]
+        self.keys = [(key, cols) for key, cols in shrunk if cols]
 
     def rename_column(self, old_name: str, new_name: str) -> None:
         index = self.require(old_name)
@@ -600,9 +612,7 @@ class _Draft:
 
     def _rename_in_keys(self, old: str, new: str) -> None:
         lowered = old.lower()
-        self.primary_key = [new if c.lower() == lowered else c for c in self.primary_key]
-        self.unique_keys = [(n, tuple(new if c.lower() == lowered else c for c in cols))
-                            for n, cols in self.unique_keys]
+        self.keys = [(key, tuple(new if c.lower() == lowered else c for c in cols)) for key, cols in self.keys]
 
     def set_default(self, name: str, default: DefaultValue | None) -> None:
         index = self.require(name)
@@ -619,12 +629,11 @@ class _Draft:
     def add_unique(self, name: str, columns: tuple[str, ...]) -> None:
         if not columns:
             return
-        used = {n.lower() for n, _ in self.unique_keys}
+        used = {n.lower() for n, _ in self.keys}
         unique_name, suffix = name, 2
-        while unique_name.lower() in used:
+        while unique_name.lower() in used or unique_name.upper() == PRIMARY:
             unique_name, suffix = f"{name}_{suffix}", suffix + 1
-        self.unique_keys.append((unique_name, columns))
-        self.declared_unique.append(columns)
+        self.keys.append((unique_name, columns))
 
     def set_primary_key(self, columns: Iterable[str], unset_expression_defaults: bool) -> None:
         names = []
@@ -640,36 +649,28 @@ class _Draft:
                 changes.update(has_default=False)
             self.columns[index] = column.with_(**changes)
             names.append(column.name)
-        self.primary_key = names
-
-    def choose_primary_key(self) -> None:
-        """Without an explicit primary key, the first UNIQUE key over NOT NULL columns is the key."""
-        if self.primary_key:
-            return
-        for columns in self.declared_unique:
-            if self.promote_unique_key(columns):
-                return
-
-    def promote_unique_key(self, columns: tuple[str, ...]) -> bool:
-        if self.primary_key or not columns:
-            return False
-        indexes = [self.index_of(name) for name in columns]
-        if any(i is None or self.columns[i].optional for i in indexes):
-            return False
-        self.primary_key = [self.columns[i].name for i in indexes if i is not None]
-        return True
+        self.keys = [(PRIMARY, tuple(names))] + [(k, cols) for k, cols in self.keys if k != PRIMARY]
 
     def drop_key(self, spec: DropKey) -> None:
-        if spec.kind == "primary" or (spec.name is not None and spec.name.upper() == "PRIMARY"):
-            self.primary_key = []
-            return
-        if spec.kind == "index" and spec.name is not None:
+        if spec.kind == "primary":
+            self.keys = [(k, cols) for k, cols in self.keys if k != PRIMARY]
+        elif spec.kind == "index" and spec.name is not None:
             lowered = spec.name.lower()
-            self.unique_keys = [(n, cols) for n, cols in self.unique_keys if n.lower() != lowered]
+            self.keys = [(k, cols) for k, cols in self.keys if k.lower() != lowered]
 
     def rename_key(self, old: str, new: str) -> None:
         lowered = old.lower()
-        self.unique_keys = [(new if n.lower() == lowered else n, cols) for n, cols in self.unique_keys]
+        self.keys = [(new if k.lower() == lowered else k, cols) for k, cols in self.keys]
+
+    def primary_key(self) -> tuple[str, ...]:
+        for key, cols in self.keys:
+            if key == PRIMARY:
+                return cols
+        for _, cols in self.keys:
+            indexes = [self.index_of(name) for name in cols]
+            if all(i is not None and not self.columns[i].optional for i in indexes):
+                return tuple(self.columns[i].name for i in indexes if i is not None)
+        return ()
 
     def finish(self) -> Table:
         columns = []
@@ -680,9 +681,9 @@ class _Draft:
             if column.name.lower() in self.inherit_charset and column.charset != self.default_charset:
                 changes["charset"] = self.default_charset
             columns.append(column.with_(**changes) if changes else column)
-        return Table(id=self.id, columns=tuple(columns), primary_key=tuple(self.primary_key),
-                     unique_keys=tuple(cols for _, cols in self.unique_keys),
-                     unique_key_names=tuple(n for n, _ in self.unique_keys),
+        return Table(id=self.id, columns=tuple(columns), primary_key=self.primary_key(),
+                     unique_keys=tuple(cols for _, cols in self.keys),
+                     unique_key_names=tuple(n for n, _ in self.keys),
                      default_charset=self.default_charset, comment=self.comment, attributes=self.attributes)
 
 
@@ -740,7 +741,6 @@ def _alter_add_columns(draft: _Draft, spec: AddColumns, state: _State) -> None:
         if spec.if_not_exists and draft.index_of(definition.name) is not None:
             continue
         draft.add_column(definition, spec.position, state.include_comments)
-    draft.choose_primary_key()
 
 
 def _alter_drop_column(draft: _Draft, spec: DropColumn, state: _State) -> None:
@@ -750,12 +750,7 @@ def _alter_drop_column(draft: _Draft, spec: DropColumn, state: _State) -> None:
 def _alter_change_column(draft: _Draft, spec: ChangeColumn, state: _State) -> None:
     if spec.if_exists and draft.index_of(spec.old_name) is None:
         return
-    in_primary_key = any(c.lower() == spec.old_name.lower() for c in draft.primary_key)
     draft.replace_column(spec.old_name, spec.column, spec.position, state.include_comments)
-    if in_primary_key:
-        index = draft.require(spec.column.name)
-        draft.columns[index] = draft.columns[index].with_(optional=False)
-    draft.choose_primary_key()
 
 
 def _alter_rename_column(draft: _Draft, spec: RenameColumn, state: _State) -> None:
@@ -768,8 +763,6 @@ def _alter_column_default(draft: _Draft, spec: AlterColumnDefault, state: _State
 
 def _alter_add_key(draft: _Draft, spec: AddKey, state: _State) -> None:
     draft.add_key(spec.key)
-    if spec.key.kind == "unique":
-        draft.promote_unique_key(spec.key.columns)
 
 
 def _alter_drop_key(draft: _Draft, spec: DropKey, state: _State) -> None:

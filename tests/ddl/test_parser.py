@@ -273,8 +273,8 @@ def test_inline_and_table_level_keys_and_constraints() -> None:
     ) ENGINE=InnoDB""")
     t = table(r, "db.order")
     assert t.primary_key == ("id",)
-    assert t.unique_keys == (("code",), ("ref",))
-    assert t.unique_key_names == ("code", "by_ref")
+    assert t.unique_keys == (("id",), ("code",), ("ref",))
+    assert t.unique_key_names == ("PRIMARY", "code", "by_ref")
     assert [c.name for c in t.columns] == ["id", "code", "ref", "body", "shape", "amount", "n"]
 
 
@@ -285,6 +285,13 @@ def test_unique_key_over_not_null_columns_is_the_key_without_primary_key() -> No
     assert table(r, "db.a").primary_key == ("y",)  # ux has a nullable column
     assert table(r, "db.b").primary_key == ("y",)  # an explicit key wins
     assert table(r, "db.c").primary_key == ()
+    # The implicit key follows later changes, as MySQL's does.
+    later = parse("ALTER TABLE c MODIFY x INT NOT NULL", r.model)
+    assert table(later, "db.c").primary_key == ("x",)
+    dropped = parse("ALTER TABLE b DROP PRIMARY KEY", r.model)
+    assert table(dropped, "db.b").primary_key == ("x", "y")
+    gone = parse("ALTER TABLE a DROP INDEX uy", r.model)
+    assert table(gone, "db.a").primary_key == ()
 
 
 def test_primary_key_columns_become_not_null() -> None:
@@ -481,10 +488,10 @@ def test_alter_unique_index_foreign_key_check_forms() -> None:
     m = alter("ADD UNIQUE INDEX ub (b), ADD INDEX ia (a), ADD KEY (c), ADD FULLTEXT (b), "
               "ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES p(id) ON DELETE CASCADE, "
               "ADD CONSTRAINT ck CHECK (a > 0), ADD CHECK (c IS NOT NULL)")
-    assert table(m, "db.t").unique_keys == (("b",),)
+    assert table(m, "db.t").unique_keys == (("id",), ("b",))
     m2 = parse("ALTER TABLE t DROP INDEX ub, DROP FOREIGN KEY fk, DROP CHECK ck, DROP CONSTRAINT x, "
                "DROP KEY ia, RENAME INDEX ia TO ib, ALTER INDEX ib INVISIBLE", m)
-    assert table(m2, "db.t").unique_keys == ()
+    assert table(m2, "db.t").unique_keys == (("id",),)
     promoted = alter("ADD UNIQUE (a)", "CREATE TABLE t (a INT NOT NULL, b INT)")
     assert table(promoted, "db.t").primary_key == ("a",)
 

@@ -223,7 +223,7 @@ def test_mysql8_show_create_table_format() -> None:
     ]
     assert column(r, "shop.orders.status").enum_values == ("new", "paid", "shipped")
     assert column(r, "shop.orders.total_x2").generation_expression == "(`total` * 2)"
-    assert t.unique_keys == (("customer_id", "created"),)
+    assert t.unique_keys == (("id",), ("customer_id", "created"))
 
 
 def test_mysql57_show_create_table_format() -> None:
