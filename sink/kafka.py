@@ -280,11 +280,16 @@ def client_kwargs(settings: Mapping[str, str], prefix: str,
     return kwargs
 
 
+_IDENTITY_ARGUMENTS = frozenset({
+    "client_id", "security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
+    "sasl_kerberos_service_name", "sasl_kerberos_domain_name", "ssl_cafile", "ssl_certfile", "ssl_keyfile",
+    "ssl_crlfile", "ssl_password", "ssl_ciphers", "ssl_check_hostname", "api_version"})
+
+
 def security_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The connection/security part of a client's arguments (what an admin client also needs)."""
-    common = {s.argument for s in COMMON_SETTINGS.values()} | {
-        "sasl_plain_username", "sasl_plain_password"}
-    return {k: v for k, v in kwargs.items() if k in common}
+    """Who the client is and how it reaches the brokers (TLS, SASL, protocol version), without the
+    tuning (timeouts, batching) of the client the settings were written for."""
+    return {k: v for k, v in kwargs.items() if k in _IDENTITY_ARGUMENTS}
 
 
 def bootstrap_list(bootstrap: str) -> list[str]:
@@ -360,8 +365,8 @@ class TopicCreator:
             return False
         try:
             if self._admin is None:
-                self._admin = KafkaAdminClient(bootstrap_servers=bootstrap_list(self.bootstrap),
-                                               request_timeout_ms=self.timeout_ms, **self.admin_kwargs)
+                self._admin = KafkaAdminClient(**{**self.admin_kwargs, "request_timeout_ms": self.timeout_ms,
+                                                  "bootstrap_servers": bootstrap_list(self.bootstrap)})
             if partitions == -1 or replication_factor == -1:
                 partitions, replication_factor = self._broker_defaults(partitions, replication_factor)
             self._admin.create_topics(

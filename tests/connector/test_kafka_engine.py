@@ -358,7 +358,7 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
     rows = 15_000
     rng = random.Random(6)
     with LocalMySQLServer(options=FAST_SERVER_OPTIONS) as server:
-        props, topic, first_seq = daemon_setup(server, kafka_broker, tmp_path, "kill", 4)
+        props, topic, first_seq = daemon_setup(server, kafka_broker, tmp_path, "killed", 4)
         config = write_config(tmp_path / "connector.properties", props)
         log = tmp_path / "connector.log"
         store = KafkaOffsetStore.from_config(ConnectorConfig.from_mapping(props))
@@ -371,7 +371,7 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
             try:
                 if writer is None:
                     wait_for(lambda: store.load() is not None, 90, "the first stored offset")
-                    writer = insert_rows(server, "kill", 1, rows, written, per_second=600)
+                    writer = insert_rows(server, "killed", 1, rows, written, per_second=600)
                 time.sleep(rng.uniform(2.0, 4.0))
             finally:
                 os.killpg(daemon.pid, signal.SIGKILL)

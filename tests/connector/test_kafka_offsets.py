@@ -81,10 +81,11 @@ def test_bootstrap_and_identity_fall_back_to_the_sink(kafka_broker: KafkaBroker)
     config = ConnectorConfig.from_mapping({
         **BASE_PROPS, "topic.prefix": "srv", "offset.storage": "kafka", "offset.storage.topic": topic,
         "sink.type": "kafka", "sink.kafka.bootstrap.servers": kafka_broker,
-        "sink.kafka.producer.client.id": "cdc-client", "sink.kafka.producer.linger.ms": "5"})
+        "sink.kafka.producer.client.id": "cdc-client", "sink.kafka.producer.linger.ms": "5",
+        "sink.kafka.producer.request.timeout.ms": "2000"})
     store = KafkaOffsetStore.from_config(config)
     assert store.bootstrap == kafka_broker
-    assert store.producer_kwargs == {"client_id": "cdc-client"}  # identity yes, batching no
+    assert store.producer_kwargs == {"client_id": "cdc-client"}  # identity yes, tuning no
     store.save({"file": "b.000001", "pos": 4})
     assert store.load() == {"file": "b.000001", "pos": 4}
     store.close()
