@@ -22,6 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
 
 from ddl.history import HistoryRecord, SchemaHistory, SchemaHistoryError
+from ddl.serialize import history_record_from_json, history_record_to_document
 from sink.kafka import (
     BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY,
 )
@@ -57,26 +58,6 @@ def _config_error(key: str, message: str) -> Exception:
 
 
 # -- the document -------------------------------------------------------------------------------
-
-def record_to_document(record: HistoryRecord) -> dict[str, Any]:
-    """Debezium's history document: keys in its order, null name fields omitted."""
-    doc: dict[str, Any] = {"source": dict(record.source), "position": dict(record.position),
-                           "ts_ms": record.ts_ms}
-    if record.database_name is not None:
-        doc["databaseName"] = record.database_name
-    if record.schema_name is not None:
-        doc["schemaName"] = record.schema_name
-    doc["ddl"] = record.ddl
-    doc["tableChanges"] = [dict(change) for change in record.table_changes]
-    return doc
-
-
-def record_from_document(doc: Mapping[str, Any]) -> HistoryRecord:
-    return HistoryRecord(source=doc["source"], position=doc["position"], ts_ms=int(doc.get("ts_ms") or 0),
-                         ddl=doc.get("ddl") or "", database_name=doc.get("databaseName"),
-                         schema_name=doc.get("schemaName"),
-                         table_changes=tuple(doc.get("tableChanges") or ()))
-
 
 def jackson_pretty(value: Any) -> bytes:
     """JSON as Jackson's ``DefaultPrettyPrinter`` writes it: objects one entry per line indented by
@@ -182,7 +163,7 @@ class KafkaSchemaHistory(SchemaHistory):
 
     def record(self, record: HistoryRecord) -> None:
         producer = self._ensure_producer()
-        value = jackson_pretty(record_to_document(record))
+        value = jackson_pretty(history_record_to_document(record))
         try:
             producer.send(self.topic, key=None, value=value, partition=0).get(
                 timeout=max(self.query_timeout_ms, 30_000) / 1000)
@@ -228,11 +209,9 @@ class KafkaSchemaHistory(SchemaHistory):
     # -- internals ------------------------------------------------------------------------------
     def _parse(self, value: bytes, offset: int) -> HistoryRecord:
         try:
-            doc = orjson.loads(value)
-            return record_from_document(doc)
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise SchemaHistoryError(f"schema history topic {self.topic} offset {offset} does not hold a "
-                                     f"history record ({type(exc).__name__}: {exc})") from exc
+            return history_record_from_json(value)  # any JSON layout: pretty (ours, Debezium's) or compact
+        except SchemaHistoryError as exc:
+            raise SchemaHistoryError(f"schema history topic {self.topic} offset {offset}: {exc}") from exc
 
     def _check_single_partition(self, partitions: set[int]) -> None:
         if len(partitions) > 1:

@@ -10,7 +10,8 @@ import pytest
 
 from connector.config import ConfigError, ConnectorConfig
 from ddl.history import HistoryRecord, SchemaHistoryError
-from ddl.kafka_history import KafkaSchemaHistory, jackson_pretty, record_to_document
+from ddl.kafka_history import KafkaSchemaHistory, jackson_pretty
+from ddl.serialize import history_record_to_document as record_to_document
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
 BASE_PROPS = {
@@ -129,8 +130,19 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
     assert list(again.records())[-1] == ALTER
     again.stop()
 
+    # Whatever the JSON layout (a history copied from a file store is compact), it reads back.
+    from kafka import KafkaProducer
+
+    from ddl.serialize import history_record_to_json
+
+    producer = KafkaProducer(bootstrap_servers=str(kafka_broker), acks="all")
+    producer.send(topic, value=history_record_to_json(SET), partition=0).get(10)
+    producer.close()
+    assert list(KafkaSchemaHistory.from_config(history_config(kafka_broker, topic)).records()) == [
+        SET, CREATE, ALTER, ALTER, SET]
+
     raw = consume_all(kafka_broker, [topic])
-    assert [(m.partition, m.key) for m in raw] == [(0, None)] * 4
+    assert [(m.partition, m.key) for m in raw] == [(0, None)] * 5
     assert raw[1].value == jackson_pretty(record_to_document(CREATE))
     assert raw[1].value.startswith(b'{\n  "source" : {\n    "server" : "srv"\n  },')
     assert orjson.loads(raw[2].value)["ddl"] == "ALTER TABLE customers COMMENT 'Kunden – ü'"
