@@ -27,19 +27,26 @@ mysql-replication quirks handled here (found by probing a real server, see the t
 from __future__ import annotations
 
 import base64
+import codecs
 import datetime as dt
 import decimal
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+import logging
+import re
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from pymysql import converters as pymysql_converters
 from pymysql.constants import FIELD_TYPE
 
-from connector.connect import NO_DEFAULT, ConnectSchema
+from connector.connect import NO_DEFAULT, ConnectSchema, Field
 from ddl.model import Column, JdbcType, Table
 
 Convert = Callable[[Any], Any]
+
+log = logging.getLogger(__name__)
 
 UTC = dt.UTC
 
@@ -95,7 +102,7 @@ class _Mapping:
     # True when binlog/snapshot may return None for a non-null input (then NOT NULL columns need
     # the fallback substituted after conversion, not only for null inputs).
     may_invalidate: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    fields: tuple[Field, ...] | None = None
 
 
 # A builder gets the column, the settings and the payload to use for invalid (zero) temporal
@@ -186,6 +193,113 @@ _BIGINT_UNSIGNED_MODES: dict[str, _Builder] = {
 
 
 # ------------------------------------------------------------------------------------------------
+# BOOLEAN (4.2), BIT (4.7), YEAR (4.5), FLOAT/DOUBLE/REAL (4.3)
+# ------------------------------------------------------------------------------------------------
+def _truthy_number(value: Any) -> bool:
+    return value != 0
+
+
+def _boolean_default(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    return _parse_int_default(lowered) != 0
+
+
+def _boolean(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    # BOOL/BOOLEAN seen literally in a streamed CREATE TABLE; the server stores TINYINT(1).
+    return _Mapping("boolean", _truthy_number, _truthy_number, default=_boolean_default)
+
+
+def _bit_literal(text: str) -> int:
+    # DEFAULT b'101' / B'101' / 0b101 are bit strings; a plain literal is a number.
+    stripped = text.strip()
+    if stripped[:2] in ("b'", "B'") and stripped.endswith("'"):
+        return int(stripped[2:-1] or "0", 2)
+    if stripped[:2] in ("0b", "0B"):
+        return int(stripped[2:], 2)
+    if stripped[:2] in ("x'", "X'") and stripped.endswith("'"):
+        return int(stripped[2:-1] or "0", 16)
+    if stripped[:2] in ("0x", "0X"):
+        return int(stripped[2:], 16)
+    lowered = stripped.lower()
+    if lowered in ("true", "false"):
+        return int(lowered == "true")
+    return int(stripped)
+
+
+def _bit(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    bits = column.length or 1
+    if bits == 1:
+        # BIT(1) -> BOOLEAN. Binlog: '0'/'1' text; snapshot: one big-endian byte.
+        return _Mapping("boolean", lambda v: v == "1", lambda v: v != b"\x00",
+                        default=lambda t: _bit_literal(t) != 0)
+    width = (bits + 7) // 8
+
+    # BIT(n) -> io.debezium.data.Bits: little-endian bytes, ceil(n/8) long.
+    def from_binlog(text: str) -> str:  # mysql-replication: the bits as a '0'/'1' string
+        return _base64_text(int(text, 2).to_bytes(width, "little"))
+
+    def from_snapshot(data: bytes) -> str:  # the server sends big-endian bytes
+        return _base64_text(int.from_bytes(data, "big").to_bytes(width, "little"))
+
+    return _Mapping("bytes", from_binlog, from_snapshot, name="io.debezium.data.Bits", version=1,
+                    parameters={"length": str(bits)},
+                    default=lambda t: _base64_text(_bit_literal(t).to_bytes(width, "little")))
+
+
+def _year(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    adjust = settings.enable_time_adjuster
+
+    # YEAR is one byte b in the binlog (mysql-replication gives 1900 + b); b = 0 is year 0000,
+    # which the snapshot returns as 0. Debezium runs the year through the two-digit-year
+    # adjuster, so 0000 becomes 2000 while enable.time.adjuster is on.
+    def from_number(value: int) -> int:
+        if value == 1900:  # only the binlog can say 1900: YEAR's range is 1901-2155 and 0000
+            value = 0
+        return _adjust_year(value) if adjust and value < 100 else value
+
+    def from_text(text: Any) -> int:
+        return from_number(int(text))
+
+    return _Mapping("int32", from_number, from_text, name="io.debezium.time.Year", version=1,
+                    default=from_text)
+
+
+_FLOAT32 = struct.Struct("<f")
+
+
+def _as_float32(value: float) -> float:
+    """A double narrowed to the float32 it denotes (the value a Java float holds)."""
+    return float(_FLOAT32.unpack(_FLOAT32.pack(value))[0])
+
+
+def _float_from_text(text: Any) -> float:
+    return float(text)
+
+
+def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    key = column.data_type.upper()
+    single = key == "REAL" or (key == "FLOAT" and column.scale is None
+                               and (column.length is None or column.length <= 24))
+    if single:
+        # FLOAT/FLOAT(p<=24) and the literal REAL -> FLOAT32 (Debezium narrows REAL's double).
+        def narrow_text(text: Any) -> float:
+            return _as_float32(float(text))
+        return _Mapping("float32", _as_float32, narrow_text, default=narrow_text)
+    if column.scale is not None:
+        digits = column.scale
+
+        # FLOAT(M,D)/DOUBLE(M,D): the server shows the value rounded to D decimals (and stores a
+        # float32 for FLOAT(M,D)); rounding the binlog's binary value the same way makes the
+        # streamed value equal the snapshot's.
+        def rounded(value: float) -> float:
+            return round(value, digits)
+        return _Mapping("float64", rounded, _float_from_text, default=_float_from_text)
+    return _Mapping("float64", identity, _float_from_text, default=_float_from_text)
+
+
+# ------------------------------------------------------------------------------------------------
 # DECIMAL / NUMERIC (4.3)
 # ------------------------------------------------------------------------------------------------
 _DECIMAL_NAME = "org.apache.kafka.connect.data.Decimal"
@@ -258,28 +372,265 @@ _DECIMAL_MODES: dict[str, _Builder] = {
 
 
 # ------------------------------------------------------------------------------------------------
-# Strings (4.4)
+# Strings (4.4): decoded with the column's character set
 # ------------------------------------------------------------------------------------------------
 def _string(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     return _Mapping("string", identity, identity, default=identity,
                     binlog_encoding=binlog_encoding(column.charset))
 
 
-# MySQL charset name -> Python codec that decodes it the way the server converts it to utf8mb4.
-_CHARSET_CODECS: dict[str, str] = {
+# The binlog carries text as raw bytes in the column's character set, and mysql-replication decodes
+# them with its own idea of the Python codec (latin1 as strict cp1252, utf16 with the wrong byte
+# order, no codec at all for dec8/swe7/...; a strict decode error would stop the stream). The
+# snapshot gets the server's own conversion to utf8mb4. So the reader installs, per text column, a
+# codec registered here that decodes exactly as the server converts.
+#
+# Single-byte character sets: a Python base codec plus the bytes where the server's conversion
+# differs (derived from MariaDB 10.11: SELECT CONVERT(UNHEX('xx') USING cs) for every byte; bytes
+# the server cannot map come out as '?'). ASCII-based ones list their upper half (0x80-0xFF).
+_SINGLE_BYTE_OVERRIDES: dict[str, tuple[str, dict[int, str]]] = {
+    "latin1": ("cp1252", {0x81: "\x81", 0x8D: "\x8d", 0x8F: "\x8f", 0x90: "\x90", 0x9D: "\x9d"}),
+    "cp850": ("cp850", {}),
+    "hp8": ("hp_roman8", {}),
+    "koi8r": ("koi8_r", {}),
+    "latin2": ("iso8859_2", {}),
+    "ascii": ("ascii", {}),
+    "hebrew": ("iso8859_8", {0xAF: "\u203e"}),
+    "tis620": ("tis_620", {b: "\ufffd" for b in (0xA0, 0xDB, 0xDC, 0xDD, 0xDE, 0xFC, 0xFD, 0xFE, 0xFF)}),
+    "koi8u": ("koi8_u", {0x95: "\u2022"}),
+    "greek": ("iso8859_7", {0xA1: "\u02bd", 0xA2: "\u02bc", 0xA4: "?", 0xA5: "?", 0xAA: "?"}),
+    "cp1250": ("cp1250", {}),
+    "latin5": ("iso8859_9", {}),
+    "cp866": ("cp866", {0xFC: "\u207f", 0xFD: "\xb2"}),
+    "macce": ("mac_latin2", {}),
+    "macroman": ("mac_roman", {}),
+    "cp852": ("cp852", {}),
+    "latin7": ("iso8859_13", {}),
+    "cp1251": ("cp1251", {}),
+    "cp1256": ("cp1256", {b: "?" for b in (0x8A, 0x8F, 0x98, 0x9A, 0x9F, 0xAA, 0xC0, 0xFF)}),
+    "cp1257": ("cp1257", {}),
+    "swe7": ("ascii", {0x40: "\xc9", 0x5B: "\xc4", 0x5C: "\xd6", 0x5D: "\xc5", 0x5E: "\xdc",
+                       0x60: "\xe9", 0x7B: "\xe4", 0x7C: "\xf6", 0x7D: "\xe5", 0x7E: "\xfc",
+                       0x7F: "?"}),
+}
+_UPPER_HALVES: dict[str, str] = {
+    "dec8": ("\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94"
+             "\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0¡¢£?¥?§¤©ª«????°±²³?µ¶·?¹º»¼½?¿ÀÁÂÃÄÅ"
+             "ÆÇÈÉÊËÌÍÎÏ?ÑÒÓÔÕÖŒØÙÚÛÜŸ?ßàáâãäåæçèéêëìíîï?ñòóôõöœøùúûüÿ??"),
+    "armscii8": ("\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93"
+                 "\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0❁§։)(»«—.՝,-՟…՜՛՞ԱաԲբԳգԴդԵեԶզԷէԸը"
+                 "ԹթԺժԻիԼլԽխԾծԿկՀհՁձՂղՃճՄմՅյՆնՇշՈոՉչՊպՋջՌռՍսՎվՏտՐրՑցՒւՓփՔքՕօՖֆ’'"),
+    "keybcs2": ("ČüéďäĎŤčěĚĹÍľĺÄÁÉžŽôöÓůÚýÖÜŠĽÝŘťáíóúňŇŮÔšřŕŔ¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤"
+                "╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\xa0"),
+    "geostd8": ("€?‚?„…†‡?‰?‹?????‘’“”•–—???›????\xa0¡¢£¤¥¦§¨©ª«¬\xad®¯°±²³´µ¶·¸¹º»¼½¾¿აბგდევზჱთიკლმნ"
+                "ჲოპჟრსტჳუფქღყშჩცძწჭხჴჯჰჵ???????????????????????№??"),
+    "swe7": "?" * 128,
+}
+# Multi-byte character sets: the Python codec (Java decodes malformed input to U+FFFD, so do we).
+_MULTI_BYTE_CODECS: dict[str, str] = {
     "utf8mb4": "utf-8",
     "utf8mb3": "utf-8",
     "utf8": "utf-8",
-    "latin1": "cp1252",
-    "ascii": "ascii",
+    "big5": "big5",
+    "ujis": "euc_jp",
+    "sjis": "shift_jis",
+    "cp932": "cp932",
+    "eucjpms": "euc_jp",
+    "euckr": "euc_kr",
+    "gb2312": "gb2312",
+    "gbk": "gbk",
+    "gb18030": "gb18030",
+    "ucs2": "utf-16-be",
+    "utf16": "utf-16-be",
+    "utf16le": "utf-16-le",
+    "utf32": "utf-32-be",
 }
+_CODEC_PREFIX = "mysqlcdc-"
+
+
+def _decoding_table(charset: str) -> str:
+    base, overrides = _SINGLE_BYTE_OVERRIDES.get(charset, ("ascii", {}))
+    table = [bytes((b,)).decode(base, errors="replace").replace("\ufffd", "?") for b in range(256)]
+    for index, char in enumerate(_UPPER_HALVES.get(charset, "")):
+        table[0x80 + index] = char
+    for byte, char in overrides.items():
+        table[byte] = char
+    return "".join(table)
+
+
+def _codec_for(name: str) -> codecs.CodecInfo | None:
+    """Codec search function for ``mysqlcdc-<mysql charset>`` names (see ``binlog_encoding``)."""
+    if not name.startswith(_CODEC_PREFIX.replace("-", "_")) and not name.startswith(_CODEC_PREFIX):
+        return None
+    charset = name[len(_CODEC_PREFIX):]
+    if charset in _MULTI_BYTE_CODECS:
+        target = _MULTI_BYTE_CODECS[charset]
+
+        def decode_multi(data: Any, errors: str = "strict", /) -> tuple[str, int]:
+            return codecs.decode(bytes(data), target, "replace"), len(data)
+        decode = decode_multi
+    elif charset in _SINGLE_BYTE_OVERRIDES or charset in _UPPER_HALVES:
+        table = _decoding_table(charset)
+
+        def decode_single(data: Any, errors: str = "strict", /) -> tuple[str, int]:
+            return codecs.charmap_decode(data, "strict", table)
+        decode = decode_single
+    else:
+        return None
+
+    def encode(text: str, errors: str = "strict", /) -> tuple[bytes, int]:
+        raise UnicodeError(f"{name} is a decode-only codec")
+    return codecs.CodecInfo(encode, decode, name=name)
+
+
+codecs.register(_codec_for)
 
 
 def binlog_encoding(charset: str | None) -> str:
-    """The Python codec for a MySQL character set (UTF-8 when unknown, as Debezium does)."""
-    if charset is None:
-        return "utf-8"
-    return _CHARSET_CODECS.get(charset.lower(), "utf-8")
+    """The registered codec that decodes a MySQL character set the way the server converts it
+    (UTF-8 when the charset is unknown or missing, as Debezium does)."""
+    key = (charset or "utf8mb4").lower()
+    if _MULTI_BYTE_CODECS.get(key) == "utf-8":
+        return "utf-8"  # the common case: Python's C decoder (MySQL rejects invalid UTF-8 input)
+    if key in _MULTI_BYTE_CODECS or key in _SINGLE_BYTE_OVERRIDES or key in _UPPER_HALVES:
+        return _CODEC_PREFIX + key
+    return "utf-8"
+
+
+# ------------------------------------------------------------------------------------------------
+# Binary strings (4.4): binary.handling.mode
+# ------------------------------------------------------------------------------------------------
+def _hex_text(data: bytes) -> str:
+    return data.hex()
+
+
+def _base64_text(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _base64_url_text(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode("ascii")
+
+
+# mode -> (Connect type, bytes -> payload). Connect BYTES payloads are standard base64 in JSON.
+_BINARY_MODES: dict[str, tuple[str, Callable[[bytes], str]]] = {
+    "bytes": ("bytes", _base64_text),
+    "base64": ("string", _base64_text),
+    "base64-url-safe": ("string", _base64_url_text),
+    "hex": ("string", _hex_text),
+}
+
+
+def _binary_literal(text: str) -> bytes:
+    # DEFAULT literals: X'0A0B' / 0x0A0B hex, else the literal's text.
+    stripped = text.strip()
+    if stripped[:2] in ("x'", "X'") and stripped.endswith("'"):
+        return bytes.fromhex(stripped[2:-1])
+    if stripped[:2] in ("0x", "0X"):
+        return bytes.fromhex(stripped[2:])
+    return text.encode("utf-8")
+
+
+def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    kind, encode = _BINARY_MODES[settings.binary_handling_mode]
+    if column.data_type.upper() == "BINARY" and column.length:
+        width = column.length
+
+        # DBZ-254: BINARY(n) is right-padded with 0x00 (the binlog strips trailing zeros).
+        def padded(value: Any) -> str:
+            data = value or b""  # an empty binary value arrives as '' (str)
+            return encode(data.ljust(width, b"\0") if len(data) < width else data)
+        return _Mapping(kind, padded, padded, default=lambda t: padded(_binary_literal(t)))
+
+    def plain(value: Any) -> str:
+        return encode(value or b"")
+    return _Mapping(kind, plain, plain, default=lambda t: plain(_binary_literal(t)))
+
+
+# ------------------------------------------------------------------------------------------------
+# ENUM / SET (4.6)
+# ------------------------------------------------------------------------------------------------
+def _allowed(options: Sequence[str]) -> str:
+    # EnumeratedValues: options joined with ',', a ',' inside an option escaped as '\,'.
+    return ",".join(option.replace(",", "\\,") for option in options)
+
+
+def _enum(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    # mysql-replication maps the binlog index through the table map's option list (index 0, an
+    # invalid value, is ''), so both paths carry the option text.
+    return _Mapping("string", identity, identity, name="io.debezium.data.Enum", version=1,
+                    parameters={"allowed": _allowed(column.enum_values)}, fallback="",
+                    default=identity)
+
+
+EMPTY_SET: frozenset[str] = frozenset()
+
+
+def _set(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    options = column.enum_values
+
+    def from_binlog(members: Any) -> str:
+        # mysql-replication yields a Python set; Debezium lists members in definition order.
+        return ",".join([option for option in options if option in members])
+
+    return _Mapping("string", from_binlog, identity, name="io.debezium.data.EnumSet", version=1,
+                    parameters={"allowed": _allowed(options)}, fallback="", default=identity)
+
+
+def restore_empty_sets(values: dict[str, Any], none_sources: Mapping[str, str]) -> dict[str, Any]:
+    """mysql-replication yields ``None`` for an empty SET value and says why in the row's
+    ``none_sources`` (``"empty set"``); put the empty set back so it becomes ``""`` and not null.
+    Call with ``row["values"], row["none_sources"]`` (or the before/after pair) before converting."""
+    for name, source in none_sources.items():
+        if source == _EMPTY_SET_SOURCE:
+            values[name] = EMPTY_SET
+    return values
+
+
+_EMPTY_SET_SOURCE = "empty set"
+
+
+# ------------------------------------------------------------------------------------------------
+# JSON (4.8)
+# ------------------------------------------------------------------------------------------------
+def _json(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    return _Mapping("string", _json_from_binlog, identity, name="io.debezium.data.Json", version=1,
+                    fallback="{}", default=identity, binlog_encoding=binlog_encoding("utf8mb4"))
+
+
+def _json_from_binlog(value: Any) -> Any:
+    # MariaDB stores JSON as LONGTEXT: the binlog carries the very text the snapshot SELECT returns.
+    if isinstance(value, str):
+        return value
+    # MySQL binary JSON, parsed by mysql-replication into Python values: render it the way MySQL
+    # prints JSON so that streaming and snapshot agree. Partial updates cannot be rendered from
+    # the diff alone.
+    if type(value).__name__ == "JsonDiff":
+        raise ValueError("JSON partial updates (binlog_row_value_options=PARTIAL_JSON) are not "
+                         "supported: set binlog_row_value_options='' on the server")
+    return _render_mysql_json(value)
+
+
+def _render_mysql_json(value: Any) -> str:
+    if isinstance(value, dict):
+        items = (f"{_render_mysql_json(_text(k))}: {_render_mysql_json(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_render_mysql_json(v) for v in value) + "]"
+    if isinstance(value, bytes | str):
+        return orjson.dumps(_text(value)).decode()
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        text = repr(value).replace("e+", "e")
+        return text
+    return str(value)
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -505,25 +856,101 @@ def _millis_toward_floor(micros: int) -> int:
     return micros // 1000
 
 
-def _time_milli(name: str) -> _Builder:
+def _time_milli(name: str, large_values: bool) -> _Builder:
+    """TIME as int32 milliseconds. Kafka Connect's Time (connect mode) only holds a time of day:
+    Debezium fails to convert negative or >= 24h values there and, with the default
+    event.converting.failure.handling.mode=warn, leaves the field null."""
     def build(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-        return _Mapping("int32", lambda v: _millis_toward_floor(_time_binlog_micros(v)),
-                        lambda t: _millis_toward_floor(_time_text_to_micros(t)),
-                        name=name, version=1, fallback=0)
+        if large_values:
+            def from_binlog(value: dt.timedelta) -> Any:
+                return _millis_toward_floor(_time_binlog_micros(value))
+
+            def from_text(text: str) -> Any:
+                return _millis_toward_floor(_time_text_to_micros(text))
+        else:
+            def from_binlog(value: dt.timedelta) -> Any:
+                return _time_of_day_millis(_time_binlog_micros(value))
+
+            def from_text(text: str) -> Any:
+                return _time_of_day_millis(_time_text_to_micros(text))
+        return _Mapping("int32", from_binlog, from_text, name=name, version=1, fallback=0,
+                        may_invalidate=not large_values)
     return build
+
+
+_DAY_MICROS = 86_400_000_000
+
+
+def _time_of_day_millis(micros: int) -> int | None:
+    if 0 <= micros <= _DAY_MICROS:
+        return micros // 1000
+    log.warning("TIME value of %d us is outside 00:00-24:00 and cannot be represented with "
+                "time.precision.mode=connect; the field is set to null", micros)
+    return None
 
 
 def _time_adaptive(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     if _datetime_precision(column) <= 3:
-        return _time_milli("io.debezium.time.Time")(column, settings, on_zero)
+        return _time_milli("io.debezium.time.Time", True)(column, settings, on_zero)
     return _time_micro(column, settings, on_zero)
 
 
 _TIME_MODES: dict[str, _Builder] = {
     "adaptive_time_microseconds": _time_micro,
     "adaptive": _time_adaptive,
-    "connect": _time_milli("org.apache.kafka.connect.data.Time"),
+    "connect": _time_milli("org.apache.kafka.connect.data.Time", False),
 }
+
+
+# ------------------------------------------------------------------------------------------------
+# Spatial types (4.9): Geometry v1 {wkb, srid} (3.6.1.Final), POINT as Point {x, y, wkb, srid}
+# ------------------------------------------------------------------------------------------------
+_SRID = struct.Struct("<I")
+_WKB_POINT = struct.Struct("<dd")
+_GEOMETRY_NAME = "io.debezium.data.geometry.Geometry"
+_POINT_NAME = "io.debezium.data.geometry.Point"
+_EMPTY_COLLECTION_WKB = bytes.fromhex("010700000000000000")
+
+
+def _split_srid(data: bytes) -> tuple[bytes, int | None]:
+    # MySQL's internal geometry value: 4-byte little-endian SRID, then WKB. SRID 0 -> null.
+    srid = _SRID.unpack_from(data)[0]
+    return data[4:], (srid or None)
+
+
+def _geometry_value(data: bytes) -> dict[str, Any]:
+    wkb, srid = _split_srid(data)
+    return {"wkb": _base64_text(wkb), "srid": srid}
+
+
+def _point_value(data: bytes) -> dict[str, Any]:
+    wkb, srid = _split_srid(data)
+    if len(wkb) != 21:
+        raise ValueError(f"a POINT column holds a non-point geometry ({len(wkb)} WKB bytes)")
+    order = "<" if wkb[0] else ">"
+    x, y = struct.unpack_from(order + "dd", wkb, 5)
+    return {"x": x, "y": y, "wkb": _base64_text(wkb), "srid": srid}
+
+
+def _geometry(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    fields = (Field("wkb", ConnectSchema("bytes")), Field("srid", ConnectSchema("int32", optional=True)))
+    return _Mapping("struct", _geometry_value, _geometry_value, name=_GEOMETRY_NAME, version=1,
+                    doc="Geometry", fields=fields,
+                    fallback={"wkb": _base64_text(_EMPTY_COLLECTION_WKB), "srid": None},
+                    default=_no_default)
+
+
+def _point(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    fields = (Field("x", ConnectSchema("float64")), Field("y", ConnectSchema("float64")),
+              Field("wkb", ConnectSchema("bytes", optional=True)),
+              Field("srid", ConnectSchema("int32", optional=True)))
+    return _Mapping("struct", _point_value, _point_value, name=_POINT_NAME, version=1,
+                    doc="Geometry (POINT)", fields=fields, default=_no_default)
+
+
+def _no_default(text: str) -> None:
+    # Spatial columns take no literal defaults in MySQL (only expression defaults).
+    return None
 
 
 # ------------------------------------------------------------------------------------------------
@@ -559,6 +986,33 @@ _BUILDERS: dict[str, _Builder] = {
     "LONGTEXT": _string,
     "LONG": _string,
     "LONG VARCHAR": _string,
+    "BOOL": _boolean,
+    "BOOLEAN": _boolean,
+    "BIT": _bit,
+    "YEAR": _year,
+    "FLOAT": _float,
+    "REAL": _float,
+    "DOUBLE": _float,
+    "DOUBLE PRECISION": _float,
+    "BINARY": _binary,
+    "VARBINARY": _binary,
+    "TINYBLOB": _binary,
+    "BLOB": _binary,
+    "MEDIUMBLOB": _binary,
+    "LONGBLOB": _binary,
+    "LONG VARBINARY": _binary,
+    "ENUM": _enum,
+    "SET": _set,
+    "JSON": _json,
+    "GEOMETRY": _geometry,
+    "LINESTRING": _geometry,
+    "POLYGON": _geometry,
+    "MULTIPOINT": _geometry,
+    "MULTILINESTRING": _geometry,
+    "MULTIPOLYGON": _geometry,
+    "GEOMETRYCOLLECTION": _geometry,
+    "GEOMCOLLECTION": _geometry,
+    "POINT": _point,
     "DATE": _date,
     "DATETIME": _datetime,
     "TIMESTAMP": _timestamp,
@@ -634,6 +1088,7 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
         doc=_doc(column, settings, mapping),
         parameters=_parameters(column, table, settings, mapping),
         default=default,
+        fields=mapping.fields,
     )
     return ColumnConverter(
         schema=schema,
@@ -657,7 +1112,34 @@ def _doc(column: Column, settings: ConverterSettings, mapping: _Mapping) -> str 
 def _parameters(column: Column, table: Table, settings: ConverterSettings,
                 mapping: _Mapping) -> tuple[tuple[str, str], ...] | None:
     params = dict(mapping.parameters or {})
+    if _propagates_source_type(column, table, settings):
+        # PropagateSourceTypeToSchemaParameter, appended after the type's own parameters.
+        params["__debezium.source.column.type"] = column.type_name.upper()
+        if column.length is not None:
+            params["__debezium.source.column.length"] = str(column.length)
+        if column.scale is not None:
+            params["__debezium.source.column.scale"] = str(column.scale)
+        if column.comment:
+            params["__debezium.source.column.comment"] = column.comment
     return tuple(params.items()) if params else None
+
+
+def _propagates_source_type(column: Column, table: Table, settings: ConverterSettings) -> bool:
+    # Debezium matches each regex case-insensitively against the whole of "db.table.column"
+    # (column.propagate.source.type) or "db.table.TYPE NAME" (datatype.propagate.source.type).
+    if settings.propagate_source_type:
+        qualified = f"{table.id.database}.{table.id.table}.{column.name}"
+        if any(_full_match(p, qualified) for p in settings.propagate_source_type):
+            return True
+    if settings.datatype_propagate_source_type:
+        qualified = f"{table.id.database}.{table.id.table}.{column.type_name}"
+        if any(_full_match(p, qualified) for p in settings.datatype_propagate_source_type):
+            return True
+    return False
+
+
+def _full_match(pattern: str, text: str) -> bool:
+    return re.fullmatch(pattern.strip(), text, re.IGNORECASE) is not None
 
 
 # ------------------------------------------------------------------------------------------------

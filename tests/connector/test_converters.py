@@ -27,6 +27,7 @@ from connector.converters import (
     ColumnConverter,
     ConverterSettings,
     column_converter,
+    restore_empty_sets,
 )
 from connector.local_server import LocalMySQLServer
 from ddl.model import Column, JdbcType, Table, TableId
@@ -92,22 +93,31 @@ def snapshot_rows(server: LocalMySQLServer, table: str, time_zone: str = "+00:00
 def binlog_rows(server: LocalMySQLServer, encodings: dict[str, list[str | None]]
                 ) -> dict[str, list[dict[str, Any]]]:
     """Every inserted row of the module's database, by table, as mysql-replication decodes it after
-    the reader installed each column's ``binlog_encoding``."""
+    the reader installed each column's ``binlog_encoding``.
+
+    The stream runs in blocking mode up to the server's current position: in non-blocking mode
+    MariaDB closes the dump connection at the end of the binlog while a slow client is still
+    reading, and the reset connection loses the unread events.
+    """
+    end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
     stream = BinLogStreamReader(
         connection_settings={"host": server.host, "port": server.port,
                              "user": server.connector.user, "passwd": server.connector.password},
-        server_id=random.randint(10_000, 2**31), is_mariadb=True, only_events=[WriteRowsEvent],
-        only_schemas=[DB], blocking=False, resume_stream=False)
+        server_id=random.randint(10_000, 2**31), is_mariadb=True, blocking=True,
+        resume_stream=False)
     out: dict[str, list[dict[str, Any]]] = {}
     try:
         for event in stream:
-            wanted = encodings.get(event.table)
-            if wanted is None:
-                continue
-            for lib_column, encoding in zip(event.columns, wanted, strict=True):
-                if encoding is not None:
-                    lib_column.character_set_name = encoding
-            out.setdefault(event.table, []).extend(r["values"] for r in event.rows)
+            if isinstance(event, WriteRowsEvent) and event.schema == DB:
+                wanted = encodings.get(event.table)
+                if wanted is not None:
+                    for lib_column, encoding in zip(event.columns, wanted, strict=True):
+                        if encoding is not None:
+                            lib_column.character_set_name = encoding
+                    out.setdefault(event.table, []).extend(
+                        restore_empty_sets(r["values"], r["none_sources"]) for r in event.rows)
+            if (stream.log_file, stream.log_pos) >= (end_file, end_pos):
+                break
     finally:
         stream.close()
     return out
@@ -303,19 +313,172 @@ NOT_NULL_TEMPORALS = [
           ("'2023-01-11 00:34:10.5'", "2023-01-11T00:34:10.50Z")]),
 ]
 
+MORE_NUMBERS = [
+    # 4.2: BOOLEAN written literally in the DDL -> Connect boolean (non-zero -> true).
+    Spec("BOOLEAN", column("bo", "BOOLEAN", JdbcType.BOOLEAN),
+         [("1", True), ("0", False), ("5", True), ("NULL", None)]),
+    # TINYINT(1) stays a number (no TinyIntOneToBooleanConverter configured).
+    Spec("TINYINT(1)", column("t1", "TINYINT", JdbcType.TINYINT, length=1),
+         [("1", 1), ("0", 0), ("-1", -1), ("NULL", None)]),
+    # 4.7: BIT(1) -> boolean; BIT(n) -> io.debezium.data.Bits, little-endian ceil(n/8) bytes.
+    Spec("BIT(1)", column("b1", "BIT", JdbcType.BIT, length=1),
+         [("b'1'", True), ("b'0'", False), ("1", True), ("NULL", None)]),
+    Spec("BIT(10)", column("b10", "BIT", JdbcType.BIT, length=10),
+         [("b'1000000001'", b64(0x01, 0x02)), ("b'0'", b64(0, 0)), ("b'10'", b64(0x02, 0)),
+          ("NULL", None)]),
+    Spec("BIT(64)", column("b64", "BIT", JdbcType.BIT, length=64),
+         [("23989979", b64(0xDB, 0x0E, 0x6E, 0x01, 0, 0, 0, 0)),
+          ("18446744073709551615", b64(*[0xFF] * 8)), ("0", b64(*[0] * 8)), ("NULL", None)]),
+    # 4.5: YEAR -> io.debezium.time.Year; year 0000 goes through the two-digit-year adjuster.
+    Spec("YEAR", column("yr", "YEAR", INT),
+         [("2155", 2155), ("1901", 1901), ("0", 2000), ("'69'", 2069)],
+         variants={"no_adjust": [2155, 1901, 0, 2069]}),
+    # 4.3: FLOAT (p <= 24, no scale) -> FLOAT32: the float32 value, printed as Java prints floats.
+    Spec("FLOAT", column("fl", "FLOAT", JdbcType.FLOAT),
+         [("3.14", 3.140000104904175), ("-1.5", -1.5), ("0", 0.0), ("NULL", None)]),
+    # FLOAT(M,D) -> FLOAT64 (the value the server shows, D decimals).
+    Spec("FLOAT(10,2)", column("fmd", "FLOAT", JdbcType.FLOAT, length=10, scale=2),
+         [("3.14159", 3.14), ("-1", -1.0), ("12345.675", 12345.67), ("NULL", None)]),
+    Spec("DOUBLE", column("db", "DOUBLE", JdbcType.DOUBLE),
+         [("0.30000000000000004", 0.30000000000000004), ("1e300", 1e300),
+          ("-2.5e-300", -2.5e-300), ("NULL", None)]),
+    # REAL written literally -> FLOAT32 (Debezium narrows the double the server stores).
+    Spec("REAL", column("re", "REAL", JdbcType.REAL),
+         [("1.1", 1.100000023841858), ("-3", -3.0), ("0.5", 0.5), ("NULL", None)]),
+]
+
+FBFF = "+/8="
+BINARIES = [
+    # 4.4: BINARY(n) padded with 0x00 to n bytes (DBZ-254), per binary.handling.mode.
+    Spec("BINARY(5)", column("bn", "BINARY", JdbcType.BINARY, length=5),
+         [("'ab'", "YWIAAAA="), ("x'000000'", "AAAAAAA="), ("x'FBFF'", "+/8AAAA="), ("NULL", None)],
+         variants={"hex": ["6162000000", "0000000000", "fbff000000", None],
+                   "base64": ["YWIAAAA=", "AAAAAAA=", "+/8AAAA=", None],
+                   "base64-url-safe": ["YWIAAAA=", "AAAAAAA=", "-_8AAAA=", None]}),
+    Spec("VARBINARY(5)", column("vb", "VARBINARY", JdbcType.VARBINARY, length=5),
+         [("x'FBFF'", FBFF), ("''", ""), ("x'010203'", "AQID"), ("NULL", None)],
+         variants={"hex": ["fbff", "", "010203", None],
+                   "base64": [FBFF, "", "AQID", None],
+                   "base64-url-safe": ["-_8=", "", "AQID", None]}),
+    Spec("BLOB", column("bl", "BLOB", JdbcType.BLOB),
+         [("x'00FF'", "AP8="), ("REPEAT(x'FB', 3)", "+/v7"), ("''", ""), ("NULL", None)],
+         variants={"hex": ["00ff", "fbfbfb", "", None], "base64": ["AP8=", "+/v7", "", None],
+                   "base64-url-safe": ["AP8=", "-_v7", "", None]}),
+    Spec("LONGBLOB", column("lb", "LONGBLOB", JdbcType.BLOB),
+         [("REPEAT('x', 70000)", base64.b64encode(b"x" * 70000).decode()), ("''", ""), ("NULL", None),
+          ("NULL", None)],
+         variants={"hex": ["78" * 70000, "", None, None],
+                   "base64": [base64.b64encode(b"x" * 70000).decode(), "", None, None],
+                   "base64-url-safe": [base64.b64encode(b"x" * 70000).decode(), "", None, None]}),
+]
+
+ENUM_SETS = [
+    # 4.6: ENUM -> io.debezium.data.Enum; an invalid value (index 0) is ''.
+    Spec("ENUM('x','a,b','c''d')", column("en", "ENUM", JdbcType.CHAR, enum_values=("x", "a,b", "c'd")),
+         [("'c''d'", "c'd"), ("'a,b'", "a,b"), ("'nope'", ""), ("NULL", None)]),
+    Spec("ENUM('on','off') NOT NULL", column("enn", "ENUM", JdbcType.CHAR, optional=False,
+                                             enum_values=("on", "off")),
+         [("'off'", "off"), ("'on'", "on"), ("'zz'", ""), ("'off'", "off")]),
+    # SET -> io.debezium.data.EnumSet, members in definition order; the empty set is ''.
+    Spec("SET('p','q','r')", column("st", "SET", JdbcType.CHAR, enum_values=("p", "q", "r")),
+         [("'r,p'", "p,r"), ("''", ""), ("'q'", "q"), ("NULL", None)]),
+    Spec("SET('a','b') NOT NULL DEFAULT 'b'",
+         column("stn", "SET", JdbcType.CHAR, optional=False, enum_values=("a", "b"),
+                has_default=True, default_expression="b"),
+         [("''", ""), ("'b,a'", "a,b"), ("'a'", "a"), ("'b'", "b")]),
+]
+
+BIG_JSON = '{"k": [' + ", ".join(str(i) for i in range(5000)) + ']}'
+JSONS = [
+    # 4.8: io.debezium.data.Json; MariaDB keeps the text as written, in both paths.
+    Spec("JSON", column("js", "JSON", JdbcType.OTHER),
+         [("'{\"b\": 1,  \"a\": [1.0, 2.5e300]}'", '{"b": 1,  "a": [1.0, 2.5e300]}'),
+          ("'[]'", "[]"), ("'{}'", "{}"), ("'\"é😀\"'", '"é😀"'), (f"'{BIG_JSON}'", BIG_JSON),
+          ("NULL", None)]),
+]
+
+GEOMETRIES = [
+    # 4.9: Geometry {wkb, srid} (v1 in 3.6.1.Final), SRID 0 -> null; POINT -> Point {x, y, wkb, srid}.
+    Spec("GEOMETRY", column("ge", "GEOMETRY", JdbcType.OTHER), [
+        ("ST_GeomFromText('POINT(1 1)', 4326)",
+         {"wkb": base64.b64encode(bytes.fromhex("0101000000000000000000F03F000000000000F03F")).decode(),
+          "srid": 4326}),
+        ("ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)')", "server"),
+        ("ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 0), (1 1, 2 1, 2 2, 1 1))', 3857)", "server"),
+        ("ST_GeomFromText('MULTIPOINT(0 0, 1 1)')", "server"),
+        ("ST_GeomFromText('MULTILINESTRING((0 0, 1 1), (2 2, 3 3))')", "server"),
+        ("ST_GeomFromText('MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)))')", "server"),
+        ("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')", "server"),
+        ("NULL", None)]),
+    Spec("POINT", column("pt", "POINT", JdbcType.OTHER), [
+        ("POINT(1.5, -2)", {"x": 1.5, "y": -2.0, "wkb": "server", "srid": None}),
+        ("ST_GeomFromText('POINT(0.1 1e300)', 4326)",
+         {"x": 0.1, "y": 1e300, "wkb": "server", "srid": 4326}),
+        *[("NULL", None)] * 6]),
+    Spec("LINESTRING", column("ls", "LINESTRING", JdbcType.OTHER),
+         [("ST_GeomFromText('LINESTRING(0 0, 1 1)')", "server"), *[("NULL", None)] * 7]),
+    Spec("GEOMETRYCOLLECTION", column("gc", "GEOMETRYCOLLECTION", JdbcType.OTHER),
+         [("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(2 3))')", "server"), *[("NULL", None)] * 7]),
+]
+
+GENERATED = [
+    Spec("INT AS (id * 2) VIRTUAL", column("gv", "INT", INT, generated=True),
+         [("DEFAULT", 0), ("DEFAULT", 2), ("DEFAULT", 4)]),
+    Spec("VARCHAR(20) AS (CONCAT('row-', id)) STORED",
+         column("gs", "VARCHAR", JdbcType.VARCHAR, length=20, generated=True),
+         [("DEFAULT", "row-0"), ("DEFAULT", "row-1"), ("DEFAULT", "row-2")]),
+]
+
 FAMILIES = {
     "integers": INTEGERS,
     "decimals": DECIMALS,
     "strings": STRINGS,
     "temporals": TEMPORALS,
     "not_null_temporals": NOT_NULL_TEMPORALS,
+    "more_numbers": MORE_NUMBERS,
+    "binaries": BINARIES,
+    "enum_sets": ENUM_SETS,
+    "jsons": JSONS,
+    "geometries": GEOMETRIES,
+    "generated": GENERATED,
 }
+
+# Samples for the multi-byte character sets (characters each one can encode).
+CHARSET_SAMPLES = {
+    "big5": "中文測試", "ujis": "日本語テキスト", "sjis": "日本語テキスト", "cp932": "日本語テキスト①",
+    "eucjpms": "日本語テキスト", "euckr": "한국어 텍스트", "gb2312": "中文简体", "gbk": "中文简体繁體",
+    "gb18030": "中文😀", "utf8mb3": "é中", "ucs2": "é中", "utf16": "é😀中", "utf16le": "é😀中",
+    "utf32": "é😀中", "utf8mb4": "é😀中",
+}
+# Well-known characters of single-byte sets: (byte, character).
+CHARSET_ANCHORS = {
+    "latin1": (0xE9, "é"), "latin2": (0xB1, "ą"), "cp1251": (0xC0, "А"), "koi8r": (0xC1, "а"),
+    "greek": (0xE1, "α"), "hebrew": (0xE0, "א"), "cp1250": (0x8A, "Š"), "cp866": (0x80, "А"),
+    "latin5": (0xFD, "ı"), "cp1256": (0xC7, "ا"), "swe7": (0x7B, "ä"), "macroman": (0x8E, "é"),
+}
+ALL_BYTES = bytes(range(0x20, 0x100))
+
+
+def charset_specs(server: LocalMySQLServer) -> list[Spec]:
+    """One TEXT column per character set the server offers (except binary)."""
+    specs = []
+    for name, _, _, maxlen in server.query("SHOW CHARACTER SET"):
+        if name == "binary":
+            continue
+        if int(maxlen) == 1:
+            literal = f"_{name} X'{ALL_BYTES.hex()}'"
+        else:
+            literal = f"CONVERT(_utf8mb4'{CHARSET_SAMPLES.get(name, 'plain ascii')}' USING {name})"
+        specs.append(Spec(f"TEXT CHARACTER SET {name}",
+                          column(f"c_{name}", "TEXT", JdbcType.VARCHAR, charset=name),
+                          [(literal, name), ("NULL", None)]))
+    return specs
 
 
 @pytest.fixture(scope="module")
 def captured(mysql_server: LocalMySQLServer) -> Iterator[dict[str, Captured]]:
     try:
-        yield capture(mysql_server, FAMILIES)
+        yield capture(mysql_server, {**FAMILIES, "charsets": charset_specs(mysql_server)})
     finally:
         mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
 
@@ -492,3 +655,261 @@ def test_converter_is_built_once_and_reusable() -> None:
 def test_unknown_type_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="no converter for MySQL type 'FOO'"):
         schema_of(column("a", "FOO", JdbcType.OTHER))
+
+
+# ------------------------------------------------------------------------------------------------
+# Step 2: the other types and every mode value
+# ------------------------------------------------------------------------------------------------
+TEMPORAL_MODES: dict[str, dict[str, Sequence[Any]]] = {
+    # time.precision.mode=connect: Kafka Connect Date/Time/Timestamp, millisecond precision;
+    # TIME outside 00:00-24:00 cannot be converted (null).
+    "connect": {
+        "dt6": [1522586096000, 260282096000, -1, None, 253402300799999, None],
+        "tm0": [None, None, None, 0, None, None],
+        "tm6": [None, None, None, 45296789, 0, None],
+        "tm3": [None, None, None, None, None, None],
+        "tm2": [None, None, None, None, None, None],
+    },
+    # adaptive: TIME(0..3) -> io.debezium.time.Time (ms), TIME(4..6) -> MicroTime.
+    "adaptive": {
+        "tm0": [-3020399000, 3020399000, -47690000, 0, -1000, None],
+        "tm3": [-2638800001, 3013200500, -3600999, 1864264777, -500, None],
+        "tm2": [1864264780, -10, -3020398990, None, None, None],
+    },
+}
+TEMPORAL_SCHEMA_NAMES = {
+    "connect": {"da": "org.apache.kafka.connect.data.Date", "dt0": "org.apache.kafka.connect.data.Timestamp",
+                "dt6": "org.apache.kafka.connect.data.Timestamp", "ts6": "io.debezium.time.ZonedTimestamp",
+                "tm6": "org.apache.kafka.connect.data.Time"},
+    "adaptive": {"da": "io.debezium.time.Date", "dt6": "io.debezium.time.MicroTimestamp",
+                 "tm3": "io.debezium.time.Time", "tm6": "io.debezium.time.MicroTime"},
+}
+
+
+def with_variant(specs: Sequence[Spec], variant: str, values: dict[str, Sequence[Any]]) -> list[Spec]:
+    return [Spec(s.sql, s.column, s.values, {variant: values[s.column.name]})
+            if s.column.name in values else s for s in specs]
+
+
+@pytest.mark.parametrize("mode", ["connect", "adaptive"])
+def test_temporal_precision_modes(captured: dict[str, Captured], mode: str) -> None:
+    base = captured["temporals"]
+    specs = with_variant(base.specs, mode, TEMPORAL_MODES[mode])
+    settings = ConverterSettings(time_precision_mode=mode)
+    check(Captured(base.table, specs, base.snapshot, base.binlog), settings, mode)
+    for name, logical in TEMPORAL_SCHEMA_NAMES[mode].items():
+        col = base.table.column(name)
+        assert col is not None
+        assert column_converter(col, base.table, settings).schema.name == logical
+
+
+def test_numbers_booleans_bits_years_floats(captured: dict[str, Captured]) -> None:
+    check(captured["more_numbers"])
+
+
+def test_year_without_time_adjuster(captured: dict[str, Captured]) -> None:
+    family = captured["more_numbers"]
+    only_year = [s for s in family.specs if s.column.name == "yr"]
+    index = family.specs.index(only_year[0])
+    rows = [(row[index],) for row in family.snapshot]
+    table = Table(family.table.id, (family.table.columns[0], family.table.columns[index + 1]))
+    check(Captured(table, only_year, rows, family.binlog),
+          ConverterSettings(enable_time_adjuster=False), "no_adjust")
+
+
+@pytest.mark.parametrize("mode", ["bytes", "base64", "base64-url-safe", "hex"])
+def test_binary_handling_modes(captured: dict[str, Captured], mode: str) -> None:
+    check(captured["binaries"], ConverterSettings(binary_handling_mode=mode),
+          None if mode == "bytes" else mode)
+    kind = column_converter(captured["binaries"].table.columns[1], captured["binaries"].table,
+                            ConverterSettings(binary_handling_mode=mode)).schema.type
+    assert kind == ("bytes" if mode == "bytes" else "string")
+
+
+def test_enum_and_set(captured: dict[str, Captured]) -> None:
+    check(captured["enum_sets"])
+
+
+def test_json(captured: dict[str, Captured]) -> None:
+    check(captured["jsons"])
+
+
+def geometry_expectations(server: LocalMySQLServer, family: Captured) -> list[Spec]:
+    """Replace "server" placeholders with the server's own ST_AsWKB / ST_SRID of each value."""
+    names = [s.column.name for s in family.specs]
+    select = ", ".join(f"HEX(ST_AsWKB(`{n}`)), ST_SRID(`{n}`)" for n in names)
+    rows = server.query(f"SELECT {select} FROM `{DB}`.`geometries` ORDER BY id")
+    specs = []
+    for index, spec in enumerate(family.specs):
+        values = []
+        for row, (literal, expected) in enumerate(spec.values):
+            hex_wkb, srid = rows[row][2 * index], rows[row][2 * index + 1]
+            oracle = None if hex_wkb is None else {
+                "wkb": base64.b64encode(bytes.fromhex(hex_wkb)).decode(), "srid": srid or None}
+            if expected == "server":
+                expected = oracle
+            elif isinstance(expected, dict):
+                assert oracle is not None
+                expected = {k: oracle[k] if v == "server" else v for k, v in expected.items()}
+                assert expected["wkb"] == oracle["wkb"] and expected["srid"] == oracle["srid"]
+            values.append((literal, expected))
+        specs.append(Spec(spec.sql, spec.column, values))
+    return specs
+
+
+def test_geometries(mysql_server: LocalMySQLServer, captured: dict[str, Captured]) -> None:
+    family = captured["geometries"]
+    check(Captured(family.table, geometry_expectations(mysql_server, family), family.snapshot,
+                   family.binlog))
+
+
+def test_generated_columns(captured: dict[str, Captured]) -> None:
+    check(captured["generated"])
+
+
+def test_every_server_charset_decodes_like_the_server(captured: dict[str, Captured]) -> None:
+    """Streaming decodes the raw bytes with the column charset; the snapshot gets the server's own
+    conversion to utf8mb4. Both must give the same text, for every charset the server lists."""
+    family = captured["charsets"]
+    problems = []
+    for index, spec in enumerate(family.specs):
+        charset = spec.values[0][1]
+        conv = column_converter(family.table.columns[index + 1], family.table, DEFAULT)
+        streamed = conv.from_binlog(family.binlog[0][spec.column.name])
+        snapshot = conv.from_snapshot(family.snapshot[0][index])
+        if charset in CHARSET_SAMPLES or not isinstance(snapshot, str) or len(snapshot) != 224:
+            expected = CHARSET_SAMPLES.get(charset, "plain ascii")
+        else:
+            expected = snapshot
+            ascii_part = snapshot[:0x5F]
+            if charset != "swe7" and ascii_part != ALL_BYTES[:0x5F].decode():
+                problems.append(f"{charset}: printable ASCII not preserved: {ascii_part!r}")
+            if charset in CHARSET_ANCHORS:
+                byte, char = CHARSET_ANCHORS[charset]
+                if snapshot[byte - 0x20] != char:
+                    problems.append(f"{charset}: byte {byte:#x} is {snapshot[byte - 0x20]!r}, not {char!r}")
+        if streamed != expected or snapshot != expected:
+            problems.append(f"{charset}: expected {expected!r}\n  binlog   {streamed!r}\n  snapshot {snapshot!r}")
+        assert conv.from_binlog(family.binlog[1][spec.column.name]) is None
+    assert not problems, "\n".join(problems)
+    assert len(family.specs) >= 39, "MariaDB 10.11 offers 40 character sets (39 besides binary)"
+
+
+# -- schemas of the step-2 types -----------------------------------------------------------------
+GEOMETRY_SCHEMA = {
+    "type": "struct",
+    "fields": [{"type": "bytes", "optional": False, "field": "wkb"},
+               {"type": "int32", "optional": True, "field": "srid"}],
+    "optional": True, "name": "io.debezium.data.geometry.Geometry", "version": 1, "doc": "Geometry"}
+
+
+@pytest.mark.parametrize(("col", "expected"), [
+    (column("a", "BOOLEAN", JdbcType.BOOLEAN), {"type": "boolean", "optional": True}),
+    (column("a", "BIT", JdbcType.BIT), {"type": "boolean", "optional": True}),
+    (column("a", "BIT", JdbcType.BIT, length=1, optional=False), {"type": "boolean", "optional": False}),
+    (column("a", "BIT", JdbcType.BIT, length=12),
+     {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,
+      "parameters": {"length": "12"}}),
+    (column("a", "YEAR", INT), {"type": "int32", "optional": True, "name": "io.debezium.time.Year",
+                                "version": 1}),
+    (column("a", "FLOAT", JdbcType.FLOAT), {"type": "float32", "optional": True}),
+    (column("a", "FLOAT", JdbcType.FLOAT, length=24), {"type": "float32", "optional": True}),
+    (column("a", "FLOAT", JdbcType.FLOAT, length=25), {"type": "float64", "optional": True}),
+    (column("a", "FLOAT", JdbcType.FLOAT, length=7, scale=2), {"type": "float64", "optional": True}),
+    (column("a", "FLOAT", JdbcType.FLOAT, unsigned=True), {"type": "float32", "optional": True}),
+    (column("a", "DOUBLE", JdbcType.DOUBLE), {"type": "float64", "optional": True}),
+    (column("a", "REAL", JdbcType.REAL), {"type": "float32", "optional": True}),
+    (column("a", "VARBINARY", JdbcType.VARBINARY, length=3), {"type": "bytes", "optional": True}),
+    (column("a", "ENUM", JdbcType.CHAR, enum_values=("station", "a,b", "c,'d", "g,'h")),
+     {"type": "string", "optional": True, "name": "io.debezium.data.Enum", "version": 1,
+      "parameters": {"allowed": "station,a\\,b,c\\,'d,g\\,'h"}}),
+    (column("a", "SET", JdbcType.CHAR, enum_values=("a", "b")),
+     {"type": "string", "optional": True, "name": "io.debezium.data.EnumSet", "version": 1,
+      "parameters": {"allowed": "a,b"}}),
+    (column("a", "JSON", JdbcType.OTHER),
+     {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1}),
+    (column("a", "GEOMETRY", JdbcType.OTHER), GEOMETRY_SCHEMA),
+    (column("a", "MULTIPOLYGON", JdbcType.OTHER), GEOMETRY_SCHEMA),
+    (column("a", "GEOMCOLLECTION", JdbcType.OTHER), GEOMETRY_SCHEMA),
+    (column("a", "POINT", JdbcType.OTHER, optional=False),
+     {"type": "struct", "fields": [
+         {"type": "float64", "optional": False, "field": "x"},
+         {"type": "float64", "optional": False, "field": "y"},
+         {"type": "bytes", "optional": True, "field": "wkb"},
+         {"type": "int32", "optional": True, "field": "srid"}],
+      "optional": False, "name": "io.debezium.data.geometry.Point", "version": 1,
+      "doc": "Geometry (POINT)"}),
+])
+def test_schema_other_types(col: Column, expected: dict[str, Any]) -> None:
+    assert schema_of(col) == expected
+
+
+def test_binary_modes_schema_types() -> None:
+    col = column("a", "BLOB", JdbcType.BLOB)
+    kinds = {mode: schema_of(col, ConverterSettings(binary_handling_mode=mode))["type"]
+             for mode in ("bytes", "base64", "base64-url-safe", "hex")}
+    assert kinds == {"bytes": "bytes", "base64": "string", "base64-url-safe": "string", "hex": "string"}
+
+
+def test_propagate_source_type_parameters() -> None:
+    table = Table(TableId("shop", "orders"), (
+        column("price", "DECIMAL", JdbcType.DECIMAL, length=7, scale=2).with_(position=1),
+        column("note", "VARCHAR", JdbcType.VARCHAR, length=40, comment="free text").with_(position=2),
+        column("qty", "INT", INT, unsigned=True).with_(position=3),
+    ))
+    by_column = ConverterSettings(propagate_source_type=(r"shop\.orders\.PRICE", r".*\.note"))
+    price = column_converter(table.columns[0], table, by_column).schema.to_json()
+    assert price["parameters"] == {  # the type's own parameters first, then the source type
+        "scale": "2", "connect.decimal.precision": "7", "__debezium.source.column.type": "DECIMAL",
+        "__debezium.source.column.length": "7", "__debezium.source.column.scale": "2"}
+    note = column_converter(table.columns[1], table, by_column).schema.to_json()
+    assert note["parameters"] == {"__debezium.source.column.type": "VARCHAR",
+                                  "__debezium.source.column.length": "40",
+                                  "__debezium.source.column.comment": "free text"}
+    assert "parameters" not in column_converter(table.columns[2], table, by_column).schema.to_json()
+    by_type = ConverterSettings(datatype_propagate_source_type=(r".+\.INT UNSIGNED",))
+    qty = column_converter(table.columns[2], table, by_type).schema.to_json()
+    assert qty["parameters"] == {"__debezium.source.column.type": "INT UNSIGNED"}
+    assert "parameters" not in column_converter(table.columns[1], table, by_type).schema.to_json()
+
+
+def test_include_schema_comments_sets_doc() -> None:
+    col = column("a", "INT", INT, comment="the answer")
+    assert "doc" not in schema_of(col)
+    assert schema_of(col, ConverterSettings(include_schema_comments=True))["doc"] == "the answer"
+
+
+@pytest.mark.parametrize(("col", "settings", "expected"), [
+    (dflt("a", "BOOLEAN", JdbcType.BOOLEAN, "TRUE"), DEFAULT, True),
+    (dflt("a", "BOOLEAN", JdbcType.BOOLEAN, "0"), DEFAULT, False),
+    (dflt("a", "BIT", JdbcType.BIT, "b'1'", length=1), DEFAULT, True),
+    (dflt("a", "BIT", JdbcType.BIT, "b'0'"), DEFAULT, False),
+    (dflt("a", "BIT", JdbcType.BIT, "b'101'", length=10), DEFAULT, b64(0x05, 0x00)),
+    (dflt("a", "BIT", JdbcType.BIT, "b'1000000001'", length=10), DEFAULT, b64(0x01, 0x02)),
+    (dflt("a", "YEAR", INT, "2021"), DEFAULT, 2021),
+    (dflt("a", "YEAR", INT, "69"), DEFAULT, 2069),
+    (dflt("a", "FLOAT", JdbcType.FLOAT, "1.1"), DEFAULT, 1.100000023841858),
+    (dflt("a", "DOUBLE", JdbcType.DOUBLE, "-2.5e10"), DEFAULT, -2.5e10),
+    (dflt("a", "BINARY", JdbcType.BINARY, "ab", length=4), DEFAULT, "YWIAAA=="),
+    (dflt("a", "VARBINARY", JdbcType.VARBINARY, "0x0102", length=4),
+     ConverterSettings(binary_handling_mode="hex"), "0102"),
+    (dflt("a", "ENUM", JdbcType.CHAR, "b", enum_values=("a", "b")), DEFAULT, "b"),
+    (dflt("a", "SET", JdbcType.CHAR, "a,b", enum_values=("a", "b")), DEFAULT, "a,b"),
+    (dflt("a", "CHAR", JdbcType.CHAR, "", length=2), DEFAULT, ""),
+])
+def test_defaults_other_types(col: Column, settings: ConverterSettings, expected: Any) -> None:
+    assert default_of(col, settings) == expected
+
+
+def test_generated_columns_have_no_default() -> None:
+    col = dflt("a", "INT", INT, "5", generated=True)
+    assert default_of(col) is NO_DEFAULT
+
+
+def test_empty_set_and_null_are_told_apart() -> None:
+    """mysql-replication gives None for both; ``restore_empty_sets`` uses its none_sources."""
+    values = {"s": None, "t": None}
+    restored = restore_empty_sets(values, {"s": "empty set", "t": "null"})
+    col = column("s", "SET", JdbcType.CHAR, enum_values=("a",))
+    conv = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
+    assert conv.from_binlog(restored["s"]) == "" and conv.from_binlog(restored["t"]) is None
