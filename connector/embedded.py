@@ -364,6 +364,8 @@ class EmbeddedEngine(EventStream):
         self._error: BaseException | None = None
         self._replication_ids: set[int] = set()
         self.started_at: float | None = None
+        # time.perf_counter() when the first batch reached the application (start-up latency).
+        self.first_record_at: float | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def start(self, timeout: float = 60.0) -> EmbeddedEngine:
@@ -481,6 +483,8 @@ class EmbeddedEngine(EventStream):
 
     # -- engine-thread callbacks --------------------------------------------------------------------
     def _on_delivered(self, batch: Sequence[ChangeRecord]) -> None:
+        if self.first_record_at is None:
+            self.first_record_at = time.perf_counter()
         handled = 0
         try:
             if self.callback is not None:
