@@ -664,7 +664,10 @@ class FakeConnector(EventStream):
                  source: Mapping[str, Any] | None = None) -> list[ChangeRecord]:
         """An initial snapshot of ``tables`` (in this order): ``r`` events with Debezium's markers
         (``first``, ``first_in_data_collection``, ``true``, ``last_in_data_collection``, ``last``;
-        the very last record is ``last`` even when the last table is empty)."""
+        the very last record is ``last`` even when the last table is empty). Source: the current
+        fake binlog position, ``server_id`` 0, no GTID; offsets carry ``snapshot: INITIAL`` until the
+        last record. The snapshot's schema change records (SET/DROP/CREATE DATABASE/USE/SHOW CREATE
+        TABLE, marker ``true``) are not produced: they need the server's own DDL text."""
         from snapshot.listener import LAST, resolve_marker
 
         items = list(tables.items()) if isinstance(tables, Mapping) else list(tables)
