@@ -95,11 +95,12 @@ class TableSchema:
         object.__setattr__(self, "_snapshot",
                            tuple((i, n, c.from_snapshot) for i, n, c in self.value_columns))
 
+    # Converters get nulls too: a NOT NULL column's null (a zero date) becomes its default/fallback.
     def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
-        return {name: (None if values[i] is None else conv(values[i])) for i, name, conv in self._binlog}
+        return {name: conv(values[i]) for i, name, conv in self._binlog}
 
     def value_from_snapshot(self, values: Sequence[Any]) -> dict[str, Any]:
-        return {name: (None if values[i] is None else conv(values[i])) for i, name, conv in self._snapshot}
+        return {name: conv(values[i]) for i, name, conv in self._snapshot}
 
     def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.key_schema is None:

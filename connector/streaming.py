@@ -32,6 +32,7 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
 from connector.config import ConnectorConfig
+from connector.converters import restore_empty_sets
 from connector.events import EventBuilder, SourcePosition
 from connector.filters import TableFilter
 from connector.records import ChangeRecord
@@ -348,12 +349,16 @@ class StreamingSource:
             before: dict[str, Any] | None
             after: dict[str, Any] | None
             if op == "u":
+                # An empty SET arrives as None; none_sources tells it from NULL (converters).
+                restore_empty_sets(row["before_values"], row["before_none_sources"])
+                restore_empty_sets(row["after_values"], row["after_none_sources"])
                 before_values, after_values = list(row["before_values"].values()), list(
                     row["after_values"].values())
                 self._check_width(raw, table_id, len(table.columns), len(after_values))
                 before = schema.value_from_binlog(before_values)
                 after = schema.value_from_binlog(after_values)
             else:
+                restore_empty_sets(row["values"], row["none_sources"])
                 values = list(row["values"].values())
                 self._check_width(raw, table_id, len(table.columns), len(values))
                 image = schema.value_from_binlog(values)
