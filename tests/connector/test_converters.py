@@ -913,3 +913,16 @@ def test_empty_set_and_null_are_told_apart() -> None:
     col = column("s", "SET", JdbcType.CHAR, enum_values=("a",))
     conv = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
     assert conv.from_binlog(restored["s"]) == "" and conv.from_binlog(restored["t"]) is None
+
+
+def test_mysql_binary_json_is_rendered_as_mysql_prints_it() -> None:
+    """MySQL (not MariaDB) sends binary JSON, which mysql-replication parses into Python values
+    (bytes keys and strings); render them the way MySQL's SELECT prints JSON so that streaming and
+    snapshot agree. (The local test server is MariaDB, which stores JSON as text: this checks the
+    rendering of the library's value shapes only.)"""
+    col = column("j", "JSON", JdbcType.OTHER)
+    conv = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
+    parsed = {b"a": 1, b"bb": [True, None, 2.5, b"x\"y", -7], b"c": {b"k": 1e300}}
+    assert conv.from_binlog(parsed) == '{"a": 1, "bb": [true, null, 2.5, "x\\"y", -7], "c": {"k": 1e300}}'
+    assert conv.from_binlog([]) == "[]"
+    assert conv.from_binlog(dt.datetime(2015, 1, 15, 23, 24, 25, 24000)) == '"2015-01-15 23:24:25.024000"'
