@@ -59,7 +59,7 @@ def test_plugin_fixtures_in_a_consumer_project(tmp_path: Path):
     (project / "test_consumer.py").write_text(textwrap.dedent(INNER_TESTS))
     state = tmp_path / "state.json"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "connector.pytest_plugin", "-p", "no:cacheprovider", "-q",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",  # plugin via its pytest11 entry point
          "-W", "error::pytest.PytestUnknownMarkWarning", str(project)],
         cwd=project, capture_output=True, text=True, timeout=300,
         env={**os.environ, "CDC_PLUGIN_STATE": str(state)})
