@@ -1666,15 +1666,21 @@ _SCOPES = frozenset({"GLOBAL", "SESSION", "LOCAL", "PERSIST", "PERSIST_ONLY"})
 
 
 def _set(c: Cursor) -> Statement:
-    if c.accept("STATEMENT"):
-        # MariaDB: SET STATEMENT var=value[, ...] FOR <statement>; the inner statement is what counts.
-        while not c.done and not c.at("FOR"):
-            if c.at_type(TokenType.L_PAREN):
-                c.skip_parenthesized()
-            else:
-                c.advance()
-        c.expect("FOR")
-        return _statement(c)
+    if c.at("STATEMENT"):
+        # MariaDB: SET STATEMENT var=value[, ...] FOR <statement>; the inner statement is what counts
+        # (a loop, not recursion, so nested prefixes cannot exhaust the stack).
+        while c.accept("STATEMENT"):
+            while not c.done and not c.at("FOR"):
+                if c.at_type(TokenType.L_PAREN):
+                    c.skip_parenthesized()
+                else:
+                    c.advance()
+            c.expect("FOR")
+            if not c.accept("SET"):
+                return _statement(c)
+            if not c.at("STATEMENT"):
+                break
+
     word = c.word()
     if word in ("NAMES", "PASSWORD", "ROLE", "TRANSACTION", "RESOURCE", "CHARSET") or c.at("DEFAULT", "ROLE") \
             or (word in ("CHARACTER", "CHAR") and c.word(1) == "SET"):

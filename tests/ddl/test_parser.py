@@ -64,6 +64,8 @@ def test_set_global_scoped_forms_and_character_set_database() -> None:
 def test_mariadb_set_statement_for_runs_the_inner_statement() -> None:
     r = parse("SET STATEMENT max_statement_time=60 FOR CREATE TABLE t (a INT)", flavor="mariadb")
     assert shape(table(r, "db.t")) == [("a", "INT", True)]
+    nested = parse("SET STATEMENT a=1 FOR " * 3000 + "SET character_set_server = latin1", flavor="mariadb")
+    assert nested.model.server_charset == "latin1"
 
 
 # --- column types -----------------------------------------------------------------------------------
