@@ -124,7 +124,7 @@ def reorder(state: TableState, name: str, position: str) -> None:
 def create_statement(draw: st.DrawFn, state: TableState) -> str:
     definitions = [column_sql(draw, state, state.fresh_name(), False, False) for _ in range(draw(st.integers(1, 4)))]
     keyable = [n for n, t in state.columns.items() if t.keyable]
-    if keyable and draw(st.booleans()):
+    if draw(st.booleans()) and keyable:
         state.primary_key = draw(st.lists(st.sampled_from(keyable), min_size=1, max_size=2, unique=True))
         state.not_null.update(state.primary_key)
         definitions.append(f"PRIMARY KEY ({', '.join(map(q, state.primary_key))})")
