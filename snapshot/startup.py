@@ -1,9 +1,25 @@
 """What the engine needs from the snapshot package at start-up, independent of the engine's internals.
 
-    plan = plan_start(config, stored_offset, history_exists=..., position_purged=position_purged(...))
-    if plan.error: stop with it
-    snapshotter = build_snapshotter(config, flavor, table_filter)
-    snapshotter.run(listener, data=plan.snapshot_data)          # when plan.snapshot
+The engine's start-up (``Engine.prepare``), after the probe, history and schema state exist::
+
+    offset = stored offset or None
+    connect = connection_factory(config)
+    plan = plan_start(config, offset, history_exists=history.exists(),
+                      position_purged=position_purged(connect, offset, flavor))
+    if plan.error: raise SnapshotError(plan.error)             # e.g. purged binlog: says how to re-snapshot
+    if plan.reset_offsets: offset = None                        # when_needed after a purge
+    start = offset
+    if plan.snapshot:
+        snapshotter = build_snapshotter(config, flavor, table_filter, connect=connect)
+        if plan.stream_from == STREAM_FROM_OFFSET:              # recovery: keep the stored offset
+            snapshotter.run(PinnedPositionListener(listener, stored_position(offset)), data=plan.snapshot_data)
+            (deliver, then store the unchanged stored offset again)
+        else:
+            snapshotter.run(listener, data=plan.snapshot_data)
+            start = <the snapshot's final offset>
+    elif plan.stream_from == STREAM_FROM_OFFSET: recover the schema from the history up to ``offset``
+    elif plan.stream_from == STREAM_FROM_BEGINNING: start = earliest_position(connect), empty schema
+    if plan.stream: stream from ``start``; else stop after the snapshot (initial_only)
 
 ``PinnedPositionListener`` serves ``snapshot.mode=recovery``: the rebuilt schema history must carry the
 stored offset (streaming resumes there), not the position the schema was read at.
