@@ -295,6 +295,10 @@ def _create_table(tree: CreateTable, text: str, state: _State) -> ParsedStatemen
 def _new_table(tree: CreateTable, table_id: TableId, state: _State) -> Table:
     draft = _Draft(table_id, default_charset=_table_charset(tree.options, table_id.database, state),
                    comment=tree.options.comment if state.include_comments else None)
+    names = [c.name.lower() for c in tree.columns]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise _SemanticError(f"duplicate column {duplicates[0]!r} in table {table_id}")
     for definition in tree.columns:
         draft.add_column(definition, None, state.include_comments)
     for key in tree.keys:
@@ -488,44 +492,81 @@ _HANDLERS: dict[type, Callable[[Any, str, _State], ParsedStatement]] = {
 
 PRIMARY = "PRIMARY"
 
+KeyPart = int | str  # a column slot of the draft, or the name of a column the table does not have
+
 
 @dataclass
 class _Draft:
     """A mutable working copy of a table while one statement is applied to it.
 
-    ``keys`` holds the table's unique indexes in creation order as (name, columns), the explicit
-    primary key under the name ``PRIMARY``. The primary key of the finished table is the explicit
-    one, else - as MySQL picks an implicit primary key - the first unique key whose columns are all
-    NOT NULL. Keeping this one rule for streamed DDL and ``SHOW CREATE TABLE`` text gives a table
-    the same key whichever way its structure was learnt.
+    Every column sits in a numbered *slot* that follows it through renames and moves, so that
+    keys and the specifications of one ALTER TABLE refer to the right column. As in MySQL,
+    DROP/CHANGE/MODIFY/RENAME COLUMN name the columns the table had before the statement (which is
+    what makes ``CHANGE a b ..., CHANGE b a ...`` a swap), while AFTER, ALTER COLUMN and new keys see
+    the columns as the statement has shaped them so far. Duplicate names are checked at the end.
+
+    ``keys`` holds the table's unique indexes in creation order, the explicit primary key under the
+    name ``PRIMARY``. The primary key of the finished table is the explicit one, else - as MySQL
+    picks an implicit primary key - the first unique key whose columns are all NOT NULL. Keeping this
+    one rule for streamed DDL and ``SHOW CREATE TABLE`` text gives a table the same key whichever
+    way its structure was learnt.
     """
 
     id: TableId
-    columns: list[Column] = field(default_factory=list)
-    keys: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     default_charset: str | None = None
     comment: str | None = None
     attributes: tuple[tuple[str, str], ...] = ()
-    # Columns whose charset comes from the table default, resolved when the draft is finished.
-    inherit_charset: set[str] = field(default_factory=set)
+    columns: list[Column] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
+    keys: list[tuple[str, tuple[KeyPart, ...]]] = field(default_factory=list)
+    # Slots of the columns whose charset comes from the table default (resolved by finish()).
+    inherit_charset: set[int] = field(default_factory=set)
+    # Lower-cased name before the statement -> slot, for DROP/CHANGE/MODIFY/RENAME COLUMN.
+    original: dict[str, int] = field(default_factory=dict)
+    next_slot: int = 0
 
     @classmethod
     def of(cls, table: Table) -> _Draft:
+        draft = cls(id=table.id, default_charset=table.default_charset, comment=table.comment,
+                    attributes=table.attributes)
+        for column in table.columns:
+            draft.original[column.name.lower()] = draft._append(column)
         names = table.unique_key_names or tuple(cols[0] if cols else "" for cols in table.unique_keys)
         keys = list(zip(names, table.unique_keys, strict=False))
         if table.primary_key and not table.unique_key_names:
             # Tables rebuilt from history carry no index names: take their key as the explicit one.
             keys.insert(0, (PRIMARY, table.primary_key))
-        return cls(id=table.id, columns=list(table.columns), keys=keys, default_charset=table.default_charset,
-                   comment=table.comment, attributes=table.attributes)
+        draft.keys = [(name, draft._parts(cols)) for name, cols in keys]
+        return draft
 
-    # columns
+    # slots and names
+    def _append(self, column: Column) -> int:
+        slot = self.next_slot
+        self.next_slot += 1
+        self.columns.append(column)
+        self.slots.append(slot)
+        return slot
+
     def index_of(self, name: str) -> int | None:
+        """Index of the column currently named ``name``."""
         lowered = name.lower()
         for i, column in enumerate(self.columns):
             if column.name.lower() == lowered:
                 return i
         return None
+
+    def index_of_original(self, name: str) -> int | None:
+        """Index of the column the table had under ``name`` before this statement."""
+        slot = self.original.get(name.lower())
+        if slot is not None and slot in self.slots:
+            return self.slots.index(slot)
+        return self.index_of(name)
+
+    def require_original(self, name: str) -> int:
+        index = self.index_of_original(name)
+        if index is None:
+            raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
+        return index
 
     def require(self, name: str) -> int:
         index = self.index_of(name)
@@ -533,156 +574,155 @@ class _Draft:
             raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
         return index
 
-    def in_primary_key(self, name: str) -> bool:
-        lowered = name.lower()
-        return any(key == PRIMARY and any(c.lower() == lowered for c in cols) for key, cols in self.keys)
+    def _parts(self, names: Iterable[str]) -> tuple[KeyPart, ...]:
+        parts: list[KeyPart] = []
+        for name in names:
+            index = self.index_of(name)
+            parts.append(self.slots[index] if index is not None else name)
+        return tuple(parts)
 
+    def _part_name(self, part: KeyPart) -> str:
+        return self.columns[self.slots.index(part)].name if isinstance(part, int) else part
+
+    def in_primary_key(self, slot: int) -> bool:
+        return any(key == PRIMARY and slot in parts for key, parts in self.keys)
+
+    # columns
     def add_column(self, definition: ColumnDefinition, position: ColumnPosition | None,
                    include_comments: bool) -> None:
         column, inherits = column_from_definition(definition, include_comments)
-        if self.index_of(column.name) is not None:
-            raise _SemanticError(f"duplicate column {column.name!r} in table {self.id}")
-        self.columns.append(column)
-        self._column_added(column, definition, inherits)
+        slot = self._append(column)
+        self._column_defined(slot, definition, inherits)
         if position is not None:
-            self.move(column.name, position)
+            self.move(slot, position)
 
-    def _column_added(self, column: Column, definition: ColumnDefinition, inherits: bool) -> None:
-        if inherits:
-            self.inherit_charset.add(column.name.lower())
-        else:
-            self.inherit_charset.discard(column.name.lower())
+    def _column_defined(self, slot: int, definition: ColumnDefinition, inherits: bool) -> None:
+        (self.inherit_charset.add if inherits else self.inherit_charset.discard)(slot)
         if definition.primary_key:
-            self.set_primary_key((column.name,), unset_expression_defaults=False)
+            self._set_primary_key((slot,), unset_expression_defaults=False)
         if definition.unique:
-            self.add_unique(column.name, (column.name,))
+            self.add_unique(definition.name, (slot,))
 
     def replace_column(self, old_name: str, definition: ColumnDefinition, position: ColumnPosition | None,
                        include_comments: bool) -> None:
-        index = self.require(old_name)
-        old = self.columns[index]
+        index = self.require_original(old_name)
+        slot = self.slots[index]
         column, inherits = column_from_definition(definition, include_comments)
-        if column.name.lower() != old.name.lower() and self.index_of(column.name) is not None:
-            raise _SemanticError(f"duplicate column {column.name!r} in table {self.id}")
-        if self.in_primary_key(old.name):
+        if self.in_primary_key(slot):
             column = column.with_(optional=False)  # MySQL keeps primary key columns NOT NULL
         self.columns[index] = column
-        self.inherit_charset.discard(old.name.lower())
-        self._rename_in_keys(old.name, column.name)
-        self._column_added(column, definition, inherits)
+        self._column_defined(slot, definition, inherits)
         if position is not None:
-            self.move(column.name, position)
+            self.move(slot, position)
 
-    def move(self, name: str, position: ColumnPosition) -> None:
-        index = self.require(name)
+    def move(self, slot: int, position: ColumnPosition) -> None:
+        index = self.slots.index(slot)
         column = self.columns.pop(index)
+        self.slots.pop(index)
         if position.first:
-            self.columns.insert(0, column)
-            return
-        assert position.after is not None
-        after = self.index_of(position.after)
-        if after is None:
-            self.columns.insert(index, column)
-            raise _SemanticError(f"column {position.after!r} (AFTER) does not exist in table {self.id}")
-        self.columns.insert(after + 1, column)
+            target = 0
+        else:
+            assert position.after is not None
+            after = self.index_of(position.after)
+            if after is None:
+                raise _SemanticError(f"column {position.after!r} (AFTER) does not exist in table {self.id}")
+            target = after + 1
+        self.columns.insert(target, column)
+        self.slots.insert(target, slot)
 
     def drop_column(self, name: str, if_exists: bool) -> None:
-        index = self.index_of(name)
+        index = self.index_of_original(name)
         if index is None:
             if if_exists:
                 return
             raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
-        column = self.columns.pop(index)
-        lowered = column.name.lower()
-        self.inherit_charset.discard(lowered)
+        self.columns.pop(index)
+        slot = self.slots.pop(index)
+        self.inherit_charset.discard(slot)
         # MySQL removes a dropped column from its indexes and drops indexes left empty.
-        shrunk = [(key, tuple(c for c in cols if c.lower() != lowered)) for key, cols in self.keys]
-        self.keys = [(key, cols) for key, cols in shrunk if cols]
+        shrunk = [(key, tuple(p for p in parts if p != slot)) for key, parts in self.keys]
+        self.keys = [(key, parts) for key, parts in shrunk if parts]
 
     def rename_column(self, old_name: str, new_name: str) -> None:
-        index = self.require(old_name)
-        old = self.columns[index]
-        if new_name.lower() != old.name.lower() and self.index_of(new_name) is not None:
-            raise _SemanticError(f"duplicate column {new_name!r} in table {self.id}")
-        self.columns[index] = old.with_(name=new_name)
-        if old.name.lower() in self.inherit_charset:
-            self.inherit_charset.discard(old.name.lower())
-            self.inherit_charset.add(new_name.lower())
-        self._rename_in_keys(old.name, new_name)
-
-    def _rename_in_keys(self, old: str, new: str) -> None:
-        lowered = old.lower()
-        self.keys = [(key, tuple(new if c.lower() == lowered else c for c in cols)) for key, cols in self.keys]
+        index = self.require_original(old_name)
+        self.columns[index] = self.columns[index].with_(name=new_name)
 
     def set_default(self, name: str, default: DefaultValue | None) -> None:
         index = self.require(name)
         has_default, expression = default_fields(default)
         self.columns[index] = self.columns[index].with_(has_default=has_default, default_expression=expression)
 
+    def convert_charset(self, charset: str | None, collation: str | None) -> None:
+        for i, column in enumerate(self.columns):
+            # NCHAR/NVARCHAR keep Debezium's fixed utf8.
+            if column.jdbc_type in _CONVERTIBLE_JDBC_TYPES:
+                self.columns[i] = column.with_(charset=charset, collation=collation)
+                self.inherit_charset.discard(self.slots[i])
+
     # keys
     def add_key(self, key: KeyDefinition) -> None:
         if key.kind == "primary":
-            self.set_primary_key(key.columns, unset_expression_defaults=True)
+            self._set_primary_key(self._parts(key.columns), unset_expression_defaults=True)
         elif key.kind == "unique":
-            self.add_unique(key.name or (key.columns[0] if key.columns else ""), key.columns)
+            self.add_unique(key.name or (key.columns[0] if key.columns else ""), self._parts(key.columns))
 
-    def add_unique(self, name: str, columns: tuple[str, ...]) -> None:
-        if not columns:
+    def add_unique(self, name: str, parts: tuple[KeyPart, ...]) -> None:
+        if not parts:
             return
         used = {n.lower() for n, _ in self.keys}
         unique_name, suffix = name, 2
         while unique_name.lower() in used or unique_name.upper() == PRIMARY:
             unique_name, suffix = f"{name}_{suffix}", suffix + 1
-        self.keys.append((unique_name, columns))
+        self.keys.append((unique_name, parts))
 
-    def set_primary_key(self, columns: Iterable[str], unset_expression_defaults: bool) -> None:
-        names = []
-        for name in columns:
-            index = self.index_of(name)
-            if index is None:
-                names.append(name)
+    def _set_primary_key(self, parts: tuple[KeyPart, ...], unset_expression_defaults: bool) -> None:
+        for part in parts:
+            if not isinstance(part, int):
                 continue
+            index = self.slots.index(part)
             column = self.columns[index]
             # MySQL makes primary key columns NOT NULL.
             changes: dict[str, Any] = {"optional": False}
             if unset_expression_defaults and column.has_default and column.default_expression is None:
                 changes.update(has_default=False)
             self.columns[index] = column.with_(**changes)
-            names.append(column.name)
-        self.keys = [(PRIMARY, tuple(names))] + [(k, cols) for k, cols in self.keys if k != PRIMARY]
+        self.keys = [(PRIMARY, parts)] + [(k, p) for k, p in self.keys if k != PRIMARY]
 
     def drop_key(self, spec: DropKey) -> None:
         if spec.kind == "primary":
-            self.keys = [(k, cols) for k, cols in self.keys if k != PRIMARY]
+            self.keys = [(k, p) for k, p in self.keys if k != PRIMARY]
         elif spec.kind == "index" and spec.name is not None:
             lowered = spec.name.lower()
-            self.keys = [(k, cols) for k, cols in self.keys if k.lower() != lowered]
+            self.keys = [(k, p) for k, p in self.keys if k.lower() != lowered]
 
     def rename_key(self, old: str, new: str) -> None:
         lowered = old.lower()
-        self.keys = [(new if k.lower() == lowered else k, cols) for k, cols in self.keys]
+        self.keys = [(new if k.lower() == lowered else k, p) for k, p in self.keys]
 
     def primary_key(self) -> tuple[str, ...]:
-        for key, cols in self.keys:
+        for key, parts in self.keys:
             if key == PRIMARY:
-                return cols
-        for _, cols in self.keys:
-            indexes = [self.index_of(name) for name in cols]
-            if all(i is not None and not self.columns[i].optional for i in indexes):
-                return tuple(self.columns[i].name for i in indexes if i is not None)
+                return tuple(self._part_name(p) for p in parts)
+        for _, parts in self.keys:
+            if all(isinstance(p, int) and not self.columns[self.slots.index(p)].optional for p in parts):
+                return tuple(self._part_name(p) for p in parts)
         return ()
 
     def finish(self) -> Table:
+        seen: set[str] = set()
         columns = []
-        for position, column in enumerate(self.columns, start=1):
+        for position, (slot, column) in enumerate(zip(self.slots, self.columns, strict=True), start=1):
+            if column.name.lower() in seen:
+                raise _SemanticError(f"duplicate column {column.name!r} in table {self.id}")
+            seen.add(column.name.lower())
             changes: dict[str, Any] = {}
             if column.position != position:
                 changes["position"] = position
-            if column.name.lower() in self.inherit_charset and column.charset != self.default_charset:
+            if slot in self.inherit_charset and column.charset != self.default_charset:
                 changes["charset"] = self.default_charset
             columns.append(column.with_(**changes) if changes else column)
         return Table(id=self.id, columns=tuple(columns), primary_key=self.primary_key(),
-                     unique_keys=tuple(cols for _, cols in self.keys),
+                     unique_keys=tuple(tuple(self._part_name(p) for p in parts) for _, parts in self.keys),
                      unique_key_names=tuple(n for n, _ in self.keys),
                      default_charset=self.default_charset, comment=self.comment, attributes=self.attributes)
 
@@ -748,7 +788,7 @@ def _alter_drop_column(draft: _Draft, spec: DropColumn, state: _State) -> None:
 
 
 def _alter_change_column(draft: _Draft, spec: ChangeColumn, state: _State) -> None:
-    if spec.if_exists and draft.index_of(spec.old_name) is None:
+    if spec.if_exists and draft.index_of_original(spec.old_name) is None:
         return
     draft.replace_column(spec.old_name, spec.column, spec.position, state.include_comments)
 
@@ -785,11 +825,7 @@ def _alter_convert_charset(draft: _Draft, spec: ConvertCharset, state: _State) -
     if charset is None:
         charset = state.model.charset_for(draft.id.database)
     draft.default_charset = charset
-    for i, column in enumerate(draft.columns):
-        # NCHAR/NVARCHAR keep Debezium's fixed utf8.
-        if column.jdbc_type in _CONVERTIBLE_JDBC_TYPES:
-            draft.columns[i] = column.with_(charset=charset, collation=spec.collation)
-            draft.inherit_charset.discard(column.name.lower())
+    draft.convert_charset(charset, spec.collation)
 
 
 _CONVERTIBLE_JDBC_TYPES = CHARSET_JDBC_TYPES - {JdbcType.NCHAR, JdbcType.NVARCHAR}

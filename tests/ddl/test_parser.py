@@ -541,6 +541,15 @@ def test_alter_several_specifications_in_one_statement() -> None:
                                        ("b", "VARCHAR", False)]
 
 
+def test_duplicate_columns_are_errors_but_swaps_are_not() -> None:
+    with pytest.raises(DdlParseError, match="duplicate column 'A'"):
+        alter("ADD COLUMN A BIGINT")
+    with pytest.raises(DdlParseError, match="duplicate column 'x'"):
+        parse("CREATE TABLE u (x INT, X INT)")
+    swapped = alter("CHANGE a b INT, CHANGE b a VARCHAR(10)", "CREATE TABLE t (a VARCHAR(10), b INT)")
+    assert shape(table(swapped, "db.t")) == [("b", "INT", True), ("a", "VARCHAR", True)]
+
+
 def test_alter_of_an_unknown_table_is_ignored() -> None:
     r = parse("ALTER TABLE nowhere ADD COLUMN x INT")
     assert r.statements[0].kind == "table"

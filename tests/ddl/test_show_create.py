@@ -242,3 +242,31 @@ def test_mysql57_show_create_table_format() -> None:
         ("amount", "DOUBLE UNSIGNED ZEROFILL", 8, 2, None, None), ("born", "YEAR", 4, None, None, None),
         ("ts", "TIMESTAMP", None, None, None, "0000-00-00 00:00:00")]
     assert r.model.table(TableId("old", "legacy")) is not None
+
+
+def test_specifications_of_one_alter_resolve_names_like_the_server(mysql_server: LocalMySQLServer,
+                                                                   unique_db: str) -> None:
+    """DROP/CHANGE/RENAME COLUMN name the columns the table had before the statement (so one
+    statement can swap two names); AFTER and ALTER COLUMN see the columns as changed so far."""
+    parser = parser_for(mysql_server.flavor)
+    statements = [
+        "CREATE TABLE t (a INT, b BIGINT, c INT, PRIMARY KEY (a), UNIQUE KEY ub (b))",
+        "ALTER TABLE t CHANGE a b INT NOT NULL, CHANGE b a BIGINT",
+        "ALTER TABLE t RENAME COLUMN a TO z, RENAME COLUMN b TO a",
+        "ALTER TABLE t DROP COLUMN c, CHANGE z c BIGINT",
+        "ALTER TABLE t CHANGE c d INT, ADD COLUMN e INT AFTER d",
+        "ALTER TABLE t ADD COLUMN f INT, ALTER COLUMN f SET DEFAULT 1",
+        "ALTER TABLE t MODIFY d INT AFTER e, ADD COLUMN g INT AFTER d",
+        "ALTER TABLE t DROP COLUMN g, ADD COLUMN g BIGINT FIRST",
+    ]
+    model = SchemaModel()
+    for statement in statements:
+        mysql_server.execute(statement, database=unique_db)
+        model = parser.parse(statement, model, unique_db).model
+        streamed = table(model, f"{unique_db}.t")
+        show_create = mysql_server.query(f"SHOW CREATE TABLE `{unique_db}`.`t`")[0][1]
+        snapshot = table(parser.parse(show_create, SchemaModel(), unique_db), f"{unique_db}.t")
+        assert [(c.name, c.type_name, c.optional, c.default_expression) for c in streamed.columns] == [
+            (c.name, c.type_name, c.optional, c.default_expression) for c in snapshot.columns], statement
+        assert streamed.primary_key == snapshot.primary_key, statement
+        assert streamed.unique_keys == snapshot.unique_keys, statement
