@@ -1,13 +1,124 @@
-"""Spark sink (work in progress: the session factory comes first)."""
+"""Spark sink (``sink.type=spark``): change events land as Parquet tables in a Spark warehouse.
+
+For every captured MySQL table the sink keeps two Spark tables:
+
+* **changelog** ``<database>.<table>_changelog`` (``sink.spark.changelog.name.format``): append-only,
+  one row per change event — the typed row image (``after``, or ``before`` for deletes; all
+  columns null for a truncate) followed by ``__op, __ts_ms, __source_ts_ms, __file, __pos, __row,
+  __gtid, __snapshot, __deleted`` (see ``sink/spark_reader.py``, which produces the same layout
+  from Debezium JSON).
+* **current state** ``<database>.<table>`` (``sink.spark.table.name.format``): exactly the rows the
+  MySQL table holds as of the last committed event. Inserts add, updates replace by key, deletes
+  remove, truncate empties, key changes move the row. Tables without a primary key (and no
+  ``message.key.columns``) only get a changelog: without a key a row cannot be found again.
+
+Design: exactly-once commits with plain Parquet
+-----------------------------------------------
+Warehouse layout (``sink.spark.warehouse``)::
+
+    _mysql_cdc/commits/<N>.json          the commit log; the highest N is the committed state
+    _mysql_cdc/staging/<N>/              files of the batch being written (wiped on start)
+    <db>.db/<table>/current/v<N>/        one full version of the current-state table
+    <db>.db/<table>/changelog/g<G>/      changelog files of table generation G
+
+One batch of events becomes one commit ``N``:
+
+1. Events are converted in Python and grouped per table. Per table the batch is reduced to its
+   net effect per primary key (last image wins, deletes remember the key, truncate clears).
+2. The current state is stored in ``sink.spark.current.buckets`` hash buckets of the key (crc32 of
+   the key values). Only the buckets the batch touches are rewritten, by one Spark job: read those
+   buckets' files, drop the batch's keys (broadcast anti-join), add the new images, write one file
+   per bucket. The new version directory ``v<N>`` hard-links the untouched buckets' files from the
+   previous version, so it is a complete table that costs only what changed. Changelog rows are
+   written as one Parquet file per table into staging.
+3. All new files are fsynced, then ``commits/<N>.json`` is written to a temporary name, fsynced and
+   atomically renamed. It holds the source **offset** of the batch's last event, every table's
+   schema, key, current version and bucket files, and the list of staged changelog files with their
+   final names. That rename *is* the commit: before it, nothing of the batch is visible anywhere;
+   after it, the batch is durable together with its offset.
+4. The staged changelog files are renamed into their generation directories (each rename is
+   atomic and the list is in the commit, so a crash here is finished by the next start), and the
+   Spark catalog entries are pointed at the new versions.
+
+``committed_offset()`` returns the offset of the last commit; the engine resumes there. Events
+replayed after a crash (the engine's own offset store may lag behind the commit) have a binlog
+position at or before the committed one and are skipped, so every change is applied exactly once.
+A crash during a snapshot is rolled back to the last commit made outside a snapshot (the snapshot
+is redone from scratch, as Debezium does), so the changelog never holds a snapshot row twice.
+
+Readers never see half a batch: a current-state table is a directory that is complete before the
+commit points at it, and earlier versions are kept for ``sink.spark.retain.ms`` so running queries
+can finish. Another Spark application registers the committed tables with
+:func:`register_warehouse`.
+
+Schema evolution
+----------------
+The row schema of each event (and the table structure in schema change events, when they are
+delivered) drives evolution. New columns are added as nullable columns (existing current-state
+rows get the column's default, or the type's zero value for NOT NULL columns, as MySQL fills them);
+dropped columns are kept and null-filled; renames seen in the DDL (``RENAME COLUMN``/``CHANGE``)
+carry values over; type changes widen (INT→BIGINT, FLOAT→DOUBLE, wider DECIMAL ...). The
+current-state table is rewritten with the new types (values cast as MySQL does). The changelog
+keeps its history: its files are read with the widened types, and a change that cannot be read
+that way (e.g. INT→VARCHAR) starts a new generation ``g<G+1>`` — the previous one stays queryable
+as ``<changelog name>_g<G>`` — and is logged as a warning.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 import os
+import re
+import shutil
 import threading
-from collections.abc import Mapping
+import time
+import uuid
+import zlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
-from pyspark.sql import SparkSession
+import orjson
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    DataType,
+    DateType,
+    DayTimeIntervalType,
+    DecimalType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+    _parse_datatype_json_string,
+)
+
+from connector.connect import ConnectSchema, Field, struct
+from connector.records import ChangeRecord, RecordKind
+from ddl.model import Table, TableId
+from sink.base import Sink, SinkError
+from sink.spark_reader import (
+    RowConvert,
+    changelog_struct_type,
+    field_mapping,
+    merge_struct,
+    metadata_values,
+    row_converter,
+    row_schema_of,
+    row_struct_type,
+    schema_node,
+    widen,
+)
+
+log = logging.getLogger(__name__)
 
 _SESSION_LOCK = threading.Lock()
 
@@ -19,7 +130,6 @@ SESSION_DEFAULTS: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-    "spark.sql.sources.partitionOverwriteMode": "static",
 }
 
 
@@ -41,3 +151,1204 @@ def spark_session(master: str = "local[*]", conf: Mapping[str, str] | None = Non
         for key, value in settings.items():
             builder = builder.config(key, value)
         return builder.getOrCreate()
+
+
+# ------------------------------------------------------------------------------------------------
+# Offsets
+# ------------------------------------------------------------------------------------------------
+_RESTARTED_SNAPSHOTS = frozenset({"INITIAL", "BLOCKING", "TRUE"})
+
+
+def in_snapshot(offset: Mapping[str, Any] | None) -> bool:
+    """True while an initial/blocking snapshot runs (such a snapshot restarts from scratch)."""
+    if not offset:
+        return False
+    marker = offset.get("snapshot")
+    return marker is True or (isinstance(marker, str) and marker.upper() in _RESTARTED_SNAPSHOTS)
+
+
+def binlog_position(offset: Mapping[str, Any] | None) -> tuple[str, int, int, int, int] | None:
+    """A totally ordered key for streaming offsets of one server: (binlog base name, file number,
+    transaction position, events done, rows done). Debezium's in-transaction offsets keep the
+    transaction's BEGIN position and count events and rows, so the key grows with every record."""
+    if not offset or "file" not in offset or "pos" not in offset:
+        return None
+    file = str(offset["file"])
+    base, _, ext = file.rpartition(".")
+    number = int(ext) if ext.isdigit() else 0
+    return (base, number, int(offset["pos"]), int(offset.get("event") or 0), int(offset.get("row") or 0))
+
+
+def is_replay(offset: Mapping[str, Any] | None, committed: tuple[str, int, int, int, int] | None) -> bool:
+    if committed is None or offset is None or in_snapshot(offset):
+        return False
+    position = binlog_position(offset)
+    return position is not None and position[0] == committed[0] and position[1:] <= committed[1:]
+
+
+# ------------------------------------------------------------------------------------------------
+# Settings
+# ------------------------------------------------------------------------------------------------
+ColumnFilter = Callable[[TableId, str], bool]
+
+
+@dataclass(frozen=True)
+class SparkSinkSettings:
+    warehouse: Path
+    master: str = "local[*]"
+    conf: Mapping[str, str] = field(default_factory=dict)
+    batch_max_events: int = 10000
+    batch_max_interval_ms: int = 5000
+    table_name_format: str = "{database}.{table}"
+    changelog_name_format: str = "{database}.{table}_changelog"
+    buckets: int = 8
+    retain_ms: int = 300_000
+    # For evolving tables on schema change events (same value representation as the events).
+    converter_settings: Any = None
+    column_filter: ColumnFilter | None = None
+
+
+def _check_name_format(key: str, text: str) -> str:
+    try:
+        probe = text.format(database="db", table="t")
+    except (KeyError, IndexError, ValueError) as exc:
+        from connector.config import ConfigError
+
+        raise ConfigError(key, f"{text!r} is not a valid name format ({exc}); use the placeholders "
+                          "{database} and {table}, e.g. {database}.{table}_changelog") from None
+    if "{table}" not in text or not probe.strip():
+        from connector.config import ConfigError
+
+        raise ConfigError(key, f"{text!r} must contain {{table}} so that every table gets its own name")
+    return text
+
+
+# ------------------------------------------------------------------------------------------------
+# Warehouse layout and commit log
+# ------------------------------------------------------------------------------------------------
+_UNSAFE = re.compile(r"[^A-Za-z0-9_$.-]")
+
+
+def _safe(name: str) -> str:
+    return _UNSAFE.sub(lambda m: f"@{ord(m.group()):04x}", name) or "@"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    with open(path, "rb") as fh:
+        os.fsync(fh.fileno())
+
+
+class Warehouse:
+    """Paths and the commit log of one warehouse directory."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).resolve()
+        self.meta = self.root / "_mysql_cdc"
+        self.commits = self.meta / "commits"
+        self.staging = self.meta / "staging"
+
+    def table_dir(self, table_id: TableId) -> Path:
+        return self.root / f"{_safe(table_id.database)}.db" / _safe(table_id.table)
+
+    def current_dir(self, table_id: TableId, version: str) -> Path:
+        return self.table_dir(table_id) / "current" / version
+
+    def changelog_dir(self, table_id: TableId, generation: int) -> Path:
+        return self.table_dir(table_id) / "changelog" / f"g{generation:04d}"
+
+    def commit_numbers(self) -> list[int]:
+        if not self.commits.is_dir():
+            return []
+        return sorted(int(p.stem) for p in self.commits.glob("*.json") if p.stem.isdigit())
+
+    def read_commit(self, number: int) -> dict[str, Any]:
+        return dict(orjson.loads((self.commits / f"{number:020d}.json").read_bytes()))
+
+    def latest_commit(self) -> dict[str, Any] | None:
+        numbers = self.commit_numbers()
+        return self.read_commit(numbers[-1]) if numbers else None
+
+    def write_commit(self, document: Mapping[str, Any]) -> None:
+        self.commits.mkdir(parents=True, exist_ok=True)
+        number = int(document["commit"])
+        tmp = self.commits / f".tmp-{number:020d}-{uuid.uuid4().hex}"
+        with open(tmp, "wb") as fh:
+            fh.write(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.rename(tmp, self.commits / f"{number:020d}.json")
+        _fsync_dir(self.commits)
+
+
+# ------------------------------------------------------------------------------------------------
+# Per-table state, persisted in every commit
+# ------------------------------------------------------------------------------------------------
+@dataclass
+class TableState:
+    table_id: TableId
+    current_name: str
+    changelog_name: str
+    buckets: int
+    key: tuple[str, ...] | None = None  # None: not known yet; (): no key (changelog only)
+    current_schema: StructType | None = None
+    current_version: str | None = None
+    current_files: dict[int, list[str]] = field(default_factory=dict)
+    changelog_generation: int = 1
+    changelog_schema: StructType | None = None
+    old_generations: list[tuple[int, StructType]] = field(default_factory=list)
+    # The row type (JSON) of the last schema applied, to notice when events change it.
+    row_type_json: str | None = None
+
+    @property
+    def keyed(self) -> bool:
+        return bool(self.key)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "database": self.table_id.database, "table": self.table_id.table,
+            "current_name": self.current_name, "changelog_name": self.changelog_name,
+            "buckets": self.buckets, "key": list(self.key) if self.key is not None else None,
+            "current_schema": self.current_schema.jsonValue() if self.current_schema else None,
+            "current_version": self.current_version,
+            "current_files": {str(b): files for b, files in sorted(self.current_files.items())},
+            "changelog_generation": self.changelog_generation,
+            "changelog_schema": self.changelog_schema.jsonValue() if self.changelog_schema else None,
+            "old_generations": [[g, s.jsonValue()] for g, s in self.old_generations],
+            "row_type_json": self.row_type_json,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> TableState:
+        def struct_of(value: Any) -> StructType | None:
+            if value is None:
+                return None
+            parsed = _parse_datatype_json_string(orjson.dumps(value).decode())
+            assert isinstance(parsed, StructType)
+            return parsed
+
+        return cls(
+            table_id=TableId(doc["database"], doc["table"]),
+            current_name=doc["current_name"], changelog_name=doc["changelog_name"],
+            buckets=int(doc["buckets"]),
+            key=tuple(doc["key"]) if doc.get("key") is not None else None,
+            current_schema=struct_of(doc.get("current_schema")),
+            current_version=doc.get("current_version"),
+            current_files={int(b): list(f) for b, f in (doc.get("current_files") or {}).items()},
+            changelog_generation=int(doc.get("changelog_generation") or 1),
+            changelog_schema=struct_of(doc.get("changelog_schema")),
+            old_generations=[(int(g), s) for g, v in doc.get("old_generations") or ()
+                             if (s := struct_of(v)) is not None],
+            row_type_json=doc.get("row_type_json"),
+        )
+
+    def copy(self) -> TableState:
+        return replace(self, current_files={b: list(f) for b, f in self.current_files.items()},
+                       old_generations=list(self.old_generations))
+
+
+# ------------------------------------------------------------------------------------------------
+# Keys and buckets
+# ------------------------------------------------------------------------------------------------
+def _canonical(value: Any) -> Any:
+    # One text form per key value, whether it comes from a converted event or from Spark.
+    if isinstance(value, bytes | bytearray):
+        return "b:" + bytes(value).hex()
+    if isinstance(value, Decimal):
+        return "d:" + str(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            return "z:" + value.astimezone(dt.UTC).replace(tzinfo=None).isoformat()
+        return "t:" + value.isoformat()
+    if isinstance(value, dt.date):
+        return "a:" + value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return "i:" + str(value // dt.timedelta(microseconds=1))
+    if isinstance(value, float):
+        return "f:" + repr(value)
+    if isinstance(value, tuple | list):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def bucket_of(key: tuple[Any, ...], buckets: int) -> int:
+    return zlib.crc32(orjson.dumps([_canonical(v) for v in key])) % buckets
+
+
+# ------------------------------------------------------------------------------------------------
+# Building a table's row type from a schema change event
+# ------------------------------------------------------------------------------------------------
+_IDENT = r"(?:`((?:[^`]|``)+)`|([A-Za-z0-9_$\u0080-\uffff]+))"
+_RENAME_PATTERNS = (
+    re.compile(rf"\bRENAME\s+COLUMN\s+{_IDENT}\s+TO\s+{_IDENT}", re.IGNORECASE),
+    re.compile(rf"\bCHANGE\s+(?:COLUMN\s+)?(?:IF\s+EXISTS\s+)?{_IDENT}\s+{_IDENT}", re.IGNORECASE),
+)
+
+
+def renames_in_ddl(ddl: str) -> list[tuple[str, str]]:
+    """Column renames an ALTER TABLE statement performs (``RENAME COLUMN a TO b``, ``CHANGE a b``)."""
+    found: list[tuple[int, str, str]] = []
+    for pattern in _RENAME_PATTERNS:
+        for match in pattern.finditer(ddl or ""):
+            quoted_old, plain_old, quoted_new, plain_new = match.groups()
+            old = (quoted_old or "").replace("``", "`") or plain_old
+            new = (quoted_new or "").replace("``", "`") or plain_new
+            if old.lower() != new.lower():
+                found.append((match.start(), old, new))
+    return [(old, new) for _, old, new in sorted(found)]
+
+
+def table_from_change(change: Mapping[str, Any]) -> Table | None:
+    """The ``ddl.model.Table`` a schema change event's ``tableChanges`` entry describes."""
+    from ddl.serialize import column_from_history, parse_quoted_table_id
+
+    doc = change.get("table")
+    if not doc:
+        return None
+    columns = tuple(column_from_history(c) for c in doc.get("columns") or ())
+    return Table(parse_quoted_table_id(str(change["id"])), columns,
+                 tuple(doc.get("primaryKeyColumnNames") or ()), default_charset=doc.get("defaultCharsetName"))
+
+
+# ------------------------------------------------------------------------------------------------
+# Literals for filling columns
+# ------------------------------------------------------------------------------------------------
+_ZERO: dict[type[DataType], Any] = {
+    StringType: "", BinaryType: b"", BooleanType: False, DateType: dt.date(1970, 1, 1),
+    TimestampNTZType: dt.datetime(1970, 1, 1), TimestampType: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+    DayTimeIntervalType: dt.timedelta(0),
+}
+
+
+def _literal(value: Any, data_type: DataType) -> Column:
+    """A literal of ``data_type``. Temporal values go through text so no time zone applies."""
+    if value is None:
+        return F.lit(None).cast(data_type)
+    if isinstance(value, dt.datetime):
+        text = (value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value).isoformat()
+        if isinstance(data_type, TimestampType):
+            return F.lit(text + "Z").cast(TimestampType())
+        return F.lit(text).cast(TimestampNTZType()).cast(data_type)
+    if isinstance(value, dt.date):
+        return F.lit(value.isoformat()).cast(DateType()).cast(data_type)
+    if isinstance(value, tuple) and isinstance(data_type, StructType):
+        return F.struct(*[_literal(v, f.dataType).alias(f.name) for v, f in zip(value, data_type.fields,
+                                                                                strict=True)])
+    return F.lit(value).cast(data_type)
+
+
+def _fill_value(node: Mapping[str, Any], data_type: DataType) -> Any:
+    """What MySQL puts into existing rows for a new column: its default, else for NOT NULL columns
+    the type's zero value (Debezium's fallback), else null."""
+    if "default" in node:
+        mapping = field_mapping(node)
+        value = node["default"]
+        return value if mapping.to_python is None or value is None else mapping.to_python(value)
+    if node.get("optional", True):
+        return None
+    if isinstance(data_type, DecimalType):
+        return Decimal(0)
+    zero = _ZERO.get(type(data_type))
+    return zero if zero is not None else (None if isinstance(data_type, StructType) else 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# One table's share of a batch
+# ------------------------------------------------------------------------------------------------
+_DELETED: Any = None  # a key whose row the batch removes
+
+
+@dataclass
+class _SchemaInfo:
+    row_type: StructType
+    row_type_json: str
+    node: Mapping[str, Any]
+    convert: RowConvert
+
+
+@dataclass
+class _RowsStep:
+    schema: StructType  # the current-state schema the rows are in
+    key: tuple[str, ...]
+    net: dict[tuple[Any, ...], tuple[Any, ...] | None]
+    truncated: bool
+
+
+@dataclass
+class _EvolveStep:
+    old: StructType
+    new: StructType
+    sources: dict[str, str]  # new column -> old column it takes its values from
+    fills: dict[str, Any]  # new column -> fill value for existing rows
+    rebucket: bool  # the key changed
+    key: tuple[str, ...] = ()
+
+
+@dataclass
+class _ChangelogPart:
+    generation: int
+    row_type: StructType
+    rows: list[tuple[Any, ...]]
+
+
+class _TableBatch:
+    """Collects one table's events of a batch: changelog rows and the net effect per key."""
+
+    def __init__(self, state: TableState) -> None:
+        self.state = state
+        self.steps: list[_RowsStep | _EvolveStep] = []
+        self.parts: list[_ChangelogPart] = []
+        self.events = 0
+        self.pending_renames: list[tuple[str, str]] = []
+        self._info: _SchemaInfo | None = None
+        self._rows: list[tuple[Any, ...]] = []
+        self._net: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
+        self._truncated = False
+        self._key_index: tuple[int, ...] = ()
+        self._width = 0
+
+    # -- events ------------------------------------------------------------------------------
+    def add(self, record: ChangeRecord, info: _SchemaInfo, key: tuple[str, ...] | None) -> None:
+        """``key``: the event's key columns; None when the event does not say (truncate)."""
+        if (self._info is None or info.row_type_json != self.state.row_type_json
+                or (key is not None and key != self.state.key)):
+            self.evolve(info, key)
+        assert self._info is not None
+        value = record.value
+        op = value.get("op")
+        image = value.get("before") if op == "d" else value.get("after")
+        row = info.convert(image) if image is not None else (None,) * len(info.row_type.fields)
+        self._rows.append((*row, *metadata_values(value)))
+        self.events += 1
+        if not self.state.keyed:
+            return
+        if op == "t":
+            self._net.clear()
+            self._truncated = True
+            return
+        if image is None:
+            return
+        row_key = tuple(row[i] for i in self._key_index)
+        if op == "d":
+            self._net[row_key] = _DELETED
+            return
+        if op == "u":
+            before = value.get("before")
+            if before is not None:
+                old = info.convert(before)
+                old_key = tuple(old[i] for i in self._key_index)
+                if old_key != row_key:  # a key change the event builder did not split
+                    self._net[old_key] = _DELETED
+        self._net[row_key] = row + (None,) * (self._width - len(row))
+
+    def evolve(self, info: _SchemaInfo, key: tuple[str, ...] | None) -> None:
+        """Make ``info`` the table's schema from here on (segments before it keep theirs)."""
+        self._close_segment()
+        state = self.state
+        new_row = info.row_type
+        if key is None:  # not known yet (a truncate as first event): no current state so far
+            key = state.key
+        elif state.key is not None and key != state.key:
+            if not state.key:
+                log.warning("table %s got a key (%s) but was captured without one: it stays a "
+                            "changelog-only table (re-snapshot to build its current state)",
+                            state.table_id, ", ".join(key))
+                key = ()
+            else:
+                log.info("table %s: key changes from (%s) to (%s)", state.table_id,
+                         ", ".join(state.key), ", ".join(key) or "none")
+                if not key:
+                    log.warning("table %s lost its key: its current-state table %s is no longer "
+                                "updated", state.table_id, state.current_name)
+        # -- current state
+        if key:
+            old = state.current_schema
+            live = {f.name.lower() for f in new_row.fields}
+            if old is None:
+                target = StructType(list(new_row.fields))
+                state.current_schema = target
+            else:
+                dropped = [StructField(f.name, f.dataType, True) for f in old.fields
+                           if f.name.lower() not in live]
+                target = StructType([*new_row.fields, *dropped])
+                old_names = {f.name.lower(): f.name for f in old.fields}
+                renames = {n.lower(): o for o, n in self.pending_renames
+                           if o.lower() in old_names and o.lower() not in live and n.lower() not in old_names}
+                sources: dict[str, str] = {}
+                fills: dict[str, Any] = {}
+                nodes = {f["field"].lower(): f for f in info.node.get("fields") or ()}
+                for f in new_row.fields:
+                    name = f.name.lower()
+                    if name in old_names:
+                        sources[f.name] = old_names[name]
+                    elif name in renames:
+                        sources[f.name] = old_names[renames[name].lower()]
+                        log.info("table %s: column %s renamed to %s", state.table_id, renames[name], f.name)
+                    else:
+                        fills[f.name] = _fill_value(nodes.get(name, {}), f.dataType)
+                rebucket = bool(state.key) and key != state.key
+                if target != old or rebucket or any(
+                        old[src].dataType != target[dst].dataType for dst, src in sources.items()):
+                    self.steps.append(_EvolveStep(old, target, sources, fills, rebucket, key))
+                state.current_schema = target
+            names = [f.name.lower() for f in new_row.fields]
+            self._key_index = tuple(names.index(k.lower()) for k in key)
+            self._width = len(target.fields)
+        state.key = key
+        # -- changelog
+        if state.changelog_schema is None:
+            state.changelog_schema = StructType(list(new_row.fields))
+        else:
+            merged, conflicts = merge_struct(state.changelog_schema, new_row)
+            if conflicts:
+                state.old_generations.append((state.changelog_generation, state.changelog_schema))
+                state.changelog_generation += 1
+                merged = StructType(list(new_row.fields))
+                log.warning("table %s: column(s) %s changed type incompatibly; the changelog continues "
+                            "in a new table version %d (%s); the previous one stays readable as %s_g%d",
+                            state.table_id, ", ".join(conflicts), state.changelog_generation,
+                            state.changelog_name, state.changelog_name, state.changelog_generation - 1)
+            state.changelog_schema = merged
+        state.row_type_json = info.row_type_json
+        self.pending_renames = []
+        self._info = info
+
+    def _close_segment(self) -> None:
+        if self._rows and self._info is not None:
+            self.parts.append(_ChangelogPart(self.state.changelog_generation, self._info.row_type, self._rows))
+        if self.state.keyed and (self._net or self._truncated):
+            assert self.state.current_schema is not None and self.state.key
+            self.steps.append(_RowsStep(self.state.current_schema, self.state.key, self._net, self._truncated))
+        self._rows, self._net, self._truncated = [], {}, False
+
+    def finish(self) -> None:
+        self._close_segment()
+
+
+# ------------------------------------------------------------------------------------------------
+# The sink
+# ------------------------------------------------------------------------------------------------
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _qualified(name: str) -> tuple[str | None, str, str]:
+    """``db.table`` → (database, table, quoted). A name without a dot uses the current database."""
+    database, dot, table = name.partition(".")
+    if not dot:
+        return None, name, _quote(name)
+    return database, table, f"{_quote(database)}.{_quote(table)}"
+
+
+_BUCKET_COLUMN = "__bucket"
+_FILE_BUCKET = re.compile(r"^b(\d+)-")
+_SINGLE_TASK_BYTES = 128 << 20
+
+
+def _size(paths: Iterable[Path]) -> int:
+    return sum(p.stat().st_size for p in paths)
+
+
+class SparkSink(Sink):
+    """Writes change events to changelog and current-state Parquet tables, exactly once."""
+
+    name = "spark"
+
+    def __init__(self, settings: SparkSinkSettings) -> None:
+        if settings.buckets < 1:
+            raise ValueError("buckets must be at least 1")
+        self.settings = settings
+        self.warehouse = Warehouse(settings.warehouse)
+        self._spark: SparkSession | None = None
+        self._lock = threading.RLock()
+        self._recovered = False
+        self._failed: BaseException | None = None
+        self._commit_no = 0
+        self._offset: dict[str, Any] | None = None
+        self._tables: dict[TableId, TableState] = {}
+        # catalog name -> (location, schema JSON) registered in our session
+        self._registered: dict[str, tuple[Path, str]] = {}
+        self._replay_until: tuple[str, int, int, int, int] | None = None
+        self._pending: list[ChangeRecord] = []
+        self._pending_since = 0.0
+        self._schema_cache: dict[int, tuple[ConnectSchema, _SchemaInfo]] = {}
+        self.commits_written = 0
+        self.events_applied = 0
+        self.events_skipped = 0
+
+    @classmethod
+    def from_config(cls, config: Any) -> SparkSink:
+        from connector.config import ConfigError
+
+        warehouse = config.get("sink.spark.warehouse")
+        if not warehouse:
+            raise ConfigError("sink.spark.warehouse", "is required for sink.type=spark: set it to the "
+                              "directory (local path or mounted share) where the Spark tables are kept")
+
+        def positive(key: str, default: int) -> int:
+            value = config.get_int(key, default)
+            if value is None or value < 1:
+                raise ConfigError(key, f"must be a positive integer, got {value!r}")
+            return int(value)
+
+        try:
+            from connector.engine import converter_settings
+            from connector.filters import TableFilter
+
+            converters = converter_settings(config)
+            column_filter: ColumnFilter | None = TableFilter.from_config(config).column_captured
+        except ImportError:  # pragma: no cover - only while the engine is being built
+            converters, column_filter = None, None
+        skipped = {s.strip().lower() for s in (config.get("skipped.operations") or "t").split(",")}
+        if "t" in skipped:
+            log.warning("skipped.operations includes 't': TRUNCATE is not delivered, so a truncated "
+                        "table's current-state Spark table keeps its rows; set skipped.operations=none")
+        settings = SparkSinkSettings(
+            warehouse=Path(warehouse),
+            master=config.get("sink.spark.master") or "local[*]",
+            conf=config.subset("sink.spark.conf."),
+            batch_max_events=positive("sink.spark.batch.max.events", 10000),
+            batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms", 5000),
+            table_name_format=_check_name_format(
+                "sink.spark.table.name.format", config.get("sink.spark.table.name.format") or "{database}.{table}"),
+            changelog_name_format=_check_name_format(
+                "sink.spark.changelog.name.format",
+                config.get("sink.spark.changelog.name.format") or "{database}.{table}_changelog"),
+            buckets=positive("sink.spark.current.buckets", 8),
+            retain_ms=positive("sink.spark.retain.ms", 300_000),
+            converter_settings=converters,
+            column_filter=column_filter,
+        )
+        return cls(settings)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            self._spark = spark_session(self.settings.master, self.settings.conf, self.settings.warehouse)
+        return self._spark
+
+    def start(self) -> None:
+        with self._lock:
+            self._recover()
+            for state in self._tables.values():
+                self._register(state)
+
+    def committed_offset(self) -> dict[str, object] | None:
+        with self._lock:
+            self._recover()
+            return dict(self._offset) if self._offset is not None else None
+
+    def send(self, records: Sequence[ChangeRecord]) -> None:
+        with self._lock:
+            self._check_usable()
+            if not records:
+                return
+            if not self._pending:
+                self._pending_since = time.monotonic()
+            self._pending.extend(records)
+            limit = self.settings.batch_max_events
+            while len(self._pending) >= limit:
+                cut = self._batch_end(limit)
+                batch, self._pending = self._pending[:cut], self._pending[cut:]
+                self._apply(batch)
+                self._pending_since = time.monotonic()
+            if self._pending and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms:
+                batch, self._pending = self._pending, []
+                self._apply(batch)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._check_usable()
+            if self._pending:
+                batch, self._pending = self._pending, []
+                self._apply(batch)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pending and self._failed is None:
+                self.flush()
+
+    # -- batching ------------------------------------------------------------------------------
+    def _batch_end(self, limit: int) -> int:
+        """Where a full batch ends: after ``limit`` events, extended to the end of the transaction
+        in progress (at most to twice the limit) so a reader never sees part of a transaction."""
+        pending = self._pending
+        last = pending[limit - 1].offset
+        if last is None or in_snapshot(last) or "event" not in last:
+            return limit
+        cut = limit
+        while cut < len(pending) and cut < 2 * limit:
+            offset = pending[cut].offset
+            if offset is not None and (offset.get("file"), offset.get("pos")) != (last.get("file"), last.get("pos")):
+                break
+            cut += 1
+        return cut
+
+    def _check_usable(self) -> None:
+        if self._failed is not None:
+            raise SinkError(f"the Spark sink stopped after an earlier failure ({self._failed}); restart "
+                            "the connector: it resumes from the last committed batch") from self._failed
+
+    # -- recovery ------------------------------------------------------------------------------
+    def _recover(self) -> None:
+        if self._recovered:
+            return
+        wh = self.warehouse
+        latest = wh.latest_commit()
+        if latest is not None:
+            self._finish_moves(latest)
+            if in_snapshot(latest.get("offset")) and "rolled_back_from" not in latest:
+                latest = self._roll_back(latest)
+        shutil.rmtree(wh.staging, ignore_errors=True)
+        if latest is not None:
+            self._commit_no = int(latest["commit"])
+            self._offset = latest.get("offset")
+            self._tables = {s.table_id: s for s in (TableState.from_json(t) for t in latest["tables"].values())}
+            self._collect_garbage()
+        committed = self._offset if not in_snapshot(self._offset) else None
+        self._replay_until = binlog_position(committed)
+        self._recovered = True
+        if latest is not None:
+            log.info("Spark warehouse %s: resuming after commit %d (offset %s, %d tables)", wh.root,
+                     self._commit_no, self._offset, len(self._tables))
+
+    def _finish_moves(self, commit: Mapping[str, Any]) -> None:
+        dirs: set[Path] = set()
+        for src, dst in commit.get("moves") or ():
+            source, target = Path(src), Path(dst)
+            if source.exists() and not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(source, target)
+                dirs.add(target.parent)
+        for d in dirs:
+            _fsync_dir(d)
+
+    def _roll_back(self, latest: dict[str, Any]) -> dict[str, Any]:
+        """Undo the commits of an unfinished snapshot: it restarts from scratch."""
+        wh = self.warehouse
+        base: dict[str, Any] | None = None
+        for number in reversed(wh.commit_numbers()):
+            doc = wh.read_commit(number)
+            if not in_snapshot(doc.get("offset")):
+                base = doc
+                break
+        base_no = int(base["commit"]) if base is not None else 0
+        base_tables = dict(base["tables"]) if base is not None else {}
+        for key in latest["tables"]:
+            state = TableState.from_json(latest["tables"][key])
+            if key not in base_tables:
+                shutil.rmtree(wh.table_dir(state.table_id), ignore_errors=True)
+                continue
+            changelog_root = wh.table_dir(state.table_id) / "changelog"
+            for path in changelog_root.glob("g*/c*.parquet"):
+                written_by = path.name[1:].split("-", 1)[0]
+                if written_by.isdigit() and int(written_by) > base_no:
+                    path.unlink()
+        document: dict[str, Any] = {
+            "commit": int(latest["commit"]) + 1,
+            "offset": base["offset"] if base is not None else latest.get("offset"),
+            "committed_at": int(time.time() * 1000),
+            "tables": base_tables,
+            "moves": [],
+            "rolled_back_from": int(latest["commit"]),
+        }
+        wh.write_commit(document)
+        log.warning("the connector stopped during a snapshot: Spark commits %d..%d are rolled back and "
+                    "the snapshot starts again", base_no + 1, int(latest["commit"]))
+        return document
+
+    def _collect_garbage(self) -> None:
+        """Drop commits and current-state versions no reader can still use."""
+        wh = self.warehouse
+        numbers = wh.commit_numbers()
+        if not numbers:
+            return
+        now_ms = time.time() * 1000
+        keep: list[dict[str, Any]] = []
+        stable_kept = False
+        for number in reversed(numbers):
+            doc = wh.read_commit(number)
+            recent = len(keep) < 2 or now_ms - int(doc.get("committed_at") or 0) < self.settings.retain_ms
+            stable = not in_snapshot(doc.get("offset"))
+            if recent or (stable and not stable_kept):
+                keep.append(doc)
+                stable_kept = stable_kept or stable
+            elif stable_kept:
+                (wh.commits / f"{number:020d}.json").unlink(missing_ok=True)
+        referenced: dict[Path, set[str]] = {}
+        for doc in keep:
+            for t in doc["tables"].values():
+                table_dir = wh.table_dir(TableId(t["database"], t["table"]))
+                referenced.setdefault(table_dir, set())
+                if t.get("current_version"):
+                    referenced[table_dir].add(t["current_version"])
+        for table_dir, versions in referenced.items():
+            current = table_dir / "current"
+            if not current.is_dir():
+                continue
+            for version_dir in current.iterdir():
+                if version_dir.name not in versions:
+                    shutil.rmtree(version_dir, ignore_errors=True)
+
+    # -- applying a batch ----------------------------------------------------------------------
+    def _schema_info(self, value_schema: ConnectSchema) -> _SchemaInfo:
+        cached = self._schema_cache.get(id(value_schema))
+        if cached is not None and cached[0] is value_schema:
+            return cached[1]
+        node = row_schema_of(value_schema)
+        row_type = row_struct_type(node)
+        info = _SchemaInfo(row_type, row_type.json(), node, row_converter(node))
+        self._schema_cache[id(value_schema)] = (value_schema, info)
+        return info
+
+    def _state_for(self, table_id: TableId, tables: dict[TableId, TableState]) -> TableState:
+        state = tables.get(table_id)
+        if state is None:
+            fmt = {"database": table_id.database, "table": table_id.table}
+            state = TableState(table_id, self.settings.table_name_format.format(**fmt),
+                               self.settings.changelog_name_format.format(**fmt), self.settings.buckets)
+            tables[table_id] = state
+        return state
+
+    def _apply(self, batch: list[ChangeRecord]) -> None:
+        try:
+            self._apply_batch(batch)
+        except Exception as exc:
+            self._failed = exc
+            if isinstance(exc, SinkError):
+                raise
+            raise SinkError(f"Spark sink: writing a batch of {len(batch)} events to {self.warehouse.root} "
+                            f"failed: {exc}") from exc
+
+    def _apply_batch(self, batch: list[ChangeRecord]) -> None:
+        self._recover()
+        tables = {tid: s.copy() for tid, s in self._tables.items()}
+        work: dict[TableId, _TableBatch] = {}
+        offset = self._offset
+        last_offset: Mapping[str, Any] | None = None
+        applied = 0
+        for record in batch:
+            if record.offset is not None:
+                last_offset = record.offset
+            if self._replay_until is not None:
+                if is_replay(last_offset, self._replay_until):
+                    self.events_skipped += 1
+                    continue
+                self._replay_until = None
+            if record.offset is not None:
+                offset = dict(record.offset)
+            handler = _HANDLERS.get(record.kind)
+            if handler is not None:
+                handler(self, record, tables, work)
+            applied += 1
+        if not applied:
+            return
+        for tb in work.values():
+            tb.finish()
+        number = self._commit_no + 1
+        staging = self.warehouse.staging / f"{number:020d}"
+        staging.mkdir(parents=True, exist_ok=True)
+        moves: list[tuple[Path, Path]] = []
+        new_files: list[Path] = []
+
+        def write(index: int, tb: _TableBatch) -> tuple[list[tuple[Path, Path]], list[Path]]:
+            writer = _TableWriter(self, tb.state, number, staging / f"t{index:05d}")
+            table_moves = writer.write_changelog(tb.parts)
+            files: list[Path] = []
+            if tb.steps or (tb.state.keyed and tb.state.current_version is None):
+                files = writer.write_current(tb.steps)  # (an empty version for a new table)
+            return table_moves, files
+
+        # Spark jobs of a small batch are mostly fixed latency: tables are written side by side.
+        jobs = list(enumerate(work.values()))
+        if len(jobs) == 1:
+            results = [write(*jobs[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=min(4, len(jobs)), thread_name_prefix="spark-sink") as pool:
+                results = list(pool.map(lambda job: write(*job), jobs))
+        for table_moves, files in results:
+            moves += table_moves
+            new_files += files
+        for path in [*new_files, *(src for src, _ in moves)]:
+            _fsync_file(path)
+        for d in {p.parent for p in new_files}:
+            _fsync_dir(d)
+        document = {
+            "commit": number,
+            "offset": offset,
+            "committed_at": int(time.time() * 1000),
+            "tables": {str(tid): s.to_json() for tid, s in sorted(tables.items())},
+            "moves": [[str(src), str(dst)] for src, dst in moves],
+            "events": applied,
+        }
+        self.warehouse.write_commit(document)
+        # -- committed: publish
+        self._commit_no, self._offset, self._tables = number, offset, tables
+        self._finish_moves(document)
+        shutil.rmtree(staging, ignore_errors=True)
+        for tid in work:
+            self._register(tables[tid])
+        self.commits_written += 1
+        self.events_applied += applied
+        if self.commits_written % 20 == 0:
+            self._collect_garbage()
+        log.debug("Spark commit %d: %d events, %d tables, offset %s", number, applied, len(work), offset)
+
+    # -- record handlers (dispatch table below) --------------------------------------------------
+    def _on_data(self, record: ChangeRecord, tables: dict[TableId, TableState],
+                 work: dict[TableId, _TableBatch]) -> None:
+        if record.value_schema is None or not isinstance(record.value, dict):
+            return
+        table_id = record.table_id or _table_of(record.value)
+        if table_id is None:
+            return
+        tb = work.get(table_id)
+        if tb is None:
+            tb = work[table_id] = _TableBatch(self._state_for(table_id, tables))
+        key: tuple[str, ...] | None = ()
+        if record.key_schema is not None:
+            key = tuple(f.name for f in record.key_schema.fields or ())
+        if record.value.get("op") == "t":
+            key = None  # truncate events carry no key
+        tb.add(record, self._schema_info(record.value_schema), key)
+
+    def _on_schema_change(self, record: ChangeRecord, tables: dict[TableId, TableState],
+                          work: dict[TableId, _TableBatch]) -> None:
+        value = record.value if isinstance(record.value, dict) else {}
+        renames = renames_in_ddl(str(value.get("ddl") or ""))
+        for change in value.get("tableChanges") or ():
+            if change.get("type") == "DROP":
+                log.info("table %s was dropped in MySQL; its Spark tables are kept", change.get("id"))
+                continue
+            info_key = self._schema_from_change(change)
+            if info_key is None:
+                continue
+            info, key, _ = info_key
+            table_id = info_key[2]
+            tb = work.get(table_id)
+            if tb is None:
+                tb = work[table_id] = _TableBatch(self._state_for(table_id, tables))
+            tb.pending_renames = renames
+            # Events may use a custom key (message.key.columns): keep it while its columns exist.
+            known = tb.state.key
+            live = {f.name.lower() for f in info.row_type.fields}
+            if known and all(k.lower() in live for k in known):
+                key = known
+            if info.row_type_json != tb.state.row_type_json or key != tb.state.key:
+                tb.evolve(info, key)
+
+    def _schema_from_change(self, change: Mapping[str, Any]
+                            ) -> tuple[_SchemaInfo, tuple[str, ...], TableId] | None:
+        settings = self.settings.converter_settings
+        if settings is None:
+            return None
+        try:
+            from connector.converters import column_converter
+
+            table = table_from_change(change)
+            if table is None:
+                return None
+            captured = [c for c in table.columns
+                        if self.settings.column_filter is None or self.settings.column_filter(table.id, c.name)]
+            fields = [Field(c.name, column_converter(c, table, settings).schema) for c in captured]
+        except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+            log.warning("schema change of %s: cannot derive its columns (%s); the Spark tables follow "
+                        "with the table's next change event", change.get("id"), exc)
+            return None
+        schema = struct(None, fields, optional=True)
+        node = schema_node(schema)
+        row_type = row_struct_type(node)
+        names = {c.name.lower() for c in captured}
+        key = tuple(k for k in table.primary_key if k.lower() in names)
+        return _SchemaInfo(row_type, row_type.json(), node, row_converter(node)), key, table.id
+
+    # -- catalog -------------------------------------------------------------------------------
+    def _register(self, state: TableState) -> None:
+        spark = self.spark
+        entries: list[tuple[str, Path, StructType | None]] = []  # name, location, schema
+        if state.changelog_schema is not None:
+            entries.append((state.changelog_name,
+                            self.warehouse.changelog_dir(state.table_id, state.changelog_generation),
+                            changelog_struct_type(state.changelog_schema)))
+            for generation, old_schema in state.old_generations:
+                entries.append((f"{state.changelog_name}_g{generation}",
+                                self.warehouse.changelog_dir(state.table_id, generation),
+                                changelog_struct_type(old_schema)))
+        if state.keyed and state.current_version is not None:
+            entries.append((state.current_name,
+                            self.warehouse.current_dir(state.table_id, state.current_version),
+                            state.current_schema))
+        for name, location, table_schema in entries:
+            schema_json = table_schema.json() if table_schema else ""
+            previous = self._registered.get(name)
+            quoted = _qualified(name)[2]
+            if previous is None or previous[1] != schema_json:
+                register_table(spark, name, location, table_schema)
+            elif previous[0] != location:
+                location.mkdir(parents=True, exist_ok=True)
+                spark.sql(f"ALTER TABLE {quoted} SET LOCATION {_sql_string(str(location))}")
+            else:  # same directory, new files (changelog)
+                spark.catalog.refreshTable(quoted)
+            self._registered[name] = (location, schema_json)
+
+
+def _table_of(value: Mapping[str, Any]) -> TableId | None:
+    source = value.get("source") or {}
+    if source.get("db") and source.get("table"):
+        return TableId(str(source["db"]), str(source["table"]))
+    return None
+
+
+def _ignore(sink: SparkSink, record: ChangeRecord, tables: dict[TableId, TableState],
+            work: dict[TableId, _TableBatch]) -> None:
+    """Tombstones, heartbeats and transaction markers only move the offset."""
+
+
+_HANDLERS: dict[RecordKind, Callable[[SparkSink, ChangeRecord, dict[TableId, TableState],
+                                      dict[TableId, _TableBatch]], None]] = {
+    RecordKind.DATA: SparkSink._on_data,
+    RecordKind.SCHEMA_CHANGE: SparkSink._on_schema_change,
+    RecordKind.TOMBSTONE: _ignore,
+    RecordKind.TRANSACTION: _ignore,
+    RecordKind.HEARTBEAT: _ignore,
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# Spark jobs of one table in one batch
+# ------------------------------------------------------------------------------------------------
+class _TableWriter:
+    def __init__(self, sink: SparkSink, state: TableState, commit: int, staging: Path) -> None:
+        self.sink = sink
+        self.spark = sink.spark
+        self.state = state
+        self.commit = commit
+        self.staging = staging
+        self.files_dir = staging / "files"
+        self._jobs = 0
+
+    def write_changelog(self, parts: Sequence[_ChangelogPart]) -> list[tuple[Path, Path]]:
+        moves = []
+        for index, part in enumerate(parts):
+            frame = self.spark.createDataFrame(part.rows, changelog_struct_type(part.row_type), verifySchema=False)
+            out = self._job_dir("changelog")
+            frame.coalesce(1).write.parquet(str(out))
+            written = sorted(out.glob("part-*.parquet"))
+            for i, path in enumerate(written):
+                name = f"c{self.commit:020d}-{index:04d}-{i:02d}.parquet"
+                staged = self.files_dir / name
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(path, staged)
+                moves.append((staged, self.sink.warehouse.changelog_dir(self.state.table_id, part.generation) / name))
+        return moves
+
+    def write_current(self, steps: Sequence[_RowsStep | _EvolveStep]) -> list[Path]:
+        """Apply the steps to the committed version; returns the files of the new version."""
+        state = self.state
+        assert state.current_schema is not None
+        wh = self.sink.warehouse
+        previous = wh.current_dir(state.table_id, state.current_version) if state.current_version else None
+        files: dict[int, list[Path]] = {
+            b: [previous / name for name in names] for b, names in state.current_files.items()
+        } if previous is not None else {}
+        for step in steps:
+            if isinstance(step, _RowsStep):
+                files = self._apply_rows(files, step)
+            else:
+                files = self._evolve(files, step)
+        version = f"v{self.commit:020d}"
+        target = wh.current_dir(state.table_id, version)
+        if target.exists():  # left by a crash before this commit number was written
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        linked: list[Path] = []
+        current_files: dict[int, list[str]] = {}
+        for bucket, paths in sorted(files.items()):
+            for path in paths:
+                destination = target / path.name
+                try:
+                    os.link(path, destination)
+                except OSError:
+                    shutil.copy2(path, destination)
+                linked.append(destination)
+                current_files.setdefault(bucket, []).append(path.name)
+        state.current_version = version
+        state.current_files = current_files
+        return linked
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _read(self, paths: Iterable[Path], schema: StructType) -> DataFrame:
+        frame = self.spark.read.schema(schema).parquet(*[str(p) for p in paths])
+        bucket = F.regexp_extract(F.col("_metadata.file_name"), _FILE_BUCKET.pattern, 1).cast(IntegerType())
+        return frame.withColumn(_BUCKET_COLUMN, bucket)
+
+    def _apply_rows(self, files: dict[int, list[Path]], step: _RowsStep) -> dict[int, list[Path]]:
+        state = self.state
+        schema = step.schema
+        buckets = state.buckets
+        key_fields = [schema[k] for k in step.key]
+        touched = set(range(buckets)) if step.truncated else set()
+        keys: list[tuple[Any, ...]] = []
+        upserts: list[tuple[Any, ...]] = []
+        for key, row in step.net.items():
+            bucket = bucket_of(key, buckets)
+            touched.add(bucket)
+            keys.append(key)
+            if row is not None:
+                upserts.append((*row, bucket))
+        frames: list[DataFrame] = []
+        existing = [] if step.truncated else [p for b in sorted(touched) for p in files.get(b, [])]
+        if existing:
+            current = self._read(existing, schema)
+            if keys:
+                aliases = [f"__k{i}" for i in range(len(key_fields))]
+                key_frame = self.spark.createDataFrame(
+                    keys, StructType([StructField(a, f.dataType, True) for a, f in zip(aliases, key_fields,
+                                                                                         strict=True)]),
+                    verifySchema=False)
+                condition = [current[_quote(f.name)] == key_frame[a] for a, f in zip(aliases, key_fields,
+                                                                                      strict=True)]
+                current = current.join(F.broadcast(key_frame), condition, "left_anti")
+            frames.append(current)
+        if upserts:
+            with_bucket = StructType([*schema.fields, StructField(_BUCKET_COLUMN, IntegerType(), False)])
+            frames.append(self.spark.createDataFrame(upserts, with_bucket, verifySchema=False))
+        kept = {b: paths for b, paths in files.items() if b not in touched}
+        if not frames:
+            return kept
+        combined = frames[0]
+        for frame in frames[1:]:
+            combined = combined.unionByName(frame)
+        kept.update(self._write_buckets(combined, _size(existing)))
+        return kept
+
+    def _evolve(self, files: dict[int, list[Path]], step: _EvolveStep) -> dict[int, list[Path]]:
+        paths = [p for ps in files.values() for p in ps]
+        if not paths:
+            return {}
+        frame = self._read(paths, step.old)
+        old_types = {f.name: f.dataType for f in step.old.fields}
+        columns = []
+        for f in step.new.fields:
+            source = step.sources.get(f.name)
+            if source is not None:
+                value = F.col(_quote(source))
+                if old_types[source] != f.dataType:
+                    if widen(old_types[source], f.dataType) == f.dataType:
+                        value = value.cast(f.dataType)
+                    else:
+                        log.warning("table %s: column %s changes type %s -> %s; existing values are "
+                                    "converted by Spark (null where they do not convert)", self.state.table_id,
+                                    f.name, old_types[source].simpleString(), f.dataType.simpleString())
+                        value = F.try_cast(value, f.dataType) if hasattr(F, "try_cast") else value.try_cast(f.dataType)
+            elif f.name in step.fills:
+                value = _literal(step.fills[f.name], f.dataType)
+            else:  # dropped in MySQL: kept, null-filled
+                value = F.lit(None).cast(f.dataType)
+            columns.append(value.alias(f.name))
+        if step.rebucket:
+            return self._rebucket(frame.select(*columns), step.new, _size(paths), step.key)
+        return self._write_buckets(frame.select(*columns, F.col(_BUCKET_COLUMN)), _size(paths))
+
+    def _rebucket(self, frame: DataFrame, schema: StructType, size: int, key: tuple[str, ...]
+                  ) -> dict[int, list[Path]]:
+        """The key changed: every row moves to the bucket of its new key (a rare, whole-table pass
+        through Python, because bucket numbers are computed in Python)."""
+        index = [schema.fieldNames().index(k) for k in key]
+        zone_fix = [isinstance(schema.fields[i].dataType, TimestampType) for i in index]
+        rows = []
+        for row in frame.toLocalIterator():
+            values = tuple(row)
+            key_values = tuple(
+                (v.astimezone(dt.UTC) if fix and isinstance(v, dt.datetime) else v)
+                for v, fix in zip((values[i] for i in index), zone_fix, strict=True))
+            rows.append((*values, bucket_of(key_values, self.state.buckets)))
+        with_bucket = StructType([*schema.fields, StructField(_BUCKET_COLUMN, IntegerType(), False)])
+        return self._write_buckets(self.spark.createDataFrame(rows, with_bucket, verifySchema=False), size)
+
+    def _write_buckets(self, frame: DataFrame, input_bytes: int) -> dict[int, list[Path]]:
+        out = self._job_dir("current")
+        # Small inputs: one task writes every bucket (no shuffle); large ones: one task per bucket.
+        frame = frame.coalesce(1) if input_bytes < _SINGLE_TASK_BYTES else frame.repartition(_BUCKET_COLUMN)
+        frame.write.partitionBy(_BUCKET_COLUMN).parquet(str(out))
+        result: dict[int, list[Path]] = {}
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        for sub in sorted(out.glob(f"{_BUCKET_COLUMN}=*")):
+            bucket = int(sub.name.split("=", 1)[1])
+            for path in sorted(sub.glob("part-*.parquet")):
+                name = f"b{bucket:05d}-{self.commit:020d}-{uuid.uuid4().hex[:12]}.parquet"
+                staged = self.files_dir / name
+                os.rename(path, staged)
+                result.setdefault(bucket, []).append(staged)
+        return result
+
+    def _job_dir(self, kind: str) -> Path:
+        self._jobs += 1
+        return self.staging / f"{kind}-{self._jobs:04d}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading a warehouse from any Spark application
+# ------------------------------------------------------------------------------------------------
+def register_table(spark: SparkSession, name: str, location: Path, schema: StructType | None) -> None:
+    """(Re)point catalog table ``name`` at a Parquet directory."""
+    database, _, quoted = _qualified(name)
+    location.mkdir(parents=True, exist_ok=True)
+    if database is not None:
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {_quote(database)}")
+    spark.sql(f"DROP TABLE IF EXISTS {quoted}")
+    spark.catalog.createTable(quoted, path=str(location), source="parquet", schema=schema)
+
+
+def committed_tables(warehouse: str | os.PathLike[str]) -> dict[TableId, TableState]:
+    """The tables of the warehouse's last commit."""
+    latest = Warehouse(warehouse).latest_commit()
+    if latest is None:
+        return {}
+    return {s.table_id: s for s in (TableState.from_json(t) for t in latest["tables"].values())}
+
+
+def register_warehouse(spark: SparkSession, warehouse: str | os.PathLike[str]) -> list[str]:
+    """Register every committed table of ``warehouse`` in ``spark``'s catalog (as of the last
+    commit); returns the registered names. Call again to move to a newer commit."""
+    wh = Warehouse(warehouse)
+    names: list[str] = []
+    for state in committed_tables(warehouse).values():
+        if state.changelog_schema is not None:
+            register_table(spark, state.changelog_name, wh.changelog_dir(state.table_id, state.changelog_generation),
+                           changelog_struct_type(state.changelog_schema))
+            names.append(state.changelog_name)
+            for generation, schema in state.old_generations:
+                register_table(spark, f"{state.changelog_name}_g{generation}",
+                               wh.changelog_dir(state.table_id, generation), changelog_struct_type(schema))
+                names.append(f"{state.changelog_name}_g{generation}")
+        if state.keyed and state.current_version is not None and state.current_schema is not None:
+            register_table(spark, state.current_name, wh.current_dir(state.table_id, state.current_version),
+                           state.current_schema)
+            names.append(state.current_name)
+    return names
+
+
+def read_current_state(spark: SparkSession, warehouse: str | os.PathLike[str], table_id: TableId
+                       ) -> tuple[DataFrame, TableState] | None:
+    """The committed current-state table of ``table_id`` (None when it has none)."""
+    state = committed_tables(warehouse).get(table_id)
+    if state is None or not state.keyed or state.current_version is None or state.current_schema is None:
+        return None
+    location = Warehouse(warehouse).current_dir(table_id, state.current_version)
+    files = [str(location / n) for names in state.current_files.values() for n in names]
+    if not files:
+        return spark.createDataFrame([], state.current_schema), state
+    return spark.read.schema(state.current_schema).parquet(*files), state

@@ -20,7 +20,8 @@ from connector.config import ConnectorConfig
 from connector.converters import ConverterSettings
 from connector.events import EventBuilder, SourcePosition, TableSchema
 from connector.records import ChangeRecord
-from ddl.model import Column, Table, TableId
+from ddl.model import ChangeType, Column, Table, TableChange, TableId
+from ddl.serialize import table_change_to_schema_change_payload
 
 BASE_PROPS = {
     "database.hostname": "127.0.0.1", "database.user": "cdc", "database.server.id": "5400",
@@ -115,6 +116,17 @@ class Emitter:
         with self.transaction():
             where, offset = self._where()
             return self.builder.truncate_record(self.schema(table), where, offset)
+
+    def ddl(self, table: Table, statement: str, change: ChangeType = ChangeType.ALTER) -> list[ChangeRecord]:
+        """The schema change record of a DDL statement that left ``table`` as given."""
+        from connector.events import schema_change_record
+
+        with self.transaction():
+            where, offset = self._where()
+        source = self.builder.source(table.id, where)
+        payload = table_change_to_schema_change_payload(TableChange(change, table.id, table))
+        return [schema_change_record(self.builder, table.id.database, statement, [payload], source, offset,
+                                     where.ts_ms)]
 
     def snapshot_rows(self, table: Table, rows: Sequence[Sequence[Any]], last: bool = False
                       ) -> list[ChangeRecord]:

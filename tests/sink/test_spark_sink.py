@@ -1,0 +1,406 @@
+"""The Spark sink against a real local Spark: changelog and current-state tables, exactly-once
+commits across restarts and injected crashes, snapshot rollback, schema evolution, atomic reads.
+
+Events are built by the connector's own event builder from real table models and converters;
+expected table contents come from a plain Python model of the MySQL table fed the same changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql.types import DecimalType, LongType, StringType
+
+from connector.config import ConfigError, ConnectorConfig
+from connector.converters import ConverterSettings
+from connector.records import ChangeRecord, RecordKind
+from ddl.model import ChangeType, JdbcType, TableId
+from sink.base import SinkError
+from sink.spark import (
+    SparkSink,
+    SparkSinkSettings,
+    Warehouse,
+    committed_tables,
+    read_current_state,
+    register_warehouse,
+    renames_in_ddl,
+)
+from tests.sink.test_spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
+
+J = JdbcType
+ORDERS = make_table("shop", "orders", [
+    col("id", "INT", J.INTEGER, optional=False),
+    col("qty", "INT", J.INTEGER),
+    col("price", "DECIMAL", J.DECIMAL, length=10, scale=2),
+    col("at", "DATETIME", J.TIMESTAMP),
+    col("note", "VARCHAR", J.VARCHAR, length=30),
+], primary_key=["id"])
+AUDIT = make_table("shop", "audit", [  # no key: changelog only
+    col("what", "VARCHAR", J.VARCHAR, length=30), col("n", "INT", J.INTEGER)])
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
+    return spark_for_tests(tmp_path_factory.mktemp("spark-sink"))
+
+
+def new_sink(warehouse: Path, **changes: Any) -> SparkSink:
+    settings = SparkSinkSettings(warehouse, master="local[2]", converter_settings=ConverterSettings(),
+                                 buckets=4, **changes)
+    sink = SparkSink(settings)
+    sink.start()
+    return sink
+
+
+class Model:
+    """The MySQL table as a dict: key -> row (MySQL-level values), fed the same changes."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, list[Any]] = {}
+
+    def expected(self) -> list[tuple[Any, ...]]:
+        def spark_value(i: int, v: Any) -> Any:
+            if v is None:
+                return None
+            return {2: lambda: Decimal(v), 3: lambda: dt.datetime.fromisoformat(v)}.get(i, lambda: v)()
+
+        return sorted(tuple(spark_value(i, v) for i, v in enumerate(r)) for r in self.rows.values())
+
+
+def random_order(rng: random.Random, key: int) -> list[Any]:
+    return [key, rng.randint(-5, 500), f"{rng.randint(-99999, 99999) / 100:.2f}",
+            f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 0{rng.randint(0, 9)}:15:00",
+            rng.choice([None, "gift", "ünïcode ✓", "x" * 30])]
+
+
+def workload(em: Emitter, model: Model, rng: random.Random, changes: int) -> list[ChangeRecord]:
+    """Random inserts, updates, deletes, key changes, a rare truncate; multi-row transactions."""
+    records: list[ChangeRecord] = []
+    next_key = max(model.rows, default=0) + 1
+    for _ in range(changes):
+        roll = rng.random()
+        if roll < 0.4 or not model.rows:
+            rows = []
+            for _ in range(rng.randint(1, 4)):
+                row = random_order(rng, next_key)
+                next_key += 1
+                model.rows[row[0]] = row
+                rows.append(row)
+            records += em.insert(ORDERS, *rows)
+            records += em.insert(AUDIT, ["insert", len(rows)])
+        elif roll < 0.7:
+            key = rng.choice(list(model.rows))
+            before = model.rows[key]
+            after = random_order(rng, key)
+            model.rows[key] = after
+            records += em.update(ORDERS, before, after)
+        elif roll < 0.85:
+            key = rng.choice(list(model.rows))
+            records += em.delete(ORDERS, model.rows.pop(key))
+        elif roll < 0.98:
+            key = rng.choice(list(model.rows))
+            before = model.rows.pop(key)
+            after = [next_key, *before[1:]]
+            next_key += 1
+            model.rows[after[0]] = after
+            records += em.update(ORDERS, before, after)  # key change: delete + create
+        else:
+            model.rows.clear()
+            records += em.truncate(ORDERS)
+    return records
+
+
+def current_rows(spark: SparkSession, name: str = "shop.orders") -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.table(name).collect())
+
+
+def changelog_ids(spark: SparkSession, name: str = "shop.orders_changelog") -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in spark.sql(
+        f"SELECT __file, __pos, __row, __op FROM {name} ORDER BY __file, __pos, __row, __op <> 'd'").collect()]
+
+
+def data_ids(records: list[ChangeRecord], table: str = "orders") -> list[tuple[Any, ...]]:
+    out = []
+    for r in records:
+        if r.kind is RecordKind.DATA and r.table_id is not None and r.table_id.table == table:
+            s = r.source or {}
+            out.append((s["file"], s["pos"], s["row"], r.op))
+    return sorted(out, key=lambda t: (t[0], t[1], t[2], t[3] != "d"))
+
+
+def test_tables_follow_the_events_batch_by_batch(spark: SparkSession, tmp_path: Path) -> None:
+    rng = random.Random(7)
+    em, model = Emitter(), Model()
+    sink = new_sink(tmp_path / "wh", batch_max_events=40)
+    sent: list[ChangeRecord] = []
+    for changes in (60, 5, 35):
+        records = workload(em, model, rng, changes)
+        sent += records
+        sink.send(records)  # full batches of 40 are committed while sending
+        sink.flush()
+        assert current_rows(spark) == model.expected()
+        assert changelog_ids(spark) == data_ids(sent)
+    assert sink.commits_written > 3
+    # The keyless table has a changelog only.
+    assert spark.table("shop.audit_changelog").count() == len(data_ids(sent, "audit"))
+    assert not spark.catalog.tableExists("shop.audit")
+    # Changelog rows carry the image (before for deletes) and the metadata.
+    deletes = spark.sql("SELECT id, __deleted, __snapshot FROM shop.orders_changelog WHERE __op = 'd'").collect()
+    assert deletes and all(r["id"] is not None and r["__deleted"] and r["__snapshot"] == "false" for r in deletes)
+    assert sink.committed_offset() == sent[-1].offset
+    sink.close()
+
+
+def test_restart_resumes_from_the_commit_and_skips_replayed_events(spark: SparkSession, tmp_path: Path) -> None:
+    rng = random.Random(11)
+    em, model = Emitter(), Model()
+    first = workload(em, model, rng, 30)
+    sink = new_sink(tmp_path / "wh")
+    sink.send(first)
+    sink.flush()
+    # A crash: the sink object is dropped without close(); the engine's own offset store lags,
+    # so everything is sent again after the restart, followed by new changes.
+    second = workload(em, model, rng, 20)
+    restarted = new_sink(tmp_path / "wh")
+    assert restarted.committed_offset() == first[-1].offset
+    restarted.send(first + second)
+    restarted.flush()
+    assert restarted.events_skipped == len(first)
+    assert current_rows(spark) == model.expected()
+    assert changelog_ids(spark) == data_ids(first + second)
+
+
+def test_crash_before_the_commit_leaves_nothing_behind(spark: SparkSession, tmp_path: Path) -> None:
+    rng = random.Random(3)
+    em, model = Emitter(), Model()
+    first = workload(em, model, rng, 20)
+    sink = new_sink(tmp_path / "wh")
+    sink.send(first)
+    sink.flush()
+    before = current_rows(spark)
+    second = workload(em, model, rng, 20)
+
+    def power_cut(document: Any) -> None:
+        raise OSError("simulated crash while writing the commit")
+
+    sink.warehouse.write_commit = power_cut  # type: ignore[method-assign]
+    sink.send(second)
+    with pytest.raises(SinkError, match="simulated crash"):
+        sink.flush()
+    with pytest.raises(SinkError, match="restart"):
+        sink.send(second)
+    assert current_rows(spark) == before  # nothing of the failed batch is visible
+
+    restarted = new_sink(tmp_path / "wh")
+    assert restarted.committed_offset() == first[-1].offset
+    wh = Warehouse(tmp_path / "wh")
+    assert not wh.staging.exists() or not any(wh.staging.iterdir())
+    versions = sorted(p.name for p in (wh.table_dir(ORDERS.id) / "current").iterdir())
+    assert versions[-1] == committed_tables(tmp_path / "wh")[ORDERS.id].current_version  # orphan removed
+    restarted.send(second)
+    restarted.flush()
+    assert current_rows(spark) == model.expected()
+    assert changelog_ids(spark) == data_ids(first + second)
+
+
+def test_crash_after_the_commit_is_completed_on_restart(spark: SparkSession, tmp_path: Path) -> None:
+    rng = random.Random(5)
+    em, model = Emitter(), Model()
+    records = workload(em, model, rng, 25)
+    sink = new_sink(tmp_path / "wh")
+    original = sink._finish_moves
+
+    def crash_after_commit(document: Any) -> None:
+        raise OSError("simulated crash after the commit record")
+
+    sink._finish_moves = crash_after_commit  # type: ignore[method-assign,assignment]
+    sink.send(records)
+    with pytest.raises(SinkError):
+        sink.flush()
+    sink._finish_moves = original  # type: ignore[method-assign]
+
+    restarted = new_sink(tmp_path / "wh")
+    assert restarted.committed_offset() == records[-1].offset
+    restarted.send(records)  # the engine replays from its lagging offset store
+    restarted.flush()
+    assert restarted.events_skipped == len(records)
+    assert current_rows(spark) == model.expected()
+    assert changelog_ids(spark) == data_ids(records)
+
+
+def test_interrupted_snapshot_is_rolled_back_and_redone_once(spark: SparkSession, tmp_path: Path) -> None:
+    rows = [[i, i, "1.00", "2024-01-01 00:00:00", None] for i in range(1, 31)]
+    em = Emitter()
+    sink = new_sink(tmp_path / "wh")
+    sink.send(em.snapshot_rows(ORDERS, rows[:20]))
+    sink.flush()  # committed, but the snapshot is not finished
+    assert spark.table("shop.orders").count() == 20
+
+    restarted = new_sink(tmp_path / "wh")
+    offset = restarted.committed_offset()
+    assert offset is not None and offset["snapshot"] == "INITIAL"  # the engine must snapshot again
+    assert ORDERS.id not in committed_tables(tmp_path / "wh")
+    again = Emitter()
+    snapshot = again.snapshot_rows(ORDERS, rows, last=True)
+    restarted.send(snapshot[:10])
+    restarted.flush()
+    restarted.send(snapshot[10:])
+    restarted.flush()
+    assert "snapshot" not in (restarted.committed_offset() or {})
+    register_warehouse(spark, tmp_path / "wh")
+    assert spark.table("shop.orders").count() == 30
+    ops = spark.sql("SELECT __op, __snapshot, count(*) n FROM shop.orders_changelog GROUP BY 1, 2").collect()
+    assert {(r["__op"], r["__snapshot"]): r["n"] for r in ops} == {
+        ("r", "first_in_data_collection"): 1, ("r", "true"): 28, ("r", "last"): 1}
+
+
+def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
+    tid = TableId("shop", "items")
+    v1 = make_table("shop", "items", [col("id", "INT", J.INTEGER, optional=False), col("a", "INT", J.INTEGER),
+                                      col("b", "VARCHAR", J.VARCHAR, length=10)], ["id"])
+    em = Emitter()
+    sink = new_sink(tmp_path / "wh")
+    sink.send(em.insert(v1, [1, 10, "x"], [2, 20, "y"]))
+    sink.flush()
+
+    # ADD COLUMN ... NOT NULL DEFAULT 7, known from the schema change event alone.
+    v2 = make_table("shop", "items", [*v1.columns, col("c", "INT", J.INTEGER, optional=False, has_default=True,
+                                                       default_expression="7")], ["id"])
+    sink.send(em.ddl(v2, "ALTER TABLE items ADD COLUMN c INT NOT NULL DEFAULT 7"))
+    sink.flush()
+    assert current_rows(spark, "shop.items") == [(1, 10, "x", 7), (2, 20, "y", 7)]
+
+    # a INT -> BIGINT (widening), then DROP b, then RENAME c TO d, all in one batch with data.
+    v3 = make_table("shop", "items", [v1.columns[0], col("a", "BIGINT", J.BIGINT), v1.columns[2], v2.columns[3]],
+                    ["id"])
+    v4 = make_table("shop", "items", [v3.columns[0], v3.columns[1], v3.columns[3]], ["id"])
+    v5 = make_table("shop", "items", [v4.columns[0], v4.columns[1], v4.columns[2].with_(name="d")], ["id"])
+    batch = [
+        *em.ddl(v3, "ALTER TABLE items MODIFY a BIGINT"),
+        *em.insert(v3, [3, 2**40, "z", 8]),
+        *em.ddl(v4, "ALTER TABLE items DROP COLUMN b"),
+        *em.update(v4, [1, 10, 7], [1, 11, 7]),
+        *em.ddl(v5, "ALTER TABLE items RENAME COLUMN `c` TO `d`"),
+        *em.insert(v5, [4, 4, 9]),
+    ]
+    sink.send(batch)
+    sink.flush()
+    current = spark.table("shop.items")
+    # MySQL's columns in MySQL's order, then the dropped ones (c was renamed to d), null-filled.
+    assert [f.name for f in current.schema.fields] == ["id", "a", "d", "c", "b"]
+    assert current.schema["a"].dataType == LongType()
+    assert current_rows(spark, "shop.items") == [
+        (1, 11, 7, None, None), (2, 20, 7, None, None), (3, 2**40, 8, None, None), (4, 4, 9, None, None)]
+    changelog = spark.sql("SELECT id, a, b, c, d, __op FROM shop.items_changelog ORDER BY __pos").collect()
+    assert [tuple(r) for r in changelog] == [
+        (1, 10, "x", None, None, "c"), (2, 20, "y", None, None, "c"), (3, 2**40, "z", 8, None, "c"),
+        (1, 11, None, 7, None, "u"), (4, 4, None, None, 9, "c")]
+
+    # An incompatible change (BIGINT -> VARCHAR) starts a new changelog generation.
+    v6 = make_table("shop", "items", [v5.columns[0], col("a", "VARCHAR", J.VARCHAR, length=20), v5.columns[2]],
+                    ["id"])
+    sink.send([*em.ddl(v6, "ALTER TABLE items MODIFY a VARCHAR(20)"), *em.insert(v6, [5, "five", 1])])
+    sink.flush()
+    state = committed_tables(tmp_path / "wh")[tid]
+    assert state.changelog_generation == 2
+    assert spark.table("shop.items").schema["a"].dataType == StringType()
+    assert current_rows(spark, "shop.items")[-2:] == [(4, "4", 9, None, None), (5, "five", 1, None, None)]
+    assert [tuple(r) for r in spark.sql("SELECT id, a FROM shop.items_changelog").collect()] == [(5, "five")]
+    assert spark.table("shop.items_changelog_g1").count() == 5
+
+
+def test_decimal_widening_and_default_fill_types(spark: SparkSession, tmp_path: Path) -> None:
+    v1 = make_table("db2", "m", [col("id", "INT", J.INTEGER, optional=False),
+                                 col("p", "DECIMAL", J.DECIMAL, length=5, scale=2)], ["id"])
+    v2 = make_table("db2", "m", [v1.columns[0], col("p", "DECIMAL", J.DECIMAL, length=12, scale=4),
+                                 col("s", "VARCHAR", J.VARCHAR, length=5, optional=False)], ["id"])
+    em = Emitter()
+    sink = new_sink(tmp_path / "wh")
+    sink.send(em.insert(v1, [1, "-999.99"]) + em.insert(v2, [2, "12345678.1234", "ok"]))
+    sink.flush()
+    frame = spark.table("db2.m")
+    assert frame.schema["p"].dataType == DecimalType(12, 4)
+    # A NOT NULL column without default is filled the way MySQL fills it: the type's zero value.
+    assert current_rows(spark, "db2.m") == [(1, Decimal("-999.9900"), ""), (2, Decimal("12345678.1234"), "ok")]
+
+
+def test_readers_never_see_half_a_batch(spark: SparkSession, tmp_path: Path) -> None:
+    em = Emitter()
+    sink = new_sink(tmp_path / "wh")
+    batch_size, batches = 25, 6
+    seen: list[tuple[int, int]] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        while not done.is_set():
+            found = read_current_state(spark, tmp_path / "wh", ORDERS.id)
+            if found is not None:
+                frame, _ = found
+                seen.append((frame.count(), frame.where("qty = 1").count()))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        key = 0
+        for _ in range(batches):
+            rows = []
+            for _ in range(batch_size):
+                key += 1
+                rows.append([key, 0, "0.00", "2024-01-01 00:00:00", None])
+            # Each batch inserts 25 rows and flips every earlier row's qty from 0 to 1.
+            updates: list[ChangeRecord] = []
+            for k in range(1, key - batch_size + 1):
+                updates += em.update(ORDERS, [k, 0, "0.00", "2024-01-01 00:00:00", None],
+                                     [k, 1, "0.00", "2024-01-01 00:00:00", None]) if k > key - 2 * batch_size else []
+            sink.send(em.insert(ORDERS, *rows) + updates)
+            sink.flush()
+    finally:
+        done.set()
+        thread.join()
+    assert seen, "the reader ran"
+    for total, flipped in seen:
+        assert total % batch_size == 0 and flipped == max(0, total - batch_size), (total, flipped)
+
+
+def test_renames_are_read_from_ddl() -> None:
+    assert renames_in_ddl("ALTER TABLE t RENAME COLUMN a TO b, CHANGE COLUMN `c x` d INT") == [
+        ("a", "b"), ("c x", "d")]
+    assert renames_in_ddl("ALTER TABLE t CHANGE c c BIGINT") == []
+
+
+@pytest.fixture
+def props(tmp_path: Path) -> Iterator[dict[str, str]]:
+    yield {**BASE_PROPS, "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
+
+
+def test_configuration(props: dict[str, str]) -> None:
+    sink = SparkSink.from_config(ConnectorConfig.from_mapping({
+        **props, "sink.spark.batch.max.events": "7", "sink.spark.conf.spark.sql.shuffle.partitions": "3",
+        "sink.spark.changelog.name.format": "cdc.{database}__{table}"}))
+    assert sink.settings.batch_max_events == 7
+    assert sink.settings.conf == {"spark.sql.shuffle.partitions": "3"}
+    assert sink.settings.master == "local[*]"
+    missing = {k: v for k, v in props.items() if k != "sink.spark.warehouse"}
+    with pytest.raises(ConfigError, match="sink.spark.warehouse"):
+        SparkSink.from_config(ConnectorConfig.from_mapping(missing))
+    with pytest.raises(ConfigError, match="sink.spark.table.name.format"):
+        SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.table.name.format": "{db}.x"}))
+    with pytest.raises(ConfigError, match="sink.spark.current.buckets"):
+        SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.current.buckets": "0"}))
+
+
+def test_schema_change_event_creates_empty_tables(spark: SparkSession, tmp_path: Path) -> None:
+    table = make_table("fresh", "t", [col("id", "INT", J.INTEGER, optional=False)], ["id"])
+    sink = new_sink(tmp_path / "wh")
+    sink.send(Emitter().ddl(table, "CREATE TABLE t (id INT PRIMARY KEY)", ChangeType.CREATE))
+    sink.flush()
+    assert spark.table("fresh.t").count() == 0
+    assert spark.table("fresh.t_changelog").count() == 0
