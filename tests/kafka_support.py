@@ -278,3 +278,13 @@ def partitions_of(bootstrap: str, topic: str) -> set[int]:
         return set(consumer.partitions_for_topic(topic) or ())
     finally:
         consumer.close()
+
+
+def record_count(bootstrap: str, topic: str) -> int:
+    """How many records a topic's partitions hold in all (the sum of their end offsets)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, allow_auto_create_topics=False)
+    try:
+        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        return sum(consumer.end_offsets(partitions).values()) if partitions else 0
+    finally:
+        consumer.close()

@@ -403,6 +403,24 @@ def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCa
 
 # -- configuration -------------------------------------------------------------------------------
 
+def test_partitioner_is_kafkas_murmur2() -> None:
+    import random as rnd
+
+    from kafka.partitioner.default import murmur2 as reference
+
+    from sink.kafka import java_default_partition, murmur2
+
+    rng = rnd.Random(7)
+    for size in range(0, 300):
+        data = bytes(rng.randrange(256) for _ in range(size))
+        assert murmur2(data) == reference(data) & 0xFFFFFFFF
+    # Values from Kafka's own partitioner tests (Utils.murmur2 on these strings).
+    assert murmur2(b"21") == (-973932308) & 0xFFFFFFFF
+    assert murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8") == (-58897971) & 0xFFFFFFFF
+    assert java_default_partition(b"21", [0, 1, 2], [0, 1, 2]) == ((-973932308) & 0x7FFFFFFF) % 3
+    assert java_default_partition(None, [0, 1, 2], [1]) == 1
+
+
 def test_bootstrap_servers_is_required() -> None:
     with pytest.raises(ConfigError, match="sink.kafka.bootstrap.servers") as failed:
         KafkaSink.from_config(ConnectorConfig.from_mapping({**BASE_PROPS, "sink.type": "kafka"}))
