@@ -607,6 +607,13 @@ class KafkaSink(Sink):
             try:
                 future = producer.send(topic, value=value, key=_NULL_KEY if key is None and value is None else key,
                                        headers=headers or None, partition=record.partition)
+            except kafka_errors.KafkaTimeoutError as exc:
+                # send() itself only times out waiting for the topic's metadata (max.block.ms).
+                self._failure = SinkError(
+                    f"Kafka sink: brokers {s.bootstrap} gave no metadata for topic '{topic}' within "
+                    f"max.block.ms={self.settings.producer_kwargs.get('max_block_ms', 60_000)} "
+                    f"({describe_reachability(s.bootstrap)}); cause: {_error_text(exc)}")
+                raise self._failure from exc
             except kafka_errors.KafkaError as exc:
                 self._fail(topic, record.partition, exc)
             if future.is_done and future.failed():  # refused client-side (e.g. max.request.size)

@@ -139,8 +139,10 @@ def test_offset_topic_is_created_compacted_where_the_broker_allows(
 
         admin = KafkaAdminClient(bootstrap_servers=str(kafka_broker))
         try:
-            described = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-            assert "'cleanup.policy', 'compact'" in str(described)
+            responses = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+            configs = {entry[0]: entry[1] for response in responses for resource in response.resources
+                       for entry in resource[4]}
+            assert configs["cleanup.policy"] == "compact"
         finally:
             admin.close()
         assert partitions_of(kafka_broker, topic) == {0, 1, 2}

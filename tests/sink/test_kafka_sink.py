@@ -320,6 +320,21 @@ def test_broker_gone_longer_than_delivery_timeout_fails_naming_broker_and_cause(
     sink.close()
 
 
+def test_new_topic_while_the_broker_is_down_fails_after_max_block_ms(kafka_broker: KafkaBroker) -> None:
+    table = Table(kafka_broker.unique("meta"), "events")
+    sink = KafkaSink.from_config(sink_config(kafka_broker, **{"sink.kafka.producer.max.block.ms": "1500"}))
+    sink.start()
+    kafka_broker.stop()
+    started = time.monotonic()
+    with pytest.raises(SinkError) as failed:
+        sink.send([table.change("c", 1, 1)])
+    assert time.monotonic() - started < 10
+    message = str(failed.value)
+    assert f"topic '{table.topic}'" in message and "max.block.ms=1500" in message
+    assert "refused the connection" in message
+    sink.close()
+
+
 def test_unreachable_bootstrap_fails_at_start(kafka_broker: KafkaBroker) -> None:
     kafka_broker.stop()
     sink = KafkaSink.from_config(sink_config(kafka_broker, **{
