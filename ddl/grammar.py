@@ -83,7 +83,7 @@ class ColumnDefinition:
 
 @dataclass(frozen=True, slots=True)
 class KeyDefinition:
-    """A table-level key/constraint: ``kind`` is primary|unique|index|fulltext|spatial|foreign|check."""
+    """A table-level key/constraint: ``kind`` is primary|unique|index|fulltext|spatial|foreign|check|period."""
 
     kind: str
     name: str | None
@@ -770,6 +770,12 @@ def _generated_column(c: Cursor, storage: frozenset[str]) -> str:
     if c.accept("GENERATED"):
         c.expect("ALWAYS")
     c.expect("AS")
+    if c.accept("ROW"):
+        # MariaDB system-versioning columns: GENERATED ALWAYS AS ROW START|END.
+        boundary = c.accept_any(frozenset({"START", "END"}))
+        if boundary is None:
+            raise c.error("expected START or END")
+        return f"ROW {boundary}"
     first, last = c.skip_parenthesized()
     text = c.text_between(first, last) if last >= first else ""
     c.accept_any(storage)
@@ -1223,10 +1229,7 @@ def _create_table(c: Cursor, temporary: bool, or_replace: bool) -> CreateTable:
             if _at_key_definition(c):
                 keys.append(parse_key_definition(c))
             elif c.at("PERIOD", "FOR"):
-                c.advance()
-                c.advance()
-                c.identifier("period name")
-                c.skip_parenthesized()
+                keys.append(_period(c))
             else:
                 columns.append(parse_column_definition(c, _column_name(c)))
             if c.accept_type(TokenType.COMMA):
@@ -1235,6 +1238,18 @@ def _create_table(c: Cursor, temporary: bool, or_replace: bool) -> CreateTable:
             break
     options = _table_options_until_query(c)
     return CreateTable(name, temporary, if_not_exists, or_replace, tuple(columns), tuple(keys), options)
+
+
+def _period(c: Cursor) -> KeyDefinition:
+    """MariaDB ``PERIOD FOR name (start, end)``: its columns become NOT NULL."""
+    c.expect("PERIOD", "FOR")
+    name = c.identifier("period name")
+    c.expect_type(TokenType.L_PAREN, "'('")
+    start = c.identifier("period start column")
+    c.expect_type(TokenType.COMMA, "','")
+    end = c.identifier("period end column")
+    c.expect_type(TokenType.R_PAREN, "')'")
+    return KeyDefinition("period", name, (start, end))
 
 
 def _column_name(c: Cursor) -> str:
@@ -1488,11 +1503,7 @@ def _alter_add(c: Cursor) -> AlterSpec | None:
             c.skip_parenthesized()
         return None
     if c.at("PERIOD", "FOR"):
-        c.advance()
-        c.advance()
-        c.identifier("period name")
-        c.skip_parenthesized()
-        return None
+        return AddKey(_period(c))
     if c.accept("SYSTEM", "VERSIONING"):
         return None
     if c.word() in _ADD_KEY_WORDS and _at_key_definition(c):

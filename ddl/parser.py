@@ -661,7 +661,13 @@ class _Draft:
 
     # keys
     def add_key(self, key: KeyDefinition) -> None:
-        if key.kind == "primary":
+        if key.kind == "period":
+            # MariaDB application-time periods make their columns NOT NULL.
+            for part in self._parts(key.columns):
+                if isinstance(part, int):
+                    index = self.slots.index(part)
+                    self.columns[index] = self.columns[index].with_(optional=False)
+        elif key.kind == "primary":
             self._set_primary_key(self._parts(key.columns), unset_expression_defaults=True)
         elif key.kind == "unique":
             self.add_unique(key.name or (key.columns[0] if key.columns else ""), self._parts(key.columns))

@@ -270,3 +270,33 @@ def test_specifications_of_one_alter_resolve_names_like_the_server(mysql_server:
             (c.name, c.type_name, c.optional, c.default_expression) for c in snapshot.columns], statement
         assert streamed.primary_key == snapshot.primary_key, statement
         assert streamed.unique_keys == snapshot.unique_keys, statement
+
+
+FLAVOR_SPECIFIC = {
+    "mariadb": [
+        "CREATE TABLE sv (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING",
+        "CREATE TABLE sv2 (id INT, s BIGINT UNSIGNED GENERATED ALWAYS AS ROW START INVISIBLE, "
+        "e BIGINT UNSIGNED GENERATED ALWAYS AS ROW END INVISIBLE, PERIOD FOR SYSTEM_TIME(s, e)) WITH SYSTEM VERSIONING",
+        "CREATE TABLE inv (id INT, h INT INVISIBLE, c TEXT COMPRESSED, u UUID, i6 INET6, i4 INET4)",
+        "CREATE TABLE per (id INT, d1 DATE, d2 DATE, PERIOD FOR p(d1, d2))",
+        "CREATE OR REPLACE TABLE ck (a INT CHECK (a > 0), b VARCHAR(3) DEFAULT 'x' COMMENT 'hi') PAGE_CHECKSUM=1",
+    ],
+    "mysql": [
+        "CREATE TABLE inv (id INT, h INT INVISIBLE, p POINT NOT NULL SRID 4326, j JSON, KEY ((lower(j->>'$.a'))))",
+        "CREATE TABLE dflt (id INT, u VARCHAR(36) DEFAULT (uuid()), t DATETIME DEFAULT (now()))",
+        "CREATE TABLE ck (a INT CHECK (a > 0) NOT ENFORCED, b VARCHAR(3) DEFAULT 'x' COMMENT 'hi')",
+    ],
+}
+
+
+def test_flavor_specific_column_forms(mysql_server: LocalMySQLServer, unique_db: str) -> None:
+    parser = parser_for(mysql_server.flavor)
+    for statement in FLAVOR_SPECIFIC[mysql_server.flavor]:
+        mysql_server.execute(statement, database=unique_db)
+        name = statement.split("(")[0].split()[-1]
+        streamed = table(parser.parse(statement, SchemaModel(), unique_db), f"{unique_db}.{name}")
+        show_create = mysql_server.query(f"SHOW CREATE TABLE `{unique_db}`.`{name}`")[0][1]
+        snapshot = table(parser.parse(show_create, SchemaModel(), unique_db), f"{unique_db}.{name}")
+        assert [(c.name, c.optional, c.generation_expression is not None) for c in streamed.columns] == [
+            (c.name, c.optional, c.generation_expression is not None) for c in snapshot.columns], statement
+        assert streamed.primary_key == snapshot.primary_key, statement
