@@ -807,14 +807,26 @@ class SparkSink(Sink):
             return
         wh = self.warehouse
         latest = wh.latest_commit()
+        resume_offset: Mapping[str, Any] | None = None
         if latest is not None:
             self._finish_moves(latest)
-            if in_snapshot(latest.get("offset")) and "rolled_back_from" not in latest:
-                latest = self._roll_back(latest)
+            resume_offset = latest.get("offset")
+            if in_snapshot(resume_offset) and "rolled_back_from" not in latest:
+                base = self._last_stable_commit()
+                base_no = int(base["commit"]) if base is not None else 0
+                if self._snapshot_rows_since(base_no):
+                    latest = self._roll_back(latest, base)
+                    resume_offset = latest.get("offset")
+                else:
+                    # Only table structures were committed during the snapshot (its rows were
+                    # none, or it never reached them): nothing to undo. The resume point is the
+                    # last one outside the snapshot; None lets the engine use its own offsets,
+                    # which know whether the snapshot finished.
+                    resume_offset = base.get("offset") if base is not None else None
         shutil.rmtree(wh.staging, ignore_errors=True)
         if latest is not None:
             self._commit_no = int(latest["commit"])
-            self._offset = latest.get("offset")
+            self._offset = dict(resume_offset) if resume_offset is not None else None
             self._tables = {s.table_id: s for s in (TableState.from_json(t) for t in latest["tables"].values())}
             self._collect_garbage()
         committed = self._offset if not in_snapshot(self._offset) else None
@@ -835,15 +847,23 @@ class SparkSink(Sink):
         for d in dirs:
             _fsync_dir(d)
 
-    def _roll_back(self, latest: dict[str, Any]) -> dict[str, Any]:
-        """Undo the commits of an unfinished snapshot: it restarts from scratch."""
+    def _last_stable_commit(self) -> dict[str, Any] | None:
+        """The last commit made outside a snapshot."""
         wh = self.warehouse
-        base: dict[str, Any] | None = None
         for number in reversed(wh.commit_numbers()):
             doc = wh.read_commit(number)
             if not in_snapshot(doc.get("offset")):
-                base = doc
-                break
+                return doc
+        return None
+
+    def _snapshot_rows_since(self, base_no: int) -> bool:
+        wh = self.warehouse
+        return any(int(wh.read_commit(n).get("data_events", 1)) > 0
+                   for n in wh.commit_numbers() if n > base_no)
+
+    def _roll_back(self, latest: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
+        """Undo the commits of an unfinished snapshot: it restarts from scratch."""
+        wh = self.warehouse
         base_no = int(base["commit"]) if base is not None else 0
         base_tables = dict(base["tables"]) if base is not None else {}
         for key in latest["tables"]:
@@ -938,7 +958,7 @@ class SparkSink(Sink):
         work: dict[TableId, _TableBatch] = {}
         offset = self._offset
         last_offset: Mapping[str, Any] | None = None
-        applied = 0
+        applied = data_events = 0
         for record in batch:
             if record.offset is not None:
                 last_offset = record.offset
@@ -953,6 +973,7 @@ class SparkSink(Sink):
             if handler is not None:
                 handler(self, record, tables, work)
             applied += 1
+            data_events += record.kind is RecordKind.DATA
         if not applied:
             return
         for tb in work.values():
@@ -992,6 +1013,7 @@ class SparkSink(Sink):
             "tables": {str(tid): s.to_json() for tid, s in sorted(tables.items())},
             "moves": [[str(src), str(dst)] for src, dst in moves],
             "events": applied,
+            "data_events": data_events,
         }
         self.warehouse.write_commit(document)
         # -- committed: publish
