@@ -95,6 +95,7 @@ class TableOptions:
     charset: str | None = None
     collation: str | None = None
     comment: str | None = None
+    system_versioning: bool = False  # MariaDB WITH SYSTEM VERSIONING
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +189,15 @@ class SetTableOptions:
     options: TableOptions
 
 
+@dataclass(frozen=True, slots=True)
+class SystemVersioning:
+    """MariaDB ADD SYSTEM VERSIONING (``enable``) / DROP SYSTEM VERSIONING."""
+
+    enable: bool
+
+
 AlterSpec = (AddColumns | DropColumn | ChangeColumn | RenameColumn | AlterColumnDefault | AddKey | DropKey
-             | RenameKey | RenameTo | ConvertCharset | SetTableOptions)
+             | RenameKey | RenameTo | ConvertCharset | SetTableOptions | SystemVersioning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1086,7 +1094,9 @@ def parse_table_option(c: Cursor) -> TableOptions | None:
         if c.accept("STORAGE"):
             c.advance()
         return None
-    if c.accept("START", "TRANSACTION") or c.accept("WITH", "SYSTEM", "VERSIONING"):
+    if c.accept("WITH", "SYSTEM", "VERSIONING"):
+        return TableOptions(system_versioning=True)
+    if c.accept("START", "TRANSACTION"):
         return None
     if c.at("STORAGE") and c.word(1) in ("DISK", "MEMORY"):
         c.advance()
@@ -1114,7 +1124,8 @@ def _merge_options(a: TableOptions, b: TableOptions | None) -> TableOptions:
     if b is None:
         return a
     return TableOptions(charset=b.charset or a.charset, collation=b.collation or a.collation,
-                        comment=b.comment if b.comment is not None else a.comment)
+                        comment=b.comment if b.comment is not None else a.comment,
+                        system_versioning=a.system_versioning or b.system_versioning)
 
 
 # --- statements -------------------------------------------------------------------------------------
@@ -1271,7 +1282,7 @@ def _table_options_until_query(c: Cursor) -> TableOptions:
             _skip_partitioning(c)
             continue
         if c.at("WITH", "SYSTEM") or c.at("START", "TRANSACTION"):
-            parse_table_option(c)
+            options = _merge_options(options, parse_table_option(c))
             continue
         if c.at_boundary():
             break
@@ -1505,7 +1516,7 @@ def _alter_add(c: Cursor) -> AlterSpec | None:
     if c.at("PERIOD", "FOR"):
         return AddKey(_period(c))
     if c.accept("SYSTEM", "VERSIONING"):
-        return None
+        return SystemVersioning(True)
     if c.word() in _ADD_KEY_WORDS and _at_key_definition(c):
         return AddKey(parse_key_definition(c))
     c.accept("COLUMN")
@@ -1554,7 +1565,7 @@ def _alter_drop(c: Cursor) -> AlterSpec | None:
             c.identifier("partition name")
         return None
     if c.accept("SYSTEM", "VERSIONING"):
-        return None
+        return SystemVersioning(False)
     if c.at("PERIOD", "FOR"):
         c.advance()
         c.advance()

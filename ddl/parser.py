@@ -52,6 +52,7 @@ from ddl.grammar import (
     SetTableOptions,
     SetVariables,
     Statement,
+    SystemVersioning,
     TableOptions,
     TruncateTable,
     UseDatabase,
@@ -303,6 +304,8 @@ def _new_table(tree: CreateTable, table_id: TableId, state: _State) -> Table:
         draft.add_column(definition, None, state.include_comments)
     for key in tree.keys:
         draft.add_key(key)
+    if tree.options.system_versioning:
+        draft.add_system_versioning()
     return draft.finish()
 
 
@@ -652,6 +655,23 @@ class _Draft:
         has_default, expression = default_fields(default)
         self.columns[index] = self.columns[index].with_(has_default=has_default, default_expression=expression)
 
+    def add_system_versioning(self) -> None:
+        """MariaDB keeps invisible ``row_start``/``row_end`` columns (written to the binlog) in a
+        system-versioned table that does not declare its own ``AS ROW START/END`` columns."""
+        if any(c.generation_expression in ("ROW START", "ROW END") for c in self.columns):
+            return
+        for name, boundary in (("row_start", "ROW START"), ("row_end", "ROW END")):
+            self._append(Column(name=name, position=0, data_type="TIMESTAMP",
+                                jdbc_type=JdbcType.TIMESTAMP_WITH_TIMEZONE, length=6, optional=False,
+                                generation_expression=boundary))
+
+    def drop_system_versioning(self) -> None:
+        for index in reversed(range(len(self.columns))):
+            column = self.columns[index]
+            if column.generation_expression in ("ROW START", "ROW END") and column.name in ("row_start", "row_end"):
+                self.columns.pop(index)
+                self.slots.pop(index)
+
     def convert_charset(self, charset: str | None, collation: str | None) -> None:
         for i, column in enumerate(self.columns):
             # NCHAR/NVARCHAR keep Debezium's fixed utf8.
@@ -837,8 +857,17 @@ def _alter_convert_charset(draft: _Draft, spec: ConvertCharset, state: _State) -
 _CONVERTIBLE_JDBC_TYPES = CHARSET_JDBC_TYPES - {JdbcType.NCHAR, JdbcType.NVARCHAR}
 
 
+def _alter_system_versioning(draft: _Draft, spec: SystemVersioning, state: _State) -> None:
+    if spec.enable:
+        draft.add_system_versioning()
+    else:
+        draft.drop_system_versioning()
+
+
 def _alter_table_options(draft: _Draft, spec: SetTableOptions, state: _State) -> None:
     options = spec.options
+    if options.system_versioning:
+        draft.add_system_versioning()
     if options.charset is not None or options.collation is not None:
         draft.default_charset = _table_charset(options, draft.id.database, state)
     if options.comment is not None and state.include_comments:
@@ -857,6 +886,7 @@ _ALTER_HANDLERS: dict[type, Callable[[_Draft, Any, _State], None]] = {
     RenameTo: _alter_rename_to,
     ConvertCharset: _alter_convert_charset,
     SetTableOptions: _alter_table_options,
+    SystemVersioning: _alter_system_versioning,
 }
 
 __all__ = [

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pymysql
 import pytest
 
 from connector.config import ConnectorConfig
@@ -226,5 +227,28 @@ def test_rows_read_after_a_ddl_keep_the_structure_they_were_written_with(mysql_s
         assert [key_fields(r) for r in events] == [["id"], ["id"], ["id"], []]
         assert [after_fields(r)[0] for r in events] == [("id", "int32", False), ("id", "int32", False),
                                                         ("v", "int64", False), ("v", "int64", False)]
+    finally:
+        stream.close()
+
+
+def test_mariadb_system_versioned_table_streams_its_hidden_period_columns(
+        mysql_server: LocalMySQLServer, unique_db: str, tmp_path: Path) -> None:
+    db = unique_db
+    statement = "CREATE TABLE sv (id INT PRIMARY KEY, v INT) WITH SYSTEM VERSIONING"
+    if not mysql_server.is_mariadb:
+        with pytest.raises(pymysql.err.ProgrammingError):  # MariaDB-only syntax
+            mysql_server.execute(statement, database=db)
+        return
+    stream = Stream(mysql_server, [db], tmp_path)
+    try:
+        mysql_server.execute(statement, "INSERT INTO sv VALUES (1, 2)", "UPDATE sv SET v = 3 WHERE id = 1",
+                             "ALTER TABLE sv DROP SYSTEM VERSIONING", "INSERT INTO sv VALUES (2, 4)", database=db)
+        events = rows(stream.take())
+        # The binlog carries MariaDB's invisible row_start/row_end; the UPDATE also writes the history row.
+        assert [(r.op, list(r.after or {})) for r in events] == [
+            ("c", ["id", "v", "row_start", "row_end"]), ("u", ["id", "v", "row_start", "row_end"]),
+            ("c", ["id", "v", "row_start", "row_end"]), ("c", ["id", "v"])]
+        assert events[0].after is not None and events[0].after["row_end"] == "2038-01-19T03:14:07.999999Z"
+        assert [r.after["v"] for r in events if r.after] == [2, 3, 2, 4]
     finally:
         stream.close()

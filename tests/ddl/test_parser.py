@@ -158,6 +158,23 @@ def test_column_type_mapping(ddl_type: str, type_name: str, jdbc: int, length: i
     assert c.charset == expected_charset
 
 
+def test_mariadb_system_versioning_columns() -> None:
+    r = parse("CREATE TABLE v (id INT PRIMARY KEY) WITH SYSTEM VERSIONING;"
+              "CREATE TABLE e (id INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START, "
+              "t TIMESTAMP(6) GENERATED ALWAYS AS ROW END, PERIOD FOR SYSTEM_TIME(s, t)) WITH SYSTEM VERSIONING;"
+              "CREATE TABLE p (id INT)", flavor="mariadb")
+    # Implicit versioning adds MariaDB's invisible row_start/row_end, which the binlog carries.
+    assert [(c.name, c.type_name, c.length, c.optional, c.generation_expression)
+            for c in table(r, "db.v").columns] == [
+        ("id", "INT", None, False, None), ("row_start", "TIMESTAMP", 6, False, "ROW START"),
+        ("row_end", "TIMESTAMP", 6, False, "ROW END")]
+    assert [c.name for c in table(r, "db.e").columns] == ["id", "s", "t"]
+    added = parse("ALTER TABLE p ADD SYSTEM VERSIONING", r.model, flavor="mariadb")
+    assert [c.name for c in table(added, "db.p").columns] == ["id", "row_start", "row_end"]
+    dropped = parse("ALTER TABLE p DROP SYSTEM VERSIONING", added.model, flavor="mariadb")
+    assert [c.name for c in table(dropped, "db.p").columns] == ["id"]
+
+
 def test_mariadb_only_types_need_the_mariadb_flavor() -> None:
     r = parse("CREATE TABLE t (a UUID, b INET6, c INET4)", flavor="mariadb")
     assert [c.type_name for c in table(r, "db.t").columns] == ["UUID", "INET6", "INET4"]
