@@ -7,14 +7,16 @@ the per-row work is a list comprehension over prepared converter functions.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from connector import __version__
-from connector.config import ConnectorConfig
+from connector.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
+from connector.config import ConfigError, ConnectorConfig
 from connector.connect import ConnectSchema, Field, primitive, struct
 from connector.converters import ColumnConverter, ConverterSettings, column_converter
 from connector.filters import TableFilter
@@ -108,6 +110,39 @@ class TableSchema:
         return {name: value.get(name) for name in self.key_fields}
 
 
+class RowImage(dict[str, Any]):
+    """A row's value payload that also carries its message key, for tables whose key cannot be read
+    from the value (a key column excluded by the column filters or changed by a column mapper)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, value: dict[str, Any], key: dict[str, Any]) -> None:
+        super().__init__(value)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class DetachedKeyTableSchema(TableSchema):
+    """A ``TableSchema`` whose key columns are converted on their own (Debezium builds key fields from
+    the table's key columns, without column filters or mappers)."""
+
+    # (column index, field name, converter without mappers) per key field.
+    key_columns: tuple[tuple[int, str, ColumnConverter], ...] = ()
+
+    def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
+        return RowImage({name: conv(values[i]) for i, name, conv in self._binlog},
+                        {name: c.from_binlog(values[i]) for i, name, c in self.key_columns})
+
+    def value_from_snapshot(self, values: Sequence[Any]) -> dict[str, Any]:
+        return RowImage({name: conv(values[i]) for i, name, conv in self._snapshot},
+                        {name: c.from_snapshot(values[i]) for i, name, c in self.key_columns})
+
+    def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
+        if isinstance(value, RowImage):
+            return value.key
+        return super().key_of(value)  # an image built by hand: the best the value can tell
+
+
 def topic_name(prefix: str, delimiter: str, *parts: str) -> str:
     # Debezium replaces characters that are not valid in a Kafka topic name with '_'.
     cleaned = ["".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in p) for p in parts]
@@ -136,7 +171,8 @@ class EventBuilder:
                 Header("__debezium.context.connectorName", "mysql"),
                 Header("__debezium.context.runId", run_id or str(uuid.uuid4())),
             )
-        self._custom_keys = _parse_message_key_columns(config.get("message.key.columns"))
+        self._custom_keys = parse_message_key_columns(config.get("message.key.columns"))
+        self.mappers = ColumnMappers.from_config(config)
 
     # -- schemas ----------------------------------------------------------------------------------
     def table_schema(self, table: Table) -> TableSchema:
@@ -150,20 +186,26 @@ class EventBuilder:
     def _build_table_schema(self, table: Table) -> TableSchema:
         tid = table.id
         topic = topic_name(self.prefix, self.delimiter, tid.database, tid.table)
+        plain: dict[int, ColumnConverter] = {}
+
+        def converter(index: int) -> ColumnConverter:
+            if index not in plain:
+                plain[index] = column_converter(table.columns[index], table, self.settings)
+            return plain[index]
+
         columns = []
         for index, column in enumerate(table.columns):
             if not self.filter.column_captured(tid, column.name):
                 continue
-            columns.append((index, column.name, column_converter(column, table, self.settings)))
+            conv = converter(index)
+            if self.mappers:
+                conv = self.mappers.apply(tid, column, conv)
+            columns.append((index, column.name, conv))
         value_schema = struct(f"{topic}.Value", [Field(n, c.schema) for _, n, c in columns], optional=True)
-        key_names = self._custom_keys.get(tid) or table.primary_key
-        key_fields = tuple(n for n in key_names if any(n.lower() == c[1].lower() for c in columns))
+        key_columns = tuple((i, table.columns[i].name, converter(i)) for i in self._key_column_indexes(table))
         key_schema = None
-        if key_fields:
-            by_name = {n.lower(): (n, c) for _, n, c in columns}
-            key_schema = struct(f"{topic}.Key", [
-                Field(by_name[k.lower()][0], by_name[k.lower()][1].schema) for k in key_fields])
-            key_fields = tuple(by_name[k.lower()][0] for k in key_fields)
+        if key_columns:
+            key_schema = struct(f"{topic}.Key", [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns])
         envelope = struct(f"{topic}.Envelope", [
             Field("before", value_schema),
             Field("after", value_schema),
@@ -174,7 +216,28 @@ class EventBuilder:
             Field("ts_us", primitive("int64", optional=True)),
             Field("ts_ns", primitive("int64", optional=True)),
         ], version=2)
-        return TableSchema(table, topic, key_schema, value_schema, envelope, tuple(columns), key_fields)
+        key_fields = tuple(n for _, n, _ in key_columns)
+        in_value = {i: c for i, _, c in columns}
+        if all(in_value.get(i) is c for i, _, c in key_columns):
+            # Usual case: the key is a projection of the value.
+            return TableSchema(table, topic, key_schema, value_schema, envelope, tuple(columns), key_fields)
+        return DetachedKeyTableSchema(table, topic, key_schema, value_schema, envelope, tuple(columns),
+                                      key_fields, key_columns=key_columns)
+
+    def _key_column_indexes(self, table: Table) -> list[int]:
+        """Debezium's ``Key``: the columns ``message.key.columns`` selects for the table (in rule
+        order, then column order), else the primary key; filters and mappers do not apply."""
+        indexes: list[int] = []
+        if self._custom_keys:
+            prefix = f"{table.id.database}.{table.id.table}."
+            for pattern in self._custom_keys:
+                for index, column in enumerate(table.columns):
+                    if index not in indexes and pattern.fullmatch(prefix + column.name):
+                        indexes.append(index)
+        if not indexes:
+            by_name = {c.name.lower(): i for i, c in enumerate(table.columns)}
+            indexes = [by_name[n.lower()] for n in table.primary_key if n.lower() in by_name]
+        return indexes
 
     # -- source block -----------------------------------------------------------------------------
     def source(self, table_id: TableId | None, where: SourcePosition, table_names: str | None = None
@@ -267,17 +330,42 @@ class EventBuilder:
                              self.headers, offset, None, ts.table.id)]
 
 
-def _parse_message_key_columns(text: str | None) -> dict[TableId, tuple[str, ...]]:
-    """``db.t:c1,c2;db.t2:c`` → {TableId: (columns)}."""
-    out: dict[TableId, tuple[str, ...]] = {}
+_MESSAGE_KEY_PART = re.compile(r"^\s*([^\s:]+):([^:\s]+)\s*$")
+
+
+def parse_message_key_columns(text: str | None) -> tuple[re.Pattern[str], ...]:
+    """``message.key.columns`` (``db.t:c1,c2;(.*).t2:c``) as Debezium's ``CustomKeyMapper`` reads it:
+    one regex ``<table regex>.<column>`` per column, matched case-insensitively against the whole of
+    ``db.table.column``."""
+    patterns: list[re.Pattern[str]] = []
     if not text:
-        return out
+        return ()
     for part in text.split(";"):
         if not part.strip():
             continue
-        table, _, cols = part.partition(":")
-        out[TableId.parse(table.strip())] = tuple(c.strip() for c in cols.split(",") if c.strip())
-    return out
+        match = _MESSAGE_KEY_PART.match(part)
+        if match is None:
+            raise ConfigError("message.key.columns", f"{part.strip()!r} is not <table>:<column>[,<column>...] "
+                              "(e.g. inventory.customers:pk1,pk2;(.*).purchaseorders:pk3)")
+        table, columns = match.groups()
+        for column in columns.split(","):
+            if not column:
+                continue
+            try:
+                patterns.append(re.compile(f"{table}.{column}", re.IGNORECASE))
+            except re.error as exc:
+                raise ConfigError("message.key.columns",
+                                  f"{table}.{column!r} is not a valid regular expression ({exc})") from None
+    return tuple(patterns)
+
+
+def _key_field_schema(schema: ConnectSchema) -> ConnectSchema:
+    # Key fields are built without column mappers, so without propagated source-type parameters.
+    params = schema.parameters
+    if not params or not any(k.startswith(SOURCE_TYPE_PARAMETER_PREFIX) for k, _ in params):
+        return schema
+    kept = tuple((k, v) for k, v in params if not k.startswith(SOURCE_TYPE_PARAMETER_PREFIX))
+    return replace(schema, parameters=kept or None)
 
 
 # -- schema change records (Debezium 3d) ----------------------------------------------------------
