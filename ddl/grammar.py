@@ -922,10 +922,6 @@ def parse_reference(c: Cursor) -> None:
 
 # --- keys -------------------------------------------------------------------------------------------
 
-_INDEX_OPTION_WORDS = frozenset({"KEY_BLOCK_SIZE", "USING", "WITH", "COMMENT", "VISIBLE", "INVISIBLE",
-                                 "ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE", "CLUSTERING", "IGNORED",
-                                 "NOT"})
-
 
 def parse_key_columns(c: Cursor) -> tuple[str, ...]:
     """``(col [(len)] [ASC|DESC], ... )``; functional key parts ``((expr))`` are not columns."""
@@ -1102,7 +1098,6 @@ def parse_table_option(c: Cursor) -> TableOptions | None:
         c.advance()
         c.advance()
         return None
-    token = c.peek()
     if word and (word in _VALUE_OPTIONS or c.at_type(TokenType.EQ, 1)):
         c.advance()
         c.accept_equals()
@@ -1111,8 +1106,6 @@ def parse_table_option(c: Cursor) -> TableOptions | None:
             raise c.error(f"expected a value for table option {word}")
         c.advance()
         return None
-    if token is None:
-        raise c.error("expected a table option")
     raise c.error("expected a table option")
 
 
