@@ -144,6 +144,11 @@ PROPERTIES: tuple[Property, ...] = (
     _p("schema.history.internal.kafka.bootstrap.servers", doc="Brokers for the history topic."),
     _p("schema.history.internal.skip.unparseable.ddl", "false",
        "Log and skip DDL the parser cannot read instead of stopping.", kind="bool"),
+    _p("schema.history.internal.ddl.filter", doc="Comma-separated regexes of DDL statements that are "
+       "neither applied, stored nor emitted (default: Debezium's list of server-generated and "
+       "non-table statements)."),
+    _p("schema.history.internal.prefer.ddl", "false",
+       "Recovery replays the DDL text instead of the recorded tableChanges.", kind="bool"),
     _p("schema.history.internal.store.only.captured.tables.ddl", "false",
        "Record only DDL of captured tables.", kind="bool"),
     _p("schema.history.internal.store.only.captured.databases.ddl", "false",

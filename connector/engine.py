@@ -213,16 +213,59 @@ class Engine:
         self.history.start()
         for sink in self.sinks:
             sink.start()
-        self.schema = SchemaState(self.config, parser_for(self.info.flavor), self.history, self.filter,
-                                  self.builder)
+        parser = parser_for(self.info.flavor,
+                            include_comments=self.config.get_bool("include.schema.comments"))
+        self.schema = SchemaState(self.config, parser, self.history, self.filter, self.builder)
         offset = self._starting_offset()
-        if offset is not None and not offset.get("snapshot"):
-            self._recover(offset)
-        else:
-            offset = self._snapshot()
-        self.streaming = StreamingSource(self.config, self.info.flavor, self.schema, self.builder,
-                                         self.filter, self.delivery, offset)
+        start = self._plan_and_snapshot(offset)
+        if start is not None:
+            self.streaming = StreamingSource(self.config, self.info.flavor, self.schema, self.builder,
+                                             self.filter, self.delivery, start)
         self._prepared = True
+
+    def _plan_and_snapshot(self, offset: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Debezium's start-up decision (snapshot.mode) and the snapshot it calls for; returns the
+        offset to stream from, or None when the mode does not stream (initial_only)."""
+        from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET
+        from snapshot.snapshotter import SnapshotError, connection_factory
+        from snapshot.startup import (
+            PinnedPositionListener,
+            build_snapshotter,
+            earliest_position,
+            plan_start,
+            position_purged,
+            stored_position,
+        )
+
+        assert self.info is not None and self.schema is not None
+        connect = connection_factory(self.config)
+        plan = plan_start(self.config, offset, history_exists=self.history.exists(),
+                          position_purged=position_purged(connect, offset, self.info.flavor))
+        if plan.error:
+            raise SnapshotError(plan.error)
+        if plan.reset_offsets:
+            log.warning("the stored binlog position is no longer on the server; taking a new snapshot "
+                        "(snapshot.mode=when_needed)")
+            offset = None
+        start = offset
+        if plan.snapshot:
+            snapshotter = build_snapshotter(self.config, self.info.flavor, self.filter, connect=connect)
+            listener = SnapshotEmitter(self)
+            if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
+                # recovery: rebuild the history at the stored offset; streaming resumes there.
+                snapshotter.run(PinnedPositionListener(listener, stored_position(offset)),
+                                data=plan.snapshot_data)
+                self.delivery.advance(offset)
+                self.delivery.flush()
+            else:
+                snapshotter.run(listener, data=plan.snapshot_data)
+                start = listener.finish()
+        elif plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
+            self._recover(offset)
+        elif plan.stream_from == STREAM_FROM_BEGINNING:
+            first = earliest_position(connect)
+            start = {"file": first.file, "pos": first.pos}
+        return start if plan.stream else None
 
     def _wants_snapshot_locks(self) -> bool:
         return self.config.get("snapshot.locking.mode") != "none"
@@ -238,29 +281,19 @@ class Engine:
         from ddl.recovery import recover
 
         assert self.schema is not None
-        if not self.probe.position_available(str(offset["file"])):
-            raise RuntimeError(
-                f"the stored binlog position {offset['file']}:{offset['pos']} is no longer on the server "
-                "(purged); a new snapshot is required: delete the stored offsets (offset.storage."
-                "file.filename) and the schema history, or set snapshot.mode=when_needed")
-        self.schema.model = recover(self.history, self.schema.partition, offset, self.schema.parser)
+        self.schema.model = recover(
+            self.history, self.schema.partition, offset, self.schema.parser,
+            skip_unparseable=self.schema.skip_unparseable,
+            prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
+            ddl_filter=self.schema.ddl_filter)
         log.info("recovered %d table structures from the schema history; resuming at %s:%s",
                  len(self.schema.model.tables), offset["file"], offset["pos"])
-
-    def _snapshot(self) -> dict[str, Any]:
-        """First start: read the table structures at a consistent binlog position."""
-        from connector.schema_snapshot import SchemaOnlySnapshot
-
-        assert self.info is not None and self.schema is not None
-        listener = SnapshotEmitter(self)
-        SchemaOnlySnapshot(self.config, self.info, self.probe, self.filter).run(listener)
-        return listener.finish()
 
     def run(self) -> None:
         try:
             self.prepare()
-            assert self.streaming is not None
-            self.streaming.run(self._stopping)
+            if self.streaming is not None:  # None: the snapshot mode does not stream
+                self.streaming.run(self._stopping)
         finally:
             self.close()
 
@@ -272,7 +305,10 @@ class Engine:
     def catch_up(self, timeout: float = 60.0) -> None:
         """Stream until everything the server had written when called is delivered (for tests)."""
         self.prepare()
-        assert self.streaming is not None and self.info is not None
+        if self.streaming is None:
+            self.delivery.flush()
+            return
+        assert self.info is not None
         target = self.probe.current_position(self.info)
         deadline = time.monotonic() + timeout
         target_key = (target.file_number, target.pos)

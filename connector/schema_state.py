@@ -13,10 +13,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connector.config import ConnectorConfig
+from connector.config import ConfigError, ConnectorConfig
 from connector.events import EventBuilder, SourcePosition, schema_change_record
 from connector.filters import TableFilter
 from connector.records import ChangeRecord
+from ddl.filters import DdlFilter
 from ddl.history import HistoryRecord, SchemaHistory
 from ddl.model import SchemaModel, TableId
 from ddl.parser import DdlParseError, DdlParser, ParsedStatement
@@ -43,11 +44,19 @@ class SchemaState:
         self.only_captured_tables = config.get_bool("schema.history.internal.store.only.captured.tables.ddl")
         self.only_captured_dbs = config.get_bool("schema.history.internal.store.only.captured.databases.ddl")
         self.include_schema_changes = config.get_bool("include.schema.changes", True)
+        try:
+            self.ddl_filter = DdlFilter.from_property(config.get("schema.history.internal.ddl.filter"))
+        except ValueError as exc:
+            raise ConfigError("schema.history.internal.ddl.filter", str(exc)) from None
 
     def apply(self, ddl: str, database: str | None, history_position: Mapping[str, Any],
               where: SourcePosition, record_offset: Mapping[str, Any] | None,
               ) -> tuple[list[ChangeRecord], list[ParsedStatement]]:
         """Apply one query event's (or snapshot step's) DDL text."""
+        if self.ddl_filter(ddl) and not _is_truncate(ddl):
+            # Debezium's schema.history.internal.ddl.filter: neither applied, stored nor emitted.
+            # TRUNCATE is in the default list but must still become an op "t" event.
+            return [], []
         try:
             result = self.parser.parse(ddl, self.model, database)
         except DdlParseError as exc:
@@ -112,3 +121,7 @@ class SchemaState:
 
     def truncated_tables(self, statements: Sequence[ParsedStatement]) -> list[TableId]:
         return [t for s in statements if s.kind == "truncate" for t in s.truncated]
+
+
+def _is_truncate(ddl: str) -> bool:
+    return ddl.lstrip().upper().startswith("TRUNCATE")
