@@ -94,6 +94,8 @@ class BinlogReader:
     def _open(self) -> BinLogStreamReader:
         connections: list[Any] = []
         last_error: list[BaseException] = []
+        # include.query on MariaDB: its ANNOTATE_ROWS events carry the statement (see _TrackingConnection).
+        annotate_rows = self.config.get_bool("include.query")
 
         def connection_factory(**kwargs: Any) -> Any:
             # The library calls this for its stream and its control connection. A third call is
@@ -104,7 +106,7 @@ class BinlogReader:
             for old, new in (("passwd", "password"), ("db", "database")):
                 if old in kwargs:
                     kwargs[new] = kwargs.pop(old)
-            conn = _TrackingConnection(last_error, **kwargs)
+            conn = _TrackingConnection(last_error, annotate_rows=annotate_rows, **kwargs)
             connections.append(conn)
             return conn
 
@@ -188,12 +190,31 @@ class BinlogReader:
         self._discard_stream()
 
 
-class _TrackingConnection(pymysql.connections.Connection):
-    """Remembers the real error of a failed read so the reconnect message can show it."""
+COM_BINLOG_DUMP = 0x12
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02  # MariaDB COM_BINLOG_DUMP flag
 
-    def __init__(self, sink: list[BaseException], **kwargs: Any) -> None:
+
+class _TrackingConnection(pymysql.connections.Connection):
+    """Remembers the real error of a failed read so the reconnect message can show it; asks a
+    MariaDB server for ANNOTATE_ROWS events when ``annotate_rows`` is set.
+
+    mysql-replication only sets BINLOG_SEND_ANNOTATE_ROWS_EVENT on its MariaDB GTID dump, which we
+    do not use (module docstring), so the flag is added to the file/position COM_BINLOG_DUMP packet
+    here (as Debezium's MariaDB connector asks for the events with include.query)."""
+
+    def __init__(self, sink: list[BaseException], annotate_rows: bool = False, **kwargs: Any) -> None:
         self._error_sink = sink
+        self._annotate_rows = annotate_rows
         super().__init__(**kwargs)
+
+    def _write_bytes(self, data: bytes) -> None:
+        # Packet: 3-byte length, sequence id, command, 4-byte position, 2-byte flags, server id, file.
+        # Sequence id 0 = a command packet, whose fifth byte is the command.
+        if (self._annotate_rows and len(data) >= 11 and data[3] == 0 and data[4] == COM_BINLOG_DUMP
+                and "mariadb" in str(self.server_version).lower()):
+            flags = int.from_bytes(data[9:11], "little") | BINLOG_SEND_ANNOTATE_ROWS_EVENT
+            data = data[:9] + flags.to_bytes(2, "little") + data[11:]
+        super()._write_bytes(data)
 
     def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
         try:

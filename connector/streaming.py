@@ -33,10 +33,12 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
 from connector.config import ConnectorConfig
 from connector.converters import restore_empty_sets
-from connector.events import EventBuilder, SourcePosition
+from connector.events import EventBuilder, SourcePosition, topic_name
 from connector.filters import TableFilter
+from connector.heartbeat import Heartbeat
 from connector.records import ChangeRecord
 from connector.schema_state import SchemaState
+from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,8 @@ class GtidTracker:
 
 
 _OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", DeleteRowsEvent: "d"}
+# MariaDB GTID event flag: a statement without BEGIN/COMMIT (DDL), not a transaction start.
+_FL_STANDALONE = 0x01
 # Rotate, format description and heartbeat: sent on every (re)connect, they prove nothing.
 _CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
 
@@ -116,6 +120,13 @@ class StreamingSource:
         self.inconsistent_mode = config.get_choice("inconsistent.schema.handling.mode")
         self.max_attempts = config.get_int("connect.max.attempts", 5) or 5
         self.heartbeat_s = (config.get_int("poll.interval.ms", 500) or 500) / 1000
+        # Debezium heartbeats (heartbeat.interval.ms), not the server's binlog heartbeat events.
+        self.heartbeat = Heartbeat.from_config(config)
+        self.txmeta: TransactionMetadata | None = None
+        if config.get_bool("provide.transaction.metadata"):
+            self.txmeta = TransactionMetadata.from_offset(
+                topic_name(config.topic_prefix, builder.delimiter, config.get("topic.transaction") or "transaction"),
+                offset)
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
@@ -125,7 +136,7 @@ class StreamingSource:
             GtidEvent: self._on_gtid, MariadbGtidEvent: self._on_gtid, QueryEvent: self._on_query,
             XidEvent: self._on_xid, WriteRowsEvent: self._on_rows, UpdateRowsEvent: self._on_rows,
             DeleteRowsEvent: self._on_rows, RowsQueryLogEvent: self._on_rows_query,
-            MariadbAnnotateRowsEvent: self._on_rows_query,
+            MariadbAnnotateRowsEvent: self._on_annotate_rows,
         }
 
     # -- offsets ----------------------------------------------------------------------------------
@@ -144,6 +155,9 @@ class StreamingSource:
             out["row"] = row
         if self.server_id:
             out["server_id"] = self.server_id
+        txmeta = self.txmeta
+        if txmeta is not None and txmeta.id is not None:
+            txmeta.store(out)
         return out
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -154,9 +168,14 @@ class StreamingSource:
             if self._events is None:
                 self._open()
             assert self._events is not None
+            heartbeat = self.heartbeat
             try:
                 for raw in self._events:
                     self._handle(raw)
+                    # Debezium checks the heartbeat timer after every event (idle ticks included);
+                    # not while replaying skipped events, whose offsets lag behind the stored one.
+                    if heartbeat is not None and not self.skip_events and heartbeat.due():
+                        self.emit_heartbeat()
                     if raw.end_pos and raw.event_type not in _CONTROL_EVENT_TYPES:
                         attempt = 0  # a real event arrived: the connection works again
                     if stopping():
@@ -191,6 +210,16 @@ class StreamingSource:
         if self._reader is not None:
             self._reader.close()
         self._events = None
+        if self.heartbeat is not None:
+            self.heartbeat.close()
+
+    def emit_heartbeat(self) -> None:
+        """A heartbeat record with the current offset now (and the action query), if heartbeats are
+        on; the engine also calls this right after a snapshot completes, as Debezium does."""
+        if self.heartbeat is not None:
+            records = self.heartbeat.beat(self.offset())
+            if records:
+                self.emitter.emit(records)
 
     # -- event handling ----------------------------------------------------------------------------
     def _handle(self, raw: RawEvent) -> None:
@@ -235,13 +264,32 @@ class StreamingSource:
             self.gtids.add(txn.gtid)
         self._advance_restart(raw)
         self.skip_events = self.skip_rows = 0
-        self.emitter.advance(self.offset())
+        end = self.txmeta.end(raw.timestamp * 1000) if self.txmeta is not None else None
+        offset = self.offset()
+        if end is not None:
+            # Its offset is the one after the commit: storing it must not replay the transaction
+            # (Debezium's END offset still points into it, so a crash right there repeats the END).
+            assert self.txmeta is not None
+            self.emitter.emit([self.txmeta.record(end, offset)])
+        self.emitter.advance(offset)
 
     def _on_gtid(self, raw: RawEvent) -> None:
         self._begin(raw)
         assert self.txn is not None
         self.txn.gtid = raw.event.gtid
         self._count()
+        if self.txmeta is not None and isinstance(raw.event, MariadbGtidEvent) \
+                and not raw.event.flags & _FL_STANDALONE:
+            self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
+
+    def _transaction_started(self, raw: RawEvent) -> None:
+        """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
+        does not replay the begin; a replayed begin of the restored transaction emits nothing)."""
+        assert self.txmeta is not None and self.txn is not None
+        txn_id = self.txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
+        record = self.txmeta.begin(txn_id, raw.timestamp * 1000, self.offset())
+        if record is not None:
+            self.emitter.emit([record])
 
     def _on_query(self, raw: RawEvent) -> None:
         event = raw.event
@@ -253,6 +301,8 @@ class StreamingSource:
             assert self.txn is not None
             self.txn.thread = int(event.slave_proxy_id)
             self._count()
+            if self.txmeta is not None and upper == "BEGIN":  # Debezium ignores XA statements
+                self._transaction_started(raw)
             return
         if upper in ("COMMIT", "ROLLBACK") or upper.startswith("XA COMMIT") or upper.startswith("XA END"):
             self._count()
@@ -310,6 +360,14 @@ class StreamingSource:
             self.txn.query = raw.event.query
         self._count()
 
+    def _on_annotate_rows(self, raw: RawEvent) -> None:
+        # MariaDB sends these only when asked for (include.query, see connector.binlog), so they are
+        # not counted in the offset's ``event``: a restart with include.query toggled still skips the
+        # right events.
+        if self.txn is not None and self.include_query:
+            statement = raw.event.sql_statement
+            self.txn.query = statement.decode("utf-8", "replace") if isinstance(statement, bytes) else str(statement)
+
     def _where(self, raw: RawEvent, row: int) -> SourcePosition:
         txn = self.txn
         return SourcePosition(
@@ -342,6 +400,7 @@ class StreamingSource:
         rows = event.rows
         count = len(rows)
         skip, self.skip_rows = self.skip_rows, 0
+        txmeta = self.txmeta
         for index in range(skip, count):
             row = rows[index]
             where = self._where(raw, index)
@@ -365,6 +424,8 @@ class StreamingSource:
                 before, after = (image, None) if op == "d" else (None, image)
             records = self.builder.change_records(schema, op, before, after, where, offset)
             if records:
+                if txmeta is not None:
+                    txmeta.stamp(records, table_id, offset)
                 self.emitter.emit(records)
         self._count()
 

@@ -1,0 +1,95 @@
+"""Heartbeats (``heartbeat.interval.ms``, ``heartbeat.action.query``; reference 1.10, 3f).
+
+When the interval has passed, the next processed binlog event (or idle tick) produces a record on
+``__debezium-heartbeat.<prefix>`` carrying the current offset, so the stored offset keeps up with the
+binlog even when only tables that are not captured change. ``heartbeat.action.query`` runs on a
+separate connection at the same cadence (typically an UPDATE of a captured heartbeat table, which
+then produces change events of its own).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pymysql
+
+from connector.config import ConnectorConfig
+from connector.connect import Field, primitive, struct
+from connector.records import ChangeRecord, RecordKind
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_KEY_SCHEMA = struct("io.debezium.connector.common.ServerNameKey", [
+    Field("serverName", primitive("string")),
+], version=1)
+HEARTBEAT_VALUE_SCHEMA = struct("io.debezium.connector.common.Heartbeat", [
+    Field("ts_ms", primitive("int64")),
+], version=1)
+
+
+def heartbeat_topic(config: ConnectorConfig) -> str:
+    """``<topic.heartbeat.prefix><topic.delimiter><topic.prefix>`` (``AbstractTopicNamingStrategy``)."""
+    prefix = config.get("topic.heartbeat.prefix") or "__debezium-heartbeat"
+    return f"{prefix}{config.get('topic.delimiter') or '.'}{config.topic_prefix}"
+
+
+class Heartbeat:
+    """The heartbeat timer, record maker and action query of one stream."""
+
+    def __init__(self, config: ConnectorConfig, interval_ms: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.interval_s = interval_ms / 1000
+        self.topic = heartbeat_topic(config)
+        self.key = {"serverName": config.topic_prefix}
+        self.action_query = config.get("heartbeat.action.query")
+        self._clock = clock
+        self._next = clock() + self.interval_s
+        self._connection: Any = None
+
+    @classmethod
+    def from_config(cls, config: ConnectorConfig) -> Heartbeat | None:
+        """None when heartbeats are off (``heartbeat.interval.ms`` = 0, the default)."""
+        interval = config.get_int("heartbeat.interval.ms", 0) or 0
+        return cls(config, interval) if interval > 0 else None
+
+    def due(self) -> bool:
+        return self._clock() >= self._next
+
+    def beat(self, offset: Mapping[str, Any] | None) -> list[ChangeRecord]:
+        """Runs the action query and returns the heartbeat record for ``offset`` (none for an empty
+        offset, as Debezium); restarts the interval."""
+        self._next = self._clock() + self.interval_s
+        if self.action_query:
+            self._run_action_query()
+        if not offset:
+            return []
+        return [ChangeRecord(self.topic, HEARTBEAT_KEY_SCHEMA, self.key, HEARTBEAT_VALUE_SCHEMA,
+                             {"ts_ms": time.time_ns() // 1_000_000}, RecordKind.HEARTBEAT, (),
+                             dict(offset), 0, None)]
+
+    def _run_action_query(self) -> None:
+        # Debezium logs a failed action query and carries on (DatabaseHeartbeatImpl#forcedBeat); the
+        # connection is re-opened on the next beat.
+        from connector.server import connect
+
+        assert self.action_query is not None
+        try:
+            if self._connection is None:
+                self._connection = connect(self.config, autocommit=True)
+            with self._connection.cursor() as cur:
+                cur.execute(self.action_query)
+        except (pymysql.err.Error, OSError, RuntimeError) as exc:
+            log.error("heartbeat.action.query failed (it runs again at the next heartbeat): %s", exc)
+            self.close()
+
+    def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                connection.close()
+            except Exception:  # noqa: BLE001 - closing a broken connection may fail in many ways
+                log.debug("error closing the heartbeat connection", exc_info=True)
