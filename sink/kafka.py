@@ -616,6 +616,8 @@ class KafkaSink(Sink):
                 raise self._failure from exc
             except kafka_errors.KafkaError as exc:
                 self._fail(topic, record.partition, exc)
+            except ValueError as exc:  # kafka-python's check of the topic name
+                self._fail(topic, record.partition, kafka_errors.InvalidTopicError(str(exc)))
             if future.is_done and future.failed():  # refused client-side (e.g. max.request.size)
                 self._fail(topic, record.partition, future.exception)
             self._pending.append(_Pending(future, topic, size))

@@ -394,6 +394,15 @@ def test_record_larger_than_max_request_size_is_refused_before_sending(kafka_bro
     sink.close()
 
 
+def test_illegal_topic_name_is_a_sink_error(kafka_broker: KafkaBroker) -> None:
+    record = ChangeRecord("bad topic/name", None, None, None, {"x": 1})
+    sink = KafkaSink.from_config(sink_config(kafka_broker))
+    sink.start()
+    with pytest.raises(SinkError, match=r"topic 'bad topic/name'.*topic.prefix / topic.delimiter"):
+        sink.send([record])
+    sink.close()
+
+
 # -- topic creation ------------------------------------------------------------------------------
 
 def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture) -> None:
