@@ -115,10 +115,15 @@ PROPERTIES: tuple[Property, ...] = (
     _p("poll.interval.ms", "500", "Longest wait before a partial batch is delivered.", kind="int", minimum=1),
     # -- snapshot
     _p("snapshot.mode", "initial", "When to snapshot.", kind="choice",
-       choices=("initial", "initial_only", "when_needed", "no_data", "recovery", "never", "always"),
+       choices=("initial", "initial_only", "when_needed", "no_data", "recovery", "never", "always",
+                "configuration_based"),
        aliases={"schema_only": "no_data", "schema_only_recovery": "recovery"}),
-    _p("snapshot.locking.mode", "minimal", "Locks taken during the snapshot.", kind="choice",
-       choices=("minimal", "extended", "none")),
+    _p("snapshot.locking.mode", "minimal", "Locks taken during the snapshot (none: no locks, only safe "
+       "when nothing writes during the snapshot or with no_data/recovery).", kind="choice",
+       choices=("minimal", "extended", "none", "minimal_percona", "minimal_percona_no_table_locks",
+                "minimal_at_least_once")),
+    _p("snapshot.tables.order.by.row.count", "disabled", "Snapshot table order by estimated rows.",
+       kind="choice", choices=("ascending", "descending", "disabled")),
     _p("snapshot.lock.timeout.ms", "10000", "Lock wait timeout during the snapshot.", kind="int", minimum=0),
     _p("snapshot.fetch.size", doc="Rows fetched per round trip during the snapshot.", kind="int", minimum=1),
     _p("snapshot.max.threads", "1", "Parallel table scans.", kind="int", minimum=1),
@@ -173,7 +178,7 @@ PROPERTIES: tuple[Property, ...] = (
 PASSTHROUGH_PREFIXES: tuple[str, ...] = (
     "sink.kafka.producer.", "sink.spark.conf.", "schema.history.internal.producer.",
     "schema.history.internal.consumer.", "schema.history.internal.kafka.", "offset.storage.kafka.",
-    "snapshot.select.statement.overrides.", "column.mask.hash.", "column.mask.with.",
+    "snapshot.select.statement.overrides.", "snapshot.mode.configuration.based.", "column.mask.hash.", "column.mask.with.",
     "column.truncate.to.", "topic.creation.", "sink.spark.", "sink.kafka.", "driver.",
 )
 

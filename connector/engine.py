@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
@@ -201,6 +202,7 @@ class Engine:
         self.info: ServerInfo | None = None
         self.schema: SchemaState | None = None
         self.streaming: StreamingSource | None = None
+        self._snapshotter: Any = None
 
     # -- lifecycle ----------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -250,11 +252,13 @@ class Engine:
         start = offset
         if plan.snapshot:
             snapshotter = build_snapshotter(self.config, self.info.flavor, self.filter, connect=connect)
+            self._snapshotter = snapshotter
             listener = SnapshotEmitter(self)
             if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
                 # recovery: rebuild the history at the stored offset; streaming resumes there.
                 snapshotter.run(PinnedPositionListener(listener, stored_position(offset)),
                                 data=plan.snapshot_data)
+                listener.finish()
                 self.delivery.advance(offset)
                 self.delivery.flush()
             else:
@@ -327,6 +331,9 @@ class Engine:
 
     def stop(self) -> None:
         self._stop.set()
+        snapshotter = self._snapshotter
+        if snapshotter is not None:
+            snapshotter.cancel()
 
     def close(self) -> None:
         try:
@@ -343,7 +350,10 @@ class Engine:
 class SnapshotEmitter:
     """Receives the snapshot's schema statements and rows and turns them into records.
 
-    Implements ``snapshot.listener.SnapshotListener``.
+    Implements ``snapshot.listener.SnapshotListener``. Like Debezium's buffering receiver it holds
+    back the most recent records, so that the very last snapshot record (even a schema change, or
+    the last row of a table that is not the last one, when later tables are empty) is rewritten to
+    ``source.snapshot = "last"`` with the completed offset.
     """
 
     def __init__(self, engine: Engine) -> None:
@@ -351,6 +361,14 @@ class SnapshotEmitter:
         self.position: BinlogPosition | None = None
         self.ts_ms = 0
         self.rows = 0
+        self._held: list[ChangeRecord] = []
+
+    def _emit(self, records: list[ChangeRecord]) -> None:
+        if not records:
+            return
+        held, self._held = self._held, records
+        if held:
+            self.engine.delivery.emit(held)
 
     def _offset(self, done: bool = False) -> dict[str, Any]:
         assert self.position is not None
@@ -375,7 +393,7 @@ class SnapshotEmitter:
         assert schema is not None
         offset = self._offset()
         records, _ = schema.apply(ddl, database, offset, self._where("true"), offset)
-        self.engine.delivery.emit(records)
+        self._emit(records)
 
     def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
         self.ts_ms = source_ts_ms
@@ -388,8 +406,8 @@ class SnapshotEmitter:
             return
         ts = self.engine.builder.table_schema(table)
         after = ts.value_from_snapshot(values)
-        self.engine.delivery.emit(self.engine.builder.change_records(
-            ts, "r", None, after, self._where(marker), self._offset(done=marker == "last")))
+        self._emit(self.engine.builder.change_records(
+            ts, "r", None, after, self._where(marker), self._offset()))
         self.rows += 1
 
     def on_table_end(self, table_id: TableId, rows: int) -> None:
@@ -399,7 +417,15 @@ class SnapshotEmitter:
         pass
 
     def finish(self) -> dict[str, Any]:
+        """Deliver the held-back records, the last one marked ``last``; returns the final offset."""
         offset = self._offset(done=True)
+        held, self._held = self._held, []
+        if held:
+            *head, last = held
+            value = last.value
+            if isinstance(value, dict) and isinstance(value.get("source"), dict):
+                value = {**value, "source": {**value["source"], "snapshot": "last"}}
+            self.engine.delivery.emit([*head, replace(last, value=value, offset=offset)])
         self.engine.delivery.advance(offset)
         self.engine.delivery.flush()
         return offset
