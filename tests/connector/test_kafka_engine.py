@@ -81,7 +81,8 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
         "CREATE TABLE pairs (a INT, b VARCHAR(5), v INT, PRIMARY KEY (a, b))", database=db)
     props = mysql_server.connector_properties(**kafka_props(
         kafka_broker, prefix, **{"database.include.list": db, "data.dir": str(tmp_path / "first"),
-                                 "max.batch.size": "64", "heartbeat.interval.ms": "100"}))
+                                 "max.batch.size": "64", "heartbeat.interval.ms": "100",
+                                 "provide.transaction.metadata": "true"}))
     config = ConnectorConfig.from_mapping(props)
     jsonl_path = tmp_path / "events.jsonl"
     engine = Engine(config, sinks=[KafkaSink.from_config(config), JsonlSink(jsonl_path)])
@@ -105,7 +106,9 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
 
     jsonl_lines = jsonl_path.read_bytes().splitlines()
     topics = topics_with_prefix(kafka_broker, prefix)
-    assert f"{prefix}.{db}.customers" in topics and prefix in topics  # data and schema-change topics
+    # data, schema-change, transaction and heartbeat topics
+    assert {f"{prefix}.{db}.customers", prefix, f"{prefix}.transaction",
+            f"__debezium-heartbeat.{prefix}"} <= set(topics)
     consumed = consume_all(kafka_broker, [t for t in topics if not t.endswith((".offsets", ".schema-history"))])
     kafka_lines = [jsonl_form(m.topic, m.key, m.value, m.headers) for m in consumed]
     assert len(jsonl_lines) > 200
