@@ -129,6 +129,14 @@ class DetachedKeyTableSchema(TableSchema):
     # (column index, field name, converter without mappers) per key field.
     key_columns: tuple[tuple[int, str, ColumnConverter], ...] = ()
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # Key columns outside the value need their text codec set on the library's columns too.
+        known = {i for i, _ in self.binlog_encodings}
+        extra = tuple((i, c.binlog_encoding) for i, _, c in self.key_columns
+                      if c.binlog_encoding and i not in known)
+        object.__setattr__(self, "binlog_encodings", self.binlog_encodings + extra)
+
     def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
         return RowImage({name: conv(values[i]) for i, name, conv in self._binlog},
                         {name: c.from_binlog(values[i]) for i, name, c in self.key_columns})

@@ -168,7 +168,8 @@ def test_restart_inside_a_transaction_continues_numbering(
     engine.catch_up()
     engine.close()
     failing = FailingSink()
-    engine, _ = make(mysql_server, db, tmp_path / "crash", failing, **{"max.batch.size": str(batch_size)})
+    engine, _ = make(mysql_server, db, tmp_path / "crash", failing, **{"max.batch.size": str(batch_size),
+                                                                     "offset.flush.interval.ms": "0"})
     engine.catch_up()
     failing.batches = delivered_batches
     run_in_session(mysql_server, db, *statements)
