@@ -224,7 +224,7 @@ class ColumnMappers:
         hashes: list[_Rule] = []
         hashes_v2: list[_Rule] = []
         for key, value in config.raw.items():
-            if not key.startswith("column.") or not value.strip():
+            if not key.startswith(("column.truncate.", "column.mask.")) or not value.strip():
                 continue
             patterns = compile_regex_list(key, value)
             if match := _TRUNCATE_KEY.fullmatch(key):
@@ -241,7 +241,7 @@ class ColumnMappers:
             elif match := _HASH_KEY.fullmatch(key):
                 hashes.append(_Rule(key, patterns, _hash(_algorithm(key, match.group(1)), match.group(2),
                                                          java_serialized_string)))
-            elif key.startswith(("column.truncate.", "column.mask.")):
+            else:
                 raise ConfigError(key, "not a column mapper property; expected column.truncate.to.<N>.chars, "
                                   "column.mask.with.<N>.chars or column.mask.hash[.v2].<algorithm>.with.salt.<salt>")
         return cls((*truncates, *masks), (*hashes, *hashes_v2))
