@@ -1,0 +1,234 @@
+"""Crash test: ``mysql-cdc run`` with the Spark sink is killed with SIGKILL while Spark batches are
+being written — once during the initial snapshot, then repeatedly while a writer keeps changing the
+tables — and restarted each time. Afterwards ``verify`` must report every table equal to MySQL and
+each changelog must hold every change exactly once: no two rows share a binlog position and
+operation, and per key the changelog's operations, in binlog order, are exactly the writer's.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from connector.config import ConnectorConfig
+from connector.engine import Engine
+from connector.verify import run_verify
+from sink.spark import SparkSink, Warehouse, in_snapshot, register_warehouse
+from tests.sink.test_spark_support import spark_for_tests
+
+PREFILL_A, PREFILL_B = 3000, 600
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
+    return spark_for_tests(tmp_path_factory.mktemp("spark-crash"))
+
+
+class Writer(threading.Thread):
+    """One connection, small transactions; logs the (table, op, key) of every committed change."""
+
+    def __init__(self, server: Any, db: str, seed: int) -> None:
+        super().__init__(daemon=True)
+        self.server, self.db, self.rng = server, db, random.Random(seed)
+        self.stop_event = threading.Event()
+        self.log: list[tuple[str, str, Any]] = []
+        self.a_keys = set(range(1, PREFILL_A + 1))
+        self.b_keys = {(f"k{i % 50}", i) for i in range(PREFILL_B)}
+        self.next_a = PREFILL_A + 1
+        self.error: BaseException | None = None
+
+    def change(self, cur: Any) -> list[tuple[str, str, Any]]:
+        r = self.rng
+        roll = r.random()
+        if roll < 0.3:
+            key = self.next_a
+            self.next_a += 1
+            cur.execute("INSERT INTO a VALUES (%s, %s, %s)", (key, f"v{key}", r.randint(-10**12, 10**12)))
+            self.a_keys.add(key)
+            return [("a", "c", key)]
+        if roll < 0.55:
+            key = r.choice(tuple(self.a_keys))
+            cur.execute("UPDATE a SET n = n + 1, v = CONCAT(LEFT(v, 10), '*') WHERE id = %s", (key,))
+            return [("a", "u", key)]
+        if roll < 0.65:
+            key = r.choice(tuple(self.a_keys))
+            cur.execute("DELETE FROM a WHERE id = %s", (key,))
+            self.a_keys.discard(key)
+            return [("a", "d", key)]
+        if roll < 0.75:
+            key = r.choice(tuple(self.a_keys))
+            new = self.next_a
+            self.next_a += 1
+            cur.execute("UPDATE a SET id = %s WHERE id = %s", (new, key))
+            self.a_keys.discard(key)
+            self.a_keys.add(new)
+            return [("a", "d", key), ("a", "c", new)]
+        if roll < 0.9 or not self.b_keys:
+            k = (f"k{r.randint(0, 49)}", r.randint(0, 10**6))
+            if k in self.b_keys:
+                cur.execute("UPDATE b SET amount = amount - 0.01 WHERE k = %s AND i = %s", k)
+                return [("b", "u", k)]
+            cur.execute("INSERT INTO b VALUES (%s, %s, %s)", (*k, f"{r.randint(0, 10**7) / 100:.2f}"))
+            self.b_keys.add(k)
+            return [("b", "c", k)]
+        k = r.choice(tuple(self.b_keys))
+        cur.execute("DELETE FROM b WHERE k = %s AND i = %s", k)
+        self.b_keys.discard(k)
+        return [("b", "d", k)]
+
+    def run(self) -> None:
+        try:
+            with self.server.connect(self.db) as conn, conn.cursor() as cur:
+                while not self.stop_event.is_set():
+                    cur.execute("BEGIN")
+                    done: list[tuple[str, str, Any]] = []
+                    for _ in range(self.rng.randint(1, 4)):
+                        done += self.change(cur)
+                    cur.execute("COMMIT")
+                    self.log += done
+                    time.sleep(0.02)
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+def commits(wh: Warehouse) -> list[int]:
+    return wh.commit_numbers()
+
+
+def start_connector(config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    with open(log_file, "ab") as log:
+        return subprocess.Popen([sys.executable, "-m", "connector.cli", "run", "--config", str(config_file)],
+                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=Path(__file__).parents[2])
+
+
+def wait_for(condition: Any, timeout: float, what: str, proc: subprocess.Popen[bytes], log_file: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc.poll() is not None:
+            raise AssertionError(f"connector exited ({proc.returncode}) while waiting for {what}:\n"
+                                 + log_file.read_text(errors="replace")[-4000:])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}:\n" + log_file.read_text(errors="replace")[-4000:])
+        time.sleep(0.02)
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def batch_in_flight(wh: Warehouse) -> bool:
+    return wh.staging.is_dir() and any(wh.staging.iterdir())
+
+
+def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
+        spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path) -> None:
+    db = unique_db
+    mysql_server.execute(
+        "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)",
+        "CREATE TABLE b (k VARCHAR(10), i INT, amount DECIMAL(10,2), PRIMARY KEY (k, i))",
+        "INSERT INTO a VALUES " + ", ".join(f"({i}, 'v{i}', {i * 7})" for i in range(1, PREFILL_A + 1)),
+        "INSERT INTO b VALUES " + ", ".join(f"('k{i % 50}', {i}, {i / 100:.2f})" for i in range(PREFILL_B)),
+        database=db)
+    props = mysql_server.connector_properties(**{
+        "topic.prefix": "crash", "database.include.list": db, "data.dir": str(tmp_path / "data"),
+        "skipped.operations": "none", "poll.interval.ms": "100", "max.batch.size": "400",
+        "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh"), "sink.spark.master": "local[2]",
+        "sink.spark.current.buckets": "4", "sink.spark.conf.spark.sql.shuffle.partitions": "2"})
+    config_file = tmp_path / "connector.properties"
+    config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    log_file = tmp_path / "connector.log"
+    wh = Warehouse(tmp_path / "wh")
+    rng = random.Random(99)
+    kills = {"snapshot": 0, "batch": 0}
+
+    # 1. Killed in the middle of the snapshot (after its first committed batch): it must restart.
+    proc = start_connector(config_file, log_file)
+    wait_for(lambda: bool(commits(wh)) and batch_in_flight(wh), 120, "a snapshot batch", proc, log_file)
+    if in_snapshot((wh.latest_commit() or {}).get("offset")):
+        kills["snapshot"] += 1
+    kill(proc)
+    proc = start_connector(config_file, log_file)
+
+    def snapshot_done() -> bool:
+        latest = wh.latest_commit()
+        return latest is not None and "rolled_back_from" not in latest and not in_snapshot(latest.get("offset"))
+
+    wait_for(snapshot_done, 180, "the snapshot to complete", proc, log_file)
+    assert kills["snapshot"] == 1
+
+    # 2. A writer runs; the connector is killed while a batch is being written, three times.
+    writer = Writer(mysql_server, db, seed=5)
+    writer.start()
+    try:
+        for _ in range(3):
+            before = commits(wh)[-1]
+            wait_for(lambda: commits(wh)[-1] > before and batch_in_flight(wh), 120,  # noqa: B023
+                     "a streaming batch", proc, log_file)
+            time.sleep(rng.uniform(0, 0.4))  # anywhere inside the batch (or just after it)
+            kills["batch"] += 1
+            kill(proc)
+            time.sleep(rng.uniform(0.2, 1.0))  # changes pile up while the connector is down
+            proc = start_connector(config_file, log_file)
+        before = commits(wh)[-1]
+        wait_for(lambda: commits(wh)[-1] > before, 120, "progress after the last restart", proc, log_file)
+    finally:
+        writer.stop_event.set()
+        writer.join()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill(proc)
+    assert writer.error is None, writer.error
+    assert kills["batch"] == 3
+
+    # 3. Catch up with everything written, then compare.
+    config = ConnectorConfig.from_mapping(props)
+    engine = Engine(config, sinks=[SparkSink.from_config(config)])
+    try:
+        engine.catch_up(timeout=300)
+    finally:
+        engine.close()
+    out = io.StringIO()
+    assert run_verify(config, [], out) == 0, out.getvalue()
+
+    register_warehouse(spark, tmp_path / "wh")
+    for table, key_columns in (("a", ["id"]), ("b", ["k", "i"])):
+        keys = ", ".join(key_columns)
+        rows = spark.sql(f"SELECT __op, __file, __pos, __row, __snapshot, {keys} FROM `{db}`.`{table}_changelog`"
+                         ).collect()
+        # zero duplicates: one row per binlog position and operation
+        positions = [(r["__file"], r["__pos"], r["__row"], r["__op"]) for r in rows if r["__op"] != "r"]
+        assert len(positions) == len(set(positions)), f"{table}: duplicated changes"
+        # the snapshot is in the changelog once: all reads from one snapshot, each key once
+        reads = [r for r in rows if r["__op"] == "r"]
+        assert len({(r["__file"], r["__pos"]) for r in reads}) == 1, f"{table}: reads of several snapshots"
+        read_keys = [tuple(r[c] for c in key_columns) for r in reads]
+        assert len(read_keys) == len(set(read_keys)) == (PREFILL_A if table == "a" else PREFILL_B)
+        # zero gaps, right order: per key, the changelog's ops in binlog order are the writer's
+        streamed = sorted((r for r in rows if r["__op"] != "r"),
+                          key=lambda r: (r["__file"], r["__pos"], r["__row"], r["__op"] != "d"))
+        got: dict[Any, list[str]] = defaultdict(list)
+        for r in streamed:
+            key = r[key_columns[0]] if len(key_columns) == 1 else tuple(r[c] for c in key_columns)
+            got[key].append(r["__op"])
+        expected: dict[Any, list[str]] = defaultdict(list)
+        for t, op, key in writer.log:
+            if t == table:
+                expected[key].append(op)
+        assert dict(got) == dict(expected), f"{table}: changelog differs from the writer's changes"
+        assert sum(len(v) for v in expected.values()) > 20, table
