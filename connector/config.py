@@ -138,7 +138,11 @@ PROPERTIES: tuple[Property, ...] = (
                 "org.apache.kafka.connect.storage.MemoryOffsetBackingStore": "memory"}),
     _p("offset.storage.file.filename", doc="Offsets file (default <data.dir>/offsets.json)."),
     _p("offset.storage.topic", doc="Offsets topic for offset.storage=kafka."),
-    _p("offset.flush.interval.ms", "1000", "How often offsets are stored.", kind="int", minimum=0),
+    _p("offset.flush.interval.ms", "1000", "How often the sinks are flushed and the offset stored "
+       "(0: after every batch).", kind="int", minimum=0),
+    _p("offset.storage.partitions", "25", "Partitions of a new offsets topic.", kind="int", minimum=1),
+    _p("offset.storage.replication.factor", "-1", "Replication factor of a new offsets topic (-1: the "
+       "broker's default).", kind="int"),
     _p("schema.history.internal", "file", "Where schema history lives.", kind="choice",
        choices=("file", "kafka", "memory"),
        aliases={"io.debezium.storage.file.history.FileSchemaHistory": "file",
@@ -147,6 +151,8 @@ PROPERTIES: tuple[Property, ...] = (
     _p("schema.history.internal.file.filename", doc="History file (default <data.dir>/schema-history.jsonl)."),
     _p("schema.history.internal.kafka.topic", doc="History topic for schema.history.internal=kafka."),
     _p("schema.history.internal.kafka.bootstrap.servers", doc="Brokers for the history topic."),
+    _p("schema.history.internal.name", doc="Client id of the history store (default "
+       "<topic.prefix>-schemahistory)."),
     _p("schema.history.internal.skip.unparseable.ddl", "false",
        "Log and skip DDL the parser cannot read instead of stopping.", kind="bool"),
     _p("schema.history.internal.ddl.filter", doc="Comma-separated regexes of DDL statements that are "

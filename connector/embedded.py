@@ -42,11 +42,13 @@ from sink.base import Sink
 log = logging.getLogger(__name__)
 
 # What an embedded engine uses unless the properties say otherwise: nothing on disk, and a short
-# poll interval (it is also the replication heartbeat) so events and ``stop()`` are prompt.
+# poll interval (it is also the replication heartbeat) and flush interval (the application sees a
+# batch once it is flushed) so events and ``stop()`` are prompt.
 EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "offset.storage": "memory",
     "schema.history.internal": "memory",
     "poll.interval.ms": "100",
+    "offset.flush.interval.ms": "100",
 }
 
 Row = Mapping[str, Any]

@@ -124,19 +124,30 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
 
 
 class Delivery:
-    """Batches records to the sinks and stores offsets once the sinks have them durably."""
+    """Batches records to the sinks and stores offsets once the sinks have them durably.
+
+    Records go to every sink's ``send`` in batches (``max.batch.size``, or after ``poll.interval.ms``);
+    every ``offset.flush.interval.ms`` (and on stop) every sink is flushed (fsync, broker
+    acknowledgement, Spark commit) and only then is the offset of the last flushed record stored.
+    A failure leaves the stored offset where it was, so a restart redelivers from there.
+    """
 
     def __init__(self, sinks: Sequence[Sink], offsets: OffsetStore, max_batch: int, interval_s: float,
-                 on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None) -> None:
+                 on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
+                 commit_interval_s: float | None = None) -> None:
         self.sinks = list(sinks)
         self.offsets = offsets
         self.max_batch = max_batch
         self.interval_s = interval_s
+        self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
         self.on_delivered = on_delivered
         self.pending: list[ChangeRecord] = []
-        self.pending_offset: Mapping[str, Any] | None = None
+        self.pending_offset: Mapping[str, Any] | None = None  # offset after the last record emitted
+        self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
+        self.sent_offset: Mapping[str, Any] | None = None
         self.stored_offset: Mapping[str, Any] | None = None
-        self.last_flush = time.monotonic()
+        self.failed = False
+        self.last_send = self.last_commit = time.monotonic()
         self.delivered = 0
 
     def emit(self, records: list[ChangeRecord]) -> None:
@@ -146,37 +157,54 @@ class Delivery:
                 self.pending_offset = record.offset
                 break
         if len(self.pending) >= self.max_batch:
-            self.flush()
+            self._send()
+            self.tick()
 
     def advance(self, offset: Mapping[str, Any]) -> None:
         self.pending_offset = offset
         self.tick()
 
     def tick(self) -> None:
-        if time.monotonic() - self.last_flush >= self.interval_s:
+        now = time.monotonic()
+        if now - self.last_commit >= self.commit_interval_s:
             self.flush()
+        elif self.pending and now - self.last_send >= self.interval_s:
+            self._send()
 
-    def flush(self) -> None:
+    def _send(self) -> None:
         batch, self.pending = self.pending, []
-        offset = self.pending_offset
         if batch:
             try:
                 for sink in self.sinks:
                     sink.send(batch)
+            except BaseException:
+                self.failed = True
+                raise
+            self.sent.extend(batch)
+        self.sent_offset = self.pending_offset
+        self.last_send = time.monotonic()
+
+    def flush(self) -> None:
+        """Send what is pending, flush every sink, then store the offset."""
+        if self.failed:
+            return  # never store an offset past records that may not have been delivered
+        self._send()
+        batch, self.sent = self.sent, []
+        offset = self.sent_offset
+        if batch:
+            try:
                 for sink in self.sinks:
                     sink.flush()
                 self.delivered += len(batch)
                 if self.on_delivered is not None:
                     self.on_delivered(batch)
             except BaseException:
-                # The batch is not (known to be) delivered: the flush in close() must not store an
-                # offset past it, or a restart would skip it.
-                self.pending_offset = self.stored_offset
+                self.failed = True
                 raise
         if offset is not None and offset != self.stored_offset:
             self.offsets.save(offset)
             self.stored_offset = offset
-        self.last_flush = time.monotonic()
+        self.last_commit = self.last_send = time.monotonic()
 
 
 class Engine:
@@ -192,8 +220,10 @@ class Engine:
         self.filter = TableFilter.from_config(config)
         self.builder = EventBuilder(config, self.filter, converter_settings(config))
         self.probe = ServerProbe(config)
-        self.delivery = Delivery(self.sinks, self.offsets, config.get_int("max.batch.size", 2048) or 2048,
-                                 (config.get_int("poll.interval.ms", 500) or 500) / 1000, on_delivered)
+        self.delivery = Delivery(
+            self.sinks, self.offsets, config.get_int("max.batch.size", 2048) or 2048,
+            (config.get_int("poll.interval.ms", 500) or 500) / 1000, on_delivered,
+            commit_interval_s=(config.get_int("offset.flush.interval.ms", 1000) or 0) / 1000)
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
         # streaming, so another thread can ask for a delivery barrier (connector.embedded).

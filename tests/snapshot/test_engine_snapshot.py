@@ -104,7 +104,7 @@ class FailingSink(MemorySink):
 def test_interrupted_snapshot_starts_over(mysql_server, unique_db, table, tmp_path):
     mysql_server.execute(f"DELETE FROM {table}")
     fill_rows(mysql_server, f"`{unique_db}`.t (id)", 50)
-    props = props_for(mysql_server, unique_db, tmp_path, **{"max.batch.size": "10"})
+    props = props_for(mysql_server, unique_db, tmp_path, **{"max.batch.size": "10", "offset.flush.interval.ms": "0"})
     engine, _ = engine_for(props, FailingSink(fail_on=4))
     with pytest.raises(RuntimeError, match="sink went away"):
         try:
