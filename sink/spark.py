@@ -79,6 +79,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -984,21 +985,20 @@ class SparkSink(Sink):
         moves: list[tuple[Path, Path]] = []
         new_files: list[Path] = []
 
-        def write(index: int, tb: _TableBatch) -> tuple[list[tuple[Path, Path]], list[Path]]:
-            writer = _TableWriter(self, tb.state, number, staging / f"t{index:05d}")
-            table_moves = writer.write_changelog(tb.parts)
-            files: list[Path] = []
-            if tb.steps or (tb.state.keyed and tb.state.current_version is None):
-                files = writer.write_current(tb.steps)  # (an empty version for a new table)
-            return table_moves, files
-
-        # Spark jobs of a small batch are mostly fixed latency: tables are written side by side.
-        jobs = list(enumerate(work.values()))
-        if len(jobs) == 1:
-            results = [write(*jobs[0])]
+        # Spark jobs of a small batch are mostly fixed latency: the changelog and current-state jobs
+        # of every table run side by side (each writer has its own staging directory).
+        tasks: list[Callable[[], _WriteResult]] = []
+        for index, tb in enumerate(work.values()):
+            changelog_writer = _TableWriter(self, tb.state, number, staging / f"c{index:05d}")
+            tasks.append(partial(_write_changelog, changelog_writer, tb.parts))
+            if tb.steps or (tb.state.keyed and tb.state.current_version is None):  # (new: empty version)
+                current_writer = _TableWriter(self, tb.state, number, staging / f"s{index:05d}")
+                tasks.append(partial(_write_current, current_writer, tb.steps))
+        if len(tasks) == 1:
+            results = [tasks[0]()]
         else:
-            with ThreadPoolExecutor(max_workers=min(4, len(jobs)), thread_name_prefix="spark-sink") as pool:
-                results = list(pool.map(lambda job: write(*job), jobs))
+            with ThreadPoolExecutor(max_workers=min(4, len(tasks)), thread_name_prefix="spark-sink") as pool:
+                results = list(pool.map(lambda task: task(), tasks))
         for table_moves, files in results:
             moves += table_moves
             new_files += files
@@ -1124,6 +1124,17 @@ class SparkSink(Sink):
             else:  # same directory, new files (changelog)
                 spark.catalog.refreshTable(quoted)
             self._registered[name] = (location, schema_json)
+
+
+_WriteResult = tuple[list[tuple[Path, Path]], list[Path]]  # changelog moves, current-state files
+
+
+def _write_changelog(writer: _TableWriter, parts: Sequence[_ChangelogPart]) -> _WriteResult:
+    return writer.write_changelog(parts), []
+
+
+def _write_current(writer: _TableWriter, steps: Sequence[_RowsStep | _EvolveStep]) -> _WriteResult:
+    return [], writer.write_current(steps)
 
 
 def _table_of(value: Mapping[str, Any]) -> TableId | None:

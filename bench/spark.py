@@ -1,0 +1,128 @@
+"""Spark sink throughput: events/s into Spark against the jsonl sink, same workload, same run.
+
+Starts a throwaway server and three connectors on it (each with its own data directory and
+server id), all positioned at the same binlog point: one writes to the jsonl sink, two to the Spark
+sink (local Spark) — with the engine's default batching (``max.batch.size=2048``) and with large
+batches (``max.batch.size`` and ``sink.spark.batch.max.events`` = 20000). A warm-up workload is
+streamed by all of them first (JVM and query-plan warm-up is a one-off cost), then N inserts, N/2
+updates and N/4 deletes are written and each connector's catch-up over that same range is timed.
+Prints events/s for each and the ratio to jsonl, the Spark commits made, and checks with
+``verify`` that the Spark tables equal MySQL.
+
+    /work/venv/bin/python bench/spark.py [--rows 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# Run as a script, this directory comes first on sys.path, where bench/snapshot.py and
+# bench/kafka.py would shadow the snapshot package and kafka-python.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from connector.config import ConnectorConfig  # noqa: E402
+from connector.engine import Engine  # noqa: E402
+from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
+from connector.verify import run_verify  # noqa: E402
+from sink.base import Sink  # noqa: E402
+from sink.jsonl import JsonlSink  # noqa: E402
+from sink.spark import SparkSink  # noqa: E402
+
+TABLE = ("CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
+         "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)")
+
+
+def write_workload(server: LocalMySQLServer, first: int, rows: int) -> int:
+    """N inserts (500-row statements), N/2 updates, N/4 deletes; returns the row changes written."""
+    last = first + rows
+    with server.connect("bench") as conn, conn.cursor() as cur:
+        for start in range(first, last, 500):
+            values = [(i, f"item-{i}", i % 100, f"{i % 1000}.{i % 100:02d}", "2024-05-01 12:00:00.123",
+                       "lorem ipsum" if i % 3 else None) for i in range(start, min(last, start + 500))]
+            cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s)", values)
+        for start in range(first, first + rows // 2, 500):
+            cur.execute("UPDATE items SET qty = qty + 1 WHERE id >= %s AND id < %s", (start, start + 500))
+        cur.execute("DELETE FROM items WHERE id >= %s AND id < %s", (first, first + rows // 4))
+    return rows + rows // 2 + rows // 4
+
+
+class Run:
+    def __init__(self, name: str, server: LocalMySQLServer, tmp: Path, server_id: int,
+                 sink_props: dict[str, str], make_sink: Any) -> None:
+        self.name = name
+        props = server.connector_properties(**{
+            "topic.prefix": "bench", "database.include.list": "bench", "data.dir": str(tmp / name),
+            "database.server.id": str(server_id), "skipped.operations": "none", **sink_props})
+        self.config = ConnectorConfig.from_mapping(props)
+        self.sink: Sink = make_sink(self.config)
+        self.engine = Engine(self.config, sinks=[self.sink])
+        self.seconds = 0.0
+        self.commits = 0
+
+    def catch_up(self) -> float:
+        started = time.perf_counter()
+        self.engine.catch_up(timeout=1800)
+        return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--warmup", type=int, default=2_000)
+    args = parser.parse_args()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
+    with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        server.execute("CREATE DATABASE bench", TABLE)
+        spark_common = {"sink.spark.master": "local[2]", "sink.spark.current.buckets": "8"}
+        runs = [
+            Run("jsonl", server, tmp, 5401, {"sink.jsonl.path": str(tmp / "events.jsonl")},
+                JsonlSink.from_config),
+            Run("spark", server, tmp, 5402, {**spark_common, "sink.spark.warehouse": str(tmp / "wh1")},
+                SparkSink.from_config),
+            Run("spark-large-batches", server, tmp, 5403, {
+                **spark_common, "sink.spark.warehouse": str(tmp / "wh2"), "max.batch.size": "20000",
+                "sink.spark.batch.max.events": "20000"}, SparkSink.from_config),
+        ]
+        try:
+            for run in runs:
+                run.catch_up()  # structure read, positioned at the current binlog end
+            write_workload(server, 10_000_000, args.warmup)
+            for run in runs:
+                run.catch_up()
+            changes = write_workload(server, 0, args.rows)
+            for run in runs:
+                commits_before = run.sink.commits_written if isinstance(run.sink, SparkSink) else 0
+                run.seconds = run.catch_up()
+                run.commits = (run.sink.commits_written - commits_before) if isinstance(run.sink, SparkSink) else 0
+        finally:
+            for run in runs:
+                run.engine.close()
+
+        print(f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
+              f"= {changes} change events (after a {args.warmup}-insert warm-up)")
+        base = changes / runs[0].seconds
+        for run in runs:
+            rate = changes / run.seconds
+            line = f"  {run.name:<22} {run.seconds:8.2f} s  {rate:10,.0f} events/s  {rate / base:6.2f}x jsonl"
+            if run.commits:
+                line += f"  ({run.commits} Spark commits, {changes / run.commits:,.0f} events/commit)"
+            print(line)
+        for run in runs[1:]:
+            out = io.StringIO()
+            code = run_verify(run.config, [], out)
+            print(f"  verify {run.name}: {'equal' if code == 0 else 'DIFFERENT'}")
+            if code:
+                print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
