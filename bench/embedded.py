@@ -9,7 +9,7 @@ With a throwaway server already up (its own start-up is printed but not counted)
       start-up schema events) and ``stop()`` (until the server's Binlog Dump thread is gone).
 Prints min/median/max over the rounds and the ratio (b)/(a). Target: (b) under 2 s.
 
-    .venv/bin/python bench/embedded.py [--rounds 7]
+    .venv/bin/python -m bench.embedded [--rounds 7]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ memory) pushed through (c) the jsonl sink and (d) the kafka sink alone, flushing
 ``offset.flush.interval.ms`` would allow). Prints events/s and the ratios (b)/(a) and (d)/(c). The broker is librdkafka's in-process mock cluster (confluent-kafka) unless
 ``--bootstrap host:port`` names a real one.
 
-    /work/venv/bin/python bench/kafka.py [--rows 50000] [--compression gzip] [--bootstrap 127.0.0.1:9092]
+    .venv/bin/python -m bench.kafka [--rows 50000] [--compression gzip] [--bootstrap 127.0.0.1:9092]
 """
 
 from __future__ import annotations

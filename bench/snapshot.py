@@ -8,7 +8,7 @@ process so that peak RSS (``ru_maxrss``) belongs to that run alone, times
 both with the snapshot value conversions. Prints rows/s for both, the ratio (b)/(a) and the peak
 memory of each; fails (exit 1) if the snapshot's peak RSS reaches 300 MB.
 
-    /work/venv/bin/python bench/snapshot.py [--rows 2000000] [--repeat 2]
+    .venv/bin/python -m bench.snapshot [--rows 2000000] [--repeat 2]
 """
 
 from __future__ import annotations

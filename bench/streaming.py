@@ -6,7 +6,7 @@ Writes N inserts, N/2 updates and N/4 deletes to a throwaway server, then times
       events, serialise, write, fsync, store offsets),
 and prints events/s for both and the ratio (b)/(a).
 
-    .venv/bin/python bench/streaming.py [--rows 50000]
+    .venv/bin/python -m bench.streaming [--rows 50000]
 """
 
 from __future__ import annotations

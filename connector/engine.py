@@ -250,9 +250,20 @@ class Engine:
         self.schema = SchemaState(self.config, parser, self.history, self.filter, self.builder)
         offset = self._starting_offset()
         start = self._plan_and_snapshot(offset)
+        snapshot_taken = self._snapshotter is not None
         if start is not None:
             self.streaming = StreamingSource(self.config, self.info.flavor, self.schema, self.builder,
                                              self.filter, self.delivery, start)
+            if snapshot_taken:
+                # Debezium emits one heartbeat right after a snapshot (when heartbeats are on).
+                self.streaming.emit_heartbeat()
+        elif snapshot_taken:
+            from connector.heartbeat import Heartbeat
+
+            heartbeat = Heartbeat.from_config(self.config)
+            if heartbeat is not None:
+                self.delivery.emit(heartbeat.beat(self.delivery.stored_offset))
+                self.delivery.flush()
         self._prepared = True
 
     def _plan_and_snapshot(self, offset: dict[str, Any] | None) -> dict[str, Any] | None:
