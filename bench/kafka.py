@@ -33,6 +33,7 @@ import time  # noqa: E402
 import uuid  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
+from bench.workload import TABLE, write_workload  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
 from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
@@ -42,23 +43,6 @@ from sink.jsonl import JsonlSink  # noqa: E402
 from sink.kafka import KafkaSink  # noqa: E402
 from sink.memory import MemorySink  # noqa: E402
 from tests.kafka_support import MockKafkaCluster, record_count  # noqa: E402
-
-TABLE = ("CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
-         "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)")
-
-
-def write_workload(server: LocalMySQLServer, rows: int) -> int:
-    """The streaming benchmark's workload; returns the number of row changes written."""
-    with server.connect("bench") as conn, conn.cursor() as cur:
-        batch = 500
-        for start in range(0, rows, batch):
-            values = [(i, f"item-{i}", i % 100, f"{i % 1000}.{i % 100:02d}", "2024-05-01 12:00:00.123",
-                       "lorem ipsum" if i % 3 else None) for i in range(start, min(rows, start + batch))]
-            cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s)", values)
-        for start in range(0, rows // 2, batch):
-            cur.execute("UPDATE items SET qty = qty + 1 WHERE id >= %s AND id < %s", (start, start + batch))
-        cur.execute("DELETE FROM items WHERE id < %s", (rows // 4,))
-    return rows + rows // 2 + rows // 4
 
 
 def engine(server: LocalMySQLServer, data_dir: Path, sinks: Sequence[Sink], **extra: str) -> Engine:

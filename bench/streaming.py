@@ -19,27 +19,11 @@ from pathlib import Path
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
+from bench.workload import TABLE, write_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
 from sink.jsonl import JsonlSink
-
-TABLE = ("CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
-         "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)")
-
-
-def write_workload(server: LocalMySQLServer, rows: int) -> int:
-    """Returns the number of row changes written."""
-    with server.connect("bench") as conn, conn.cursor() as cur:
-        batch = 500
-        for start in range(0, rows, batch):
-            values = [(i, f"item-{i}", i % 100, f"{i % 1000}.{i % 100:02d}", "2024-05-01 12:00:00.123",
-                       "lorem ipsum" if i % 3 else None) for i in range(start, min(rows, start + batch))]
-            cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s)", values)
-        for start in range(0, rows // 2, batch):
-            cur.execute("UPDATE items SET qty = qty + 1 WHERE id >= %s AND id < %s", (start, start + batch))
-        cur.execute("DELETE FROM items WHERE id < %s", (rows // 4,))
-    return rows + rows // 2 + rows // 4
 
 
 def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_pos: int) -> int:

@@ -57,13 +57,14 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from connector.config import ConnectorConfig
-from connector.connect import ConnectSchema, Field, primitive, struct
+from connector.connect import ConnectSchema
 from connector.embedded import EventLog, EventStream
 from connector.engine import converter_settings
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.filters import TableFilter
 from connector.records import ChangeRecord, RecordKind
 from connector.schema_state import SchemaState
+from connector.transactions import TRANSACTION_KEY_SCHEMA, TRANSACTION_VALUE_SCHEMA, java_hashmap_order
 from ddl.history import MemorySchemaHistory
 from ddl.model import Column, Table, TableId
 from ddl.parser import parser_for
@@ -220,47 +221,6 @@ def value_normalizer(column: Column) -> Normalize:
     if per_column is not None:
         return per_column(column)
     return _SIMPLE_NORMALIZERS.get(key, _same)
-
-
-# -- transaction metadata records (reference 3e) ------------------------------------------------------
-TRANSACTION_KEY_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataKey", [
-    Field("id", primitive("string")),
-], version=1)
-_EVENT_COLLECTION_SCHEMA = struct("event.collection", [
-    Field("data_collection", primitive("string")),
-    Field("event_count", primitive("int64")),
-], optional=True, version=1)
-TRANSACTION_VALUE_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataValue", [
-    Field("status", primitive("string")),
-    Field("id", primitive("string")),
-    Field("event_count", primitive("int64", optional=True)),
-    Field("data_collections", ConnectSchema("array", optional=True, items=_EVENT_COLLECTION_SCHEMA)),
-    Field("ts_ms", primitive("int64")),
-], version=1)
-
-
-def _java_string_hash(text: str) -> int:
-    # String.hashCode over UTF-16 code units, as an unsigned 32-bit value (the bucket maths only
-    # looks at bits).
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: Sequence[str]) -> list[str]:
-    """The iteration order of a ``java.util.HashMap<String, ?>`` filled with ``keys`` in this order
-    (Debezium lists a transaction's per-table counts in it): bucket index at the final capacity,
-    then insertion order within a bucket."""
-    capacity = 16
-    while len(keys) > capacity * 0.75:
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = _java_string_hash(key)
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return [key for _, key in sorted(enumerate(keys), key=lambda item: (bucket(item[1]), item[0]))]
 
 
 # -- the fake -------------------------------------------------------------------------------------

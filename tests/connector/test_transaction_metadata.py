@@ -10,7 +10,6 @@ from typing import Any
 import orjson
 import pytest
 
-from connector import fake
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.local_server import MySQLServerHandle
@@ -205,8 +204,3 @@ def test_offset_round_trip_and_fake_share_the_format() -> None:
     context.store(offset)
     assert offset == {"transaction_id": "0-1-7", "transaction_data_collection_order_db.a": 2,
                       "transaction_data_collection_order_db.b": 3}
-    # The fake connector writes the same schemas and HashMap order.
-    assert fake.TRANSACTION_KEY_SCHEMA.json_bytes == TRANSACTION_KEY_SCHEMA.json_bytes
-    assert fake.TRANSACTION_VALUE_SCHEMA.json_bytes == TRANSACTION_VALUE_SCHEMA.json_bytes
-    names = [f"db.t{i}" for i in range(30)] + ["Aa", "BB"]
-    assert fake.java_hashmap_order(names) == java_hashmap_order(names)
