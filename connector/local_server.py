@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -283,3 +284,14 @@ def local_server(**kwargs: Any) -> Iterator[LocalMySQLServer]:
         yield server.start()
     finally:
         server.remove()
+
+
+@contextlib.contextmanager
+def scratch_database(server: MySQLServerHandle, label: str, prefix: str = "t_") -> Iterator[str]:
+    """A database named after ``label`` (e.g. a test's name), created empty, dropped afterwards."""
+    name = (prefix + re.sub(r"[^0-9a-zA-Z]+", "_", label).strip("_").lower())[:60]
+    server.execute(f"DROP DATABASE IF EXISTS `{name}`", f"CREATE DATABASE `{name}`")
+    try:
+        yield name
+    finally:
+        server.execute(f"DROP DATABASE IF EXISTS `{name}`")

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -67,25 +66,19 @@ def _topic_prefix(config: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def cdc_mysql() -> Iterator[LocalMySQLServer]:
     """A throwaway MySQL-compatible server for the whole session."""
-    from connector.local_server import LocalMySQLServer
+    from connector.local_server import local_server
 
-    server = LocalMySQLServer()
-    server.start()
-    try:
+    with local_server() as server:
         yield server
-    finally:
-        server.remove()
 
 
 @pytest.fixture
 def cdc_database(cdc_mysql: LocalMySQLServer, request: pytest.FixtureRequest) -> Iterator[str]:
     """A database of this test's own on ``cdc_mysql``: created empty, dropped afterwards."""
-    name = ("cdc_" + re.sub(r"[^0-9a-zA-Z]+", "_", request.node.name).strip("_").lower())[:60]
-    cdc_mysql.execute(f"DROP DATABASE IF EXISTS `{name}`", f"CREATE DATABASE `{name}`")
-    try:
+    from connector.local_server import scratch_database
+
+    with scratch_database(cdc_mysql, request.node.name, "cdc_") as name:
         yield name
-    finally:
-        cdc_mysql.execute(f"DROP DATABASE IF EXISTS `{name}`")
 
 
 @pytest.fixture

@@ -14,7 +14,13 @@ from typing import Any
 
 import pytest
 
-from connector.local_server import ExternalMySQLServer, LocalMySQLServer, MySQLServerHandle
+from connector.local_server import (
+    ExternalMySQLServer,
+    LocalMySQLServer,
+    MySQLServerHandle,
+    local_server,
+    scratch_database,
+)
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
@@ -54,12 +60,8 @@ def mysql_server(request: pytest.FixtureRequest) -> Iterator[MySQLServerHandle]:
     if docker_target():
         yield _external_server(request.getfixturevalue("docker_services"))
         return
-    server = LocalMySQLServer()
-    server.start()
-    try:
+    with local_server() as server:
         yield server
-    finally:
-        server.remove()
 
 
 @pytest.fixture
@@ -67,24 +69,14 @@ def fresh_mysql_server() -> Iterator[LocalMySQLServer]:
     """A server of the test's own (for tests that restart it, purge binlogs or change settings).
 
     Always a local process, also in the Docker run: such tests need to control the server's life."""
-    server = LocalMySQLServer()
-    server.start()
-    try:
+    with local_server() as server:
         yield server
-    finally:
-        server.remove()
 
 
 @pytest.fixture
 def unique_db(mysql_server: MySQLServerHandle, request: pytest.FixtureRequest) -> Iterator[str]:
     """A database name unique to the test, created empty and dropped afterwards."""
-    import re
-
-    name = "t_" + re.sub(r"[^0-9a-zA-Z]+", "_", request.node.name)[:50].lower()
-    mysql_server.execute(f"DROP DATABASE IF EXISTS `{name}`", f"CREATE DATABASE `{name}`")
-    try:
+    with scratch_database(mysql_server, request.node.name, "t_") as name:
         yield name
-    finally:
-        mysql_server.execute(f"DROP DATABASE IF EXISTS `{name}`")
 
 from tests.kafka_support import kafka_broker, mock_kafka  # noqa: E402, F401
