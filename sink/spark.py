@@ -1052,7 +1052,9 @@ class SparkSink(Sink):
         renames = renames_in_ddl(str(value.get("ddl") or ""))
         for change in value.get("tableChanges") or ():
             if change.get("type") == "DROP":
-                log.info("table %s was dropped in MySQL; its Spark tables are kept", change.get("id"))
+                # (Snapshots drop and re-create every table in the history; a real DROP TABLE
+                # leaves the Spark tables as they were.)
+                log.debug("schema change drops table %s; its Spark tables are kept", change.get("id"))
                 continue
             info_key = self._schema_from_change(change)
             if info_key is None:

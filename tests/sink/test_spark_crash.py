@@ -147,7 +147,8 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
         "topic.prefix": "crash", "database.include.list": db, "data.dir": str(tmp_path / "data"),
         "skipped.operations": "none", "poll.interval.ms": "100", "max.batch.size": "400",
         "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh"), "sink.spark.master": "local[2]",
-        "sink.spark.current.buckets": "4", "sink.spark.conf.spark.sql.shuffle.partitions": "2"})
+        "sink.spark.current.buckets": "4", "sink.spark.conf.spark.sql.shuffle.partitions": "2",
+        "sink.spark.batch.max.events": "500"})  # the snapshot spans several Spark commits
     config_file = tmp_path / "connector.properties"
     config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     log_file = tmp_path / "connector.log"
