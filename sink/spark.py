@@ -43,8 +43,18 @@ One batch of events becomes one commit ``N``:
 ``committed_offset()`` returns the offset of the last commit; the engine resumes there. Events
 replayed after a crash (the engine's own offset store may lag behind the commit) have a binlog
 position at or before the committed one and are skipped, so every change is applied exactly once.
-A crash during a snapshot is rolled back to the last commit made outside a snapshot (the snapshot
-is redone from scratch, as Debezium does), so the changelog never holds a snapshot row twice.
+A snapshot that committed rows and was then interrupted is undone on restart: its commits are
+rolled back to the last commit made outside a snapshot and the offset returned tells the engine to
+snapshot again (as Debezium restarts an unfinished snapshot), so the changelog never holds a
+snapshot row twice. Commits that only recorded table structures are kept.
+
+Batching: ``send`` buffers; a batch is committed when ``sink.spark.batch.max.events`` events are
+buffered (extended to the end of the transaction in progress, so a reader never sees part of a
+MySQL transaction), when the oldest buffered event is ``sink.spark.batch.max.interval.ms`` old, and
+at every ``flush`` — the engine flushes every ``offset.flush.interval.ms`` and on shutdown. Larger
+batches amortise Spark's fixed cost per job (raise ``offset.flush.interval.ms`` and
+``max.batch.size`` with them). The SparkSession (``sink.spark.master``, ``sink.spark.conf.*``) is
+created once per process and reused; a session that already exists is used as it is.
 
 Readers never see half a batch: a current-state table is a directory that is complete before the
 commit points at it, and earlier versions are kept for ``sink.spark.retain.ms`` so running queries
@@ -62,6 +72,18 @@ current-state table is rewritten with the new types (values cast as MySQL does).
 keeps its history: its files are read with the widened types, and a change that cannot be read
 that way (e.g. INT→VARCHAR) starts a new generation ``g<G+1>`` — the previous one stays queryable
 as ``<changelog name>_g<G>`` — and is logged as a warning.
+
+Limits
+------
+* Replays are recognised by binlog file and position, so the connector must keep reading the same
+  server's binlog (after a fail-over to another server, re-snapshot into a new warehouse).
+* A table captured without a key stays changelog-only even if it gets a key later; DROP TABLE and
+  RENAME TABLE leave the existing Spark tables as they are.
+* Each table's changelog gains a batch atomically (one file per table and batch); across tables a
+  reader listing the directories may briefly see one table's batch before another's. Current-state
+  tables registered together by :func:`register_warehouse` always come from one commit.
+* ``skipped.operations`` must not contain ``t`` (Debezium's default does) for truncates to reach
+  the current-state tables; the sink warns at start-up.
 """
 
 from __future__ import annotations
