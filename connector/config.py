@@ -177,7 +177,13 @@ PROPERTIES: tuple[Property, ...] = (
     _p("sink.spark.batch.max.events", "10000", "Events per Spark batch.", kind="int", minimum=1),
     _p("sink.spark.batch.max.interval.ms", "5000", "Longest time a Spark batch stays open.", kind="int",
        minimum=1),
-    _p("metrics.port", doc="Serve Prometheus metrics on this loopback port.", kind="int", minimum=0),
+    _p("sink.spark.table.name.format", "{database}.{table}", "Catalog name of current-state tables."),
+    _p("sink.spark.changelog.name.format", "{database}.{table}_changelog",
+       "Catalog name of changelog tables."),
+    _p("sink.spark.current.buckets", "8", "Buckets (by key) of each current-state table.", kind="int",
+       minimum=1),
+    _p("sink.spark.retain.ms", "300000", "How long superseded current-state versions are kept for "
+       "running queries.", kind="int", minimum=0),
 )
 
 # Prefixes whose keys are passed through to a component (not individually declared).

@@ -316,11 +316,18 @@ class Engine:
         return self.config.get("snapshot.locking.mode") != "none"
 
     def _starting_offset(self) -> dict[str, Any] | None:
+        # The offset store is never ahead of any sink (it is written after every sink flushed), so
+        # it is the safe resume point for all of them; a sink that commits offsets with its data
+        # (Spark) recognises and skips what it already holds. Such a sink's own offset is used only
+        # when the store has none (e.g. it was lost).
+        stored = self.offsets.load()
+        if stored is not None:
+            return stored
         for sink in self.sinks:
             committed = sink.committed_offset()
             if committed is not None:
                 return dict(committed)
-        return self.offsets.load()
+        return None
 
     def _recover(self, offset: Mapping[str, Any]) -> None:
         from ddl.recovery import recover
