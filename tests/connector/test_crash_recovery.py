@@ -60,7 +60,8 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
         props = server.connector_properties(**{
             "topic.prefix": "kill", "database.include.list": "crash", "sink.type": "jsonl",
             "sink.jsonl.path": str(out), "offset.storage.file.filename": str(offsets),
-            "data.dir": str(tmp_path), "max.batch.size": "256", "poll.interval.ms": "100"})
+            "data.dir": str(tmp_path), "max.batch.size": "256", "poll.interval.ms": "100",
+            "offset.flush.interval.ms": "200"})
         config = tmp_path / "connector.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         log = tmp_path / "connector.log"
@@ -75,7 +76,14 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
 
         thread = threading.Thread(target=writer)
         thread.start()
-        wait_for(lambda: len(ids_of(read_lines(out))) >= 2_000, 120, "2,000 delivered events")
+        snapshot_pos = next(iter(orjson.loads(offsets.read_bytes()).values()))["pos"]
+
+        def committed_past_snapshot() -> bool:
+            (offset,) = orjson.loads(offsets.read_bytes()).values()
+            return offset["pos"] != snapshot_pos
+
+        wait_for(lambda: len(ids_of(read_lines(out))) >= 2_000 and committed_past_snapshot(), 120,
+                 "2,000 delivered events and a stored offset past the snapshot")
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         stored = orjson.loads(offsets.read_bytes())

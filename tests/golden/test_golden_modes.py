@@ -22,7 +22,9 @@ Debezium classes in brackets):
   before/after, and ``transaction: null`` (a DDL statement has no BEGIN, so no transaction id).
 * ``heartbeat`` (1.10, 3f [``HeartbeatImpl``]): topic ``__debezium-heartbeat.<prefix>``, key
   ``io.debezium.connector.common.ServerNameKey {serverName}``, value
-  ``io.debezium.connector.common.Heartbeat {ts_ms}``, no headers.
+  ``io.debezium.connector.common.Heartbeat {ts_ms}``, no headers. One heartbeat right after the
+  snapshot completes (1.10: "one heartbeat is also emitted right after the snapshot"), then one per
+  interval (here triggered directly).
 * ``column_mappers`` (2.2 [``ColumnMappers``, ``MaskStrings``, ``TruncateColumn``, ``TableSchemaBuilder``]):
   ``column.mask.with.4.chars`` → ``****`` also for NULL (the mask converter ignores its input) and an
   unchanged INT with parameter ``masked=true``; ``column.mask.hash.SHA-256.with.salt.<s>`` → hex of
