@@ -48,10 +48,15 @@ class ConnectSchema:
     values: ConnectSchema | None = None
     _json: bytes = field(default=b"", compare=False, repr=False)
     _needs_walk: bool = field(default=False, compare=False, repr=False)
+    # Struct members whose payload the converter changes (a default, a float somewhere below):
+    # only these are visited when serialising; the rest are copied as they are.
+    _walk_fields: tuple[Field, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_json", orjson.dumps(self.to_json()))
         object.__setattr__(self, "_needs_walk", _needs_walk(self))
+        object.__setattr__(self, "_walk_fields", tuple(
+            f for f in self.fields or () if f.schema.has_default or f.schema._needs_walk))
 
     @property
     def has_default(self) -> bool:
@@ -116,7 +121,12 @@ def _walk(schema: ConnectSchema, value: Any) -> Any:
     if kind in ("float32", "float64"):
         return java_float(value, kind == "float32")
     if kind == "struct" and schema.fields is not None:
-        return {f.name: _walk(f.schema, value.get(f.name)) for f in schema.fields}
+        # Payload structs are built in field order with every field present, so a shallow copy
+        # keeps the converter's field order.
+        out = dict(value)
+        for f in schema._walk_fields:
+            out[f.name] = _walk(f.schema, value.get(f.name))
+        return out
     if kind == "array" and schema.items is not None:
         return [_walk(schema.items, v) for v in value]
     if kind == "map" and schema.values is not None:
