@@ -414,9 +414,6 @@ class ConnectorConfig:
         value = self.get(key)
         return Path(value) if value else self.data_dir / filename
 
-    def help_rows(self) -> list[tuple[str, str, str]]:
-        return describe_properties()
-
 
 def describe_properties() -> list[tuple[str, str, str]]:
     """(name, default, description) for ``--help`` and the README."""

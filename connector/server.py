@@ -179,12 +179,3 @@ class ServerProbe:
         elif info.gtid_mode and len(row) >= 5:
             gtids = str(row[4] or "").replace("\n", "") or None
         return BinlogPosition(str(row[0]), int(row[1]), gtids)
-
-    def binlog_files(self) -> list[tuple[str, int]]:
-        with connect(self.config) as conn, conn.cursor() as cur:
-            cur.execute("SHOW BINARY LOGS")
-            return [(str(r[0]), int(r[1])) for r in cur.fetchall()]
-
-    def position_available(self, file: str) -> bool:
-        """False when ``file`` has been purged from the server."""
-        return any(name == file for name, _ in self.binlog_files())
