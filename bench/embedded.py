@@ -33,12 +33,24 @@ def baseline_round(server: LocalMySQLServer, row_id: int) -> float:
     file, pos = server.query("SHOW MASTER STATUS")[0][:2]
     started = time.perf_counter()
     stream = BinLogStreamReader(
-        connection_settings={"host": server.host, "port": server.port, "user": server.connector.user,
-                             "passwd": server.connector.password},
-        server_id=9000 + row_id, log_file=file, log_pos=pos, resume_stream=True, blocking=True,
-        only_events=[WriteRowsEvent])
-    writer = threading.Thread(target=server.execute, args=(f"INSERT INTO items VALUES ({row_id}, 'b')",),
-                              kwargs={"database": DATABASE})
+        connection_settings={
+            "host": server.host,
+            "port": server.port,
+            "user": server.connector.user,
+            "passwd": server.connector.password,
+        },
+        server_id=9000 + row_id,
+        log_file=file,
+        log_pos=pos,
+        resume_stream=True,
+        blocking=True,
+        only_events=[WriteRowsEvent],
+    )
+    writer = threading.Thread(
+        target=server.execute,
+        args=(f"INSERT INTO items VALUES ({row_id}, 'b')",),
+        kwargs={"database": DATABASE},
+    )
     writer.start()
     try:
         for event in stream:
@@ -52,8 +64,13 @@ def baseline_round(server: LocalMySQLServer, row_id: int) -> float:
 
 def connector_round(server: LocalMySQLServer, row_id: int) -> tuple[float, float, float]:
     """(first change event, first record of any kind, stop) in seconds."""
-    props = server.connector_properties(**{"topic.prefix": "bench", "database.include.list": DATABASE,
-                                           "database.server.id": str(8000 + row_id)})
+    props = server.connector_properties(
+        **{
+            "topic.prefix": "bench",
+            "database.include.list": DATABASE,
+            "database.server.id": str(8000 + row_id),
+        }
+    )
     started = time.perf_counter()
     engine = EmbeddedEngine(props)
     engine.start()
@@ -68,20 +85,26 @@ def connector_round(server: LocalMySQLServer, row_id: int) -> tuple[float, float
 
 
 def describe(values: list[float]) -> str:
-    return (f"min {min(values) * 1000:7.1f} ms   median {statistics.median(values) * 1000:7.1f} ms   "
-            f"max {max(values) * 1000:7.1f} ms")
+    return (
+        f"min {min(values) * 1000:7.1f} ms   median {statistics.median(values) * 1000:7.1f} ms   "
+        f"max {max(values) * 1000:7.1f} ms"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
 
     boot = time.perf_counter()
     with LocalMySQLServer() as server:
         print(f"server {server.flavor} up in {time.perf_counter() - boot:.2f} s (not counted)")
-        server.execute(f"CREATE DATABASE {DATABASE}",
-                       f"CREATE TABLE {DATABASE}.items (id INT PRIMARY KEY, name VARCHAR(20))")
+        server.execute(
+            f"CREATE DATABASE {DATABASE}",
+            f"CREATE TABLE {DATABASE}.items (id INT PRIMARY KEY, name VARCHAR(20))",
+        )
         baseline, change, first_any, stop = [], [], [], []
         for round_no in range(args.rounds):
             baseline.append(baseline_round(server, 2 * round_no + 1))
@@ -96,8 +119,10 @@ def main() -> None:
         print(f"    stop() until the server's Binlog Dump thread is gone:           {describe(stop)}")
         ratio = statistics.median(change) / statistics.median(baseline)
         verdict = "OK" if max(change) < TARGET_S else "OVER TARGET"
-        print(f"ratio (b)/(a) of medians: {ratio:.1f}x;  worst (b) {max(change):.3f} s vs target {TARGET_S} s: "
-              f"{verdict}")
+        print(
+            f"ratio (b)/(a) of medians: {ratio:.1f}x;  worst (b) {max(change):.3f} s vs target {TARGET_S} s: "
+            f"{verdict}"
+        )
 
 
 if __name__ == "__main__":

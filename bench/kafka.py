@@ -46,17 +46,21 @@ from tests.kafka_support import MockKafkaCluster, record_count  # noqa: E402
 
 
 def engine(server: LocalMySQLServer, data_dir: Path, sinks: Sequence[Sink], **extra: str) -> Engine:
-    config = ConnectorConfig.from_mapping(server.connector_properties(**{
-        "topic.prefix": "bench", "database.include.list": "bench", "data.dir": str(data_dir), **extra}))
+    config = ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{"topic.prefix": "bench", "database.include.list": "bench", "data.dir": str(data_dir), **extra}
+        )
+    )
     return Engine(config, sinks=list(sinks))
 
 
-def timed_sink(sink: Sink, records: list[ChangeRecord], batch: int = 2048, flush_every_batch: bool = True
-               ) -> float:
+def timed_sink(
+    sink: Sink, records: list[ChangeRecord], batch: int = 2048, flush_every_batch: bool = True
+) -> float:
     sink.start()
     started = time.perf_counter()
     for start in range(0, len(records), batch):
-        sink.send(records[start:start + batch])
+        sink.send(records[start : start + batch])
         if flush_every_batch:
             sink.flush()
     sink.flush()
@@ -66,7 +70,9 @@ def timed_sink(sink: Sink, records: list[ChangeRecord], batch: int = 2048, flush
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--compression", default="none", help="sink.kafka.producer.compression.type")
     parser.add_argument("--bootstrap", help="a real broker instead of the mock cluster")
@@ -81,8 +87,11 @@ def main() -> int:
         mock = MockKafkaCluster()
         bootstrap = mock.bootstrap
     run = uuid.uuid4().hex[:8]
-    kafka_settings = {"sink.type": "kafka", "sink.kafka.bootstrap.servers": bootstrap,
-                      "sink.kafka.producer.compression.type": args.compression}
+    kafka_settings = {
+        "sink.type": "kafka",
+        "sink.kafka.bootstrap.servers": bootstrap,
+        "sink.kafka.producer.compression.type": args.compression,
+    }
 
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     try:
@@ -90,9 +99,16 @@ def main() -> int:
             server.execute("CREATE DATABASE bench", TABLE)
             root = Path(tmp)
             to_jsonl = engine(server, root / "a", [JsonlSink(root / "a" / "events.jsonl")])
-            kafka_config = ConnectorConfig.from_mapping(server.connector_properties(**{
-                "topic.prefix": f"bench{run}", "database.include.list": "bench", "data.dir": str(root / "b"),
-                **kafka_settings}))
+            kafka_config = ConnectorConfig.from_mapping(
+                server.connector_properties(
+                    **{
+                        "topic.prefix": f"bench{run}",
+                        "database.include.list": "bench",
+                        "data.dir": str(root / "b"),
+                        **kafka_settings,
+                    }
+                )
+            )
             to_kafka = Engine(kafka_config, sinks=[KafkaSink.from_config(kafka_config)])
             memory = MemorySink()
             to_memory = engine(server, root / "c", [memory])
@@ -114,11 +130,13 @@ def main() -> int:
             records = [r for r in memory.records if r.table_id is not None]
             data_topic = f"bench{run}.bench.items"
             in_broker = record_count(bootstrap, data_topic)
-            jsonl_events = sum(1 for line in (root / "a" / "events.jsonl").read_bytes().splitlines()
-                               if b'"op":' in line)
+            jsonl_events = sum(
+                1 for line in (root / "a" / "events.jsonl").read_bytes().splitlines() if b'"op":' in line
+            )
 
-            sink_config = ConnectorConfig.from_mapping(server.connector_properties(**{
-                "topic.prefix": f"sink{run}", **kafka_settings}))
+            sink_config = ConnectorConfig.from_mapping(
+                server.connector_properties(**{"topic.prefix": f"sink{run}", **kafka_settings})
+            )
             jsonl_only = timed_sink(JsonlSink(root / "d" / "events.jsonl"), records)
             kafka_only = timed_sink(KafkaSink.from_config(sink_config), records)
             kafka_pipelined = timed_sink(KafkaSink.from_config(sink_config), records, flush_every_batch=False)
@@ -145,8 +163,10 @@ def main() -> int:
     print(f"(c) jsonl sink alone, {len(records):,} records: {rate_c:>9,.0f} records/s")
     print(f"(d) kafka sink alone, same records:  {rate_d:>9,.0f} records/s")
     print(f"ratio (d)/(c):                       {rate_d / rate_c:.2f}")
-    print(f"(e) kafka sink alone, one flush at the end (acks overlap sending): "
-          f"{len(records) / kafka_pipelined:,.0f} records/s")
+    print(
+        f"(e) kafka sink alone, one flush at the end (acks overlap sending): "
+        f"{len(records) / kafka_pipelined:,.0f} records/s"
+    )
     from kafka.record import util as record_util
 
     crc = "C (crc32c package)" if record_util.crc32c_c is not None else "pure Python (install crc32c)"

@@ -25,11 +25,15 @@ from connector.local_server import LocalMySQLServer
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_MB = 300
 
-TABLE = ("CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
-         "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note VARCHAR(100))")
+TABLE = (
+    "CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
+    "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note VARCHAR(100))"
+)
 
-_DIGITS = ("(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 "
-           "UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)")
+_DIGITS = (
+    "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 "
+    "UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+)
 
 # Runs in the child process: argv = mode host port user password flavor
 CHILD = r"""
@@ -75,10 +79,13 @@ print(json.dumps({"rows": rows, "seconds": elapsed,
 
 
 def fill(server: LocalMySQLServer, rows: int) -> None:
-    server.execute("CREATE DATABASE bench", TABLE,
-                   "CREATE TABLE bench.n (n INT PRIMARY KEY)",
-                   f"INSERT INTO bench.n SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d "
-                   f"FROM {_DIGITS} a, {_DIGITS} b, {_DIGITS} c, {_DIGITS} e")
+    server.execute(
+        "CREATE DATABASE bench",
+        TABLE,
+        "CREATE TABLE bench.n (n INT PRIMARY KEY)",
+        f"INSERT INTO bench.n SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d "
+        f"FROM {_DIGITS} a, {_DIGITS} b, {_DIGITS} c, {_DIGITS} e",
+    )
     # rows = hi * 10000 + lo; one INSERT ... SELECT per 10,000-row block keeps each statement small.
     blocks = (rows + 9999) // 10000
     with server.connect("bench") as conn, conn.cursor() as cur:
@@ -87,19 +94,37 @@ def fill(server: LocalMySQLServer, rows: int) -> None:
                 "INSERT INTO items SELECT %s + n + 1, CONCAT('item-', %s + n), n %% 100, "
                 "(n %% 100000) / 100, TIMESTAMP('2024-05-01 12:00:00.123') + INTERVAL n SECOND, "
                 "IF(n %% 3 = 0, NULL, 'lorem ipsum dolor sit amet') FROM n WHERE %s + n < %s",
-                (block * 10000, block * 10000, block * 10000, rows))
+                (block * 10000, block * 10000, block * 10000, rows),
+            )
     server.execute("DROP TABLE bench.n", "ANALYZE TABLE bench.items")
 
 
 def run_child(server: LocalMySQLServer, mode: str) -> dict[str, float]:
     creds = server.connector
-    out = subprocess.run([sys.executable, "-c", CHILD, mode, server.host, str(server.port), creds.user,
-                          creds.password, server.flavor], cwd=REPO, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            mode,
+            server.host,
+            str(server.port),
+            creds.user,
+            creds.password,
+            server.flavor,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2, help="runs of each; the best rate is reported")
     args = parser.parse_args()
@@ -119,14 +144,20 @@ def main() -> int:
     best = {mode: max(runs, key=lambda r: r["rows"] / r["seconds"]) for mode, runs in results.items()}
     peak = {mode: max(r["maxrss_mb"] for r in runs) for mode, runs in results.items()}
     rate = {mode: best[mode]["rows"] / best[mode]["seconds"] for mode in best}
-    print(f"baseline (bare pymysql SSCursor loop): {rate['baseline']:>10,.0f} rows/s  "
-          f"({best['baseline']['seconds']:.2f} s, peak RSS {peak['baseline']:.0f} MB)")
-    print(f"snapshot (Snapshotter, counting listener): {rate['snapshot']:>6,.0f} rows/s  "
-          f"({best['snapshot']['seconds']:.2f} s, peak RSS {peak['snapshot']:.0f} MB)")
+    print(
+        f"baseline (bare pymysql SSCursor loop): {rate['baseline']:>10,.0f} rows/s  "
+        f"({best['baseline']['seconds']:.2f} s, peak RSS {peak['baseline']:.0f} MB)"
+    )
+    print(
+        f"snapshot (Snapshotter, counting listener): {rate['snapshot']:>6,.0f} rows/s  "
+        f"({best['snapshot']['seconds']:.2f} s, peak RSS {peak['snapshot']:.0f} MB)"
+    )
     print(f"ratio snapshot/baseline: {rate['snapshot'] / rate['baseline']:.2f}")
     ok = peak["snapshot"] < LIMIT_MB
-    print(f"snapshot peak memory {peak['snapshot']:.0f} MB {'<' if ok else '>='} {LIMIT_MB} MB: "
-          f"{'PASS' if ok else 'FAIL'}")
+    print(
+        f"snapshot peak memory {peak['snapshot']:.0f} MB {'<' if ok else '>='} {LIMIT_MB} MB: "
+        f"{'PASS' if ok else 'FAIL'}"
+    )
     return 0 if ok else 1
 
 

@@ -35,8 +35,10 @@ from sink.base import Sink  # noqa: E402
 from sink.jsonl import JsonlSink  # noqa: E402
 from sink.spark import SparkSink  # noqa: E402
 
-TABLE = ("CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
-         "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)")
+TABLE = (
+    "CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
+    "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)"
+)
 
 
 def write_workload(server: LocalMySQLServer, first: int, rows: int) -> int:
@@ -44,8 +46,17 @@ def write_workload(server: LocalMySQLServer, first: int, rows: int) -> int:
     last = first + rows
     with server.connect("bench") as conn, conn.cursor() as cur:
         for start in range(first, last, 500):
-            values = [(i, f"item-{i}", i % 100, f"{i % 1000}.{i % 100:02d}", "2024-05-01 12:00:00.123",
-                       "lorem ipsum" if i % 3 else None) for i in range(start, min(last, start + 500))]
+            values = [
+                (
+                    i,
+                    f"item-{i}",
+                    i % 100,
+                    f"{i % 1000}.{i % 100:02d}",
+                    "2024-05-01 12:00:00.123",
+                    "lorem ipsum" if i % 3 else None,
+                )
+                for i in range(start, min(last, start + 500))
+            ]
             cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s)", values)
         for start in range(first, first + rows // 2, 500):
             cur.execute("UPDATE items SET qty = qty + 1 WHERE id >= %s AND id < %s", (start, start + 500))
@@ -54,12 +65,26 @@ def write_workload(server: LocalMySQLServer, first: int, rows: int) -> int:
 
 
 class Run:
-    def __init__(self, name: str, server: LocalMySQLServer, tmp: Path, server_id: int,
-                 sink_props: dict[str, str], make_sink: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        server: LocalMySQLServer,
+        tmp: Path,
+        server_id: int,
+        sink_props: dict[str, str],
+        make_sink: Any,
+    ) -> None:
         self.name = name
-        props = server.connector_properties(**{
-            "topic.prefix": "bench", "database.include.list": "bench", "data.dir": str(tmp / name),
-            "database.server.id": str(server_id), "skipped.operations": "none", **sink_props})
+        props = server.connector_properties(
+            **{
+                "topic.prefix": "bench",
+                "database.include.list": "bench",
+                "data.dir": str(tmp / name),
+                "database.server.id": str(server_id),
+                "skipped.operations": "none",
+                **sink_props,
+            }
+        )
         self.config = ConnectorConfig.from_mapping(props)
         self.sink: Sink = make_sink(self.config)
         self.engine = Engine(self.config, sinks=[self.sink])
@@ -73,7 +98,9 @@ class Run:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--warmup", type=int, default=2_000)
     args = parser.parse_args()
@@ -84,13 +111,35 @@ def main() -> None:
         server.execute("CREATE DATABASE bench", TABLE)
         spark_common = {"sink.spark.master": "local[2]", "sink.spark.current.buckets": "8"}
         runs = [
-            Run("jsonl", server, tmp, 5401, {"sink.jsonl.path": str(tmp / "events.jsonl")},
-                JsonlSink.from_config),
-            Run("spark", server, tmp, 5402, {**spark_common, "sink.spark.warehouse": str(tmp / "wh1")},
-                SparkSink.from_config),
-            Run("spark-large-batches", server, tmp, 5403, {
-                **spark_common, "sink.spark.warehouse": str(tmp / "wh2"), "max.batch.size": "20000",
-                "sink.spark.batch.max.events": "20000"}, SparkSink.from_config),
+            Run(
+                "jsonl",
+                server,
+                tmp,
+                5401,
+                {"sink.jsonl.path": str(tmp / "events.jsonl")},
+                JsonlSink.from_config,
+            ),
+            Run(
+                "spark",
+                server,
+                tmp,
+                5402,
+                {**spark_common, "sink.spark.warehouse": str(tmp / "wh1")},
+                SparkSink.from_config,
+            ),
+            Run(
+                "spark-large-batches",
+                server,
+                tmp,
+                5403,
+                {
+                    **spark_common,
+                    "sink.spark.warehouse": str(tmp / "wh2"),
+                    "max.batch.size": "20000",
+                    "sink.spark.batch.max.events": "20000",
+                },
+                SparkSink.from_config,
+            ),
         ]
         try:
             for run in runs:
@@ -102,13 +151,17 @@ def main() -> None:
             for run in runs:
                 commits_before = run.sink.commits_written if isinstance(run.sink, SparkSink) else 0
                 run.seconds = run.catch_up()
-                run.commits = (run.sink.commits_written - commits_before) if isinstance(run.sink, SparkSink) else 0
+                run.commits = (
+                    (run.sink.commits_written - commits_before) if isinstance(run.sink, SparkSink) else 0
+                )
         finally:
             for run in runs:
                 run.engine.close()
 
-        print(f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
-              f"= {changes} change events (after a {args.warmup}-insert warm-up)")
+        print(
+            f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
+            f"= {changes} change events (after a {args.warmup}-insert warm-up)"
+        )
         base = changes / runs[0].seconds
         for run in runs:
             rate = changes / run.seconds

@@ -28,10 +28,19 @@ from sink.jsonl import JsonlSink
 
 def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_pos: int) -> int:
     stream = BinLogStreamReader(
-        connection_settings={"host": server.host, "port": server.port, "user": server.connector.user,
-                             "passwd": server.connector.password},
-        server_id=9999, log_file=file, log_pos=pos, resume_stream=True, blocking=False,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent])
+        connection_settings={
+            "host": server.host,
+            "port": server.port,
+            "user": server.connector.user,
+            "passwd": server.connector.password,
+        },
+        server_id=9999,
+        log_file=file,
+        log_pos=pos,
+        resume_stream=True,
+        blocking=False,
+        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
+    )
     count = 0
     try:
         for event in stream:
@@ -45,14 +54,19 @@ def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, default=50_000)
     args = parser.parse_args()
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
         server.execute("CREATE DATABASE bench", TABLE)
-        config = ConnectorConfig.from_mapping(server.connector_properties(**{
-            "topic.prefix": "bench", "database.include.list": "bench", "data.dir": tmp}))
+        config = ConnectorConfig.from_mapping(
+            server.connector_properties(
+                **{"topic.prefix": "bench", "database.include.list": "bench", "data.dir": tmp}
+            )
+        )
         out = Path(tmp) / "events.jsonl"
         engine = Engine(config, sinks=[JsonlSink(out)])
         engine.catch_up()  # schema read; the stream now sits at the start of the range
@@ -74,8 +88,12 @@ def main() -> None:
         base_rate = baseline_rows / baseline_s
         conn_rate = events / connector_s
         print(f"row changes in range:            {changes}")
-        print(f"(a) bare mysql-replication loop: {baseline_rows} rows in {baseline_s:.2f}s = {base_rate:,.0f} rows/s")
-        print(f"(b) connector → jsonl sink:      {events} events in {connector_s:.2f}s = {conn_rate:,.0f} events/s")
+        print(
+            f"(a) bare mysql-replication loop: {baseline_rows} rows in {baseline_s:.2f}s = {base_rate:,.0f} rows/s"
+        )
+        print(
+            f"(b) connector → jsonl sink:      {events} events in {connector_s:.2f}s = {conn_rate:,.0f} events/s"
+        )
         print(f"ratio (b)/(a):                   {conn_rate / base_rate:.2f}")
 
 

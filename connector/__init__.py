@@ -17,8 +17,11 @@ __all__ = ["EmbeddedEngine", "FakeConnector", "__version__", "start_engine"]
 
 # The embedded API, importable as ``from connector import EmbeddedEngine`` without making a plain
 # ``import connector`` (the pytest plugin, the CLI) load the engine.
-_EMBEDDED_API = {"EmbeddedEngine": "connector.embedded", "start_engine": "connector.embedded",
-                 "FakeConnector": "connector.fake"}
+_EMBEDDED_API = {
+    "EmbeddedEngine": "connector.embedded",
+    "start_engine": "connector.embedded",
+    "FakeConnector": "connector.fake",
+}
 
 
 def __getattr__(name: str) -> object:

@@ -111,8 +111,11 @@ class BinlogReader:
             return conn
 
         settings = {
-            "host": self.config.hostname, "port": self.config.port, "user": self.config.user,
-            "passwd": self.config.password, "charset": "utf8mb4",
+            "host": self.config.hostname,
+            "port": self.config.port,
+            "user": self.config.user,
+            "passwd": self.config.password,
+            "charset": "utf8mb4",
             "connect_timeout": max(1, (self.config.get_int("connect.timeout.ms", 30000) or 30000) // 1000),
         }
         return BinLogStreamReader(
@@ -149,7 +152,8 @@ class BinlogReader:
                 raise BinlogPositionError(
                     f"the server cannot stream the binlog from {self.file}:{self.pos}: {exc.args[1]}. "
                     "If the file was purged, a new snapshot is required (snapshot.mode=when_needed, or "
-                    "delete the stored offsets and schema history)") from None
+                    "delete the stored offsets and schema history)"
+                ) from None
             if not self._closed:
                 raise StreamDropped(exc) from exc
         except (pymysql.err.InterfaceError, ConnectionError, OSError) as exc:
@@ -171,10 +175,12 @@ class BinlogReader:
                     f"binlog event {UNSUPPORTED_DATA_EVENTS[etype]} at {self.file}:{start_pos} "
                     "cannot be decoded; refusing to continue rather than lose its rows. Disable binlog "
                     "compression on the server and take a new snapshot (snapshot.mode=when_needed or "
-                    "delete the stored offsets)")
+                    "delete the stored offsets)"
+                )
             file = stream.log_file or self.file
-            raw = RawEvent(event, file, start_pos, end_pos, int(event.timestamp),
-                           int(packet.server_id), etype)
+            raw = RawEvent(
+                event, file, start_pos, end_pos, int(event.timestamp), int(packet.server_id), etype
+            )
             yield raw
 
     def _discard_stream(self) -> None:
@@ -210,8 +216,13 @@ class _TrackingConnection(pymysql.connections.Connection):
     def _write_bytes(self, data: bytes) -> None:
         # Packet: 3-byte length, sequence id, command, 4-byte position, 2-byte flags, server id, file.
         # Sequence id 0 = a command packet, whose fifth byte is the command.
-        if (self._annotate_rows and len(data) >= 11 and data[3] == 0 and data[4] == COM_BINLOG_DUMP
-                and "mariadb" in str(self.server_version).lower()):
+        if (
+            self._annotate_rows
+            and len(data) >= 11
+            and data[3] == 0
+            and data[4] == COM_BINLOG_DUMP
+            and "mariadb" in str(self.server_version).lower()
+        ):
             flags = int.from_bytes(data[9:11], "little") | BINLOG_SEND_ANNOTATE_ROWS_EVENT
             data = data[:9] + flags.to_bytes(2, "little") + data[11:]
         super()._write_bytes(data)

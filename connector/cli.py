@@ -61,10 +61,21 @@ def _properties_epilog() -> str:
 
 
 def _add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", "-c", required=True, metavar="FILE",
-                   help="Java .properties file with Debezium connector properties")
-    p.add_argument("--set", "-s", action="append", default=[], metavar="KEY=VALUE",
-                   help="override one property (repeatable)")
+    p.add_argument(
+        "--config",
+        "-c",
+        required=True,
+        metavar="FILE",
+        help="Java .properties file with Debezium connector properties",
+    )
+    p.add_argument(
+        "--set",
+        "-s",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one property (repeatable)",
+    )
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
 
 
@@ -72,35 +83,56 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mysql-cdc",
         description="MySQL change data capture with Debezium-compatible change events.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"mysql-cdc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = sub.add_parser("run", help="stream changes continuously (snapshot first if needed)",
-                         description="Connect as a replica and stream change events to the configured "
-                                     "sinks until stopped (SIGINT/SIGTERM stop cleanly).",
-                         epilog=_properties_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    run = sub.add_parser(
+        "run",
+        help="stream changes continuously (snapshot first if needed)",
+        description="Connect as a replica and stream change events to the configured "
+        "sinks until stopped (SIGINT/SIGTERM stop cleanly).",
+        epilog=_properties_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_config_args(run)
 
-    snap = sub.add_parser("snapshot", help="one-off initial snapshot into the sinks, then exit",
-                          description="Take a consistent snapshot of the captured tables into the "
-                                      "configured sinks and exit, leaving offsets that `run` continues from.",
-                          epilog=_properties_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    snap = sub.add_parser(
+        "snapshot",
+        help="one-off initial snapshot into the sinks, then exit",
+        description="Take a consistent snapshot of the captured tables into the "
+        "configured sinks and exit, leaving offsets that `run` continues from.",
+        epilog=_properties_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_config_args(snap)
-    snap.add_argument("--table", action="append", default=[], metavar="DB.TABLE",
-                      help="snapshot only this captured table (repeatable)")
+    snap.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="DB.TABLE",
+        help="snapshot only this captured table (repeatable)",
+    )
 
-    verify = sub.add_parser("verify", help="compare a Spark current-state table with MySQL",
-                            description="Compare Spark current-state tables with the live MySQL tables "
-                                        "(row count and per-row checksums); exit 0 only when equal.")
+    verify = sub.add_parser(
+        "verify",
+        help="compare a Spark current-state table with MySQL",
+        description="Compare Spark current-state tables with the live MySQL tables "
+        "(row count and per-row checksums); exit 0 only when equal.",
+    )
     _add_config_args(verify)
-    verify.add_argument("--table", action="append", required=True, metavar="DB.TABLE",
-                        help="table to verify (repeatable)")
+    verify.add_argument(
+        "--table", action="append", required=True, metavar="DB.TABLE", help="table to verify (repeatable)"
+    )
 
-    demo = sub.add_parser("demo", help="self-contained demo: throwaway server, sample data, JSON lines",
-                          description="Start a throwaway local MySQL-compatible server, create a small "
-                                      "sample database, stream a few changes to a JSON lines file and "
-                                      "print a summary. Needs mariadbd or mysqld installed.")
+    demo = sub.add_parser(
+        "demo",
+        help="self-contained demo: throwaway server, sample data, JSON lines",
+        description="Start a throwaway local MySQL-compatible server, create a small "
+        "sample database, stream a few changes to a JSON lines file and "
+        "print a summary. Needs mariadbd or mysqld installed.",
+    )
     demo.add_argument("--output", default="demo-events.jsonl", help="JSON lines file (default %(default)s)")
     demo.add_argument("--rows", type=int, default=5, help="sample rows per table (default %(default)s)")
     demo.add_argument("--log-level", default="WARNING")
@@ -123,8 +155,15 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    log.info("mysql-cdc %s starting: %s:%s as %s, topic.prefix=%s, sinks=%s", __version__,
-             config.hostname, config.port, config.user, config.topic_prefix, ",".join(config.sink_types))
+    log.info(
+        "mysql-cdc %s starting: %s:%s as %s, topic.prefix=%s, sinks=%s",
+        __version__,
+        config.hostname,
+        config.port,
+        config.user,
+        config.topic_prefix,
+        ",".join(config.sink_types),
+    )
     engine.run()
     log.info("stopped cleanly; %d records delivered", engine.delivery.delivered)
     return 0

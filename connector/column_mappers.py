@@ -42,8 +42,19 @@ from ddl.model import Column, JdbcType, TableId
 
 # java.sql.Types that MaskStrings changes: CHAR, VARCHAR, LONGVARCHAR, CLOB, NCHAR, NVARCHAR,
 # LONGNVARCHAR (-16), NCLOB (2011), DATALINK (70).
-_MASKABLE_JDBC_TYPES = frozenset((JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB,
-                                  JdbcType.NCHAR, JdbcType.NVARCHAR, -16, 2011, 70))
+_MASKABLE_JDBC_TYPES = frozenset(
+    (
+        JdbcType.CHAR,
+        JdbcType.VARCHAR,
+        JdbcType.LONGVARCHAR,
+        JdbcType.CLOB,
+        JdbcType.NCHAR,
+        JdbcType.NVARCHAR,
+        -16,
+        2011,
+        70,
+    )
+)
 SOURCE_TYPE_PARAMETER_PREFIX = "__debezium.source.column."
 
 _TRUNCATE_KEY = re.compile(r"column\.truncate\.to\.(\d+)\.chars")
@@ -53,12 +64,26 @@ _HASH_KEY = re.compile(r"column\.mask\.hash\.([^.]+)\.with\.salt\.(.+)", re.DOTA
 
 # Java MessageDigest names (and the SUN provider's aliases), matched case-insensitively -> hashlib.
 _DIGESTS: dict[str, str] = {
-    "MD5": "md5", "SHA": "sha1", "SHA1": "sha1", "SHA-1": "sha1",
-    "SHA-224": "sha224", "SHA224": "sha224", "SHA-256": "sha256", "SHA256": "sha256",
-    "SHA-384": "sha384", "SHA384": "sha384", "SHA-512": "sha512", "SHA512": "sha512",
-    "SHA-512/224": "sha512_224", "SHA512/224": "sha512_224",
-    "SHA-512/256": "sha512_256", "SHA512/256": "sha512_256",
-    "SHA3-224": "sha3_224", "SHA3-256": "sha3_256", "SHA3-384": "sha3_384", "SHA3-512": "sha3_512",
+    "MD5": "md5",
+    "SHA": "sha1",
+    "SHA1": "sha1",
+    "SHA-1": "sha1",
+    "SHA-224": "sha224",
+    "SHA224": "sha224",
+    "SHA-256": "sha256",
+    "SHA256": "sha256",
+    "SHA-384": "sha384",
+    "SHA384": "sha384",
+    "SHA-512": "sha512",
+    "SHA512": "sha512",
+    "SHA-512/224": "sha512_224",
+    "SHA512/224": "sha512_224",
+    "SHA-512/256": "sha512_256",
+    "SHA512/256": "sha512_256",
+    "SHA3-224": "sha3_224",
+    "SHA3-256": "sha3_256",
+    "SHA3-384": "sha3_384",
+    "SHA3-512": "sha3_512",
 }
 
 
@@ -71,7 +96,7 @@ def truncate_text(text: str, max_units: int) -> str:
     units = text.encode("utf-16-le", "surrogatepass")
     if len(units) <= 2 * max_units:
         return text
-    return units[:2 * max_units].decode("utf-16-le", "ignore")
+    return units[: 2 * max_units].decode("utf-16-le", "ignore")
 
 
 def java_serialized_string(text: str) -> bytes:
@@ -106,6 +131,7 @@ def _hasher(algorithm: str, salt: str, serialize: Callable[[str], bytes]) -> Con
         h = digest.copy()
         h.update(serialize(str(value)))
         return h.hexdigest()
+
     return hash_value
 
 
@@ -142,6 +168,7 @@ def _chain(converter: ColumnConverter, schema: ConnectSchema, mapper: Convert | 
 
     def from_snapshot(value: Any) -> Any:
         return mapper(base_snapshot(value))
+
     return replace(converter, schema=schema, from_binlog=from_binlog, from_snapshot=from_snapshot)
 
 
@@ -159,18 +186,23 @@ def _truncate(length: int) -> Callable[[Column, ColumnConverter], ColumnConverte
                     if len(raw) > length:
                         return base64.b64encode(raw[:length]).decode("ascii")
                 return value
+
             return _chain(converter, schema, cut_bytes)
         if converter.schema.type == "string":
+
             def cut_text(value: Any) -> Any:
                 return truncate_text(value, length) if isinstance(value, str) else value
+
             return _chain(converter, schema, cut_text)
         return _chain(converter, schema, None)  # numbers, decimals, structs: unchanged values
+
     return apply
 
 
 def _without_source_type(converter: ColumnConverter) -> ColumnConverter:
-    params = tuple((k, v) for k, v in converter.schema.parameters or ()
-                   if not k.startswith(SOURCE_TYPE_PARAMETER_PREFIX))
+    params = tuple(
+        (k, v) for k, v in converter.schema.parameters or () if not k.startswith(SOURCE_TYPE_PARAMETER_PREFIX)
+    )
     if params == (converter.schema.parameters or ()):
         return converter
     return replace(converter, schema=replace(converter.schema, parameters=params or None))
@@ -185,11 +217,13 @@ def _mask(chars: int) -> Callable[[Column, ColumnConverter], ColumnConverter]:
     def apply(column: Column, converter: ColumnConverter) -> ColumnConverter:
         schema = _with_parameter(converter.schema, "masked", "true")
         return _chain(converter, schema, masked if column.jdbc_type in _MASKABLE_JDBC_TYPES else None)
+
     return apply
 
 
-def _hash(algorithm: str, salt: str, serialize: Callable[[str], bytes]
-          ) -> Callable[[Column, ColumnConverter], ColumnConverter]:
+def _hash(
+    algorithm: str, salt: str, serialize: Callable[[str], bytes]
+) -> Callable[[Column, ColumnConverter], ColumnConverter]:
     hash_value = _hasher(algorithm, salt, serialize)
 
     def apply(column: Column, converter: ColumnConverter) -> ColumnConverter:
@@ -202,8 +236,10 @@ def _hash(algorithm: str, salt: str, serialize: Callable[[str], bytes]
             def hash_and_cut(value: Any) -> Any:
                 hashed = hash_value(value)
                 return hashed[:length] if hashed is not None else None
+
             return _chain(converter, schema, hash_and_cut)
         return _chain(converter, schema, hash_value)
+
     return apply
 
 
@@ -230,20 +266,32 @@ class ColumnMappers:
             if match := _TRUNCATE_KEY.fullmatch(key):
                 length = int(match.group(1))
                 if length <= 0:
-                    raise ConfigError(key, "the length to truncate to must be positive "
-                                      "(column.truncate.to.<N>.chars with N > 0)")
+                    raise ConfigError(
+                        key,
+                        "the length to truncate to must be positive "
+                        "(column.truncate.to.<N>.chars with N > 0)",
+                    )
                 truncates.append(_Rule(key, patterns, _truncate(length)))
             elif match := _MASK_KEY.fullmatch(key):
                 masks.append(_Rule(key, patterns, _mask(int(match.group(1)))))
             elif match := _HASH_V2_KEY.fullmatch(key):
-                hashes_v2.append(_Rule(key, patterns, _hash(_algorithm(key, match.group(1)), match.group(2),
-                                                            _utf8)))
+                hashes_v2.append(
+                    _Rule(key, patterns, _hash(_algorithm(key, match.group(1)), match.group(2), _utf8))
+                )
             elif match := _HASH_KEY.fullmatch(key):
-                hashes.append(_Rule(key, patterns, _hash(_algorithm(key, match.group(1)), match.group(2),
-                                                         java_serialized_string)))
+                hashes.append(
+                    _Rule(
+                        key,
+                        patterns,
+                        _hash(_algorithm(key, match.group(1)), match.group(2), java_serialized_string),
+                    )
+                )
             else:
-                raise ConfigError(key, "not a column mapper property; expected column.truncate.to.<N>.chars, "
-                                  "column.mask.with.<N>.chars or column.mask.hash[.v2].<algorithm>.with.salt.<salt>")
+                raise ConfigError(
+                    key,
+                    "not a column mapper property; expected column.truncate.to.<N>.chars, "
+                    "column.mask.with.<N>.chars or column.mask.hash[.v2].<algorithm>.with.salt.<salt>",
+                )
         return cls((*truncates, *masks), (*hashes, *hashes_v2))
 
     def apply(self, table_id: TableId, column: Column, converter: ColumnConverter) -> ColumnConverter:
@@ -262,6 +310,9 @@ class ColumnMappers:
 
 def _algorithm(key: str, name: str) -> str:
     if name.upper() not in _DIGESTS:
-        raise ConfigError(key, f"unknown hash algorithm {name!r}; use a Java MessageDigest name: "
-                          f"{', '.join(sorted({k for k in _DIGESTS if '-' in k or k == 'MD5'}))}")
+        raise ConfigError(
+            key,
+            f"unknown hash algorithm {name!r}; use a Java MessageDigest name: "
+            f"{', '.join(sorted({k for k in _DIGESTS if '-' in k or k == 'MD5'}))}",
+        )
     return name

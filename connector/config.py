@@ -53,19 +53,36 @@ PROPERTIES: tuple[Property, ...] = (
     _p("database.port", "3306", "MySQL port.", kind="int", minimum=1),
     _p("database.user", doc="Connector user (needs the grants in the README).", required=True),
     _p("database.password", "", "Connector user's password (never logged).", secret=True),
-    _p("database.server.id", doc="Replica server id, unique in the replication topology.",
-       kind="int", required=True, minimum=1),
-    _p("database.ssl.mode", "preferred", "TLS to MySQL.", kind="choice",
-       choices=("disabled", "preferred", "required", "verify_ca", "verify_identity")),
+    _p(
+        "database.server.id",
+        doc="Replica server id, unique in the replication topology.",
+        kind="int",
+        required=True,
+        minimum=1,
+    ),
+    _p(
+        "database.ssl.mode",
+        "preferred",
+        "TLS to MySQL.",
+        kind="choice",
+        choices=("disabled", "preferred", "required", "verify_ca", "verify_identity"),
+    ),
     _p("database.ssl.ca", doc="CA file for verify_ca / verify_identity."),
-    _p("database.connectionTimeZone", "SERVER",
-       "Time zone used to read TIMESTAMP values in snapshots (SERVER = the server's time zone)."),
+    _p(
+        "database.connectionTimeZone",
+        "SERVER",
+        "Time zone used to read TIMESTAMP values in snapshots (SERVER = the server's time zone).",
+    ),
     _p("database.initial.statements", doc="';'-separated SQL run on each JDBC-style connection."),
     _p("connect.timeout.ms", "30000", "Connect timeout.", kind="int", minimum=1),
     _p("connect.keep.alive.interval.ms", "60000", "Replication heartbeat is 0.8 × this.", kind="int"),
-    _p("connect.max.attempts", "5",
-       "How many times a lost binlog connection is retried (with backoff) before the connector stops.",
-       kind="int", minimum=1),
+    _p(
+        "connect.max.attempts",
+        "5",
+        "How many times a lost binlog connection is retried (with backoff) before the connector stops.",
+        kind="int",
+        minimum=1,
+    ),
     # -- naming and filters
     _p("topic.prefix", doc="Logical server name; prefix of every topic. [A-Za-z0-9._-]", required=True),
     _p("topic.delimiter", ".", "Delimiter between topic name parts."),
@@ -77,53 +94,132 @@ PROPERTIES: tuple[Property, ...] = (
     _p("table.exclude.list", doc="Regexes of db.table not to capture.", kind="regex-list"),
     _p("column.include.list", doc="Regexes of db.table.column to include.", kind="regex-list"),
     _p("column.exclude.list", doc="Regexes of db.table.column to exclude.", kind="regex-list"),
-    _p("table.ignore.builtin", "true", "Ignore mysql, sys, information_schema, performance_schema.",
-       kind="bool"),
+    _p(
+        "table.ignore.builtin",
+        "true",
+        "Ignore mysql, sys, information_schema, performance_schema.",
+        kind="bool",
+    ),
     _p("message.key.columns", doc="Custom keys: db.t:c1,c2;db.t2:c"),
     # -- data representation
-    _p("decimal.handling.mode", "precise", "DECIMAL representation.", kind="choice",
-       choices=("precise", "double", "string")),
-    _p("time.precision.mode", "adaptive_time_microseconds", "Temporal representation.", kind="choice",
-       choices=("adaptive_time_microseconds", "adaptive", "connect")),
-    _p("bigint.unsigned.handling.mode", "long", "BIGINT UNSIGNED representation.", kind="choice",
-       choices=("long", "precise")),
-    _p("binary.handling.mode", "bytes", "Binary column representation.", kind="choice",
-       choices=("bytes", "base64", "base64-url-safe", "hex")),
+    _p(
+        "decimal.handling.mode",
+        "precise",
+        "DECIMAL representation.",
+        kind="choice",
+        choices=("precise", "double", "string"),
+    ),
+    _p(
+        "time.precision.mode",
+        "adaptive_time_microseconds",
+        "Temporal representation.",
+        kind="choice",
+        choices=("adaptive_time_microseconds", "adaptive", "connect"),
+    ),
+    _p(
+        "bigint.unsigned.handling.mode",
+        "long",
+        "BIGINT UNSIGNED representation.",
+        kind="choice",
+        choices=("long", "precise"),
+    ),
+    _p(
+        "binary.handling.mode",
+        "bytes",
+        "Binary column representation.",
+        kind="choice",
+        choices=("bytes", "base64", "base64-url-safe", "hex"),
+    ),
     _p("enable.time.adjuster", "true", "Two-digit years 00-69 → 20xx, 70-99 → 19xx.", kind="bool"),
-    _p("column.propagate.source.type", doc="Regexes of columns whose schema carries source type params.",
-       kind="regex-list"),
-    _p("datatype.propagate.source.type", doc="Regexes of type names whose columns carry source type params.",
-       kind="regex-list"),
+    _p(
+        "column.propagate.source.type",
+        doc="Regexes of columns whose schema carries source type params.",
+        kind="regex-list",
+    ),
+    _p(
+        "datatype.propagate.source.type",
+        doc="Regexes of type names whose columns carry source type params.",
+        kind="regex-list",
+    ),
     _p("include.schema.comments", "false", "Column comments become field docs.", kind="bool"),
     # -- events
     _p("tombstones.on.delete", "true", "Emit a tombstone after each delete.", kind="bool"),
     _p("include.schema.changes", "true", "Emit schema change events to the <prefix> topic.", kind="bool"),
     _p("include.query", "false", "Put the SQL of the change into source.query.", kind="bool"),
     _p("provide.transaction.metadata", "false", "Emit BEGIN/END transaction events.", kind="bool"),
-    _p("skipped.operations", "t", "Operations not emitted: comma-separated c, u, d, t, or none.",
-       kind="choice-list", choices=("c", "u", "d", "t", "r", "m", "none")),
+    _p(
+        "skipped.operations",
+        "t",
+        "Operations not emitted: comma-separated c, u, d, t, or none.",
+        kind="choice-list",
+        choices=("c", "u", "d", "t", "r", "m", "none"),
+    ),
     _p("extended.headers.enabled", "true", "Add __debezium.context.* headers.", kind="bool"),
     _p("heartbeat.interval.ms", "0", "Heartbeat period; 0 disables.", kind="int", minimum=0),
     _p("heartbeat.action.query", doc="SQL run at each heartbeat."),
-    _p("inconsistent.schema.handling.mode", "fail", "Row event for a table of unknown structure.",
-       kind="choice", choices=("fail", "warn", "skip")),
-    _p("event.processing.failure.handling.mode", "fail", "A row that cannot be converted.",
-       kind="choice", choices=("fail", "warn", "skip", "ignore")),
+    _p(
+        "inconsistent.schema.handling.mode",
+        "fail",
+        "Row event for a table of unknown structure.",
+        kind="choice",
+        choices=("fail", "warn", "skip"),
+    ),
+    _p(
+        "event.processing.failure.handling.mode",
+        "fail",
+        "A row that cannot be converted.",
+        kind="choice",
+        choices=("fail", "warn", "skip", "ignore"),
+    ),
     _p("max.batch.size", "2048", "Records handed to the sinks at once.", kind="int", minimum=1),
-    _p("max.queue.size", "8192", "Records buffered between the binlog reader and the sinks.",
-       kind="int", minimum=1),
+    _p(
+        "max.queue.size",
+        "8192",
+        "Records buffered between the binlog reader and the sinks.",
+        kind="int",
+        minimum=1,
+    ),
     _p("poll.interval.ms", "500", "Longest wait before a partial batch is delivered.", kind="int", minimum=1),
     # -- snapshot
-    _p("snapshot.mode", "initial", "When to snapshot.", kind="choice",
-       choices=("initial", "initial_only", "when_needed", "no_data", "recovery", "never", "always",
-                "configuration_based"),
-       aliases={"schema_only": "no_data", "schema_only_recovery": "recovery"}),
-    _p("snapshot.locking.mode", "minimal", "Locks taken during the snapshot (none: no locks, only safe "
-       "when nothing writes during the snapshot or with no_data/recovery).", kind="choice",
-       choices=("minimal", "extended", "none", "minimal_percona", "minimal_percona_no_table_locks",
-                "minimal_at_least_once")),
-    _p("snapshot.tables.order.by.row.count", "disabled", "Snapshot table order by estimated rows.",
-       kind="choice", choices=("ascending", "descending", "disabled")),
+    _p(
+        "snapshot.mode",
+        "initial",
+        "When to snapshot.",
+        kind="choice",
+        choices=(
+            "initial",
+            "initial_only",
+            "when_needed",
+            "no_data",
+            "recovery",
+            "never",
+            "always",
+            "configuration_based",
+        ),
+        aliases={"schema_only": "no_data", "schema_only_recovery": "recovery"},
+    ),
+    _p(
+        "snapshot.locking.mode",
+        "minimal",
+        "Locks taken during the snapshot (none: no locks, only safe "
+        "when nothing writes during the snapshot or with no_data/recovery).",
+        kind="choice",
+        choices=(
+            "minimal",
+            "extended",
+            "none",
+            "minimal_percona",
+            "minimal_percona_no_table_locks",
+            "minimal_at_least_once",
+        ),
+    ),
+    _p(
+        "snapshot.tables.order.by.row.count",
+        "disabled",
+        "Snapshot table order by estimated rows.",
+        kind="choice",
+        choices=("ascending", "descending", "disabled"),
+    ),
     _p("snapshot.lock.timeout.ms", "10000", "Lock wait timeout during the snapshot.", kind="int", minimum=0),
     _p("snapshot.fetch.size", doc="Rows fetched per round trip during the snapshot.", kind="int", minimum=1),
     _p("snapshot.max.threads", "1", "Parallel table scans.", kind="int", minimum=1),
@@ -131,43 +227,94 @@ PROPERTIES: tuple[Property, ...] = (
     _p("snapshot.select.statement.overrides", doc="db.table list whose SELECT is overridden."),
     _p("snapshot.delay.ms", "0", "Wait before the snapshot starts.", kind="int", minimum=0),
     # -- offsets and schema history
-    _p("offset.storage", "file", "Where offsets live.", kind="choice",
-       choices=("file", "kafka", "memory"),
-       aliases={"org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
-                "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
-                "org.apache.kafka.connect.storage.MemoryOffsetBackingStore": "memory"}),
+    _p(
+        "offset.storage",
+        "file",
+        "Where offsets live.",
+        kind="choice",
+        choices=("file", "kafka", "memory"),
+        aliases={
+            "org.apache.kafka.connect.storage.FileOffsetBackingStore": "file",
+            "org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka",
+            "org.apache.kafka.connect.storage.MemoryOffsetBackingStore": "memory",
+        },
+    ),
     _p("offset.storage.file.filename", doc="Offsets file (default <data.dir>/offsets.json)."),
     _p("offset.storage.topic", doc="Offsets topic for offset.storage=kafka."),
-    _p("offset.flush.interval.ms", "1000", "How often the sinks are flushed and the offset stored "
-       "(0: after every batch).", kind="int", minimum=0),
+    _p(
+        "offset.flush.interval.ms",
+        "1000",
+        "How often the sinks are flushed and the offset stored (0: after every batch).",
+        kind="int",
+        minimum=0,
+    ),
     _p("offset.storage.partitions", "25", "Partitions of a new offsets topic.", kind="int", minimum=1),
-    _p("offset.storage.replication.factor", "-1", "Replication factor of a new offsets topic (-1: the "
-       "broker's default).", kind="int"),
-    _p("schema.history.internal", "file", "Where schema history lives.", kind="choice",
-       choices=("file", "kafka", "memory"),
-       aliases={"io.debezium.storage.file.history.FileSchemaHistory": "file",
-                "io.debezium.storage.kafka.history.KafkaSchemaHistory": "kafka",
-                "io.debezium.relational.history.MemorySchemaHistory": "memory"}),
-    _p("schema.history.internal.file.filename", doc="History file (default <data.dir>/schema-history.jsonl)."),
+    _p(
+        "offset.storage.replication.factor",
+        "-1",
+        "Replication factor of a new offsets topic (-1: the broker's default).",
+        kind="int",
+    ),
+    _p(
+        "schema.history.internal",
+        "file",
+        "Where schema history lives.",
+        kind="choice",
+        choices=("file", "kafka", "memory"),
+        aliases={
+            "io.debezium.storage.file.history.FileSchemaHistory": "file",
+            "io.debezium.storage.kafka.history.KafkaSchemaHistory": "kafka",
+            "io.debezium.relational.history.MemorySchemaHistory": "memory",
+        },
+    ),
+    _p(
+        "schema.history.internal.file.filename", doc="History file (default <data.dir>/schema-history.jsonl)."
+    ),
     _p("schema.history.internal.kafka.topic", doc="History topic for schema.history.internal=kafka."),
     _p("schema.history.internal.kafka.bootstrap.servers", doc="Brokers for the history topic."),
-    _p("schema.history.internal.name", doc="Client id of the history store (default "
-       "<topic.prefix>-schemahistory)."),
-    _p("schema.history.internal.skip.unparseable.ddl", "false",
-       "Log and skip DDL the parser cannot read instead of stopping.", kind="bool"),
-    _p("schema.history.internal.ddl.filter", doc="Comma-separated regexes of DDL statements that are "
-       "neither applied, stored nor emitted (default: Debezium's list of server-generated and "
-       "non-table statements)."),
-    _p("schema.history.internal.prefer.ddl", "false",
-       "Recovery replays the DDL text instead of the recorded tableChanges.", kind="bool"),
-    _p("schema.history.internal.store.only.captured.tables.ddl", "false",
-       "Record only DDL of captured tables.", kind="bool"),
-    _p("schema.history.internal.store.only.captured.databases.ddl", "false",
-       "Record only DDL of captured databases.", kind="bool"),
+    _p(
+        "schema.history.internal.name",
+        doc="Client id of the history store (default <topic.prefix>-schemahistory).",
+    ),
+    _p(
+        "schema.history.internal.skip.unparseable.ddl",
+        "false",
+        "Log and skip DDL the parser cannot read instead of stopping.",
+        kind="bool",
+    ),
+    _p(
+        "schema.history.internal.ddl.filter",
+        doc="Comma-separated regexes of DDL statements that are "
+        "neither applied, stored nor emitted (default: Debezium's list of server-generated and "
+        "non-table statements).",
+    ),
+    _p(
+        "schema.history.internal.prefer.ddl",
+        "false",
+        "Recovery replays the DDL text instead of the recorded tableChanges.",
+        kind="bool",
+    ),
+    _p(
+        "schema.history.internal.store.only.captured.tables.ddl",
+        "false",
+        "Record only DDL of captured tables.",
+        kind="bool",
+    ),
+    _p(
+        "schema.history.internal.store.only.captured.databases.ddl",
+        "false",
+        "Record only DDL of captured databases.",
+        kind="bool",
+    ),
     # -- our runtime and sinks
     _p("data.dir", ".mysql-cdc", "Directory for the default offsets and history files."),
-    _p("sink.type", "jsonl", "Comma-separated list of sinks to feed.", kind="choice-list",
-       choices=("jsonl", "stdout", "memory", "kafka", "spark")),
+    _p(
+        "sink.type",
+        "jsonl",
+        "Comma-separated list of sinks to feed.",
+        kind="choice-list",
+        choices=("jsonl", "stdout", "memory", "kafka", "spark"),
+    ),
     _p("sink.jsonl.path", doc="JSON lines output file (default <data.dir>/events.jsonl)."),
     _p("key.converter.schemas.enable", "true", "Keys carry their schema.", kind="bool"),
     _p("value.converter.schemas.enable", "true", "Values carry their schema.", kind="bool"),
@@ -175,23 +322,52 @@ PROPERTIES: tuple[Property, ...] = (
     _p("sink.spark.warehouse", doc="Spark warehouse directory for sink.type=spark."),
     _p("sink.spark.master", "local[*]", "Spark master URL."),
     _p("sink.spark.batch.max.events", "10000", "Events per Spark batch.", kind="int", minimum=1),
-    _p("sink.spark.batch.max.interval.ms", "5000", "Longest time a Spark batch stays open.", kind="int",
-       minimum=1),
+    _p(
+        "sink.spark.batch.max.interval.ms",
+        "5000",
+        "Longest time a Spark batch stays open.",
+        kind="int",
+        minimum=1,
+    ),
     _p("sink.spark.table.name.format", "{database}.{table}", "Catalog name of current-state tables."),
-    _p("sink.spark.changelog.name.format", "{database}.{table}_changelog",
-       "Catalog name of changelog tables."),
-    _p("sink.spark.current.buckets", "8", "Buckets (by key) of each current-state table.", kind="int",
-       minimum=1),
-    _p("sink.spark.retain.ms", "300000", "How long superseded current-state versions are kept for "
-       "running queries.", kind="int", minimum=0),
+    _p(
+        "sink.spark.changelog.name.format",
+        "{database}.{table}_changelog",
+        "Catalog name of changelog tables.",
+    ),
+    _p(
+        "sink.spark.current.buckets",
+        "8",
+        "Buckets (by key) of each current-state table.",
+        kind="int",
+        minimum=1,
+    ),
+    _p(
+        "sink.spark.retain.ms",
+        "300000",
+        "How long superseded current-state versions are kept for running queries.",
+        kind="int",
+        minimum=0,
+    ),
 )
 
 # Prefixes whose keys are passed through to a component (not individually declared).
 PASSTHROUGH_PREFIXES: tuple[str, ...] = (
-    "sink.kafka.producer.", "sink.spark.conf.", "schema.history.internal.producer.",
-    "schema.history.internal.consumer.", "schema.history.internal.kafka.", "offset.storage.kafka.",
-    "snapshot.select.statement.overrides.", "snapshot.mode.configuration.based.", "column.mask.hash.", "column.mask.with.",
-    "column.truncate.to.", "topic.creation.", "sink.spark.", "sink.kafka.", "driver.",
+    "sink.kafka.producer.",
+    "sink.spark.conf.",
+    "schema.history.internal.producer.",
+    "schema.history.internal.consumer.",
+    "schema.history.internal.kafka.",
+    "offset.storage.kafka.",
+    "snapshot.select.statement.overrides.",
+    "snapshot.mode.configuration.based.",
+    "column.mask.hash.",
+    "column.mask.with.",
+    "column.truncate.to.",
+    "topic.creation.",
+    "sink.spark.",
+    "sink.kafka.",
+    "driver.",
 )
 
 _BY_NAME = {p.name: p for p in PROPERTIES}
@@ -266,17 +442,21 @@ class ConnectorConfig:
         for prop in PROPERTIES:
             self._validate(prop)
         if self.raw.get("database.include.list") and self.raw.get("database.exclude.list"):
-            raise ConfigError("database.exclude.list",
-                              "set either database.include.list or database.exclude.list, not both")
+            raise ConfigError(
+                "database.exclude.list", "set either database.include.list or database.exclude.list, not both"
+            )
         if self.raw.get("table.include.list") and self.raw.get("table.exclude.list"):
-            raise ConfigError("table.exclude.list",
-                              "set either table.include.list or table.exclude.list, not both")
+            raise ConfigError(
+                "table.exclude.list", "set either table.include.list or table.exclude.list, not both"
+            )
         if self.raw.get("column.include.list") and self.raw.get("column.exclude.list"):
-            raise ConfigError("column.exclude.list",
-                              "set either column.include.list or column.exclude.list, not both")
+            raise ConfigError(
+                "column.exclude.list", "set either column.include.list or column.exclude.list, not both"
+            )
         if not _TOPIC_PREFIX_RE.match(self.topic_prefix):
-            raise ConfigError("topic.prefix", f"{self.topic_prefix!r} may contain only letters, digits, "
-                              "'.', '_' and '-'")
+            raise ConfigError(
+                "topic.prefix", f"{self.topic_prefix!r} may contain only letters, digits, '.', '_' and '-'"
+            )
         if warn_unknown:
             for key in self.unknown_keys():
                 log.warning("unknown configuration property %s is ignored (check its spelling)", key)
@@ -286,8 +466,9 @@ class ConnectorConfig:
         return cls({k: str(v) for k, v in props.items()}, **kw)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None,
-                  **kw: Any) -> ConnectorConfig:
+    def from_file(
+        cls, path: str | os.PathLike[str], overrides: Mapping[str, str] | None = None, **kw: Any
+    ) -> ConnectorConfig:
         props = load_properties_file(path)
         props.update(overrides or {})
         return cls(props, **kw)
@@ -317,22 +498,25 @@ class ConnectorConfig:
         elif prop.kind == "choice-list":
             for item in (v.strip() for v in value.split(",")):
                 if item.lower() not in prop.choices:
-                    raise ConfigError(prop.name, f"unknown value {item!r}; expected a comma-separated list "
-                                      f"of {', '.join(prop.choices)}")
+                    raise ConfigError(
+                        prop.name,
+                        f"unknown value {item!r}; expected a comma-separated list "
+                        f"of {', '.join(prop.choices)}",
+                    )
         elif prop.kind == "regex-list":
             compile_regex_list(prop.name, value)
 
     def unknown_keys(self) -> list[str]:
-        return sorted(k for k in self.raw
-                      if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES))
+        return sorted(k for k in self.raw if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES))
 
     # -- generic access -------------------------------------------------------------------------
     def get(self, key: str, default: str | None = None) -> str | None:
         value = self.raw.get(key)
         if value is None or value.strip() == "":
             prop = _BY_NAME.get(key)
-            return prop.default if prop is not None and prop.default is not None and default is None \
-                else default
+            return (
+                prop.default if prop is not None and prop.default is not None and default is None else default
+            )
         return value.strip()
 
     def get_int(self, key: str, default: int | None = None) -> int | None:
@@ -362,7 +546,7 @@ class ConnectorConfig:
         return [v.strip() for v in value.split(",") if v.strip()] if value else []
 
     def subset(self, prefix: str) -> dict[str, str]:
-        return {k[len(prefix):]: v for k, v in self.raw.items() if k.startswith(prefix)}
+        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
 
     def with_overrides(self, **overrides: str) -> ConnectorConfig:
         return ConnectorConfig({**self.raw, **overrides}, warn_unknown=False)

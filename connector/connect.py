@@ -55,8 +55,11 @@ class ConnectSchema:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_json", orjson.dumps(self.to_json()))
         object.__setattr__(self, "_needs_walk", _needs_walk(self))
-        object.__setattr__(self, "_walk_fields", tuple(
-            f for f in self.fields or () if f.schema.has_default or f.schema._needs_walk))
+        object.__setattr__(
+            self,
+            "_walk_fields",
+            tuple(f for f in self.fields or () if f.schema.has_default or f.schema._needs_walk),
+        )
 
     @property
     def has_default(self) -> bool:
@@ -188,20 +191,34 @@ def envelope_bytes(schema: ConnectSchema | None, payload: Any, schemas_enable: b
     return b'{"schema":' + schema_json + b',"payload":' + body + b"}"
 
 
-def struct(name: str | None, fields: Mapping[str, ConnectSchema] | list[Field], *,
-           optional: bool = False, version: int | None = None, doc: str | None = None) -> ConnectSchema:
+def struct(
+    name: str | None,
+    fields: Mapping[str, ConnectSchema] | list[Field],
+    *,
+    optional: bool = False,
+    version: int | None = None,
+    doc: str | None = None,
+) -> ConnectSchema:
     """Shorthand for a struct schema, fields in the given order."""
-    members = tuple(fields) if isinstance(fields, list) else tuple(
-        Field(k, v) for k, v in fields.items())
-    return ConnectSchema("struct", optional=optional, name=name, version=version, doc=doc,
-                         fields=members)
+    members = tuple(fields) if isinstance(fields, list) else tuple(Field(k, v) for k, v in fields.items())
+    return ConnectSchema("struct", optional=optional, name=name, version=version, doc=doc, fields=members)
 
 
-def primitive(kind: str, optional: bool = False, name: str | None = None,
-              version: int | None = None, parameters: Mapping[str, str] | None = None,
-              default: Any = _NO_DEFAULT, doc: str | None = None) -> ConnectSchema:
+def primitive(
+    kind: str,
+    optional: bool = False,
+    name: str | None = None,
+    version: int | None = None,
+    parameters: Mapping[str, str] | None = None,
+    default: Any = _NO_DEFAULT,
+    doc: str | None = None,
+) -> ConnectSchema:
     return ConnectSchema(
-        kind, optional=optional, name=name, version=version, doc=doc,
+        kind,
+        optional=optional,
+        name=name,
+        version=version,
+        doc=doc,
         parameters=tuple(parameters.items()) if parameters is not None else None,
         default=default,
     )

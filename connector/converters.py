@@ -167,6 +167,7 @@ def _bigint_unsigned_long_text(value: Any) -> int:
 def _int_builder(kind: str) -> _Builder:
     def build(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
         return _Mapping(kind, identity, identity, default=_int_from_text)
+
     return build
 
 
@@ -176,13 +177,11 @@ def _tinyint(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapp
 
 
 def _smallint(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("int32" if column.unsigned else "int16", identity, identity,
-                    default=_int_from_text)
+    return _Mapping("int32" if column.unsigned else "int16", identity, identity, default=_int_from_text)
 
 
 def _int(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("int64" if column.unsigned else "int32", identity, identity,
-                    default=_int_from_text)
+    return _Mapping("int64" if column.unsigned else "int32", identity, identity, default=_int_from_text)
 
 
 def _bigint(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
@@ -192,15 +191,23 @@ def _bigint(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
 
 
 def _bigint_unsigned_as_long(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("int64", _bigint_unsigned_long, _bigint_unsigned_long_text,
-                    default=_bigint_unsigned_long_text)
+    return _Mapping(
+        "int64", _bigint_unsigned_long, _bigint_unsigned_long_text, default=_bigint_unsigned_long_text
+    )
 
 
 def _bigint_unsigned_precise(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     def convert(value: Any) -> str:
         return _encode_unscaled(_int_from_text(value))
-    return _Mapping("bytes", convert, convert, name=_DECIMAL_NAME, version=1,
-                    parameters={"scale": "0", "connect.decimal.precision": "20"})
+
+    return _Mapping(
+        "bytes",
+        convert,
+        convert,
+        name=_DECIMAL_NAME,
+        version=1,
+        parameters={"scale": "0", "connect.decimal.precision": "20"},
+    )
 
 
 _BIGINT_UNSIGNED_MODES: dict[str, _Builder] = {
@@ -249,8 +256,9 @@ def _bit(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     bits = column.length or 1
     if bits == 1:
         # BIT(1) -> BOOLEAN. Binlog: '0'/'1' text; snapshot: one big-endian byte.
-        return _Mapping("boolean", lambda v: v == "1", lambda v: v != b"\x00",
-                        default=lambda t: _bit_literal(t) != 0)
+        return _Mapping(
+            "boolean", lambda v: v == "1", lambda v: v != b"\x00", default=lambda t: _bit_literal(t) != 0
+        )
     width = (bits + 7) // 8
 
     # BIT(n) -> io.debezium.data.Bits: little-endian bytes, ceil(n/8) long.
@@ -260,9 +268,15 @@ def _bit(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     def from_snapshot(data: bytes) -> str:  # the server sends big-endian bytes
         return _base64_text(int.from_bytes(data, "big").to_bytes(width, "little"))
 
-    return _Mapping("bytes", from_binlog, from_snapshot, name="io.debezium.data.Bits", version=1,
-                    parameters={"length": str(bits)},
-                    default=lambda t: _base64_text(_bit_literal(t).to_bytes(width, "little")))
+    return _Mapping(
+        "bytes",
+        from_binlog,
+        from_snapshot,
+        name="io.debezium.data.Bits",
+        version=1,
+        parameters={"length": str(bits)},
+        default=lambda t: _base64_text(_bit_literal(t).to_bytes(width, "little")),
+    )
 
 
 def _year(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
@@ -279,8 +293,9 @@ def _year(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping
     def from_text(text: Any) -> int:
         return from_number(int(text))
 
-    return _Mapping("int32", from_number, from_text, name="io.debezium.time.Year", version=1,
-                    default=from_text)
+    return _Mapping(
+        "int32", from_number, from_text, name="io.debezium.time.Year", version=1, default=from_text
+    )
 
 
 _FLOAT32 = struct.Struct("<f")
@@ -297,12 +312,14 @@ def _float_from_text(text: Any) -> float:
 
 def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     key = column.data_type.upper()
-    single = key == "REAL" or (key == "FLOAT" and column.scale is None
-                               and (column.length is None or column.length <= 24))
+    single = key == "REAL" or (
+        key == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
+    )
     if single:
         # FLOAT/FLOAT(p<=24) and the literal REAL -> FLOAT32 (Debezium narrows REAL's double).
         def narrow_text(text: Any) -> float:
             return _as_float32(float(text))
+
         return _Mapping("float32", _as_float32, narrow_text, default=narrow_text)
     if column.scale is not None:
         digits = column.scale
@@ -312,6 +329,7 @@ def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappin
         # streamed value equal the snapshot's.
         def rounded(value: float) -> float:
             return round(value, digits)
+
         return _Mapping("float64", rounded, _float_from_text, default=_float_from_text)
     return _Mapping("float64", identity, _float_from_text, default=_float_from_text)
 
@@ -331,8 +349,10 @@ def _encode_unscaled(unscaled: int) -> str:
 
 
 def _decimal_precision_scale(column: Column) -> tuple[int, int]:
-    return (column.length if column.length is not None else 10,
-            column.scale if column.scale is not None else 0)
+    return (
+        column.length if column.length is not None else 10,
+        column.scale if column.scale is not None else 0,
+    )
 
 
 def _decimal(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
@@ -363,9 +383,15 @@ def _decimal_precise(column: Column, settings: ConverterSettings, on_zero: Any) 
     def from_default(text: str) -> str:
         return _encode_unscaled(int(_WIDE.scaleb(_rescale(text.strip(), exponent), scale)))
 
-    return _Mapping("bytes", from_binlog, from_snapshot, name=_DECIMAL_NAME, version=1,
-                    parameters={"scale": str(scale), "connect.decimal.precision": str(precision)},
-                    default=from_default)
+    return _Mapping(
+        "bytes",
+        from_binlog,
+        from_snapshot,
+        name=_DECIMAL_NAME,
+        version=1,
+        parameters={"scale": str(scale), "connect.decimal.precision": str(precision)},
+        default=from_default,
+    )
 
 
 def _decimal_double(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
@@ -397,8 +423,9 @@ _DECIMAL_MODES: dict[str, _Builder] = {
 # Strings (4.4): decoded with the column's character set
 # ------------------------------------------------------------------------------------------------
 def _string(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("string", identity, identity, default=identity,
-                    binlog_encoding=binlog_encoding(column.charset))
+    return _Mapping(
+        "string", identity, identity, default=identity, binlog_encoding=binlog_encoding(column.charset)
+    )
 
 
 # The binlog carries text as raw bytes in the column's character set, and mysql-replication decodes
@@ -431,21 +458,42 @@ _SINGLE_BYTE_OVERRIDES: dict[str, tuple[str, dict[int, str]]] = {
     "cp1251": ("cp1251", {}),
     "cp1256": ("cp1256", {b: "?" for b in (0x8A, 0x8F, 0x98, 0x9A, 0x9F, 0xAA, 0xC0, 0xFF)}),
     "cp1257": ("cp1257", {}),
-    "swe7": ("ascii", {0x40: "\xc9", 0x5B: "\xc4", 0x5C: "\xd6", 0x5D: "\xc5", 0x5E: "\xdc",
-                       0x60: "\xe9", 0x7B: "\xe4", 0x7C: "\xf6", 0x7D: "\xe5", 0x7E: "\xfc",
-                       0x7F: "?"}),
+    "swe7": (
+        "ascii",
+        {
+            0x40: "\xc9",
+            0x5B: "\xc4",
+            0x5C: "\xd6",
+            0x5D: "\xc5",
+            0x5E: "\xdc",
+            0x60: "\xe9",
+            0x7B: "\xe4",
+            0x7C: "\xf6",
+            0x7D: "\xe5",
+            0x7E: "\xfc",
+            0x7F: "?",
+        },
+    ),
 }
 _UPPER_HALVES: dict[str, str] = {
-    "dec8": ("\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94"
-             "\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0¡¢£?¥?§¤©ª«????°±²³?µ¶·?¹º»¼½?¿ÀÁÂÃÄÅ"
-             "ÆÇÈÉÊËÌÍÎÏ?ÑÒÓÔÕÖŒØÙÚÛÜŸ?ßàáâãäåæçèéêëìíîï?ñòóôõöœøùúûüÿ??"),
-    "armscii8": ("\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93"
-                 "\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0❁§։)(»«—.՝,-՟…՜՛՞ԱաԲբԳգԴդԵեԶզԷէԸը"
-                 "ԹթԺժԻիԼլԽխԾծԿկՀհՁձՂղՃճՄմՅյՆնՇշՈոՉչՊպՋջՌռՍսՎվՏտՐրՑցՒւՓփՔքՕօՖֆ’'"),
-    "keybcs2": ("ČüéďäĎŤčěĚĹÍľĺÄÁÉžŽôöÓůÚýÖÜŠĽÝŘťáíóúňŇŮÔšřŕŔ¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤"
-                "╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\xa0"),
-    "geostd8": ("€?‚?„…†‡?‰?‹?????‘’“”•–—???›????\xa0¡¢£¤¥¦§¨©ª«¬\xad®¯°±²³´µ¶·¸¹º»¼½¾¿აბგდევზჱთიკლმნ"
-                "ჲოპჟრსტჳუფქღყშჩცძწჭხჴჯჰჵ???????????????????????№??"),
+    "dec8": (
+        "\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94"
+        "\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0¡¢£?¥?§¤©ª«????°±²³?µ¶·?¹º»¼½?¿ÀÁÂÃÄÅ"
+        "ÆÇÈÉÊËÌÍÎÏ?ÑÒÓÔÕÖŒØÙÚÛÜŸ?ßàáâãäåæçèéêëìíîï?ñòóôõöœøùúûüÿ??"
+    ),
+    "armscii8": (
+        "\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93"
+        "\x94\x95\x96\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0❁§։)(»«—.՝,-՟…՜՛՞ԱաԲբԳգԴդԵեԶզԷէԸը"
+        "ԹթԺժԻիԼլԽխԾծԿկՀհՁձՂղՃճՄմՅյՆնՇշՈոՉչՊպՋջՌռՍսՎվՏտՐրՑցՒւՓփՔքՕօՖֆ’'"
+    ),
+    "keybcs2": (
+        "ČüéďäĎŤčěĚĹÍľĺÄÁÉžŽôöÓůÚýÖÜŠĽÝŘťáíóúňŇŮÔšřŕŔ¼¡«»░▒▓│┤╡╢╖╕╣║╗╝╜╛┐└┴┬├─┼╞╟╚╔╩╦╠═╬╧╨╤"
+        "╥╙╘╒╓╫╪┘┌█▄▌▐▀αßΓπΣσµτΦΘΩδ∞φε∩≡±≥≤⌠⌡÷≈°∙·√ⁿ²■\xa0"
+    ),
+    "geostd8": (
+        "€?‚?„…†‡?‰?‹?????‘’“”•–—???›????\xa0¡¢£¤¥¦§¨©ª«¬\xad®¯°±²³´µ¶·¸¹º»¼½¾¿აბგდევზჱთიკლმნ"
+        "ჲოპჟრსტჳუფქღყშჩცძწჭხჴჯჰჵ???????????????????????№??"
+    ),
     "swe7": "?" * 128,
 }
 # Multi-byte character sets: the Python codec (Java decodes malformed input to U+FFFD, so do we).
@@ -484,24 +532,27 @@ def _codec_for(name: str) -> codecs.CodecInfo | None:
     """Codec search function for ``mysqlcdc-<mysql charset>`` names (see ``binlog_encoding``)."""
     if not name.startswith(_CODEC_PREFIX.replace("-", "_")) and not name.startswith(_CODEC_PREFIX):
         return None
-    charset = name[len(_CODEC_PREFIX):]
+    charset = name[len(_CODEC_PREFIX) :]
     if charset in _MULTI_BYTE_CODECS:
         target = _MULTI_BYTE_CODECS[charset]
 
         def decode_multi(data: Any, errors: str = "strict", /) -> tuple[str, int]:
             return codecs.decode(bytes(data), target, "replace"), len(data)
+
         decode = decode_multi
     elif charset in _SINGLE_BYTE_OVERRIDES or charset in _UPPER_HALVES:
         table = _decoding_table(charset)
 
         def decode_single(data: Any, errors: str = "strict", /) -> tuple[str, int]:
             return codecs.charmap_decode(data, "strict", table)
+
         decode = decode_single
     else:
         return None
 
     def encode(text: str, errors: str = "strict", /) -> tuple[bytes, int]:
         raise UnicodeError(f"{name} is a decode-only codec")
+
     return codecs.CodecInfo(encode, decode, name=name)
 
 
@@ -562,10 +613,12 @@ def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
         def padded(value: Any) -> str:
             data = value or b""  # an empty binary value arrives as '' (str)
             return encode(data.ljust(width, b"\0") if len(data) < width else data)
+
         return _Mapping(kind, padded, padded, default=lambda t: padded(_binary_literal(t)))
 
     def plain(value: Any) -> str:
         return encode(value or b"")
+
     return _Mapping(kind, plain, plain, default=lambda t: plain(_binary_literal(t)))
 
 
@@ -580,9 +633,16 @@ def _allowed(options: Sequence[str]) -> str:
 def _enum(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     # mysql-replication maps the binlog index through the table map's option list (index 0, an
     # invalid value, is ''), so both paths carry the option text.
-    return _Mapping("string", identity, identity, name="io.debezium.data.Enum", version=1,
-                    parameters={"allowed": _allowed(column.enum_values)}, fallback="",
-                    default=identity)
+    return _Mapping(
+        "string",
+        identity,
+        identity,
+        name="io.debezium.data.Enum",
+        version=1,
+        parameters={"allowed": _allowed(column.enum_values)},
+        fallback="",
+        default=identity,
+    )
 
 
 EMPTY_SET: frozenset[str] = frozenset()
@@ -595,8 +655,16 @@ def _set(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
         # mysql-replication yields a Python set; Debezium lists members in definition order.
         return ",".join([option for option in options if option in members])
 
-    return _Mapping("string", from_binlog, identity, name="io.debezium.data.EnumSet", version=1,
-                    parameters={"allowed": _allowed(options)}, fallback="", default=identity)
+    return _Mapping(
+        "string",
+        from_binlog,
+        identity,
+        name="io.debezium.data.EnumSet",
+        version=1,
+        parameters={"allowed": _allowed(options)},
+        fallback="",
+        default=identity,
+    )
 
 
 def restore_empty_sets(values: dict[str, Any], none_sources: Mapping[str, str]) -> dict[str, Any]:
@@ -616,8 +684,16 @@ _EMPTY_SET_SOURCE = "empty set"
 # JSON (4.8)
 # ------------------------------------------------------------------------------------------------
 def _json(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("string", _json_from_binlog, identity, name="io.debezium.data.Json", version=1,
-                    fallback="{}", default=identity, binlog_encoding=binlog_encoding("utf8mb4"))
+    return _Mapping(
+        "string",
+        _json_from_binlog,
+        identity,
+        name="io.debezium.data.Json",
+        version=1,
+        fallback="{}",
+        default=identity,
+        binlog_encoding=binlog_encoding("utf8mb4"),
+    )
 
 
 def _json_from_binlog(value: Any) -> Any:
@@ -628,8 +704,10 @@ def _json_from_binlog(value: Any) -> Any:
     # prints JSON so that streaming and snapshot agree. Partial updates cannot be rendered from
     # the diff alone.
     if type(value).__name__ == "JsonDiff":
-        raise ValueError("JSON partial updates (binlog_row_value_options=PARTIAL_JSON) are not "
-                         "supported: set binlog_row_value_options='' on the server")
+        raise ValueError(
+            "JSON partial updates (binlog_row_value_options=PARTIAL_JSON) are not "
+            "supported: set binlog_row_value_options='' on the server"
+        )
     return _render_mysql_json(value)
 
 
@@ -723,8 +801,11 @@ def _date_value(year: int, month: int, day: int, adjust: bool) -> int:
 
 def _date(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     adjust = settings.enable_time_adjuster
-    name = ("org.apache.kafka.connect.data.Date" if settings.time_precision_mode == "connect"
-            else "io.debezium.time.Date")
+    name = (
+        "org.apache.kafka.connect.data.Date"
+        if settings.time_precision_mode == "connect"
+        else "io.debezium.time.Date"
+    )
 
     def from_binlog(value: dt.date) -> int:
         if value.year < 100 and adjust:
@@ -742,8 +823,16 @@ def _date(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping
         # DATE defaults may be written with a time part; only the date counts.
         return from_text(text[:10])
 
-    return _Mapping("int32", from_binlog, from_text, name=name, version=1, fallback=0,
-                    default=from_default, may_invalidate=True)
+    return _Mapping(
+        "int32",
+        from_binlog,
+        from_text,
+        name=name,
+        version=1,
+        fallback=0,
+        default=from_default,
+        may_invalidate=True,
+    )
 
 
 def _datetime_precision(column: Column) -> int:
@@ -783,8 +872,16 @@ def _datetime(column: Column, settings: ConverterSettings, on_zero: Any) -> _Map
             text += " 00:00:00"
         return from_text(text)
 
-    return _Mapping("int64", from_binlog, from_text, name=name, version=1, fallback=0,
-                    default=from_default, may_invalidate=True)
+    return _Mapping(
+        "int64",
+        from_binlog,
+        from_text,
+        name=name,
+        version=1,
+        fallback=0,
+        default=from_default,
+        may_invalidate=True,
+    )
 
 
 def _is_current_timestamp(text: str) -> bool:
@@ -803,13 +900,16 @@ def _zoned_formatter(fsp: int) -> Callable[[dt.datetime], str]:
     zeros = "." + "0" * fsp + "Z"
 
     if fsp == 0:
+
         def minimal(value: dt.datetime) -> str:
             # isoformat() prints 6 fraction digits when there are microseconds, none otherwise.
             return (value.isoformat().rstrip("0") + "Z") if value.microsecond else value.isoformat() + "Z"
+
         return functools.lru_cache(maxsize=4096)(minimal)
 
     def fixed(value: dt.datetime) -> str:
-        return value.isoformat()[:20 + fsp] + "Z" if value.microsecond else value.isoformat() + zeros
+        return value.isoformat()[: 20 + fsp] + "Z" if value.microsecond else value.isoformat() + zeros
+
     return functools.lru_cache(maxsize=4096)(fixed)
 
 
@@ -830,8 +930,7 @@ def _timestamp(column: Column, settings: ConverterSettings, on_zero: Any) -> _Ma
         if parts is None:
             return on_zero
         year, month, day, seconds, micros = parts
-        local = dt.datetime(year, month, day, seconds // 3600, seconds // 60 % 60, seconds % 60,
-                            micros)
+        local = dt.datetime(year, month, day, seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
         if session_is_utc:
             return render(local)
         return render(local.replace(tzinfo=zone).astimezone(UTC).replace(tzinfo=None))
@@ -844,8 +943,16 @@ def _timestamp(column: Column, settings: ConverterSettings, on_zero: Any) -> _Ma
         # server zone (the zone the literal was written in), see module notes.
         return from_text(text)
 
-    return _Mapping("string", from_binlog, from_text, name=_ZONED_NAME, version=1,
-                    fallback=_ZONED_EPOCH, default=from_default, may_invalidate=True)
+    return _Mapping(
+        "string",
+        from_binlog,
+        from_text,
+        name=_ZONED_NAME,
+        version=1,
+        fallback=_ZONED_EPOCH,
+        default=from_default,
+        may_invalidate=True,
+    )
 
 
 def _time_text_to_micros(text: str) -> int:
@@ -875,8 +982,14 @@ def _time(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping
 
 
 def _time_micro(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("int64", _time_binlog_micros, _time_text_to_micros,
-                    name="io.debezium.time.MicroTime", version=1, fallback=0)
+    return _Mapping(
+        "int64",
+        _time_binlog_micros,
+        _time_text_to_micros,
+        name="io.debezium.time.MicroTime",
+        version=1,
+        fallback=0,
+    )
 
 
 def _millis_toward_floor(micros: int) -> int:
@@ -888,21 +1001,27 @@ def _time_milli(name: str, large_values: bool) -> _Builder:
     """TIME as int32 milliseconds. Kafka Connect's Time (connect mode) only holds a time of day:
     Debezium fails to convert negative or >= 24h values there and, with the default
     event.converting.failure.handling.mode=warn, leaves the field null."""
+
     def build(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
         if large_values:
+
             def from_binlog(value: dt.timedelta) -> Any:
                 return _millis_toward_floor(_time_binlog_micros(value))
 
             def from_text(text: str) -> Any:
                 return _millis_toward_floor(_time_text_to_micros(text))
         else:
+
             def from_binlog(value: dt.timedelta) -> Any:
                 return _time_of_day_millis(_time_binlog_micros(value))
 
             def from_text(text: str) -> Any:
                 return _time_of_day_millis(_time_text_to_micros(text))
-        return _Mapping("int32", from_binlog, from_text, name=name, version=1, fallback=0,
-                        may_invalidate=not large_values)
+
+        return _Mapping(
+            "int32", from_binlog, from_text, name=name, version=1, fallback=0, may_invalidate=not large_values
+        )
+
     return build
 
 
@@ -912,8 +1031,11 @@ _DAY_MICROS = 86_400_000_000
 def _time_of_day_millis(micros: int) -> int | None:
     if 0 <= micros <= _DAY_MICROS:
         return micros // 1000
-    log.warning("TIME value of %d us is outside 00:00-24:00 and cannot be represented with "
-                "time.precision.mode=connect; the field is set to null", micros)
+    log.warning(
+        "TIME value of %d us is outside 00:00-24:00 and cannot be represented with "
+        "time.precision.mode=connect; the field is set to null",
+        micros,
+    )
     return None
 
 
@@ -962,18 +1084,36 @@ def _point_value(data: bytes) -> dict[str, Any]:
 
 def _geometry(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     fields = (Field("wkb", ConnectSchema("bytes")), Field("srid", ConnectSchema("int32", optional=True)))
-    return _Mapping("struct", _geometry_value, _geometry_value, name=_GEOMETRY_NAME, version=1,
-                    doc="Geometry", fields=fields,
-                    fallback={"wkb": _base64_text(_EMPTY_COLLECTION_WKB), "srid": None},
-                    default=_no_default)
+    return _Mapping(
+        "struct",
+        _geometry_value,
+        _geometry_value,
+        name=_GEOMETRY_NAME,
+        version=1,
+        doc="Geometry",
+        fields=fields,
+        fallback={"wkb": _base64_text(_EMPTY_COLLECTION_WKB), "srid": None},
+        default=_no_default,
+    )
 
 
 def _point(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    fields = (Field("x", ConnectSchema("float64")), Field("y", ConnectSchema("float64")),
-              Field("wkb", ConnectSchema("bytes", optional=True)),
-              Field("srid", ConnectSchema("int32", optional=True)))
-    return _Mapping("struct", _point_value, _point_value, name=_POINT_NAME, version=1,
-                    doc="Geometry (POINT)", fields=fields, default=_no_default)
+    fields = (
+        Field("x", ConnectSchema("float64")),
+        Field("y", ConnectSchema("float64")),
+        Field("wkb", ConnectSchema("bytes", optional=True)),
+        Field("srid", ConnectSchema("int32", optional=True)),
+    )
+    return _Mapping(
+        "struct",
+        _point_value,
+        _point_value,
+        name=_POINT_NAME,
+        version=1,
+        doc="Geometry (POINT)",
+        fields=fields,
+        default=_no_default,
+    )
 
 
 def _no_default(text: str) -> None:
@@ -1056,7 +1196,8 @@ def _builder_for(column: Column) -> _Builder:
         return _BUILDERS[key]
     except KeyError:
         raise ValueError(
-            f"column {column.name!r}: no converter for MySQL type {column.data_type!r}") from None
+            f"column {column.name!r}: no converter for MySQL type {column.data_type!r}"
+        ) from None
 
 
 def _guard(convert: Convert, when_null: Any, may_invalidate: bool) -> Convert:
@@ -1064,15 +1205,18 @@ def _guard(convert: Convert, when_null: Any, may_invalidate: bool) -> Convert:
     if convert is identity and when_null is None:
         return identity
     if may_invalidate and when_null is not None:
+
         def guarded_invalid(value: Any) -> Any:
             if value is None:
                 return when_null
             result = convert(value)
             return when_null if result is None else result
+
         return guarded_invalid
 
     def guarded(value: Any) -> Any:
         return when_null if value is None else convert(value)
+
     return guarded
 
 
@@ -1127,8 +1271,9 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
 
 
 _NEEDS_FALLBACK: Any = object()
-_TEXT_JDBC_TYPES = frozenset((JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB,
-                              JdbcType.NCHAR, JdbcType.NVARCHAR))
+_TEXT_JDBC_TYPES = frozenset(
+    (JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB, JdbcType.NCHAR, JdbcType.NVARCHAR)
+)
 
 
 def _doc(column: Column, settings: ConverterSettings, mapping: _Mapping) -> str | None:
@@ -1137,8 +1282,9 @@ def _doc(column: Column, settings: ConverterSettings, mapping: _Mapping) -> str 
     return mapping.doc
 
 
-def _parameters(column: Column, table: Table, settings: ConverterSettings,
-                mapping: _Mapping) -> tuple[tuple[str, str], ...] | None:
+def _parameters(
+    column: Column, table: Table, settings: ConverterSettings, mapping: _Mapping
+) -> tuple[tuple[str, str], ...] | None:
     params = dict(mapping.parameters or {})
     if _propagates_source_type(column, table, settings):
         # PropagateSourceTypeToSchemaParameter, appended after the type's own parameters.
@@ -1175,8 +1321,14 @@ def _full_match(pattern: str, text: str) -> bool:
 # ------------------------------------------------------------------------------------------------
 def _build_snapshot_conversions() -> dict[Any, Any]:
     conv: dict[Any, Any] = dict(pymysql_converters.encoders)  # parameter escaping stays standard
-    for type_code in (FIELD_TYPE.TINY, FIELD_TYPE.SHORT, FIELD_TYPE.LONG, FIELD_TYPE.INT24,
-                      FIELD_TYPE.LONGLONG, FIELD_TYPE.YEAR):
+    for type_code in (
+        FIELD_TYPE.TINY,
+        FIELD_TYPE.SHORT,
+        FIELD_TYPE.LONG,
+        FIELD_TYPE.INT24,
+        FIELD_TYPE.LONGLONG,
+        FIELD_TYPE.YEAR,
+    ):
         conv[type_code] = int
     for type_code in (FIELD_TYPE.FLOAT, FIELD_TYPE.DOUBLE):
         conv[type_code] = float

@@ -37,29 +37,37 @@ def run_demo(output: str, rows: int = 5) -> int:
             server.start()
             console.print(f"  {server.flavor} on 127.0.0.1:{server.port}")
             server.execute(*SAMPLE_SCHEMA)
-            config = ConnectorConfig.from_mapping({
-                **server.connector_properties(),
-                "topic.prefix": "demo",
-                "database.include.list": "inventory",
-                "sink.type": "jsonl",
-                "sink.jsonl.path": str(out_path),
-                "data.dir": data_dir,
-            })
+            config = ConnectorConfig.from_mapping(
+                {
+                    **server.connector_properties(),
+                    "topic.prefix": "demo",
+                    "database.include.list": "inventory",
+                    "sink.type": "jsonl",
+                    "sink.jsonl.path": str(out_path),
+                    "data.dir": data_dir,
+                }
+            )
             engine = Engine(config)
             engine.catch_up()
             console.print(f"[bold]Streaming changes to {out_path}…[/bold]")
             with server.connect("inventory") as conn, conn.cursor() as cur:
                 for i in range(rows):
-                    cur.execute("INSERT INTO customers (first_name, last_name, email) VALUES (%s, %s, %s)",
-                                (f"Ada{i}", "Lovelace", f"ada{i}@example.com"))
-                    cur.execute("INSERT INTO orders VALUES (%s, 1, %s, %s, %s)",
-                                (1000 + i, cur.lastrowid, i + 1, f"{9.99 * (i + 1):.2f}"))
+                    cur.execute(
+                        "INSERT INTO customers (first_name, last_name, email) VALUES (%s, %s, %s)",
+                        (f"Ada{i}", "Lovelace", f"ada{i}@example.com"),
+                    )
+                    cur.execute(
+                        "INSERT INTO orders VALUES (%s, 1, %s, %s, %s)",
+                        (1000 + i, cur.lastrowid, i + 1, f"{9.99 * (i + 1):.2f}"),
+                    )
                 cur.execute("UPDATE customers SET last_name = 'Byron' WHERE id = 1")
                 cur.execute("UPDATE orders SET line = 2 WHERE order_number = 1000")  # key change
                 cur.execute("DELETE FROM customers WHERE id = 2")
                 cur.execute("ALTER TABLE customers ADD COLUMN phone VARCHAR(32) NULL")
-                cur.execute("INSERT INTO customers (first_name, last_name, email, phone) "
-                            "VALUES ('Grace', 'Hopper', 'grace@example.com', '+1-555-0100')")
+                cur.execute(
+                    "INSERT INTO customers (first_name, last_name, email, phone) "
+                    "VALUES ('Grace', 'Hopper', 'grace@example.com', '+1-555-0100')"
+                )
             engine.catch_up()
             engine.close()
         finally:
@@ -69,8 +77,7 @@ def run_demo(output: str, rows: int = 5) -> int:
     for line in lines:
         record = orjson.loads(line)
         value = record["value"]
-        kind = "tombstone" if value is None else (
-            value["payload"].get("op") or "schema change")
+        kind = "tombstone" if value is None else (value["payload"].get("op") or "schema change")
         counts[(record["topic"], kind)] += 1
     table = RichTable(title=f"{len(lines)} records written to {out_path}")
     table.add_column("topic")

@@ -130,7 +130,7 @@ class EventQuery:
 
 def _short(value: Any, limit: int = 160) -> str:
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe_record(record: ChangeRecord) -> str:
@@ -250,10 +250,17 @@ class EventStream:
                 yield record
 
     # -- waiting ------------------------------------------------------------------------------------
-    def wait_for(self, table: str | TableId | None = None, op: str | Collection[str] | None = None,
-                 where: RowPredicate | None = None, timeout: float = 10.0, *, since: int = 0,
-                 topic: str | None = None, kind: RecordKind | str | None = RecordKind.DATA
-                 ) -> ChangeRecord:
+    def wait_for(
+        self,
+        table: str | TableId | None = None,
+        op: str | Collection[str] | None = None,
+        where: RowPredicate | None = None,
+        timeout: float = 10.0,
+        *,
+        since: int = 0,
+        topic: str | None = None,
+        kind: RecordKind | str | None = RecordKind.DATA,
+    ) -> ChangeRecord:
         """The first record from ``since`` on that matches, waiting up to ``timeout`` seconds.
 
         ``table`` is ``"name"`` or ``"db.name"``; ``op`` one of c/u/d/r/t (or several); ``where``
@@ -279,13 +286,17 @@ class EventStream:
     def _timeout_message(self, query: EventQuery, timeout: float, since: int, started: int) -> str:
         searched = self._log.since(since)
         arrived = len(self._log) - started
-        lines = [f"no event matching {query.describe()} within {timeout}s: searched {len(searched)} "
-                 f"event(s) from #{since}, {arrived} of them arrived during the wait."]
+        lines = [
+            f"no event matching {query.describe()} within {timeout}s: searched {len(searched)} "
+            f"event(s) from #{since}, {arrived} of them arrived during the wait."
+        ]
         if self._log.closed:
             lines.append("The event source is stopped: nothing more will arrive.")
         if query.predicate_errors:
-            lines.append("The where predicate raised on some rows (treated as no match): "
-                         + "; ".join(query.predicate_errors))
+            lines.append(
+                "The where predicate raised on some rows (treated as no match): "
+                + "; ".join(query.predicate_errors)
+            )
         lines.append("Events received:")
         lines.append(describe_records(searched, since))
         return "\n".join(lines)
@@ -305,8 +316,9 @@ class EventStream:
     def _raise_if_failed(self) -> None:
         error = self._log.error
         if error is not None:
-            raise EngineFailed(f"the connector stopped with an error: {type(error).__name__}: {error}") \
-                from error
+            raise EngineFailed(
+                f"the connector stopped with an error: {type(error).__name__}: {error}"
+            ) from error
 
 
 # -- the embedded engine ------------------------------------------------------------------------------
@@ -346,16 +358,28 @@ class EmbeddedEngine(EventStream):
     ``retain=False`` keeps no history of received events (for long-running callback use); the
     iterator and the waiting helpers then need ``retain=True``."""
 
-    def __init__(self, properties: Mapping[str, Any], *, sinks: Sequence[Sink] = (),
-                 callback: Callable[[ChangeRecord], None] | None = None, retain: bool = True,
-                 offsets: OffsetStore | None = None, history: SchemaHistory | None = None) -> None:
+    def __init__(
+        self,
+        properties: Mapping[str, Any],
+        *,
+        sinks: Sequence[Sink] = (),
+        callback: Callable[[ChangeRecord], None] | None = None,
+        retain: bool = True,
+        offsets: OffsetStore | None = None,
+        history: SchemaHistory | None = None,
+    ) -> None:
         given = {k: str(v) for k, v in properties.items()}
         self.config = ConnectorConfig({**EMBEDDED_DEFAULTS, **given})
         configured = build_sinks(self.config) if given.get("sink.type", "").strip() else []
         self.callback = callback
         self.retain = retain
-        self.engine = Engine(self.config, sinks=[*configured, *sinks], offsets=offsets, history=history,
-                             on_delivered=self._on_delivered)
+        self.engine = Engine(
+            self.config,
+            sinks=[*configured, *sinks],
+            offsets=offsets,
+            history=history,
+            on_delivered=self._on_delivered,
+        )
         self.engine.on_progress = self._on_progress
         self._log = EventLog()
         self._drain_mark = 0
@@ -377,8 +401,9 @@ class EmbeddedEngine(EventStream):
         if self._thread is not None:
             raise RuntimeError("this EmbeddedEngine was already started; create a new one to restart")
         self.started_at = time.monotonic()
-        self._thread = threading.Thread(target=self._run, name=f"mysql-cdc-{self.config.topic_prefix}",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name=f"mysql-cdc-{self.config.topic_prefix}", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not self._ready.wait(0.05):
@@ -477,7 +502,8 @@ class EmbeddedEngine(EventStream):
                 if time.monotonic() > deadline:
                     raise ShutdownError(
                         f"the server still holds replication connection(s) {sorted(open_ids)} after "
-                        "the connector stopped")
+                        "the connector stopped"
+                    )
                 for thread_id in open_ids:
                     with contextlib.suppress(pymysql.err.MySQLError):  # already gone: fine
                         cur.execute(f"KILL CONNECTION {thread_id}")
@@ -548,7 +574,8 @@ class EmbeddedEngine(EventStream):
             at = streaming.last_end if streaming is not None else "(not streaming yet)"
             raise EventWaitTimeout(
                 f"the connector did not reach the server's binlog position {target} within {timeout}s "
-                f"(it is at {at}). Events received:\n{describe_records(self._log.since(0))}")
+                f"(it is at {at}). Events received:\n{describe_records(self._log.since(0))}"
+            )
         self._raise_if_failed()
 
     def _require_log(self, what: str) -> None:

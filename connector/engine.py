@@ -64,7 +64,10 @@ def _memory_sink(config: ConnectorConfig) -> Sink:
 
 
 SINK_FACTORIES: dict[str, Callable[[ConnectorConfig], Sink]] = {
-    "jsonl": _jsonl_sink, "stdout": _stdout_sink, "memory": _memory_sink, "kafka": _kafka_sink,
+    "jsonl": _jsonl_sink,
+    "stdout": _stdout_sink,
+    "memory": _memory_sink,
+    "kafka": _kafka_sink,
     "spark": _spark_sink,
 }
 
@@ -75,8 +78,10 @@ def build_sinks(config: ConnectorConfig) -> list[Sink]:
     for name in names:
         factory = SINK_FACTORIES.get(name.lower())
         if factory is None:
-            raise ConfigError("sink.type", f"unknown sink {name!r}; expected a comma-separated list of "
-                              f"{', '.join(SINK_FACTORIES)}")
+            raise ConfigError(
+                "sink.type",
+                f"unknown sink {name!r}; expected a comma-separated list of {', '.join(SINK_FACTORIES)}",
+            )
         sinks.append(factory(config))
     return sinks
 
@@ -89,8 +94,11 @@ def build_offset_store(config: ConnectorConfig) -> OffsetStore:
         from connector.kafka_offsets import KafkaOffsetStore
 
         return KafkaOffsetStore.from_config(config)
-    return FileOffsetStore(config.path_or_default("offset.storage.file.filename", "offsets.json"),
-                           config.connector_name, config.topic_prefix)
+    return FileOffsetStore(
+        config.path_or_default("offset.storage.file.filename", "offsets.json"),
+        config.connector_name,
+        config.topic_prefix,
+    )
 
 
 def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
@@ -105,8 +113,9 @@ def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
         return KafkaSchemaHistory.from_config(config)
     from ddl.history import FileSchemaHistory
 
-    return FileSchemaHistory(config.path_or_default("schema.history.internal.file.filename",
-                                                    "schema-history.jsonl"))
+    return FileSchemaHistory(
+        config.path_or_default("schema.history.internal.file.filename", "schema-history.jsonl")
+    )
 
 
 def converter_settings(config: ConnectorConfig) -> ConverterSettings:
@@ -132,9 +141,15 @@ class Delivery:
     A failure leaves the stored offset where it was, so a restart redelivers from there.
     """
 
-    def __init__(self, sinks: Sequence[Sink], offsets: OffsetStore, max_batch: int, interval_s: float,
-                 on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
-                 commit_interval_s: float | None = None) -> None:
+    def __init__(
+        self,
+        sinks: Sequence[Sink],
+        offsets: OffsetStore,
+        max_batch: int,
+        interval_s: float,
+        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
+        commit_interval_s: float | None = None,
+    ) -> None:
         self.sinks = list(sinks)
         self.offsets = offsets
         self.max_batch = max_batch
@@ -210,9 +225,15 @@ class Delivery:
 class Engine:
     """Runs the connector in-process. ``run()`` blocks; ``stop()`` may be called from any thread."""
 
-    def __init__(self, config: ConnectorConfig, sinks: Sequence[Sink] | None = None, *,
-                 offsets: OffsetStore | None = None, history: SchemaHistory | None = None,
-                 on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        sinks: Sequence[Sink] | None = None,
+        *,
+        offsets: OffsetStore | None = None,
+        history: SchemaHistory | None = None,
+        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
+    ) -> None:
         self.config = config
         self.sinks = list(sinks) if sinks is not None else build_sinks(config)
         self.offsets = offsets or build_offset_store(config)
@@ -221,9 +242,13 @@ class Engine:
         self.builder = EventBuilder(config, self.filter, converter_settings(config))
         self.probe = ServerProbe(config)
         self.delivery = Delivery(
-            self.sinks, self.offsets, config.get_int("max.batch.size", 2048) or 2048,
-            (config.get_int("poll.interval.ms", 500) or 500) / 1000, on_delivered,
-            commit_interval_s=(config.get_int("offset.flush.interval.ms", 1000) or 0) / 1000)
+            self.sinks,
+            self.offsets,
+            config.get_int("max.batch.size", 2048) or 2048,
+            (config.get_int("poll.interval.ms", 500) or 500) / 1000,
+            on_delivered,
+            commit_interval_s=(config.get_int("offset.flush.interval.ms", 1000) or 0) / 1000,
+        )
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
         # streaming, so another thread can ask for a delivery barrier (connector.embedded).
@@ -245,15 +270,17 @@ class Engine:
         self.history.start()
         for sink in self.sinks:
             sink.start()
-        parser = parser_for(self.info.flavor,
-                            include_comments=self.config.get_bool("include.schema.comments"))
+        parser = parser_for(
+            self.info.flavor, include_comments=self.config.get_bool("include.schema.comments")
+        )
         self.schema = SchemaState(self.config, parser, self.history, self.filter, self.builder)
         offset = self._starting_offset()
         start = self._plan_and_snapshot(offset)
         snapshot_taken = self._snapshotter is not None
         if start is not None:
-            self.streaming = StreamingSource(self.config, self.info.flavor, self.schema, self.builder,
-                                             self.filter, self.delivery, start)
+            self.streaming = StreamingSource(
+                self.config, self.info.flavor, self.schema, self.builder, self.filter, self.delivery, start
+            )
             if snapshot_taken:
                 # Debezium emits one heartbeat right after a snapshot (when heartbeats are on).
                 self.streaming.emit_heartbeat()
@@ -282,13 +309,19 @@ class Engine:
 
         assert self.info is not None and self.schema is not None
         connect = connection_factory(self.config)
-        plan = plan_start(self.config, offset, history_exists=self.history.exists(),
-                          position_purged=position_purged(connect, offset, self.info.flavor))
+        plan = plan_start(
+            self.config,
+            offset,
+            history_exists=self.history.exists(),
+            position_purged=position_purged(connect, offset, self.info.flavor),
+        )
         if plan.error:
             raise SnapshotError(plan.error)
         if plan.reset_offsets:
-            log.warning("the stored binlog position is no longer on the server; taking a new snapshot "
-                        "(snapshot.mode=when_needed)")
+            log.warning(
+                "the stored binlog position is no longer on the server; taking a new snapshot "
+                "(snapshot.mode=when_needed)"
+            )
             offset = None
         start = offset
         if plan.snapshot:
@@ -297,8 +330,9 @@ class Engine:
             listener = SnapshotEmitter(self)
             if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
                 # recovery: rebuild the history at the stored offset; streaming resumes there.
-                snapshotter.run(PinnedPositionListener(listener, stored_position(offset)),
-                                data=plan.snapshot_data)
+                snapshotter.run(
+                    PinnedPositionListener(listener, stored_position(offset)), data=plan.snapshot_data
+                )
                 listener.finish()
                 self.delivery.advance(offset)
                 self.delivery.flush()
@@ -334,12 +368,20 @@ class Engine:
 
         assert self.schema is not None
         self.schema.model = recover(
-            self.history, self.schema.partition, offset, self.schema.parser,
+            self.history,
+            self.schema.partition,
+            offset,
+            self.schema.parser,
             skip_unparseable=self.schema.skip_unparseable,
             prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
-            ddl_filter=self.schema.ddl_filter)
-        log.info("recovered %d table structures from the schema history; resuming at %s:%s",
-                 len(self.schema.model.tables), offset["file"], offset["pos"])
+            ddl_filter=self.schema.ddl_filter,
+        )
+        log.info(
+            "recovered %d table structures from the schema history; resuming at %s:%s",
+            len(self.schema.model.tables),
+            offset["file"],
+            offset["pos"],
+        )
 
     def run(self) -> None:
         try:
@@ -374,8 +416,9 @@ class Engine:
         self.streaming.run(reached)
         self.delivery.flush()
         if time.monotonic() > deadline and not self._stop.is_set():
-            raise TimeoutError(f"did not reach binlog position {target} within {timeout}s "
-                               f"(at {self.streaming.last_end})")
+            raise TimeoutError(
+                f"did not reach binlog position {target} within {timeout}s (at {self.streaming.last_end})"
+            )
 
     def stop(self) -> None:
         self._stop.set()
@@ -429,8 +472,9 @@ class SnapshotEmitter:
 
     def _where(self, marker: str | None) -> SourcePosition:
         assert self.position is not None
-        return SourcePosition(file=self.position.file, pos=self.position.pos, ts_ms=self.ts_ms,
-                              snapshot=marker)
+        return SourcePosition(
+            file=self.position.file, pos=self.position.pos, ts_ms=self.ts_ms, snapshot=marker
+        )
 
     def on_position(self, position: BinlogPosition) -> None:
         self.position = position
@@ -454,8 +498,9 @@ class SnapshotEmitter:
             return
         ts = self.engine.builder.table_schema(table)
         after = ts.value_from_snapshot(values)
-        self._emit(self.engine.builder.change_records(
-            ts, "r", None, after, self._where(marker), self._offset()))
+        self._emit(
+            self.engine.builder.change_records(ts, "r", None, after, self._where(marker), self._offset())
+        )
         self.rows += 1
 
     def on_table_end(self, table_id: TableId, rows: int) -> None:

@@ -23,34 +23,52 @@ from connector.filters import TableFilter
 from connector.records import ChangeRecord, Header, RecordKind
 from ddl.model import Table, TableId
 
-SOURCE_SCHEMA = struct("io.debezium.connector.mysql.Source", [
-    Field("version", primitive("string")),
-    Field("connector", primitive("string")),
-    Field("name", primitive("string")),
-    Field("ts_ms", primitive("int64")),
-    Field("snapshot", primitive(
-        "string", optional=True, name="io.debezium.data.Enum", version=1,
-        parameters={"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
-        default="false")),
-    Field("db", primitive("string")),
-    Field("sequence", primitive("string", optional=True)),
-    Field("ts_us", primitive("int64", optional=True)),
-    Field("ts_ns", primitive("int64", optional=True)),
-    Field("table", primitive("string", optional=True)),
-    Field("server_id", primitive("int64")),
-    Field("gtid", primitive("string", optional=True)),
-    Field("file", primitive("string")),
-    Field("pos", primitive("int64")),
-    Field("row", primitive("int32")),
-    Field("thread", primitive("int64", optional=True)),
-    Field("query", primitive("string", optional=True)),
-], version=1)
+SOURCE_SCHEMA = struct(
+    "io.debezium.connector.mysql.Source",
+    [
+        Field("version", primitive("string")),
+        Field("connector", primitive("string")),
+        Field("name", primitive("string")),
+        Field("ts_ms", primitive("int64")),
+        Field(
+            "snapshot",
+            primitive(
+                "string",
+                optional=True,
+                name="io.debezium.data.Enum",
+                version=1,
+                parameters={
+                    "allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
+                },
+                default="false",
+            ),
+        ),
+        Field("db", primitive("string")),
+        Field("sequence", primitive("string", optional=True)),
+        Field("ts_us", primitive("int64", optional=True)),
+        Field("ts_ns", primitive("int64", optional=True)),
+        Field("table", primitive("string", optional=True)),
+        Field("server_id", primitive("int64")),
+        Field("gtid", primitive("string", optional=True)),
+        Field("file", primitive("string")),
+        Field("pos", primitive("int64")),
+        Field("row", primitive("int32")),
+        Field("thread", primitive("int64", optional=True)),
+        Field("query", primitive("string", optional=True)),
+    ],
+    version=1,
+)
 
-TRANSACTION_BLOCK_SCHEMA = struct("event.block", [
-    Field("id", primitive("string")),
-    Field("total_order", primitive("int64")),
-    Field("data_collection_order", primitive("int64")),
-], optional=True, version=1)
+TRANSACTION_BLOCK_SCHEMA = struct(
+    "event.block",
+    [
+        Field("id", primitive("string")),
+        Field("total_order", primitive("int64")),
+        Field("data_collection_order", primitive("int64")),
+    ],
+    optional=True,
+    version=1,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +109,15 @@ class TableSchema:
     _snapshot: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "binlog_encodings", tuple(
-            (i, c.binlog_encoding) for i, _, c in self.value_columns if c.binlog_encoding))
+        object.__setattr__(
+            self,
+            "binlog_encodings",
+            tuple((i, c.binlog_encoding) for i, _, c in self.value_columns if c.binlog_encoding),
+        )
         object.__setattr__(self, "_binlog", tuple((i, n, c.from_binlog) for i, n, c in self.value_columns))
-        object.__setattr__(self, "_snapshot",
-                           tuple((i, n, c.from_snapshot) for i, n, c in self.value_columns))
+        object.__setattr__(
+            self, "_snapshot", tuple((i, n, c.from_snapshot) for i, n, c in self.value_columns)
+        )
 
     # Converters get nulls too: a NOT NULL column's null (a zero date) becomes its default/fallback.
     def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
@@ -133,17 +155,22 @@ class DetachedKeyTableSchema(TableSchema):
         super().__post_init__()
         # Key columns outside the value need their text codec set on the library's columns too.
         known = {i for i, _ in self.binlog_encodings}
-        extra = tuple((i, c.binlog_encoding) for i, _, c in self.key_columns
-                      if c.binlog_encoding and i not in known)
+        extra = tuple(
+            (i, c.binlog_encoding) for i, _, c in self.key_columns if c.binlog_encoding and i not in known
+        )
         object.__setattr__(self, "binlog_encodings", self.binlog_encodings + extra)
 
     def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
-        return RowImage({name: conv(values[i]) for i, name, conv in self._binlog},
-                        {name: c.from_binlog(values[i]) for i, name, c in self.key_columns})
+        return RowImage(
+            {name: conv(values[i]) for i, name, conv in self._binlog},
+            {name: c.from_binlog(values[i]) for i, name, c in self.key_columns},
+        )
 
     def value_from_snapshot(self, values: Sequence[Any]) -> dict[str, Any]:
-        return RowImage({name: conv(values[i]) for i, name, conv in self._snapshot},
-                        {name: c.from_snapshot(values[i]) for i, name, c in self.key_columns})
+        return RowImage(
+            {name: conv(values[i]) for i, name, conv in self._snapshot},
+            {name: c.from_snapshot(values[i]) for i, name, c in self.key_columns},
+        )
 
     def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
         if isinstance(value, RowImage):
@@ -160,8 +187,13 @@ def topic_name(prefix: str, delimiter: str, *parts: str) -> str:
 class EventBuilder:
     """Builds every record the connector emits. Pure apart from the wall clock."""
 
-    def __init__(self, config: ConnectorConfig, table_filter: TableFilter | None = None,
-                 converter_settings: ConverterSettings | None = None, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        table_filter: TableFilter | None = None,
+        converter_settings: ConverterSettings | None = None,
+        run_id: str | None = None,
+    ) -> None:
         self.config = config
         self.prefix = config.topic_prefix
         self.delimiter = config.get("topic.delimiter") or "."
@@ -213,24 +245,38 @@ class EventBuilder:
         key_columns = tuple((i, table.columns[i].name, converter(i)) for i in self._key_column_indexes(table))
         key_schema = None
         if key_columns:
-            key_schema = struct(f"{topic}.Key", [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns])
-        envelope = struct(f"{topic}.Envelope", [
-            Field("before", value_schema),
-            Field("after", value_schema),
-            Field("source", SOURCE_SCHEMA),
-            Field("transaction", TRANSACTION_BLOCK_SCHEMA),
-            Field("op", primitive("string")),
-            Field("ts_ms", primitive("int64", optional=True)),
-            Field("ts_us", primitive("int64", optional=True)),
-            Field("ts_ns", primitive("int64", optional=True)),
-        ], version=2)
+            key_schema = struct(
+                f"{topic}.Key", [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns]
+            )
+        envelope = struct(
+            f"{topic}.Envelope",
+            [
+                Field("before", value_schema),
+                Field("after", value_schema),
+                Field("source", SOURCE_SCHEMA),
+                Field("transaction", TRANSACTION_BLOCK_SCHEMA),
+                Field("op", primitive("string")),
+                Field("ts_ms", primitive("int64", optional=True)),
+                Field("ts_us", primitive("int64", optional=True)),
+                Field("ts_ns", primitive("int64", optional=True)),
+            ],
+            version=2,
+        )
         key_fields = tuple(n for _, n, _ in key_columns)
         in_value = {i: c for i, _, c in columns}
         if all(in_value.get(i) is c for i, _, c in key_columns):
             # Usual case: the key is a projection of the value.
             return TableSchema(table, topic, key_schema, value_schema, envelope, tuple(columns), key_fields)
-        return DetachedKeyTableSchema(table, topic, key_schema, value_schema, envelope, tuple(columns),
-                                      key_fields, key_columns=key_columns)
+        return DetachedKeyTableSchema(
+            table,
+            topic,
+            key_schema,
+            value_schema,
+            envelope,
+            tuple(columns),
+            key_fields,
+            key_columns=key_columns,
+        )
 
     def _key_column_indexes(self, table: Table) -> list[int]:
         """Debezium's ``Key``: the columns ``message.key.columns`` selects for the table (in rule
@@ -248,8 +294,9 @@ class EventBuilder:
         return indexes
 
     # -- source block -----------------------------------------------------------------------------
-    def source(self, table_id: TableId | None, where: SourcePosition, table_names: str | None = None
-               ) -> dict[str, Any]:
+    def source(
+        self, table_id: TableId | None, where: SourcePosition, table_names: str | None = None
+    ) -> dict[str, Any]:
         if where.ts_us:
             ts_us = where.ts_us
         elif where.ts_ms:
@@ -278,8 +325,13 @@ class EventBuilder:
 
     # -- data records -----------------------------------------------------------------------------
     def change_records(
-        self, ts: TableSchema, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None,
-        where: SourcePosition, offset: Mapping[str, Any] | None,
+        self,
+        ts: TableSchema,
+        op: str,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        where: SourcePosition,
+        offset: Mapping[str, Any] | None,
         transaction: dict[str, Any] | None = None,
     ) -> list[ChangeRecord]:
         """Records for one row change: 1 for c/r/u, 2 for d (+tombstone), 3-4 for a key change."""
@@ -293,49 +345,120 @@ class EventBuilder:
                 return self._key_change(ts, before, after, source, now, offset, transaction, old_key, new_key)
         key = ts.key_of(after if after is not None else before or {})
         value = self._envelope(before, after, source, transaction, op, now)
-        out = [ChangeRecord(ts.topic, ts.key_schema, key, ts.envelope_schema, value, RecordKind.DATA,
-                            self.headers, offset, None, ts.table.id)]
+        out = [
+            ChangeRecord(
+                ts.topic,
+                ts.key_schema,
+                key,
+                ts.envelope_schema,
+                value,
+                RecordKind.DATA,
+                self.headers,
+                offset,
+                None,
+                ts.table.id,
+            )
+        ]
         if op == "d" and self.tombstones:
             out.append(self._tombstone(ts, key, self.headers, offset))
         return out
 
-    def _envelope(self, before: Any, after: Any, source: dict[str, Any], transaction: Any, op: str,
-                  now_ns: int) -> dict[str, Any]:
-        return {"before": before, "after": after, "source": source, "transaction": transaction, "op": op,
-                "ts_ms": now_ns // 1_000_000, "ts_us": now_ns // 1000, "ts_ns": now_ns}
+    def _envelope(
+        self, before: Any, after: Any, source: dict[str, Any], transaction: Any, op: str, now_ns: int
+    ) -> dict[str, Any]:
+        return {
+            "before": before,
+            "after": after,
+            "source": source,
+            "transaction": transaction,
+            "op": op,
+            "ts_ms": now_ns // 1_000_000,
+            "ts_us": now_ns // 1000,
+            "ts_ns": now_ns,
+        }
 
-    def _tombstone(self, ts: TableSchema, key: Any, headers: tuple[Header, ...],
-                   offset: Mapping[str, Any] | None) -> ChangeRecord:
-        return ChangeRecord(ts.topic, ts.key_schema, key, None, None, RecordKind.TOMBSTONE, headers,
-                            offset, None, ts.table.id)
+    def _tombstone(
+        self, ts: TableSchema, key: Any, headers: tuple[Header, ...], offset: Mapping[str, Any] | None
+    ) -> ChangeRecord:
+        return ChangeRecord(
+            ts.topic, ts.key_schema, key, None, None, RecordKind.TOMBSTONE, headers, offset, None, ts.table.id
+        )
 
-    def _key_change(self, ts: TableSchema, before: Any, after: Any, source: dict[str, Any], now: int,
-                    offset: Mapping[str, Any] | None, transaction: Any, old_key: Any, new_key: Any
-                    ) -> list[ChangeRecord]:
+    def _key_change(
+        self,
+        ts: TableSchema,
+        before: Any,
+        after: Any,
+        source: dict[str, Any],
+        now: int,
+        offset: Mapping[str, Any] | None,
+        transaction: Any,
+        old_key: Any,
+        new_key: Any,
+    ) -> list[ChangeRecord]:
         # Debezium: DELETE(old key, header newkey) + tombstone + CREATE(new key, header oldkey).
         delete_headers = (*self.headers, Header("__debezium.newkey", new_key, ts.key_schema))
         create_headers = (*self.headers, Header("__debezium.oldkey", old_key, ts.key_schema))
         out = []
         if "d" not in self.skipped_ops:
-            out.append(ChangeRecord(ts.topic, ts.key_schema, old_key, ts.envelope_schema,
-                                    self._envelope(before, None, source, transaction, "d", now),
-                                    RecordKind.DATA, delete_headers, offset, None, ts.table.id))
+            out.append(
+                ChangeRecord(
+                    ts.topic,
+                    ts.key_schema,
+                    old_key,
+                    ts.envelope_schema,
+                    self._envelope(before, None, source, transaction, "d", now),
+                    RecordKind.DATA,
+                    delete_headers,
+                    offset,
+                    None,
+                    ts.table.id,
+                )
+            )
             if self.tombstones:
                 out.append(self._tombstone(ts, old_key, delete_headers, offset))
         if "c" not in self.skipped_ops:
-            out.append(ChangeRecord(ts.topic, ts.key_schema, new_key, ts.envelope_schema,
-                                    self._envelope(None, after, source, transaction, "c", now),
-                                    RecordKind.DATA, create_headers, offset, None, ts.table.id))
+            out.append(
+                ChangeRecord(
+                    ts.topic,
+                    ts.key_schema,
+                    new_key,
+                    ts.envelope_schema,
+                    self._envelope(None, after, source, transaction, "c", now),
+                    RecordKind.DATA,
+                    create_headers,
+                    offset,
+                    None,
+                    ts.table.id,
+                )
+            )
         return out
 
-    def truncate_record(self, ts: TableSchema, where: SourcePosition, offset: Mapping[str, Any] | None,
-                        transaction: dict[str, Any] | None = None) -> list[ChangeRecord]:
+    def truncate_record(
+        self,
+        ts: TableSchema,
+        where: SourcePosition,
+        offset: Mapping[str, Any] | None,
+        transaction: dict[str, Any] | None = None,
+    ) -> list[ChangeRecord]:
         if "t" in self.skipped_ops:
             return []
         source = self.source(ts.table.id, where)
         value = self._envelope(None, None, source, transaction, "t", _now_ns())
-        return [ChangeRecord(ts.topic, None, None, ts.envelope_schema, value, RecordKind.DATA,
-                             self.headers, offset, None, ts.table.id)]
+        return [
+            ChangeRecord(
+                ts.topic,
+                None,
+                None,
+                ts.envelope_schema,
+                value,
+                RecordKind.DATA,
+                self.headers,
+                offset,
+                None,
+                ts.table.id,
+            )
+        ]
 
 
 _MESSAGE_KEY_PART = re.compile(r"^\s*([^\s:]+):([^:\s]+)\s*$")
@@ -353,8 +476,11 @@ def parse_message_key_columns(text: str | None) -> tuple[re.Pattern[str], ...]:
             continue
         match = _MESSAGE_KEY_PART.match(part)
         if match is None:
-            raise ConfigError("message.key.columns", f"{part.strip()!r} is not <table>:<column>[,<column>...] "
-                              "(e.g. inventory.customers:pk1,pk2;(.*).purchaseorders:pk3)")
+            raise ConfigError(
+                "message.key.columns",
+                f"{part.strip()!r} is not <table>:<column>[,<column>...] "
+                "(e.g. inventory.customers:pk1,pk2;(.*).purchaseorders:pk3)",
+            )
         table, columns = match.groups()
         for column in columns.split(","):
             if not column:
@@ -362,8 +488,9 @@ def parse_message_key_columns(text: str | None) -> tuple[re.Pattern[str], ...]:
             try:
                 patterns.append(re.compile(f"{table}.{column}", re.IGNORECASE))
             except re.error as exc:
-                raise ConfigError("message.key.columns",
-                                  f"{table}.{column!r} is not a valid regular expression ({exc})") from None
+                raise ConfigError(
+                    "message.key.columns", f"{table}.{column!r} is not a valid regular expression ({exc})"
+                ) from None
     return tuple(patterns)
 
 
@@ -382,53 +509,95 @@ def _opt(kind: str) -> ConnectSchema:
 
 
 _STRING_ARRAY_OPT = ConnectSchema("array", optional=True, items=primitive("string"))
-SCHEMA_COLUMN_SCHEMA = struct("io.debezium.connector.schema.Column", [
-    Field("name", primitive("string")),
-    Field("jdbcType", primitive("int32")),
-    Field("nativeType", _opt("int32")),
-    Field("typeName", primitive("string")),
-    Field("typeExpression", _opt("string")),
-    Field("charsetName", _opt("string")),
-    Field("length", _opt("int32")),
-    Field("scale", _opt("int32")),
-    Field("position", primitive("int32")),
-    Field("optional", _opt("boolean")),
-    Field("autoIncremented", _opt("boolean")),
-    Field("generated", _opt("boolean")),
-    Field("comment", _opt("string")),
-    Field("defaultValueExpression", _opt("string")),
-    Field("enumValues", _STRING_ARRAY_OPT),
-], version=1)
-SCHEMA_TABLE_SCHEMA = struct("io.debezium.connector.schema.Table", [
-    Field("defaultCharsetName", _opt("string")),
-    Field("primaryKeyColumnNames", _STRING_ARRAY_OPT),
-    Field("columns", ConnectSchema("array", items=SCHEMA_COLUMN_SCHEMA)),
-    Field("comment", _opt("string")),
-], optional=True, version=1)
-SCHEMA_CHANGE_SCHEMA = struct("io.debezium.connector.schema.Change", [
-    Field("type", primitive("string")),
-    Field("id", primitive("string")),
-    Field("table", SCHEMA_TABLE_SCHEMA),
-], version=1)
-SCHEMA_CHANGE_KEY_SCHEMA = struct("io.debezium.connector.mysql.SchemaChangeKey", [
-    Field("databaseName", primitive("string")),
-], version=1)
-SCHEMA_CHANGE_VALUE_SCHEMA = struct("io.debezium.connector.mysql.SchemaChangeValue", [
-    Field("source", SOURCE_SCHEMA),
-    Field("ts_ms", primitive("int64")),
-    Field("databaseName", _opt("string")),
-    Field("schemaName", _opt("string")),
-    Field("ddl", _opt("string")),
-    Field("tableChanges", ConnectSchema("array", items=SCHEMA_CHANGE_SCHEMA)),
-], version=1)
+SCHEMA_COLUMN_SCHEMA = struct(
+    "io.debezium.connector.schema.Column",
+    [
+        Field("name", primitive("string")),
+        Field("jdbcType", primitive("int32")),
+        Field("nativeType", _opt("int32")),
+        Field("typeName", primitive("string")),
+        Field("typeExpression", _opt("string")),
+        Field("charsetName", _opt("string")),
+        Field("length", _opt("int32")),
+        Field("scale", _opt("int32")),
+        Field("position", primitive("int32")),
+        Field("optional", _opt("boolean")),
+        Field("autoIncremented", _opt("boolean")),
+        Field("generated", _opt("boolean")),
+        Field("comment", _opt("string")),
+        Field("defaultValueExpression", _opt("string")),
+        Field("enumValues", _STRING_ARRAY_OPT),
+    ],
+    version=1,
+)
+SCHEMA_TABLE_SCHEMA = struct(
+    "io.debezium.connector.schema.Table",
+    [
+        Field("defaultCharsetName", _opt("string")),
+        Field("primaryKeyColumnNames", _STRING_ARRAY_OPT),
+        Field("columns", ConnectSchema("array", items=SCHEMA_COLUMN_SCHEMA)),
+        Field("comment", _opt("string")),
+    ],
+    optional=True,
+    version=1,
+)
+SCHEMA_CHANGE_SCHEMA = struct(
+    "io.debezium.connector.schema.Change",
+    [
+        Field("type", primitive("string")),
+        Field("id", primitive("string")),
+        Field("table", SCHEMA_TABLE_SCHEMA),
+    ],
+    version=1,
+)
+SCHEMA_CHANGE_KEY_SCHEMA = struct(
+    "io.debezium.connector.mysql.SchemaChangeKey",
+    [
+        Field("databaseName", primitive("string")),
+    ],
+    version=1,
+)
+SCHEMA_CHANGE_VALUE_SCHEMA = struct(
+    "io.debezium.connector.mysql.SchemaChangeValue",
+    [
+        Field("source", SOURCE_SCHEMA),
+        Field("ts_ms", primitive("int64")),
+        Field("databaseName", _opt("string")),
+        Field("schemaName", _opt("string")),
+        Field("ddl", _opt("string")),
+        Field("tableChanges", ConnectSchema("array", items=SCHEMA_CHANGE_SCHEMA)),
+    ],
+    version=1,
+)
 
 
-def schema_change_record(builder: EventBuilder, database: str, ddl: str,
-                         table_changes: Sequence[Mapping[str, Any]], source: dict[str, Any],
-                         offset: Mapping[str, Any] | None, ts_ms: int) -> ChangeRecord:
+def schema_change_record(
+    builder: EventBuilder,
+    database: str,
+    ddl: str,
+    table_changes: Sequence[Mapping[str, Any]],
+    source: dict[str, Any],
+    offset: Mapping[str, Any] | None,
+    ts_ms: int,
+) -> ChangeRecord:
     """One record on the ``<topic.prefix>`` topic for one DDL statement and database."""
-    value = {"source": source, "ts_ms": ts_ms, "databaseName": database, "schemaName": None,
-             "ddl": ddl, "tableChanges": list(table_changes)}
-    return ChangeRecord(builder.prefix, SCHEMA_CHANGE_KEY_SCHEMA, {"databaseName": database},
-                        SCHEMA_CHANGE_VALUE_SCHEMA, value, RecordKind.SCHEMA_CHANGE, builder.headers,
-                        offset, 0, None)
+    value = {
+        "source": source,
+        "ts_ms": ts_ms,
+        "databaseName": database,
+        "schemaName": None,
+        "ddl": ddl,
+        "tableChanges": list(table_changes),
+    }
+    return ChangeRecord(
+        builder.prefix,
+        SCHEMA_CHANGE_KEY_SCHEMA,
+        {"databaseName": database},
+        SCHEMA_CHANGE_VALUE_SCHEMA,
+        value,
+        RecordKind.SCHEMA_CHANGE,
+        builder.headers,
+        offset,
+        0,
+        None,
+    )

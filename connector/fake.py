@@ -107,6 +107,7 @@ def _as_decimal_text(column: Column) -> Normalize:
     def normalize(value: Any) -> str:
         number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
         return format(_HALF_UP.quantize(number, exponent), "f")
+
     return normalize
 
 
@@ -122,6 +123,7 @@ def _as_set_text(column: Column) -> Normalize:
             return value
         members = set(value)
         return ",".join(option for option in options if option in members)
+
     return normalize
 
 
@@ -142,12 +144,15 @@ def _as_bit(column: Column) -> Normalize:
         if isinstance(value, bool | int):
             return int(value).to_bytes(width, "big")
         return bytes(value)
+
     return normalize
 
 
 def _datetime_text(value: dt.datetime) -> str:
-    text = f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:" \
-           f"{value.second:02d}"
+    text = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} {value.hour:02d}:{value.minute:02d}:"
+        f"{value.second:02d}"
+    )
     return f"{text}.{value.microsecond:06d}" if value.microsecond else text
 
 
@@ -192,15 +197,68 @@ def _same(value: Any) -> Any:
 
 
 _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
-    **dict.fromkeys(("TINYINT", "INT1", "SMALLINT", "INT2", "MEDIUMINT", "MIDDLEINT", "INT3", "INT",
-                     "INTEGER", "INT4", "BIGINT", "INT8", "SERIAL", "YEAR", "BOOL", "BOOLEAN"), _as_int),
+    **dict.fromkeys(
+        (
+            "TINYINT",
+            "INT1",
+            "SMALLINT",
+            "INT2",
+            "MEDIUMINT",
+            "MIDDLEINT",
+            "INT3",
+            "INT",
+            "INTEGER",
+            "INT4",
+            "BIGINT",
+            "INT8",
+            "SERIAL",
+            "YEAR",
+            "BOOL",
+            "BOOLEAN",
+        ),
+        _as_int,
+    ),
     **dict.fromkeys(("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"), _as_float),
-    **dict.fromkeys(("CHAR", "CHARACTER", "VARCHAR", "NCHAR", "NVARCHAR", "NATIONAL CHAR",
-                     "NATIONAL VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "LONG",
-                     "LONG VARCHAR", "ENUM"), _as_text),
-    **dict.fromkeys(("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY",
-                     "GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING",
-                     "MULTIPOLYGON", "GEOMETRYCOLLECTION", "GEOMCOLLECTION"), _as_bytes),
+    **dict.fromkeys(
+        (
+            "CHAR",
+            "CHARACTER",
+            "VARCHAR",
+            "NCHAR",
+            "NVARCHAR",
+            "NATIONAL CHAR",
+            "NATIONAL VARCHAR",
+            "TINYTEXT",
+            "TEXT",
+            "MEDIUMTEXT",
+            "LONGTEXT",
+            "LONG",
+            "LONG VARCHAR",
+            "ENUM",
+        ),
+        _as_text,
+    ),
+    **dict.fromkeys(
+        (
+            "BINARY",
+            "VARBINARY",
+            "TINYBLOB",
+            "BLOB",
+            "MEDIUMBLOB",
+            "LONGBLOB",
+            "LONG VARBINARY",
+            "GEOMETRY",
+            "POINT",
+            "LINESTRING",
+            "POLYGON",
+            "MULTIPOINT",
+            "MULTILINESTRING",
+            "MULTIPOLYGON",
+            "GEOMETRYCOLLECTION",
+            "GEOMCOLLECTION",
+        ),
+        _as_bytes,
+    ),
     "JSON": _as_json_text,
     "DATE": _as_date_text,
     "DATETIME": _as_datetime_text,
@@ -250,12 +308,24 @@ class FakeConnector(EventStream):
     column filters ...). Every operation returns the records it produced, appends them to
     ``events`` and sends them to the ``sinks`` (flushed at once)."""
 
-    def __init__(self, ddl: str | Iterable[str] = (), *, topic_prefix: str | None = None,
-                 database: str = "inventory", flavor: str = "mysql",
-                 properties: Mapping[str, Any] | None = None, sinks: Sequence[Sink] = (),
-                 server_id: int = 1, binlog_file: str = "mysql-bin.000001", clock_ms: int = DEFAULT_CLOCK_MS,
-                 gtids: bool = True, server_uuid: str = DEFAULT_SERVER_UUID, run_id: str | None = None,
-                 charset: str = "utf8mb4", collation: str = "utf8mb4_general_ci") -> None:
+    def __init__(
+        self,
+        ddl: str | Iterable[str] = (),
+        *,
+        topic_prefix: str | None = None,
+        database: str = "inventory",
+        flavor: str = "mysql",
+        properties: Mapping[str, Any] | None = None,
+        sinks: Sequence[Sink] = (),
+        server_id: int = 1,
+        binlog_file: str = "mysql-bin.000001",
+        clock_ms: int = DEFAULT_CLOCK_MS,
+        gtids: bool = True,
+        server_uuid: str = DEFAULT_SERVER_UUID,
+        run_id: str | None = None,
+        charset: str = "utf8mb4",
+        collation: str = "utf8mb4_general_ci",
+    ) -> None:
         props = {k: str(v) for k, v in (properties or {}).items()}
         if topic_prefix is not None:
             props["topic.prefix"] = topic_prefix
@@ -270,11 +340,20 @@ class FakeConnector(EventStream):
         self.use_gtids = gtids
         self.server_uuid = server_uuid
         self.transaction_metadata = self.config.get_bool("provide.transaction.metadata")
-        self.transaction_topic = topic_name(self.config.topic_prefix, self.config.get("topic.delimiter") or ".",
-                                            self.config.get("topic.transaction") or "transaction")
+        self.transaction_topic = topic_name(
+            self.config.topic_prefix,
+            self.config.get("topic.delimiter") or ".",
+            self.config.get("topic.transaction") or "transaction",
+        )
         self.filter = TableFilter.from_config(self.config)
-        self.builder = EventBuilder(self.config, self.filter, converter_settings(self.config), run_id=(
-            run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"mysql-cdc-fake:{self.config.topic_prefix}"))))
+        self.builder = EventBuilder(
+            self.config,
+            self.filter,
+            converter_settings(self.config),
+            run_id=(
+                run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"mysql-cdc-fake:{self.config.topic_prefix}"))
+            ),
+        )
         self.history = MemorySchemaHistory()
         self.schema = SchemaState(self.config, parser_for(flavor), self.history, self.filter, self.builder)
         self.sinks: list[Sink] = []
@@ -285,8 +364,9 @@ class FakeConnector(EventStream):
         self._normalizers: dict[int, tuple[Table, tuple[Normalize, ...]]] = {}
         statements = [ddl] if isinstance(ddl, str) else list(ddl)
         self._apply_silently(f"SET character_set_server={charset}, collation_server={collation};", "")
-        self._apply_silently(f"CREATE DATABASE IF NOT EXISTS `{database}` CHARSET {charset} COLLATE {collation}",
-                             database)
+        self._apply_silently(
+            f"CREATE DATABASE IF NOT EXISTS `{database}` CHARSET {charset} COLLATE {collation}", database
+        )
         for statement in statements:
             self._apply_silently(statement, database)
         for sink in sinks:
@@ -298,13 +378,18 @@ class FakeConnector(EventStream):
         self.schema.apply(ddl, database, self._offset(), where, None)
 
     def table(self, name: str | TableId) -> Table:
-        table_id = name if isinstance(name, TableId) else (
-            TableId.parse(name) if "." in name else TableId(self.database, name))
+        table_id = (
+            name
+            if isinstance(name, TableId)
+            else (TableId.parse(name) if "." in name else TableId(self.database, name))
+        )
         table = self.schema.model.table(table_id)
         if table is None:
             known = ", ".join(str(t) for t in self.schema.model.table_ids()) or "none"
-            raise KeyError(f"table {table_id} is not defined (known tables: {known}); pass its CREATE "
-                           "TABLE statement to FakeConnector or ddl()")
+            raise KeyError(
+                f"table {table_id} is not defined (known tables: {known}); pass its CREATE "
+                "TABLE statement to FakeConnector or ddl()"
+            )
         return table
 
     def table_schema(self, name: str | TableId) -> TableSchema:
@@ -321,17 +406,27 @@ class FakeConnector(EventStream):
         """Also write records to a JSON-lines file, exactly as ``sink.type=jsonl`` does."""
         from sink.jsonl import JsonlSink
 
-        return self.add_sink(JsonlSink(path, self.config.get_bool("key.converter.schemas.enable", True),
-                                       self.config.get_bool("value.converter.schemas.enable", True),
-                                       fsync=False))
+        return self.add_sink(
+            JsonlSink(
+                path,
+                self.config.get_bool("key.converter.schemas.enable", True),
+                self.config.get_bool("value.converter.schemas.enable", True),
+                fsync=False,
+            )
+        )
 
     def publish_to_kafka(self, bootstrap_servers: str, **properties: Any) -> Sink:
         """Also produce records to Kafka, exactly as ``sink.type=kafka`` does. ``properties`` are
         further ``sink.kafka.*`` / ``topic.creation.*`` connector properties."""
         from sink.kafka import KafkaSink
 
-        config = ConnectorConfig({**self.config.raw, "sink.kafka.bootstrap.servers": bootstrap_servers,
-                                  **{k: str(v) for k, v in properties.items()}})
+        config = ConnectorConfig(
+            {
+                **self.config.raw,
+                "sink.kafka.bootstrap.servers": bootstrap_servers,
+                **{k: str(v) for k, v in properties.items()},
+            }
+        )
         return self.add_sink(KafkaSink.from_config(config))
 
     def close(self) -> None:
@@ -369,8 +464,9 @@ class FakeConnector(EventStream):
         self._normalizers[id(table)] = (table, normalizers)
         return normalizers
 
-    def row_image(self, table: str | TableId, row: Row, base: Mapping[str, Any] | None = None
-                  ) -> dict[str, Any]:
+    def row_image(
+        self, table: str | TableId, row: Row, base: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The ``before``/``after`` payload of ``row`` (a full row, or with ``base`` a partial one
         over ``base``'s payload)."""
         t = self.table(table)
@@ -380,16 +476,22 @@ class FakeConnector(EventStream):
             given = {k.lower(): v for k, v in row.items()}
             unknown = [k for k in row if t.column(k) is None]
             if unknown:
-                raise KeyError(f"{t.id} has no column(s) {', '.join(map(repr, unknown))}; columns: "
-                               f"{', '.join(t.column_names)}")
+                raise KeyError(
+                    f"{t.id} has no column(s) {', '.join(map(repr, unknown))}; columns: "
+                    f"{', '.join(t.column_names)}"
+                )
         else:
             values_in_order = list(row)
             if len(values_in_order) != len(t.columns):
-                raise ValueError(f"{t.id} has {len(t.columns)} columns ({', '.join(t.column_names)}); "
-                                 f"got {len(values_in_order)} values")
+                raise ValueError(
+                    f"{t.id} has {len(t.columns)} columns ({', '.join(t.column_names)}); "
+                    f"got {len(values_in_order)} values"
+                )
             given = {c.name.lower(): v for c, v in zip(t.columns, values_in_order, strict=True)}
-        values = [None if given.get(c.name.lower()) is None else normalizers[i](given[c.name.lower()])
-                  for i, c in enumerate(t.columns)]
+        values = [
+            None if given.get(c.name.lower()) is None else normalizers[i](given[c.name.lower()])
+            for i, c in enumerate(t.columns)
+        ]
         image = ts.value_from_snapshot(values)
         for index, name, converter in ts.value_columns:
             if name.lower() in given:
@@ -404,11 +506,16 @@ class FakeConnector(EventStream):
     def _omitted_value(table: Table, column: Column, schema: ConnectSchema) -> Any:
         expression_default = column.has_default and (
             column.default_expression is None
-            or (column.data_type.upper() in ("DATETIME", "TIMESTAMP")
-                and column.default_expression.startswith("1970-01-01 00:00:00")))
+            or (
+                column.data_type.upper() in ("DATETIME", "TIMESTAMP")
+                and column.default_expression.startswith("1970-01-01 00:00:00")
+            )
+        )
         if column.auto_increment or column.generated or expression_default:
-            raise ValueError(f"{table.id}.{column.name}: give its value explicitly (the server computes it "
-                             "from an expression, AUTO_INCREMENT or CURRENT_TIMESTAMP)")
+            raise ValueError(
+                f"{table.id}.{column.name}: give its value explicitly (the server computes it "
+                "from an expression, AUTO_INCREMENT or CURRENT_TIMESTAMP)"
+            )
         if schema.has_default:
             return schema.default
         if column.optional:
@@ -431,8 +538,11 @@ class FakeConnector(EventStream):
         return f"{self.server_uuid}:1-{self._transactions}"
 
     def _offset(self, txn: _FakeTransaction | None = None, row: int = 0) -> dict[str, Any]:
-        offset: dict[str, Any] = {"ts_sec": self.clock_ms // 1000, "file": self.file,
-                                  "pos": txn.pos if txn is not None else self.pos}
+        offset: dict[str, Any] = {
+            "ts_sec": self.clock_ms // 1000,
+            "file": self.file,
+            "pos": txn.pos if txn is not None else self.pos,
+        }
         gtids = self._gtid_set()
         if gtids:
             offset["gtids"] = gtids
@@ -467,15 +577,31 @@ class FakeConnector(EventStream):
             self._publish([self._transaction_record("END", txn)])
 
     def _transaction_record(self, status: str, txn: _FakeTransaction) -> ChangeRecord:
-        value: dict[str, Any] = {"status": status, "id": txn.id, "event_count": None,
-                                 "data_collections": None, "ts_ms": txn.ts_ms}
+        value: dict[str, Any] = {
+            "status": status,
+            "id": txn.id,
+            "event_count": None,
+            "data_collections": None,
+            "ts_ms": txn.ts_ms,
+        }
         if status == "END":
             value["event_count"] = txn.total_order
-            value["data_collections"] = [{"data_collection": name, "event_count": txn.per_table[name]}
-                                         for name in java_hashmap_order(list(txn.per_table))]
-        return ChangeRecord(self.transaction_topic, TRANSACTION_KEY_SCHEMA, {"id": txn.id},
-                            TRANSACTION_VALUE_SCHEMA, value, RecordKind.TRANSACTION, (),
-                            self._offset(txn), None, None)
+            value["data_collections"] = [
+                {"data_collection": name, "event_count": txn.per_table[name]}
+                for name in java_hashmap_order(list(txn.per_table))
+            ]
+        return ChangeRecord(
+            self.transaction_topic,
+            TRANSACTION_KEY_SCHEMA,
+            {"id": txn.id},
+            TRANSACTION_VALUE_SCHEMA,
+            value,
+            RecordKind.TRANSACTION,
+            (),
+            self._offset(txn),
+            None,
+            None,
+        )
 
     @contextlib.contextmanager
     def transaction(self, source: Mapping[str, Any] | None = None) -> Iterator[FakeConnector]:
@@ -489,10 +615,18 @@ class FakeConnector(EventStream):
         finally:
             self._commit()
 
-    def _where(self, txn: _FakeTransaction, pos: int, row: int, source: Mapping[str, Any] | None
-               ) -> SourcePosition:
-        where = SourcePosition(file=self.file, pos=pos, server_id=self.server_id, ts_ms=txn.ts_ms,
-                               gtid=txn.gtid, row=row, thread=txn.thread)
+    def _where(
+        self, txn: _FakeTransaction, pos: int, row: int, source: Mapping[str, Any] | None
+    ) -> SourcePosition:
+        where = SourcePosition(
+            file=self.file,
+            pos=pos,
+            server_id=self.server_id,
+            ts_ms=txn.ts_ms,
+            gtid=txn.gtid,
+            row=row,
+            thread=txn.thread,
+        )
         overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
         unknown = set(source or {}) - _SOURCE_KEYS
         if unknown:
@@ -511,11 +645,19 @@ class FakeConnector(EventStream):
                 name = str(record.table_id)
                 txn.total_order += 1
                 txn.per_table[name] = txn.per_table.get(name, 0) + 1
-                value["transaction"] = {"id": txn.id, "total_order": txn.total_order,
-                                        "data_collection_order": txn.per_table[name]}
+                value["transaction"] = {
+                    "id": txn.id,
+                    "total_order": txn.total_order,
+                    "data_collection_order": txn.per_table[name],
+                }
 
-    def _rows_event(self, table: str | TableId, op: str, images: list[tuple[dict[str, Any] | None,
-                    dict[str, Any] | None]], source: Mapping[str, Any] | None) -> list[ChangeRecord]:
+    def _rows_event(
+        self,
+        table: str | TableId,
+        op: str,
+        images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]],
+        source: Mapping[str, Any] | None,
+    ) -> list[ChangeRecord]:
         ts = self.table_schema(table)
         implicit = self._txn is None
         txn = self._txn if self._txn is not None else self._begin(source)
@@ -530,8 +672,9 @@ class FakeConnector(EventStream):
                 return out
             for row, (before, after) in enumerate(images):
                 where = self._where(txn, rows_pos, row, source)
-                records = self.builder.change_records(ts, op, before, after, where,
-                                                      self._offset(txn, row + 1))
+                records = self.builder.change_records(
+                    ts, op, before, after, where, self._offset(txn, row + 1)
+                )
                 self._stamp(records, where.ts_ms or txn.ts_ms, txn)
                 out.extend(self._publish(records))
             txn.events_done += 1
@@ -541,34 +684,40 @@ class FakeConnector(EventStream):
                 self._commit()
 
     # -- operations -------------------------------------------------------------------------------------
-    def insert(self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
-               ) -> list[ChangeRecord]:
+    def insert(
+        self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
+    ) -> list[ChangeRecord]:
         """``c`` events for rows inserted by one statement (one rows event: ``source.row`` 0, 1 ...)."""
         return self._rows_event(table, "c", [(None, self.row_image(table, r)) for r in rows], source)
 
-    def update(self, table: str | TableId, before: Row, after: Row, *,
-               source: Mapping[str, Any] | None = None) -> list[ChangeRecord]:
+    def update(
+        self, table: str | TableId, before: Row, after: Row, *, source: Mapping[str, Any] | None = None
+    ) -> list[ChangeRecord]:
         """A ``u`` event; ``after`` may hold only the changed columns. A changed primary key gives
         Debezium's delete + tombstone + create with ``__debezium.newkey``/``oldkey`` headers."""
         before_image = self.row_image(table, before)
         after_image = self.row_image(table, after, base=before_image)
         return self._rows_event(table, "u", [(before_image, after_image)], source)
 
-    def delete(self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
-               ) -> list[ChangeRecord]:
+    def delete(
+        self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
+    ) -> list[ChangeRecord]:
         """``d`` events (each followed by a tombstone unless ``tombstones.on.delete=false``)."""
         return self._rows_event(table, "d", [(self.row_image(table, r), None) for r in rows], source)
 
-    def truncate(self, table: str | TableId, *, source: Mapping[str, Any] | None = None
-                 ) -> list[ChangeRecord]:
+    def truncate(
+        self, table: str | TableId, *, source: Mapping[str, Any] | None = None
+    ) -> list[ChangeRecord]:
         """``TRUNCATE TABLE``: a ``t`` event, which Debezium skips by default
         (``skipped.operations=t``): set ``skipped.operations=none`` to see it."""
         t = self.table(table)
-        return self.ddl(f"TRUNCATE TABLE `{t.id.database}`.`{t.id.table}`", database=t.id.database,
-                        source=source)
+        return self.ddl(
+            f"TRUNCATE TABLE `{t.id.database}`.`{t.id.table}`", database=t.id.database, source=source
+        )
 
-    def ddl(self, statement: str, *, database: str | None = None, source: Mapping[str, Any] | None = None
-            ) -> list[ChangeRecord]:
+    def ddl(
+        self, statement: str, *, database: str | None = None, source: Mapping[str, Any] | None = None
+    ) -> list[ChangeRecord]:
         """Apply a DDL statement as if it arrived in the binlog: the model changes, and the schema
         change record(s) (``include.schema.changes``) and truncate records are emitted."""
         if self._txn is not None:
@@ -591,15 +740,22 @@ class FakeConnector(EventStream):
             for table_id in self.schema.truncated_tables(statements):
                 table = self.schema.model.table(table_id)
                 if table is not None and self.filter.table_captured(table_id):
-                    truncated.extend(self.builder.truncate_record(self.builder.table_schema(table), where,
-                                                                  commit_offset))
+                    truncated.extend(
+                        self.builder.truncate_record(self.builder.table_schema(table), where, commit_offset)
+                    )
             self._stamp(truncated, where.ts_ms or txn.ts_ms, txn)
             return self._publish(records + truncated)
         finally:
             self._commit(metadata=False)
 
-    def read(self, table: str | TableId, *rows: Row, marker: str = "true",
-             source: Mapping[str, Any] | None = None, last: bool = False) -> list[ChangeRecord]:
+    def read(
+        self,
+        table: str | TableId,
+        *rows: Row,
+        marker: str = "true",
+        source: Mapping[str, Any] | None = None,
+        last: bool = False,
+    ) -> list[ChangeRecord]:
         """Snapshot ``r`` events with one ``source.snapshot`` marker; ``snapshot()`` picks markers
         the way Debezium does. ``last=True`` gives the offset of the snapshot's final record."""
         ts = self.table_schema(table)
@@ -620,8 +776,12 @@ class FakeConnector(EventStream):
             out.extend(self._publish(records))
         return out
 
-    def snapshot(self, tables: Mapping[str, Sequence[Row]] | Sequence[tuple[str, Sequence[Row]]], *,
-                 source: Mapping[str, Any] | None = None) -> list[ChangeRecord]:
+    def snapshot(
+        self,
+        tables: Mapping[str, Sequence[Row]] | Sequence[tuple[str, Sequence[Row]]],
+        *,
+        source: Mapping[str, Any] | None = None,
+    ) -> list[ChangeRecord]:
         """An initial snapshot of ``tables`` (in this order): ``r`` events with Debezium's markers
         (``first``, ``first_in_data_collection``, ``true``, ``last_in_data_collection``, ``last``;
         the very last record is ``last`` even when the last table is empty). Source: the current
@@ -636,8 +796,15 @@ class FakeConnector(EventStream):
             for row_index, row in enumerate(rows):
                 first_table, last_table = table_index == 0, table_index == len(items) - 1
                 first_row, last_row = row_index == 0, row_index == len(rows) - 1
-                plan.append((table, row, resolve_marker(first_table and first_row, last_table and last_row,
-                                                        first_row, last_row)))
+                plan.append(
+                    (
+                        table,
+                        row,
+                        resolve_marker(
+                            first_table and first_row, last_table and last_row, first_row, last_row
+                        ),
+                    )
+                )
         if plan:
             table, row, _ = plan[-1]
             plan[-1] = (table, row, LAST)

@@ -31,9 +31,15 @@ class TableFilter:
         def rl(key: str) -> tuple[re.Pattern[str], ...]:
             return compile_regex_list(key, config.get(key))
 
-        return cls(rl("database.include.list"), rl("database.exclude.list"), rl("table.include.list"),
-                   rl("table.exclude.list"), rl("column.include.list"), rl("column.exclude.list"),
-                   config.get_bool("table.ignore.builtin", True))
+        return cls(
+            rl("database.include.list"),
+            rl("database.exclude.list"),
+            rl("table.include.list"),
+            rl("table.exclude.list"),
+            rl("column.include.list"),
+            rl("column.exclude.list"),
+            config.get_bool("table.ignore.builtin", True),
+        )
 
     def database_captured(self, database: str) -> bool:
         if self.ignore_builtin and database.lower() in BUILTIN_DATABASES:

@@ -22,12 +22,20 @@ from connector.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_KEY_SCHEMA = struct("io.debezium.connector.common.ServerNameKey", [
-    Field("serverName", primitive("string")),
-], version=1)
-HEARTBEAT_VALUE_SCHEMA = struct("io.debezium.connector.common.Heartbeat", [
-    Field("ts_ms", primitive("int64")),
-], version=1)
+HEARTBEAT_KEY_SCHEMA = struct(
+    "io.debezium.connector.common.ServerNameKey",
+    [
+        Field("serverName", primitive("string")),
+    ],
+    version=1,
+)
+HEARTBEAT_VALUE_SCHEMA = struct(
+    "io.debezium.connector.common.Heartbeat",
+    [
+        Field("ts_ms", primitive("int64")),
+    ],
+    version=1,
+)
 
 
 def heartbeat_topic(config: ConnectorConfig) -> str:
@@ -39,8 +47,9 @@ def heartbeat_topic(config: ConnectorConfig) -> str:
 class Heartbeat:
     """The heartbeat timer, record maker and action query of one stream."""
 
-    def __init__(self, config: ConnectorConfig, interval_ms: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, config: ConnectorConfig, interval_ms: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.config = config
         self.interval_s = interval_ms / 1000
         self.topic = heartbeat_topic(config)
@@ -67,9 +76,20 @@ class Heartbeat:
             self._run_action_query()
         if not offset:
             return []
-        return [ChangeRecord(self.topic, HEARTBEAT_KEY_SCHEMA, self.key, HEARTBEAT_VALUE_SCHEMA,
-                             {"ts_ms": time.time_ns() // 1_000_000}, RecordKind.HEARTBEAT, (),
-                             dict(offset), 0, None)]
+        return [
+            ChangeRecord(
+                self.topic,
+                HEARTBEAT_KEY_SCHEMA,
+                self.key,
+                HEARTBEAT_VALUE_SCHEMA,
+                {"ts_ms": time.time_ns() // 1_000_000},
+                RecordKind.HEARTBEAT,
+                (),
+                dict(offset),
+                0,
+                None,
+            )
+        ]
 
     def _run_action_query(self) -> None:
         # Debezium logs a failed action query and carries on (DatabaseHeartbeatImpl#forcedBeat); the

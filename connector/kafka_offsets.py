@@ -58,10 +58,19 @@ def _config_error(key: str, message: str) -> Exception:
 
 
 class KafkaOffsetStore(OffsetStore):
-    def __init__(self, bootstrap: str, topic: str, connector_name: str, server: str, *,
-                 producer_kwargs: Mapping[str, Any] | None = None,
-                 consumer_kwargs: Mapping[str, Any] | None = None,
-                 partitions: int = 25, replication_factor: int = -1, timeout_ms: int = 60_000) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        connector_name: str,
+        server: str,
+        *,
+        producer_kwargs: Mapping[str, Any] | None = None,
+        consumer_kwargs: Mapping[str, Any] | None = None,
+        partitions: int = 25,
+        replication_factor: int = -1,
+        timeout_ms: int = 60_000,
+    ) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.key = partition_key(connector_name, server)
@@ -77,19 +86,26 @@ class KafkaOffsetStore(OffsetStore):
     def from_config(cls, config: ConnectorConfig) -> KafkaOffsetStore:
         topic = config.get(TOPIC_KEY)
         if not topic:
-            raise _config_error(TOPIC_KEY, "is required for offset.storage=kafka (the compacted topic "
-                                "that holds the connector's offsets, e.g. my-connect-offsets)")
+            raise _config_error(
+                TOPIC_KEY,
+                "is required for offset.storage=kafka (the compacted topic "
+                "that holds the connector's offsets, e.g. my-connect-offsets)",
+            )
         own_bootstrap = config.get(BOOTSTRAP_KEY)
         bootstrap = own_bootstrap or config.get(SINK_BOOTSTRAP_KEY)
         if not bootstrap:
-            raise _config_error(BOOTSTRAP_KEY, f"is required for offset.storage=kafka (or set "
-                                f"{SINK_BOOTSTRAP_KEY} to keep offsets on the sink's brokers)")
+            raise _config_error(
+                BOOTSTRAP_KEY,
+                f"is required for offset.storage=kafka (or set "
+                f"{SINK_BOOTSTRAP_KEY} to keep offsets on the sink's brokers)",
+            )
         producer = client_kwargs(config.subset(PRODUCER_KEY_PREFIX), PRODUCER_KEY_PREFIX, PRODUCER_SETTINGS)
         consumer = client_kwargs(config.subset(CONSUMER_KEY_PREFIX), CONSUMER_KEY_PREFIX, CONSUMER_SETTINGS)
         if not own_bootstrap:
             # Same brokers as the sink: same TLS/SASL identity unless told otherwise.
-            shared = security_kwargs(client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX,
-                                                   PRODUCER_SETTINGS))
+            shared = security_kwargs(
+                client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS)
+            )
             producer = {**shared, **producer}
             consumer = {**shared, **consumer}
         partitions = config.get_int(PARTITIONS_KEY, 25)
@@ -98,11 +114,20 @@ class KafkaOffsetStore(OffsetStore):
         if partitions < 1:
             raise _config_error(PARTITIONS_KEY, f"must be at least 1, got {partitions}")
         if replication == 0 or replication < -1:
-            raise _config_error(REPLICATION_KEY, f"must be positive or -1 (broker default), got {replication}")
-        return cls(bootstrap, topic, config.connector_name, config.topic_prefix,
-                   producer_kwargs=producer, consumer_kwargs=consumer, partitions=partitions,
-                   replication_factor=replication,
-                   timeout_ms=config.get_int(TIMEOUT_KEY, 60_000) or 60_000)
+            raise _config_error(
+                REPLICATION_KEY, f"must be positive or -1 (broker default), got {replication}"
+            )
+        return cls(
+            bootstrap,
+            topic,
+            config.connector_name,
+            config.topic_prefix,
+            producer_kwargs=producer,
+            consumer_kwargs=consumer,
+            partitions=partitions,
+            replication_factor=replication,
+            timeout_ms=config.get_int(TIMEOUT_KEY, 60_000) or 60_000,
+        )
 
     # -- OffsetStore ----------------------------------------------------------------------------
     def load(self) -> dict[str, Any] | None:
@@ -110,8 +135,9 @@ class KafkaOffsetStore(OffsetStore):
         try:
             ids = consumer.partitions_for_topic(self.topic)
             if not ids:
-                log.info("offset topic %s does not exist yet on %s: no stored offset", self.topic,
-                         self.bootstrap)
+                log.info(
+                    "offset topic %s does not exist yet on %s: no stored offset", self.topic, self.bootstrap
+                )
                 return None
             partitions = [TopicPartition(self.topic, p) for p in sorted(ids)]
             consumer.assign(partitions)
@@ -124,7 +150,8 @@ class KafkaOffsetStore(OffsetStore):
                 if time.monotonic() > deadline:
                     raise OffsetStoreError(
                         f"could not read offset topic {self.topic} to its end on {self.bootstrap} within "
-                        f"{self.timeout_ms} ms ({describe_reachability(self.bootstrap)})")
+                        f"{self.timeout_ms} ms ({describe_reachability(self.bootstrap)})"
+                    )
                 for tp, messages in consumer.poll(timeout_ms=500).items():
                     for message in messages:
                         if message.offset >= end[tp] or not self._is_our_key(message.key):
@@ -135,9 +162,10 @@ class KafkaOffsetStore(OffsetStore):
                 log.info("loaded offset %s from Kafka topic %s", found, self.topic)
             return found
         except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(f"cannot read offset topic {self.topic} on {self.bootstrap}: "
-                                   f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})"
-                                   ) from exc
+            raise OffsetStoreError(
+                f"cannot read offset topic {self.topic} on {self.bootstrap}: "
+                f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})"
+            ) from exc
         finally:
             consumer.close()
 
@@ -150,7 +178,8 @@ class KafkaOffsetStore(OffsetStore):
             raise OffsetStoreError(
                 f"cannot store the offset in topic {self.topic} on {self.bootstrap}: {type(exc).__name__}: "
                 f"{exc} ({describe_reachability(self.bootstrap)}); the connector stops so that it does not "
-                "run ahead of its stored position") from exc
+                "run ahead of its stored position"
+            ) from exc
 
     def close(self) -> None:
         if self._producer is not None:
@@ -169,22 +198,32 @@ class KafkaOffsetStore(OffsetStore):
         try:
             parsed = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
-            raise OffsetStoreError(f"offset topic {self.topic} partition {tp.partition} offset {offset} "
-                                   f"holds invalid JSON for key {self.key.decode()} ({exc})") from exc
+            raise OffsetStoreError(
+                f"offset topic {self.topic} partition {tp.partition} offset {offset} "
+                f"holds invalid JSON for key {self.key.decode()} ({exc})"
+            ) from exc
         if not isinstance(parsed, dict):
-            raise OffsetStoreError(f"offset topic {self.topic} partition {tp.partition} offset {offset} "
-                                   f"does not hold a JSON object for key {self.key.decode()}")
+            raise OffsetStoreError(
+                f"offset topic {self.topic} partition {tp.partition} offset {offset} "
+                f"does not hold a JSON object for key {self.key.decode()}"
+            )
         return parsed
 
     def _consumer(self) -> KafkaConsumer:
         try:
-            return KafkaConsumer(bootstrap_servers=bootstrap_list(self.bootstrap), group_id=None,
-                                 enable_auto_commit=False, allow_auto_create_topics=False,
-                                 **self.consumer_kwargs)
+            return KafkaConsumer(
+                bootstrap_servers=bootstrap_list(self.bootstrap),
+                group_id=None,
+                enable_auto_commit=False,
+                allow_auto_create_topics=False,
+                **self.consumer_kwargs,
+            )
         except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read offset topic "
-                                   f"{self.topic}: {type(exc).__name__} "
-                                   f"({describe_reachability(self.bootstrap)})") from exc
+            raise OffsetStoreError(
+                f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read offset topic "
+                f"{self.topic}: {type(exc).__name__} "
+                f"({describe_reachability(self.bootstrap)})"
+            ) from exc
 
     def _ensure_producer(self) -> KafkaProducer:
         if self._producer is not None:
@@ -193,25 +232,39 @@ class KafkaOffsetStore(OffsetStore):
             self._create_topic()
         try:
             self._producer = KafkaProducer(
-                **{"retries": 2_147_483_647, **self.producer_kwargs,
-                   "bootstrap_servers": bootstrap_list(self.bootstrap), "acks": "all",
-                   "max_in_flight_requests_per_connection": 1})
+                **{
+                    "retries": 2_147_483_647,
+                    **self.producer_kwargs,
+                    "bootstrap_servers": bootstrap_list(self.bootstrap),
+                    "acks": "all",
+                    "max_in_flight_requests_per_connection": 1,
+                }
+            )
         except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to store offsets in "
-                                   f"{self.topic}: {type(exc).__name__} "
-                                   f"({describe_reachability(self.bootstrap)})") from exc
+            raise OffsetStoreError(
+                f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to store offsets in "
+                f"{self.topic}: {type(exc).__name__} "
+                f"({describe_reachability(self.bootstrap)})"
+            ) from exc
         return self._producer
 
     def _create_topic(self) -> None:
-        creator = TopicCreator(self.bootstrap, security_kwargs(self.producer_kwargs),
-                               min(self.timeout_ms, 30_000), "the offset topic's cleanup.policy=compact")
+        creator = TopicCreator(
+            self.bootstrap,
+            security_kwargs(self.producer_kwargs),
+            min(self.timeout_ms, 30_000),
+            "the offset topic's cleanup.policy=compact",
+        )
         try:
-            creator.create(self.topic, self.partitions, self.replication_factor, {"cleanup.policy": "compact"})
+            creator.create(
+                self.topic, self.partitions, self.replication_factor, {"cleanup.policy": "compact"}
+            )
         except kafka_errors.KafkaError as exc:
             raise OffsetStoreError(
                 f"cannot create offset topic {self.topic} on {self.bootstrap} ({self.partitions} partitions, "
                 f"replication factor {self.replication_factor}, compacted): {type(exc).__name__}: {exc}; "
-                f"check {PARTITIONS_KEY} / {REPLICATION_KEY} or create the topic yourself") from exc
+                f"check {PARTITIONS_KEY} / {REPLICATION_KEY} or create the topic yourself"
+            ) from exc
         finally:
             creator.close()
         self._topic_checked = True

@@ -29,9 +29,7 @@ log = logging.getLogger(__name__)
 
 # The grants the README documents for the connector user (Debezium's list, plus LOCK TABLES for the
 # table-lock snapshot workflow).
-CONNECTOR_GRANTS = (
-    "SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES"
-)
+CONNECTOR_GRANTS = "SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES"
 
 DEFAULT_SERVER_OPTIONS = (
     "--log-bin=mysql-bin",
@@ -64,7 +62,8 @@ def find_server_binary() -> tuple[str, str]:
             return path, ("mariadb" if "mariadb" in version.lower() else "mysql")
     raise ServerStartError(
         "no MySQL-compatible server found: install MariaDB (apt-get install mariadb-server) or "
-        "MySQL so that mariadbd or mysqld is on PATH")
+        "MySQL so that mariadbd or mysqld is on PATH"
+    )
 
 
 def free_port() -> int:
@@ -93,11 +92,25 @@ class MySQLServerHandle:
         return self.flavor == "mariadb"
 
     # -- using it -------------------------------------------------------------------------------
-    def connect(self, database: str | None = None, *, user: Credentials | None = None,
-                autocommit: bool = True, **kwargs: Any) -> pymysql.connections.Connection:
+    def connect(
+        self,
+        database: str | None = None,
+        *,
+        user: Credentials | None = None,
+        autocommit: bool = True,
+        **kwargs: Any,
+    ) -> pymysql.connections.Connection:
         creds = user or self.admin
-        return pymysql.connect(host=self.host, port=self.port, user=creds.user, password=creds.password,
-                               database=database, autocommit=autocommit, charset="utf8mb4", **kwargs)
+        return pymysql.connect(
+            host=self.host,
+            port=self.port,
+            user=creds.user,
+            password=creds.password,
+            database=database,
+            autocommit=autocommit,
+            charset="utf8mb4",
+            **kwargs,
+        )
 
     def execute(self, *statements: str, database: str | None = None) -> None:
         """Run statements as the admin user, each committed."""
@@ -127,8 +140,6 @@ class MySQLServerHandle:
         }
         props.update({k: str(v) for k, v in overrides.items()})
         return props
-
-
 
 
 class ExternalMySQLServer(MySQLServerHandle):
@@ -182,9 +193,15 @@ class LocalMySQLServer(MySQLServerHandle):
             self._initialize()
         self.port = self.port or free_port()
         args = [
-            self.binary, "--no-defaults", f"--datadir={self.datadir}", f"--socket={self.socket_path}",
-            f"--port={self.port}", "--bind-address=127.0.0.1", f"--pid-file={self.workdir}/mysqld.pid",
-            f"--log-error={self.workdir}/error.log", f"--tmpdir={self.workdir}",
+            self.binary,
+            "--no-defaults",
+            f"--datadir={self.datadir}",
+            f"--socket={self.socket_path}",
+            f"--port={self.port}",
+            "--bind-address=127.0.0.1",
+            f"--pid-file={self.workdir}/mysqld.pid",
+            f"--log-error={self.workdir}/error.log",
+            f"--tmpdir={self.workdir}",
             *self.options,
         ]
         if os.geteuid() == 0:
@@ -193,21 +210,24 @@ class LocalMySQLServer(MySQLServerHandle):
             args += ["--mysqlx=OFF"]
             if self.gtid:
                 args += ["--gtid-mode=ON", "--enforce-gtid-consistency=ON"]
-        self._proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                      start_new_session=True)
+        self._proc = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         while True:
             if self._proc.poll() is not None:
                 raise ServerStartError(f"{self.binary} exited during start-up:\n{self._error_log()}")
             try:
-                conn = pymysql.connect(unix_socket=str(self.socket_path), user="root", password="",
-                                       connect_timeout=2)
+                conn = pymysql.connect(
+                    unix_socket=str(self.socket_path), user="root", password="", connect_timeout=2
+                )
                 break
             except pymysql.err.OperationalError:
                 if time.monotonic() > deadline:
                     self.stop()
                     raise ServerStartError(
-                        f"server did not accept connections:\n{self._error_log()}") from None
+                        f"server did not accept connections:\n{self._error_log()}"
+                    ) from None
                 time.sleep(0.1)
         with conn, conn.cursor() as cur:
             self._bootstrap_users(cur)
@@ -219,8 +239,13 @@ class LocalMySQLServer(MySQLServerHandle):
             installer = shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
             if installer is None:
                 raise ServerStartError("mariadb-install-db not found (apt-get install mariadb-server)")
-            cmd = [installer, "--no-defaults", f"--datadir={self.datadir}",
-                   "--auth-root-authentication-method=normal", "--skip-test-db"]
+            cmd = [
+                installer,
+                "--no-defaults",
+                f"--datadir={self.datadir}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+            ]
             if os.geteuid() == 0:
                 cmd.append("--user=root")
         else:
@@ -274,7 +299,6 @@ class LocalMySQLServer(MySQLServerHandle):
 
     def __exit__(self, *exc: object) -> None:
         self.remove()
-
 
 
 @contextlib.contextmanager

@@ -72,7 +72,8 @@ class FileOffsetStore(OffsetStore):
         except orjson.JSONDecodeError as exc:
             raise OffsetStoreError(
                 f"offset file {self.path} is not valid JSON ({exc}); restore it or delete it to "
-                "start over with a new snapshot") from exc
+                "start over with a new snapshot"
+            ) from exc
         if not isinstance(parsed, dict):
             raise OffsetStoreError(f"offset file {self.path} does not hold a JSON object")
         return parsed

@@ -51,12 +51,15 @@ _SERVER_IDS = itertools.count(6400 + os.getpid() % 1000 * 100)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addini(TOPIC_PREFIX_INI, "topic.prefix of the mysql-cdc test fixtures", default=DEFAULT_TOPIC_PREFIX)
+    parser.addini(
+        TOPIC_PREFIX_INI, "topic.prefix of the mysql-cdc test fixtures", default=DEFAULT_TOPIC_PREFIX
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "cdc_properties(properties): extra Debezium properties for the cdc_connector fixture")
+        "markers", "cdc_properties(properties): extra Debezium properties for the cdc_connector fixture"
+    )
 
 
 def _topic_prefix(config: pytest.Config) -> str:
@@ -82,14 +85,17 @@ def cdc_database(cdc_mysql: LocalMySQLServer, request: pytest.FixtureRequest) ->
 
 
 @pytest.fixture
-def cdc_properties(cdc_mysql: LocalMySQLServer, cdc_database: str,
-                   request: pytest.FixtureRequest) -> dict[str, str]:
+def cdc_properties(
+    cdc_mysql: LocalMySQLServer, cdc_database: str, request: pytest.FixtureRequest
+) -> dict[str, str]:
     """Debezium properties for ``cdc_connector`` (see the module docstring)."""
-    props = cdc_mysql.connector_properties(**{
-        "database.server.id": str(next(_SERVER_IDS)),
-        "topic.prefix": _topic_prefix(request.config),
-        "database.include.list": cdc_database,
-    })
+    props = cdc_mysql.connector_properties(
+        **{
+            "database.server.id": str(next(_SERVER_IDS)),
+            "topic.prefix": _topic_prefix(request.config),
+            "database.include.list": cdc_database,
+        }
+    )
     for marker in reversed(list(request.node.iter_markers("cdc_properties"))):
         for extra in marker.args:
             props.update({k: str(v) for k, v in dict(extra).items()})
@@ -105,8 +111,11 @@ def cdc_engine_factory(cdc_properties: dict[str, str]) -> Iterator[Callable[...,
     engines: list[EmbeddedEngine] = []
 
     def start(overrides: Mapping[str, Any] | None = None, /, **engine_options: Any) -> EmbeddedEngine:
-        props = {**cdc_properties, "database.server.id": str(next(_SERVER_IDS)),
-                 **{k: str(v) for k, v in (overrides or {}).items()}}
+        props = {
+            **cdc_properties,
+            "database.server.id": str(next(_SERVER_IDS)),
+            **{k: str(v) for k, v in (overrides or {}).items()},
+        }
         engine = EmbeddedEngine(props, **engine_options)
         engines.append(engine)
         return engine.start()
@@ -125,8 +134,9 @@ def cdc_engine_factory(cdc_properties: dict[str, str]) -> Iterator[Callable[...,
 
 
 @pytest.fixture
-def cdc_connector(cdc_engine_factory: Callable[..., EmbeddedEngine],
-                  cdc_properties: dict[str, str]) -> EmbeddedEngine:
+def cdc_connector(
+    cdc_engine_factory: Callable[..., EmbeddedEngine], cdc_properties: dict[str, str]
+) -> EmbeddedEngine:
     """The connector running in-process against ``cdc_mysql``, capturing ``cdc_database``."""
     return cdc_engine_factory({"database.server.id": cdc_properties["database.server.id"]})
 

@@ -93,9 +93,16 @@ def jsonl_line(record: ChangeRecord, key_schemas: bool = True, value_schemas: bo
     key = record.key_bytes(key_schemas)
     value = record.value_bytes(value_schemas)
     headers = {name: raw.decode() for name, raw in record.header_items()}
-    return b"".join((
-        b'{"topic":', orjson.dumps(record.topic),
-        b',"key":', key if key is not None else b"null",
-        b',"value":', value if value is not None else b"null",
-        b',"headers":', orjson.dumps(headers), b"}",
-    ))
+    return b"".join(
+        (
+            b'{"topic":',
+            orjson.dumps(record.topic),
+            b',"key":',
+            key if key is not None else b"null",
+            b',"value":',
+            value if value is not None else b"null",
+            b',"headers":',
+            orjson.dumps(headers),
+            b"}",
+        )
+    )

@@ -31,8 +31,14 @@ class UnparseableDdlError(RuntimeError):
 
 
 class SchemaState:
-    def __init__(self, config: ConnectorConfig, parser: DdlParser, history: SchemaHistory,
-                 table_filter: TableFilter, builder: EventBuilder) -> None:
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        parser: DdlParser,
+        history: SchemaHistory,
+        table_filter: TableFilter,
+        builder: EventBuilder,
+    ) -> None:
         self.config = config
         self.parser = parser
         self.history = history
@@ -49,9 +55,14 @@ class SchemaState:
         except ValueError as exc:
             raise ConfigError("schema.history.internal.ddl.filter", str(exc)) from None
 
-    def apply(self, ddl: str, database: str | None, history_position: Mapping[str, Any],
-              where: SourcePosition, record_offset: Mapping[str, Any] | None,
-              ) -> tuple[list[ChangeRecord], list[ParsedStatement]]:
+    def apply(
+        self,
+        ddl: str,
+        database: str | None,
+        history_position: Mapping[str, Any],
+        where: SourcePosition,
+        record_offset: Mapping[str, Any] | None,
+    ) -> tuple[list[ChangeRecord], list[ParsedStatement]]:
         """Apply one query event's (or snapshot step's) DDL text."""
         if self.ddl_filter(ddl) and not _is_truncate(ddl):
             # Debezium's schema.history.internal.ddl.filter: neither applied, stored nor emitted.
@@ -62,17 +73,25 @@ class SchemaState:
         except DdlParseError as exc:
             where_text = f"{where.file}:{where.pos}"
             if self.skip_unparseable:
-                log.warning("skipping unparseable DDL at %s (schema.history.internal.skip.unparseable.ddl"
-                            "=true): %s", where_text, exc)
+                log.warning(
+                    "skipping unparseable DDL at %s (schema.history.internal.skip.unparseable.ddl=true): %s",
+                    where_text,
+                    exc,
+                )
                 return [], []
             if database and not self.filter.database_captured(database):
-                log.warning("skipping unparseable DDL at %s in non-captured database %s: %s",
-                            where_text, database, exc)
+                log.warning(
+                    "skipping unparseable DDL at %s in non-captured database %s: %s",
+                    where_text,
+                    database,
+                    exc,
+                )
                 return [], []
             raise UnparseableDdlError(
                 f"cannot parse the DDL statement at binlog position {where_text}: {exc}. Fix or report "
                 "the statement; to skip such statements set "
-                "schema.history.internal.skip.unparseable.ddl=true") from exc
+                "schema.history.internal.skip.unparseable.ddl=true"
+            ) from exc
         self.model = result.model
         records: list[ChangeRecord] = []
         ts_ms = time.time_ns() // 1_000_000
@@ -82,9 +101,17 @@ class SchemaState:
             if not self._should_store(statement):
                 continue
             history_changes = tuple(table_change_to_history(c) for c in statement.table_changes)
-            self.history.record(HistoryRecord(
-                source=self.partition, position=dict(history_position), ts_ms=ts_ms, ddl=statement.ddl,
-                database_name=statement.database, schema_name=None, table_changes=history_changes))
+            self.history.record(
+                HistoryRecord(
+                    source=self.partition,
+                    position=dict(history_position),
+                    ts_ms=ts_ms,
+                    ddl=statement.ddl,
+                    database_name=statement.database,
+                    schema_name=None,
+                    table_changes=history_changes,
+                )
+            )
             if self.include_schema_changes:
                 records.extend(self._schema_change_records(statement, where, record_offset, ts_ms))
         return records, list(result.statements)
@@ -94,15 +121,23 @@ class SchemaState:
 
     def _should_store(self, statement: ParsedStatement) -> bool:
         tables = self._tables_of(statement)
-        if self.only_captured_dbs and statement.database and not self.filter.database_captured(
-                statement.database):
+        if (
+            self.only_captured_dbs
+            and statement.database
+            and not self.filter.database_captured(statement.database)
+        ):
             return False
         if self.only_captured_tables and tables:
             return any(self.filter.table_captured(t) for t in tables)
         return True
 
-    def _schema_change_records(self, statement: ParsedStatement, where: SourcePosition,
-                               record_offset: Mapping[str, Any] | None, ts_ms: int) -> list[ChangeRecord]:
+    def _schema_change_records(
+        self,
+        statement: ParsedStatement,
+        where: SourcePosition,
+        record_offset: Mapping[str, Any] | None,
+        ts_ms: int,
+    ) -> list[ChangeRecord]:
         # Debezium groups a statement's table changes per database: one record each.
         by_db: dict[str, list[Any]] = {}
         for change in statement.table_changes:
@@ -115,8 +150,9 @@ class SchemaState:
             source = self.builder.source(TableId(db, names or "") if db else None, where, table_names=names)
             source["db"] = db
             payload = [table_change_to_schema_change_payload(c) for c in changes]
-            out.append(schema_change_record(self.builder, db, statement.ddl, payload, source,
-                                            record_offset, ts_ms))
+            out.append(
+                schema_change_record(self.builder, db, statement.ddl, payload, source, record_offset, ts_ms)
+            )
         return out
 
     def truncated_tables(self, statements: Sequence[ParsedStatement]) -> list[TableId]:

@@ -24,8 +24,10 @@ class PrerequisiteError(RuntimeError):
     """The server or the connector user is not set up for CDC; the message says how to fix it."""
 
 
-GRANT_HINT = ("GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES "
-              "ON *.* TO '{user}'@'%'")
+GRANT_HINT = (
+    "GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES "
+    "ON *.* TO '{user}'@'%'"
+)
 
 # Privilege → names under which SHOW GRANTS may list it (MariaDB ≥ 10.5 renamed REPLICATION CLIENT).
 _PRIVILEGE_SPELLINGS = {
@@ -37,16 +39,23 @@ _PRIVILEGE_SPELLINGS = {
 }
 
 
-def connect(config: ConnectorConfig, *, database: str | None = None, autocommit: bool = True,
-            **kwargs: Any) -> pymysql.connections.Connection:
+def connect(
+    config: ConnectorConfig, *, database: str | None = None, autocommit: bool = True, **kwargs: Any
+) -> pymysql.connections.Connection:
     """A client connection as the connector user; connection failures become messages that name
     the property to fix (never the password)."""
     try:
         return pymysql.connect(
-            host=config.hostname, port=config.port, user=config.user, password=config.password,
-            database=database, autocommit=autocommit, charset="utf8mb4",
+            host=config.hostname,
+            port=config.port,
+            user=config.user,
+            password=config.password,
+            database=database,
+            autocommit=autocommit,
+            charset="utf8mb4",
             connect_timeout=max(1, (config.get_int("connect.timeout.ms", 30000) or 30000) // 1000),
-            **kwargs)
+            **kwargs,
+        )
     except pymysql.err.OperationalError as exc:
         raise connection_error(config, exc) from None
 
@@ -56,13 +65,15 @@ def connection_error(config: ConnectorConfig, exc: BaseException) -> Prerequisit
     if code == 1045:
         return PrerequisiteError(
             f"access denied for user {config.user!r} at {config.hostname}:{config.port}: check "
-            "database.user and database.password")
+            "database.user and database.password"
+        )
     if code in (2003, 2005, 2006, 2013):
         reason = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
         reason = reason.replace(config.password, "********") if config.password else reason
         return PrerequisiteError(
             f"cannot reach MySQL at {config.hostname}:{config.port} ({reason}): check "
-            "database.hostname and database.port, and that the server is running")
+            "database.hostname and database.port, and that the server is running"
+        )
     return PrerequisiteError(f"cannot connect to MySQL at {config.hostname}:{config.port}: {exc}")
 
 
@@ -87,8 +98,7 @@ class ServerProbe:
 
     def _variables(self, cur: Any, *names: str) -> dict[str, str]:
         placeholders = ",".join(["%s"] * len(names))
-        cur.execute(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({placeholders})",
-                    names)
+        cur.execute(f"SHOW GLOBAL VARIABLES WHERE Variable_name IN ({placeholders})", names)
         return {str(k).lower(): str(v) for k, v in cur.fetchall()}
 
     def check(self, *, need_snapshot_locks: bool = True) -> ServerInfo:
@@ -97,34 +107,48 @@ class ServerProbe:
             cur.execute("SELECT VERSION()")
             version = str(cur.fetchone()[0])
             flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
-            names = ["log_bin", "binlog_format", "binlog_row_image", "binlog_row_metadata", "server_id",
-                     "gtid_mode", "binlog_transaction_compression", "log_bin_compress"]
+            names = [
+                "log_bin",
+                "binlog_format",
+                "binlog_row_image",
+                "binlog_row_metadata",
+                "server_id",
+                "gtid_mode",
+                "binlog_transaction_compression",
+                "log_bin_compress",
+            ]
             v = self._variables(cur, *names)
             if v.get("log_bin", "OFF").upper() not in ("ON", "1"):
                 raise PrerequisiteError(
                     "the binary log is disabled on the server: enable it with log_bin=mysql-bin (and a "
-                    "unique server_id) in my.cnf and restart MySQL")
+                    "unique server_id) in my.cnf and restart MySQL"
+                )
             if v.get("binlog_format", "").upper() != "ROW":
                 raise PrerequisiteError(
                     f"binlog_format is {v.get('binlog_format')!r}, the connector needs ROW: set "
-                    "binlog_format=ROW in my.cnf (or SET GLOBAL binlog_format='ROW') and restart clients")
+                    "binlog_format=ROW in my.cnf (or SET GLOBAL binlog_format='ROW') and restart clients"
+                )
             if v.get("binlog_row_image", "").upper() != "FULL":
                 raise PrerequisiteError(
                     f"binlog_row_image is {v.get('binlog_row_image')!r}, the connector needs FULL: set "
-                    "binlog_row_image=FULL in my.cnf (or SET GLOBAL binlog_row_image='FULL')")
+                    "binlog_row_image=FULL in my.cnf (or SET GLOBAL binlog_row_image='FULL')"
+                )
             if v.get("binlog_row_metadata", "FULL").upper() != "FULL":
                 raise PrerequisiteError(
                     f"binlog_row_metadata is {v.get('binlog_row_metadata')!r}, the connector needs FULL "
                     "(column names and character sets in the binlog): set binlog_row_metadata=FULL in "
-                    "my.cnf (or SET GLOBAL binlog_row_metadata='FULL')")
+                    "my.cnf (or SET GLOBAL binlog_row_metadata='FULL')"
+                )
             if v.get("binlog_transaction_compression", "OFF").upper() in ("ON", "1"):
                 raise PrerequisiteError(
                     "binlog_transaction_compression is ON; compressed transaction payloads are not "
-                    "supported yet: set binlog_transaction_compression=OFF")
+                    "supported yet: set binlog_transaction_compression=OFF"
+                )
             if v.get("log_bin_compress", "OFF").upper() in ("ON", "1"):
                 raise PrerequisiteError(
                     "log_bin_compress is ON; MariaDB compressed binlog events are not supported yet: "
-                    "set log_bin_compress=OFF")
+                    "set log_bin_compress=OFF"
+                )
             self._check_grants(cur, need_snapshot_locks)
             gtid_mode = (flavor == "mariadb") or v.get("gtid_mode", "OFF").upper() == "ON"
             status_sql = self._binlog_status_sql(cur)
@@ -141,15 +165,18 @@ class ServerProbe:
             if not any(s in global_grants for s in _PRIVILEGE_SPELLINGS[privilege]):
                 raise PrerequisiteError(
                     f"user {self.config.user!r} lacks the {privilege} privilege needed to read the "
-                    f"binlog: run {hint}")
+                    f"binlog: run {hint}"
+                )
         if "SELECT" not in grants:
             raise PrerequisiteError(
                 f"user {self.config.user!r} lacks the SELECT privilege needed to read table "
-                f"structures and snapshot rows: run {hint}")
+                f"structures and snapshot rows: run {hint}"
+            )
         if need_snapshot_locks and "RELOAD" not in global_grants and "LOCK TABLES" not in grants:
             raise PrerequisiteError(
                 f"user {self.config.user!r} has neither RELOAD (for FLUSH TABLES WITH READ LOCK) nor "
-                f"LOCK TABLES (for the table-lock snapshot): run {hint}, or set snapshot.locking.mode=none")
+                f"LOCK TABLES (for the table-lock snapshot): run {hint}, or set snapshot.locking.mode=none"
+            )
 
     @staticmethod
     def _binlog_status_sql(cur: Any) -> str:

@@ -102,8 +102,16 @@ class _Transaction:
 
 
 class StreamingSource:
-    def __init__(self, config: ConnectorConfig, flavor: str, schema: SchemaState, builder: EventBuilder,
-                 table_filter: TableFilter, emitter: Emitter, offset: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        flavor: str,
+        schema: SchemaState,
+        builder: EventBuilder,
+        table_filter: TableFilter,
+        emitter: Emitter,
+        offset: Mapping[str, Any],
+    ) -> None:
         self.config = config
         self.schema = schema
         self.builder = builder
@@ -125,17 +133,25 @@ class StreamingSource:
         self.txmeta: TransactionMetadata | None = None
         if config.get_bool("provide.transaction.metadata"):
             self.txmeta = TransactionMetadata.from_offset(
-                topic_name(config.topic_prefix, builder.delimiter, config.get("topic.transaction") or "transaction"),
-                offset)
+                topic_name(
+                    config.topic_prefix, builder.delimiter, config.get("topic.transaction") or "transaction"
+                ),
+                offset,
+            )
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
         self._reader: BinlogReader | None = None
         self._events: Iterator[RawEvent] | None = None
         self._handlers: dict[type, Callable[[RawEvent], None]] = {
-            GtidEvent: self._on_gtid, MariadbGtidEvent: self._on_gtid, QueryEvent: self._on_query,
-            XidEvent: self._on_xid, WriteRowsEvent: self._on_rows, UpdateRowsEvent: self._on_rows,
-            DeleteRowsEvent: self._on_rows, RowsQueryLogEvent: self._on_rows_query,
+            GtidEvent: self._on_gtid,
+            MariadbGtidEvent: self._on_gtid,
+            QueryEvent: self._on_query,
+            XidEvent: self._on_xid,
+            WriteRowsEvent: self._on_rows,
+            UpdateRowsEvent: self._on_rows,
+            DeleteRowsEvent: self._on_rows,
+            RowsQueryLogEvent: self._on_rows_query,
             MariadbAnnotateRowsEvent: self._on_annotate_rows,
         }
 
@@ -188,10 +204,16 @@ class StreamingSource:
                         f"lost the replication connection to {self.config.hostname}:{self.config.port} "
                         f"and could not restore it after {self.max_attempts} attempts (connect.max."
                         f"attempts); last error: {describe_cause(self.config, exc.cause)}. The stored "
-                        "offset is intact: restart the connector once the server is reachable") from None
+                        "offset is intact: restart the connector once the server is reachable"
+                    ) from None
                 delay = min(10.0, 0.2 * 2 ** (attempt - 1))
-                log.warning("replication connection lost (%s); reconnecting in %.1fs (attempt %d of %d)",
-                            describe_cause(self.config, exc.cause), delay, attempt, self.max_attempts)
+                log.warning(
+                    "replication connection lost (%s); reconnecting in %.1fs (attempt %d of %d)",
+                    describe_cause(self.config, exc.cause),
+                    delay,
+                    attempt,
+                    self.max_attempts,
+                )
                 time.sleep(delay)
 
     def _open(self) -> None:
@@ -278,8 +300,11 @@ class StreamingSource:
         assert self.txn is not None
         self.txn.gtid = raw.event.gtid
         self._count()
-        if self.txmeta is not None and isinstance(raw.event, MariadbGtidEvent) \
-                and not raw.event.flags & _FL_STANDALONE:
+        if (
+            self.txmeta is not None
+            and isinstance(raw.event, MariadbGtidEvent)
+            and not raw.event.flags & _FL_STANDALONE
+        ):
             self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
 
     def _transaction_started(self, raw: RawEvent) -> None:
@@ -332,8 +357,9 @@ class StreamingSource:
         for table_id in self.schema.truncated_tables(statements):
             table = self.schema.model.table(table_id)
             if table is not None and self.filter.table_captured(table_id):
-                records.extend(self.builder.truncate_record(self.builder.table_schema(table), where,
-                                                            commit_offset))
+                records.extend(
+                    self.builder.truncate_record(self.builder.table_schema(table), where, commit_offset)
+                )
         if records:
             self.emitter.emit(records)
         self._commit(raw)
@@ -366,14 +392,22 @@ class StreamingSource:
         # right events.
         if self.txn is not None and self.include_query:
             statement = raw.event.sql_statement
-            self.txn.query = statement.decode("utf-8", "replace") if isinstance(statement, bytes) else str(statement)
+            self.txn.query = (
+                statement.decode("utf-8", "replace") if isinstance(statement, bytes) else str(statement)
+            )
 
     def _where(self, raw: RawEvent, row: int) -> SourcePosition:
         txn = self.txn
         return SourcePosition(
-            file=raw.file, pos=raw.start_pos, server_id=raw.server_id, ts_ms=raw.timestamp * 1000,
-            gtid=txn.gtid if txn else None, row=row, thread=txn.thread if txn else None,
-            query=txn.query if txn else None)
+            file=raw.file,
+            pos=raw.start_pos,
+            server_id=raw.server_id,
+            ts_ms=raw.timestamp * 1000,
+            gtid=txn.gtid if txn else None,
+            row=row,
+            thread=txn.thread if txn else None,
+            query=txn.query if txn else None,
+        )
 
     def _on_rows(self, raw: RawEvent) -> None:
         event = raw.event
@@ -411,8 +445,10 @@ class StreamingSource:
                 # An empty SET arrives as None; none_sources tells it from NULL (converters).
                 restore_empty_sets(row["before_values"], row["before_none_sources"])
                 restore_empty_sets(row["after_values"], row["after_none_sources"])
-                before_values, after_values = list(row["before_values"].values()), list(
-                    row["after_values"].values())
+                before_values, after_values = (
+                    list(row["before_values"].values()),
+                    list(row["after_values"].values()),
+                )
                 self._check_width(raw, table_id, len(table.columns), len(after_values))
                 before = schema.value_from_binlog(before_values)
                 after = schema.value_from_binlog(after_values)
@@ -434,12 +470,15 @@ class StreamingSource:
             raise InconsistentSchemaError(
                 f"row event for {table_id} at {raw.file}:{raw.start_pos} has {actual} columns but the "
                 f"known structure has {expected}: the schema history is out of step with the binlog. "
-                "Re-create it with snapshot.mode=recovery")
+                "Re-create it with snapshot.mode=recovery"
+            )
 
     def _inconsistent(self, raw: RawEvent, message: str) -> None:
-        text = (f"{message} (row event at {raw.file}:{raw.start_pos}); the schema history lacks its DDL. "
-                "Rebuild it with snapshot.mode=recovery, or set inconsistent.schema.handling.mode=warn "
-                "to skip such rows")
+        text = (
+            f"{message} (row event at {raw.file}:{raw.start_pos}); the schema history lacks its DDL. "
+            "Rebuild it with snapshot.mode=recovery, or set inconsistent.schema.handling.mode=warn "
+            "to skip such rows"
+        )
         if self.inconsistent_mode == "fail":
             raise InconsistentSchemaError(text)
         if self.inconsistent_mode == "warn":

@@ -24,20 +24,33 @@ from connector.connect import ConnectSchema, Field, primitive, struct
 from connector.records import ChangeRecord, RecordKind
 from ddl.model import TableId
 
-TRANSACTION_KEY_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataKey", [
-    Field("id", primitive("string")),
-], version=1)
-EVENT_COLLECTION_SCHEMA = struct("event.collection", [
-    Field("data_collection", primitive("string")),
-    Field("event_count", primitive("int64")),
-], optional=True, version=1)
-TRANSACTION_VALUE_SCHEMA = struct("io.debezium.connector.common.TransactionMetadataValue", [
-    Field("status", primitive("string")),
-    Field("id", primitive("string")),
-    Field("event_count", primitive("int64", optional=True)),
-    Field("data_collections", ConnectSchema("array", optional=True, items=EVENT_COLLECTION_SCHEMA)),
-    Field("ts_ms", primitive("int64")),
-], version=1)
+TRANSACTION_KEY_SCHEMA = struct(
+    "io.debezium.connector.common.TransactionMetadataKey",
+    [
+        Field("id", primitive("string")),
+    ],
+    version=1,
+)
+EVENT_COLLECTION_SCHEMA = struct(
+    "event.collection",
+    [
+        Field("data_collection", primitive("string")),
+        Field("event_count", primitive("int64")),
+    ],
+    optional=True,
+    version=1,
+)
+TRANSACTION_VALUE_SCHEMA = struct(
+    "io.debezium.connector.common.TransactionMetadataValue",
+    [
+        Field("status", primitive("string")),
+        Field("id", primitive("string")),
+        Field("event_count", primitive("int64", optional=True)),
+        Field("data_collections", ConnectSchema("array", optional=True, items=EVENT_COLLECTION_SCHEMA)),
+        Field("ts_ms", primitive("int64")),
+    ],
+    version=1,
+)
 
 OFFSET_TRANSACTION_ID = "transaction_id"
 OFFSET_COLLECTION_ORDER_PREFIX = "transaction_data_collection_order_"
@@ -68,6 +81,7 @@ def java_hashmap_order(keys: Sequence[str]) -> list[str]:
     def bucket(key: str) -> int:
         h = _java_string_hash(key)
         return (h ^ (h >> 16)) & (capacity - 1)
+
     return [key for _, key in sorted(enumerate(keys), key=lambda item: (bucket(item[1]), item[0]))]
 
 
@@ -91,7 +105,7 @@ class TransactionMetadata:
         context.id = str(txn_id) if txn_id else None
         for key, value in offset.items():
             if key.startswith(OFFSET_COLLECTION_ORDER_PREFIX):
-                context.per_table[key[len(OFFSET_COLLECTION_ORDER_PREFIX):]] = int(value)
+                context.per_table[key[len(OFFSET_COLLECTION_ORDER_PREFIX) :]] = int(value)
         context.total = sum(context.per_table.values())
         return context
 
@@ -111,18 +125,26 @@ class TransactionMetadata:
         self.id, self.total = txn_id, 0
         self.per_table.clear()
         self.store(offset)
-        return self._record({"status": "BEGIN", "id": txn_id, "event_count": None,
-                             "data_collections": None, "ts_ms": ts_ms}, offset)
+        return self._record(
+            {"status": "BEGIN", "id": txn_id, "event_count": None, "data_collections": None, "ts_ms": ts_ms},
+            offset,
+        )
 
     def end(self, ts_ms: int) -> dict[str, Any] | None:
         """Ends the current transaction: the END record's value (None if none is in progress).
         The caller builds the record with the offset after the commit (``record``)."""
         if self.id is None:
             return None
-        value = {"status": "END", "id": self.id, "event_count": self.total,
-                 "data_collections": [{"data_collection": name, "event_count": self.per_table[name]}
-                                      for name in java_hashmap_order(list(self.per_table))],
-                 "ts_ms": ts_ms}
+        value = {
+            "status": "END",
+            "id": self.id,
+            "event_count": self.total,
+            "data_collections": [
+                {"data_collection": name, "event_count": self.per_table[name]}
+                for name in java_hashmap_order(list(self.per_table))
+            ],
+            "ts_ms": ts_ms,
+        }
         self.id, self.total = None, 0
         self.per_table.clear()
         return value
@@ -131,12 +153,23 @@ class TransactionMetadata:
         return self._record(value, offset)
 
     def _record(self, value: dict[str, Any], offset: Mapping[str, Any] | None) -> ChangeRecord:
-        return ChangeRecord(self.topic, TRANSACTION_KEY_SCHEMA, {"id": value["id"]},
-                            TRANSACTION_VALUE_SCHEMA, value, RecordKind.TRANSACTION, (), offset, None, None)
+        return ChangeRecord(
+            self.topic,
+            TRANSACTION_KEY_SCHEMA,
+            {"id": value["id"]},
+            TRANSACTION_VALUE_SCHEMA,
+            value,
+            RecordKind.TRANSACTION,
+            (),
+            offset,
+            None,
+            None,
+        )
 
     # -- data events -------------------------------------------------------------------------------
-    def stamp(self, records: Sequence[ChangeRecord], table_id: TableId,
-              offset: MutableMapping[str, Any]) -> None:
+    def stamp(
+        self, records: Sequence[ChangeRecord], table_id: TableId, offset: MutableMapping[str, Any]
+    ) -> None:
         """Numbers the data change events of one row (tombstones do not count) and updates
         ``offset`` — the offset those records carry — to the counters after them."""
         if self.id is None:
@@ -147,6 +180,9 @@ class TransactionMetadata:
                 self.total += 1
                 order = self.per_table.get(name, 0) + 1
                 self.per_table[name] = order
-                record.value["transaction"] = {"id": self.id, "total_order": self.total,
-                                               "data_collection_order": order}
+                record.value["transaction"] = {
+                    "id": self.id,
+                    "total_order": self.total,
+                    "data_collection_order": order,
+                }
         self.store(offset)

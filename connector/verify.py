@@ -132,8 +132,17 @@ class ColumnRule:
 _INTEGER_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year")
 _TEXT_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
 _BINARY_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
-_GEOMETRY_TYPES = ("geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
-                   "multipolygon", "geometrycollection", "geomcollection")
+_GEOMETRY_TYPES = (
+    "geometry",
+    "point",
+    "linestring",
+    "polygon",
+    "multipoint",
+    "multilinestring",
+    "multipolygon",
+    "geometrycollection",
+    "geomcollection",
+)
 
 
 def _binary_rule(name: str, spark_type: str, binary_mode: str) -> ColumnRule:
@@ -208,7 +217,9 @@ class TableReport:
     only_mysql: list[tuple[Any, ...]] = field(default_factory=list)
     only_spark: list[tuple[Any, ...]] = field(default_factory=list)
     changed: list[tuple[Any, ...]] = field(default_factory=list)
-    ranges: list[tuple[Any, Any, int, int, bool]] = field(default_factory=list)  # first, last, n MySQL, n Spark, equal
+    ranges: list[tuple[Any, Any, int, int, bool]] = field(
+        default_factory=list
+    )  # first, last, n MySQL, n Spark, equal
     schema_problems: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -229,8 +240,12 @@ def _sorted_keys(keys: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         return sorted(items, key=lambda k: orjson.dumps(k))
 
 
-def compare(table: TableId, mysql_rows: Iterator[tuple[tuple[Any, ...], bytes]],
-            spark_rows: Iterator[tuple[tuple[Any, ...], bytes]], chunk: int) -> TableReport:
+def compare(
+    table: TableId,
+    mysql_rows: Iterator[tuple[tuple[Any, ...], bytes]],
+    spark_rows: Iterator[tuple[tuple[Any, ...], bytes]],
+    chunk: int,
+) -> TableReport:
     """Compare two streams of (canonical key, row digest)."""
     report = TableReport(table)
     mysql: dict[tuple[Any, ...], bytes] = {}
@@ -245,7 +260,7 @@ def compare(table: TableId, mysql_rows: Iterator[tuple[tuple[Any, ...], bytes]],
     report.spark_rows = len(spark)
     keys = _sorted_keys(mysql.keys() | spark.keys())
     for start in range(0, len(keys), chunk):
-        part = keys[start:start + chunk]
+        part = keys[start : start + chunk]
         m = [mysql[k] for k in part if k in mysql]
         s = [spark[k] for k in part if k in spark]
         equal = len(m) == len(s) and _xor(m) == _xor(s) and all(mysql.get(k) == spark.get(k) for k in part)
@@ -282,15 +297,21 @@ def _quote(name: str) -> str:
 
 def _mysql_columns(conn: pymysql.connections.Connection, table: TableId) -> list[tuple[str, str, str]]:
     with conn.cursor() as cur:
-        cur.execute("SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS "
-                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
-                    (table.database, table.table))
+        cur.execute(
+            "SELECT COLUMN_NAME, DATA_TYPE, COLUMN_TYPE FROM information_schema.COLUMNS "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION",
+            (table.database, table.table),
+        )
         return [(str(r[0]), str(r[1]), str(r[2])) for r in cur.fetchall()]
 
 
-def _mysql_stream(conn: pymysql.connections.Connection, table: TableId, names: Sequence[str],
-                  rules: Sequence[ColumnRule], key_index: Sequence[int]
-                  ) -> Iterator[tuple[tuple[Any, ...], list[Any]]]:
+def _mysql_stream(
+    conn: pymysql.connections.Connection,
+    table: TableId,
+    names: Sequence[str],
+    rules: Sequence[ColumnRule],
+    key_index: Sequence[int],
+) -> Iterator[tuple[tuple[Any, ...], list[Any]]]:
     columns = ", ".join(_quote(n) for n in names)
     with conn.cursor(pymysql.cursors.SSCursor) as cur:
         cur.execute(f"SELECT {columns} FROM {_quote(table.database)}.{_quote(table.table)}")
@@ -299,28 +320,43 @@ def _mysql_stream(conn: pymysql.connections.Connection, table: TableId, names: S
             yield tuple(values[i] for i in key_index), values
 
 
-def _spark_stream(frame: Any, rules: Sequence[ColumnRule], key_index: Sequence[int]
-                  ) -> Iterator[tuple[tuple[Any, ...], list[Any]]]:
+def _spark_stream(
+    frame: Any, rules: Sequence[ColumnRule], key_index: Sequence[int]
+) -> Iterator[tuple[tuple[Any, ...], list[Any]]]:
     from pyspark.sql import functions as F
 
-    selected = frame.select(*[
-        F.expr(rule.spark_expression).alias(rule.name) if rule.spark_expression else F.col(_quote(rule.name))
-        for rule in rules])
+    selected = frame.select(
+        *[
+            F.expr(rule.spark_expression).alias(rule.name)
+            if rule.spark_expression
+            else F.col(_quote(rule.name))
+            for rule in rules
+        ]
+    )
     for row in selected.toLocalIterator():
         values = _apply(rules, "spark", tuple(row))
         yield tuple(values[i] for i in key_index), values
 
 
-def verify_table(spark: Any, conn: pymysql.connections.Connection, warehouse: Any, table: TableId,
-                 binary_mode: str, chunk: int = 1000, max_details: int = 20) -> tuple[TableReport, str]:
+def verify_table(
+    spark: Any,
+    conn: pymysql.connections.Connection,
+    warehouse: Any,
+    table: TableId,
+    binary_mode: str,
+    chunk: int = 1000,
+    max_details: int = 20,
+) -> tuple[TableReport, str]:
     """Compare one table; returns the report and its text."""
     from sink.spark import read_current_state
 
     report = TableReport(table)
     found = read_current_state(spark, warehouse, table)
     if found is None:
-        report.error = (f"no current-state Spark table for {table} in {warehouse} (never captured, or a "
-                        "table without primary key, which is kept as a changelog only)")
+        report.error = (
+            f"no current-state Spark table for {table} in {warehouse} (never captured, or a "
+            "table without primary key, which is kept as a changelog only)"
+        )
         return report, render(report, {}, {})
     frame, state = found
     columns = _mysql_columns(conn, table)
@@ -348,16 +384,24 @@ def verify_table(spark: Any, conn: pymysql.connections.Connection, warehouse: An
         for k, values in rows:
             yield k, _digest(values)
 
-    result = compare(table, digests(_mysql_stream(conn, table, names, rules, key_index)),
-                     digests(_spark_stream(frame, rules, key_index)), chunk)
+    result = compare(
+        table,
+        digests(_mysql_stream(conn, table, names, rules, key_index)),
+        digests(_spark_stream(frame, rules, key_index)),
+        chunk,
+    )
     result.schema_problems[:0] = report.schema_problems
     # Details: the values of the first differing rows, read again from both sides.
     wanted = set(result.changed[:max_details])
-    mysql_rows = {k: v for k, v in _mysql_stream(conn, table, names, rules, key_index) if k in wanted} \
-        if wanted else {}
+    mysql_rows = (
+        {k: v for k, v in _mysql_stream(conn, table, names, rules, key_index) if k in wanted}
+        if wanted
+        else {}
+    )
     spark_rows = {k: v for k, v in _spark_stream(frame, rules, key_index) if k in wanted} if wanted else {}
-    text = render(result, mysql_rows, spark_rows, names, max_details,
-                  commit_offset=_describe_offset(warehouse))
+    text = render(
+        result, mysql_rows, spark_rows, names, max_details, commit_offset=_describe_offset(warehouse)
+    )
     return result, text
 
 
@@ -371,9 +415,14 @@ def _describe_offset(warehouse: Any) -> str:
     return f"commit {latest['commit']}, binlog {offset.get('file')}:{offset.get('pos')}"
 
 
-def render(report: TableReport, mysql_rows: Mapping[tuple[Any, ...], list[Any]],
-           spark_rows: Mapping[tuple[Any, ...], list[Any]], names: Sequence[str] = (),
-           max_details: int = 20, commit_offset: str = "") -> str:
+def render(
+    report: TableReport,
+    mysql_rows: Mapping[tuple[Any, ...], list[Any]],
+    spark_rows: Mapping[tuple[Any, ...], list[Any]],
+    names: Sequence[str] = (),
+    max_details: int = 20,
+    commit_offset: str = "",
+) -> str:
     lines = []
     if report.error is not None:
         lines.append(f"{report.table}: ERROR {report.error}")
@@ -385,8 +434,10 @@ def render(report: TableReport, mysql_rows: Mapping[tuple[Any, ...], list[Any]],
     bad = [r for r in report.ranges if not r[4]]
     lines.append(f"  {len(report.ranges)} key ranges compared, {len(bad)} differ")
     for first, last, n_mysql, n_spark, _ in bad[:max_details]:
-        lines.append(f"  range [{_show_key(first)} .. {_show_key(last)}]: MySQL {n_mysql} rows, "
-                     f"Spark {n_spark} rows, checksums differ")
+        lines.append(
+            f"  range [{_show_key(first)} .. {_show_key(last)}]: MySQL {n_mysql} rows, "
+            f"Spark {n_spark} rows, checksums differ"
+        )
     shown = 0
     for key in report.only_mysql:
         if shown >= max_details:
@@ -403,8 +454,9 @@ def render(report: TableReport, mysql_rows: Mapping[tuple[Any, ...], list[Any]],
             break
         m, s = mysql_rows.get(key), spark_rows.get(key)
         columns = [n for i, n in enumerate(names) if m is not None and s is not None and m[i] != s[i]]
-        detail = "; ".join(f"{n}: MySQL {_show_value(m, names, n)} != Spark {_show_value(s, names, n)}"
-                           for n in columns)
+        detail = "; ".join(
+            f"{n}: MySQL {_show_value(m, names, n)} != Spark {_show_value(s, names, n)}" for n in columns
+        )
         lines.append(f"  differs: key ({_show_key(key)}): {detail or 'values differ'}")
         shown += 1
     hidden = report.differences - len(report.schema_problems) - shown
@@ -420,8 +472,9 @@ def _show_value(values: Sequence[Any] | None, names: Sequence[str], name: str) -
     return orjson.dumps(values[list(names).index(name)]).decode()
 
 
-def run_verify(config: Any, table_ids: Sequence[TableId], out: TextIO, *, chunk: int = 1000,
-               max_details: int = 20) -> int:
+def run_verify(
+    config: Any, table_ids: Sequence[TableId], out: TextIO, *, chunk: int = 1000, max_details: int = 20
+) -> int:
     """Verify each table (all committed keyed tables when ``table_ids`` is empty); print the report
     to ``out``. Returns 0 when every table is equal, 1 when some differ, 2 when one cannot be
     compared (missing table, MySQL unreachable)."""
@@ -444,8 +497,9 @@ def run_verify(config: Any, table_ids: Sequence[TableId], out: TextIO, *, chunk:
     try:
         for table in tables:
             try:
-                report, text = verify_table(spark, conn, settings.warehouse, table, binary_mode, chunk,
-                                            max_details)
+                report, text = verify_table(
+                    spark, conn, settings.warehouse, table, binary_mode, chunk, max_details
+                )
             except pymysql.err.MySQLError as exc:
                 report, text = TableReport(table, error=f"MySQL: {exc}"), ""
                 text = render(report, {}, {})

@@ -52,11 +52,20 @@ class MySqlDdlSqlglotDialect(MySQL):
 
 
 # Token types whose text is a word of the statement (keyword or unquoted identifier).
-_NON_WORD_TYPES = frozenset({
-    TokenType.STRING, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.BIT_STRING,
-    TokenType.HEX_STRING, TokenType.NATIONAL_STRING, TokenType.BYTE_STRING, TokenType.RAW_STRING,
-    TokenType.HEREDOC_STRING, TokenType.UNICODE_STRING,
-})
+_NON_WORD_TYPES = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.IDENTIFIER,
+        TokenType.NUMBER,
+        TokenType.BIT_STRING,
+        TokenType.HEX_STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.BYTE_STRING,
+        TokenType.RAW_STRING,
+        TokenType.HEREDOC_STRING,
+        TokenType.UNICODE_STRING,
+    }
+)
 _WORD = re.compile(r"[^\W]|\$", re.UNICODE)
 _WORDS_IN_TEXT = re.compile(r"\S+")
 
@@ -182,11 +191,12 @@ def _split_multiword(tokens: Sequence[Token], text: str) -> Iterator[Token]:
         if " " not in token.text or not is_word(token):
             yield token
             continue
-        raw = text[token.start:token.end + 1]
+        raw = text[token.start : token.end + 1]
         for match in _WORDS_IN_TEXT.finditer(raw):
             start = token.start + match.start()
-            yield Token(TokenType.VAR, match.group(), token.line, token.col,
-                        start, start + len(match.group()) - 1, [])
+            yield Token(
+                TokenType.VAR, match.group(), token.line, token.col, start, start + len(match.group()) - 1, []
+            )
 
 
 def _token_error_reason(exc: TokenError) -> str:
@@ -273,7 +283,7 @@ def _starts_compound(tokens: Sequence[Token], i: int) -> bool:
         return False
     # CREATE [OR REPLACE] [DEFINER = ...] [AGGREGATE] PROCEDURE|FUNCTION|TRIGGER|EVENT: look ahead a
     # bounded number of words, stopping at the first parenthesis (a table definition).
-    for token in tokens[i + 1:i + 16]:
+    for token in tokens[i + 1 : i + 16]:
         if token.token_type in (TokenType.L_PAREN, TokenType.SEMICOLON):
             return False
         if is_word(token):
@@ -296,8 +306,7 @@ def _opens_block(tokens: Sequence[Token], i: int, first_in_statement: bool) -> b
         return True  # CASE ... END (expression) and CASE ... END CASE (statement)
     if word == "BEGIN":
         # Inside a body BEGIN always opens a block; a statement of its own only with NOT ATOMIC.
-        return not first_in_statement or (
-            nxt is not None and is_word(nxt) and nxt.text.upper() == "NOT")
+        return not first_in_statement or (nxt is not None and is_word(nxt) and nxt.text.upper() == "NOT")
     # IF/LOOP/WHILE/REPEAT open a block when used as statements, i.e. where a statement starts;
     # elsewhere they are functions (IF(...), REPEAT(...)) or clauses (IF NOT EXISTS).
     if first_in_statement:

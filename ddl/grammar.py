@@ -196,8 +196,20 @@ class SystemVersioning:
     enable: bool
 
 
-AlterSpec = (AddColumns | DropColumn | ChangeColumn | RenameColumn | AlterColumnDefault | AddKey | DropKey
-             | RenameKey | RenameTo | ConvertCharset | SetTableOptions | SystemVersioning)
+AlterSpec = (
+    AddColumns
+    | DropColumn
+    | ChangeColumn
+    | RenameColumn
+    | AlterColumnDefault
+    | AddKey
+    | DropKey
+    | RenameKey
+    | RenameTo
+    | ConvertCharset
+    | SetTableOptions
+    | SystemVersioning
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,8 +287,21 @@ class Ignored:
     what: str
 
 
-Statement = (CreateTable | AlterTable | DropTable | RenameTable | TruncateTable | CreateIndex | DropIndex
-             | CreateDatabase | AlterDatabase | DropDatabase | UseDatabase | SetVariables | Ignored)
+Statement = (
+    CreateTable
+    | AlterTable
+    | DropTable
+    | RenameTable
+    | TruncateTable
+    | CreateIndex
+    | DropIndex
+    | CreateDatabase
+    | AlterDatabase
+    | DropDatabase
+    | UseDatabase
+    | SetVariables
+    | Ignored
+)
 
 
 # --- token cursor -----------------------------------------------------------------------------------
@@ -369,11 +394,11 @@ class Cursor:
         return DdlSyntaxError(f"{reason}, found {self.raw(token)!r}", token.start)
 
     def raw(self, token: Token) -> str:
-        return self.sql[token.start:token.end + 1]
+        return self.sql[token.start : token.end + 1]
 
     def text_between(self, first: int, last: int) -> str:
         """Original text of tokens[first..last] (inclusive)."""
-        return self.sql[self.tokens[first].start:self.tokens[last].end + 1]
+        return self.sql[self.tokens[first].start : self.tokens[last].end + 1]
 
     # compound elements
     def identifier(self, what: str = "identifier") -> str:
@@ -473,8 +498,13 @@ class Cursor:
         previous: Token | None = None
         while not self.done:
             token = self.tokens[self.i]
-            if (split_lines and depth == 0 and previous is not None and self.at_boundary()
-                    and "\n" in self.sql[previous.end + 1:token.start]):
+            if (
+                split_lines
+                and depth == 0
+                and previous is not None
+                and self.at_boundary()
+                and "\n" in self.sql[previous.end + 1 : token.start]
+            ):
                 break
             if token.token_type == TokenType.L_PAREN:
                 depth += 1
@@ -527,16 +557,24 @@ def _types() -> dict[str, TypeInfo]:
             table[name] = info(name)
 
     add("BIT", lambda n: TypeInfo(n, "one"))
-    add("TINYINT,INT1,SMALLINT,INT2,MEDIUMINT,INT3,MIDDLEINT,INT,INTEGER,INT4,BIGINT,INT8",
-        lambda n: TypeInfo(n, "one", numeric=True))
-    add("REAL,DOUBLE,FLOAT8,FLOAT,FLOAT4,DECIMAL,DEC,FIXED,NUMERIC",
-        lambda n: TypeInfo(n, "two", numeric=True))
-    add("BOOL,BOOLEAN,SERIAL,DATE,TINYBLOB,MEDIUMBLOB,LONGBLOB,JSON,GEOMETRY,POINT,LINESTRING,POLYGON,"
+    add(
+        "TINYINT,INT1,SMALLINT,INT2,MEDIUMINT,INT3,MIDDLEINT,INT,INTEGER,INT4,BIGINT,INT8",
+        lambda n: TypeInfo(n, "one", numeric=True),
+    )
+    add(
+        "REAL,DOUBLE,FLOAT8,FLOAT,FLOAT4,DECIMAL,DEC,FIXED,NUMERIC",
+        lambda n: TypeInfo(n, "two", numeric=True),
+    )
+    add(
+        "BOOL,BOOLEAN,SERIAL,DATE,TINYBLOB,MEDIUMBLOB,LONGBLOB,JSON,GEOMETRY,POINT,LINESTRING,POLYGON,"
         "MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,GEOMCOLLECTION,INET4,INET6,UUID,XMLTYPE",
-        lambda n: TypeInfo(n))
+        lambda n: TypeInfo(n),
+    )
     add("TIME,TIMESTAMP,DATETIME,YEAR,BINARY,VARBINARY,BLOB,VECTOR", lambda n: TypeInfo(n, "one"))
-    add("CHAR,CHARACTER,VARCHAR,NCHAR,NVARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT",
-        lambda n: TypeInfo(n, "one", text=True))
+    add(
+        "CHAR,CHARACTER,VARCHAR,NCHAR,NVARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT",
+        lambda n: TypeInfo(n, "one", text=True),
+    )
     add("ENUM,SET", lambda n: TypeInfo(n, "values", text=True))
     return table
 
@@ -544,8 +582,20 @@ def _types() -> dict[str, TypeInfo]:
 TYPES = _types()
 _MARIADB_ONLY_TYPES = frozenset({"INET4", "INET6", "UUID", "XMLTYPE"})
 # Keys whose Debezium type name gets a " BINARY" suffix when the BINARY attribute follows.
-_BINARY_SUFFIX_KEYS = frozenset({"CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT",
-                                 "NCHAR", "NVARCHAR", "LONG", "LONG VARCHAR"})
+_BINARY_SUFFIX_KEYS = frozenset(
+    {
+        "CHAR",
+        "VARCHAR",
+        "TINYTEXT",
+        "TEXT",
+        "MEDIUMTEXT",
+        "LONGTEXT",
+        "NCHAR",
+        "NVARCHAR",
+        "LONG",
+        "LONG VARCHAR",
+    }
+)
 
 
 def parse_data_type(c: Cursor) -> DataTypeSpec:
@@ -597,8 +647,17 @@ def parse_data_type(c: Cursor) -> DataTypeSpec:
         break
     if binary and key in _BINARY_SUFFIX_KEYS:
         name += " BINARY"
-    return DataTypeSpec(key=key, name=name, length=length, scale=scale, unsigned=unsigned,
-                        zerofill=zerofill, charset=charset, collation=collation, values=values)
+    return DataTypeSpec(
+        key=key,
+        name=name,
+        length=length,
+        scale=scale,
+        unsigned=unsigned,
+        zerofill=zerofill,
+        charset=charset,
+        collation=collation,
+        values=values,
+    )
 
 
 def _type_words(c: Cursor, first: str) -> tuple[str, str, TypeInfo]:
@@ -671,8 +730,19 @@ def parse_charset_clause(c: Cursor) -> str:
 
 _CURRENT_TIMESTAMP_WORDS = frozenset({"CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP"})
 _EPOCH_TEXT = "1970-01-01 00:00:00"
-_NILADIC_FUNCTIONS = frozenset({"CURRENT_DATE", "CURRENT_TIME", "CURRENT_USER", "UTC_DATE", "UTC_TIME",
-                                "UTC_TIMESTAMP", "CURRENT_ROLE", "USER", "SYSDATE"})
+_NILADIC_FUNCTIONS = frozenset(
+    {
+        "CURRENT_DATE",
+        "CURRENT_TIME",
+        "CURRENT_USER",
+        "UTC_DATE",
+        "UTC_TIME",
+        "UTC_TIMESTAMP",
+        "CURRENT_ROLE",
+        "USER",
+        "SYSDATE",
+    }
+)
 _REFERENCE_ACTIONS = ("RESTRICT", "CASCADE", "SET NULL", "NO ACTION", "SET DEFAULT")
 
 
@@ -761,17 +831,33 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
     if serial and nullable is None:
         nullable = False
     return ColumnDefinition(
-        name=name, type=_with_charset(data_type, charset, collation), nullable=nullable, default=default,
-        auto_increment=auto_increment, primary_key=primary_key, unique=unique, comment=comment,
-        generation_expression=generation, serial=serial)
+        name=name,
+        type=_with_charset(data_type, charset, collation),
+        nullable=nullable,
+        default=default,
+        auto_increment=auto_increment,
+        primary_key=primary_key,
+        unique=unique,
+        comment=comment,
+        generation_expression=generation,
+        serial=serial,
+    )
 
 
 def _with_charset(data_type: DataTypeSpec, charset: str | None, collation: str | None) -> DataTypeSpec:
     if charset == data_type.charset and collation == data_type.collation:
         return data_type
-    return DataTypeSpec(key=data_type.key, name=data_type.name, length=data_type.length,
-                        scale=data_type.scale, unsigned=data_type.unsigned, zerofill=data_type.zerofill,
-                        charset=charset, collation=collation, values=data_type.values)
+    return DataTypeSpec(
+        key=data_type.key,
+        name=data_type.name,
+        length=data_type.length,
+        scale=data_type.scale,
+        unsigned=data_type.unsigned,
+        zerofill=data_type.zerofill,
+        charset=charset,
+        collation=collation,
+        values=data_type.values,
+    )
 
 
 def _generated_column(c: Cursor, storage: frozenset[str]) -> str:
@@ -823,7 +909,7 @@ def parse_default_value(c: Cursor) -> DefaultValue:
                 raise DdlSyntaxError("expected a precision", c.tokens[first].start)
         if word in ("CURRENT_TIMESTAMP", "NOW"):
             return DefaultValue(_EPOCH_TEXT)
-        return DefaultValue("".join(c.raw(t) for t in c.tokens[start:c.i]))
+        return DefaultValue("".join(c.raw(t) for t in c.tokens[start : c.i]))
     if token.token_type in (TokenType.DASH, TokenType.PLUS):
         sign = "-" if token.token_type == TokenType.DASH else "+"
         c.advance()
@@ -888,10 +974,11 @@ def _string_default_text(c: Cursor) -> str:
     last = c.i - 1
     if c.accept("COLLATE"):
         c.name_or_string("collation name")
-        raw = c.raw(c.tokens[first] if c.tokens[first].token_type != TokenType.INTRODUCER
-                    else c.tokens[first + 1])
+        raw = c.raw(
+            c.tokens[first] if c.tokens[first].token_type != TokenType.INTRODUCER else c.tokens[first + 1]
+        )
     else:
-        raw = "".join(c.raw(t) for t in c.tokens[first:last + 1])
+        raw = "".join(c.raw(t) for t in c.tokens[first : last + 1])
     if len(raw) >= 2 and raw[0] in "'\"" and raw[-1] == raw[0]:
         return raw[1:-1]
     return raw
@@ -1034,8 +1121,9 @@ def parse_key_definition(c: Cursor) -> KeyDefinition:
     return KeyDefinition(kind, name, columns)
 
 
-_KEY_START_WORDS = frozenset({"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL",
-                              "KEY", "INDEX"})
+_KEY_START_WORDS = frozenset(
+    {"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL", "KEY", "INDEX"}
+)
 
 
 def _at_key_definition(c: Cursor) -> bool:
@@ -1046,14 +1134,44 @@ def _at_key_definition(c: Cursor) -> bool:
 # --- table options ----------------------------------------------------------------------------------
 
 # Options taking one value, with or without '=' (CREATE/ALTER TABLE table_option).
-_VALUE_OPTIONS = frozenset({
-    "ENGINE", "TYPE", "AUTO_INCREMENT", "AVG_ROW_LENGTH", "CHECKSUM", "TABLE_CHECKSUM", "COMPRESSION",
-    "CONNECTION", "DELAY_KEY_WRITE", "ENCRYPTION", "INSERT_METHOD", "KEY_BLOCK_SIZE", "MAX_ROWS",
-    "MIN_ROWS", "PACK_KEYS", "PASSWORD", "ROW_FORMAT", "STATS_AUTO_RECALC", "STATS_PERSISTENT",
-    "STATS_SAMPLE_PAGES", "ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE", "SECONDARY_ENGINE",
-    "AUTOEXTEND_SIZE", "PAGE_CHECKSUM", "PAGE_COMPRESSED", "PAGE_COMPRESSION_LEVEL", "TRANSACTIONAL",
-    "ENCRYPTED", "ENCRYPTION_KEY_ID", "IETF_QUOTES", "SEQUENCE", "START", "STATS_MODE",
-})
+_VALUE_OPTIONS = frozenset(
+    {
+        "ENGINE",
+        "TYPE",
+        "AUTO_INCREMENT",
+        "AVG_ROW_LENGTH",
+        "CHECKSUM",
+        "TABLE_CHECKSUM",
+        "COMPRESSION",
+        "CONNECTION",
+        "DELAY_KEY_WRITE",
+        "ENCRYPTION",
+        "INSERT_METHOD",
+        "KEY_BLOCK_SIZE",
+        "MAX_ROWS",
+        "MIN_ROWS",
+        "PACK_KEYS",
+        "PASSWORD",
+        "ROW_FORMAT",
+        "STATS_AUTO_RECALC",
+        "STATS_PERSISTENT",
+        "STATS_SAMPLE_PAGES",
+        "ENGINE_ATTRIBUTE",
+        "SECONDARY_ENGINE_ATTRIBUTE",
+        "SECONDARY_ENGINE",
+        "AUTOEXTEND_SIZE",
+        "PAGE_CHECKSUM",
+        "PAGE_COMPRESSED",
+        "PAGE_COMPRESSION_LEVEL",
+        "TRANSACTIONAL",
+        "ENCRYPTED",
+        "ENCRYPTION_KEY_ID",
+        "IETF_QUOTES",
+        "SEQUENCE",
+        "START",
+        "STATS_MODE",
+    }
+)
 
 
 def parse_table_option(c: Cursor) -> TableOptions | None:
@@ -1116,44 +1234,178 @@ def _at_charset_after_default(c: Cursor) -> bool:
 def _merge_options(a: TableOptions, b: TableOptions | None) -> TableOptions:
     if b is None:
         return a
-    return TableOptions(charset=b.charset or a.charset, collation=b.collation or a.collation,
-                        comment=b.comment if b.comment is not None else a.comment,
-                        system_versioning=a.system_versioning or b.system_versioning)
+    return TableOptions(
+        charset=b.charset or a.charset,
+        collation=b.collation or a.collation,
+        comment=b.comment if b.comment is not None else a.comment,
+        system_versioning=a.system_versioning or b.system_versioning,
+    )
 
 
 # --- statements -------------------------------------------------------------------------------------
 
 # First words of statements that never change table structure.
-_IGNORED_FIRST_WORDS = frozenset({
-    "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "CALL", "DO", "HANDLER", "LOAD", "TABLE", "VALUES",
-    "WITH", "IMPORT", "START", "BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "LOCK", "UNLOCK",
-    "XA", "PURGE", "RESET", "CHANGE", "STOP", "GRANT", "REVOKE", "ANALYZE", "CHECK", "CHECKSUM",
-    "OPTIMIZE", "REPAIR", "INSTALL", "UNINSTALL", "BINLOG", "CACHE", "FLUSH", "KILL", "SHUTDOWN",
-    "RESTART", "CLONE", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "HELP", "PREPARE", "EXECUTE", "DEALLOCATE",
-    "GET", "SIGNAL", "RESIGNAL", "DECLARE", "CLOSE", "OPEN", "FETCH", "LEAVE", "ITERATE", "RETURN", "IF",
-    "CASE", "LOOP", "WHILE", "REPEAT", "END", "BACKUP", "SOURCE",
-})
-_IGNORED_CREATE_OBJECTS = frozenset({
-    "VIEW", "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "USER", "ROLE", "SERVER", "TABLESPACE", "LOGFILE",
-    "SPATIAL", "RESOURCE", "SEQUENCE", "PACKAGE", "UNDO", "AGGREGATE", "SYNONYM",
-})
-_IGNORED_ALTER_OBJECTS = frozenset({
-    "VIEW", "PROCEDURE", "FUNCTION", "EVENT", "USER", "SERVER", "TABLESPACE", "LOGFILE", "INSTANCE",
-    "RESOURCE", "SEQUENCE", "UNDO", "ROLE", "PACKAGE",
-})
+_IGNORED_FIRST_WORDS = frozenset(
+    {
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "REPLACE",
+        "CALL",
+        "DO",
+        "HANDLER",
+        "LOAD",
+        "TABLE",
+        "VALUES",
+        "WITH",
+        "IMPORT",
+        "START",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "SAVEPOINT",
+        "RELEASE",
+        "LOCK",
+        "UNLOCK",
+        "XA",
+        "PURGE",
+        "RESET",
+        "CHANGE",
+        "STOP",
+        "GRANT",
+        "REVOKE",
+        "ANALYZE",
+        "CHECK",
+        "CHECKSUM",
+        "OPTIMIZE",
+        "REPAIR",
+        "INSTALL",
+        "UNINSTALL",
+        "BINLOG",
+        "CACHE",
+        "FLUSH",
+        "KILL",
+        "SHUTDOWN",
+        "RESTART",
+        "CLONE",
+        "SHOW",
+        "DESCRIBE",
+        "DESC",
+        "EXPLAIN",
+        "HELP",
+        "PREPARE",
+        "EXECUTE",
+        "DEALLOCATE",
+        "GET",
+        "SIGNAL",
+        "RESIGNAL",
+        "DECLARE",
+        "CLOSE",
+        "OPEN",
+        "FETCH",
+        "LEAVE",
+        "ITERATE",
+        "RETURN",
+        "IF",
+        "CASE",
+        "LOOP",
+        "WHILE",
+        "REPEAT",
+        "END",
+        "BACKUP",
+        "SOURCE",
+    }
+)
+_IGNORED_CREATE_OBJECTS = frozenset(
+    {
+        "VIEW",
+        "PROCEDURE",
+        "FUNCTION",
+        "TRIGGER",
+        "EVENT",
+        "USER",
+        "ROLE",
+        "SERVER",
+        "TABLESPACE",
+        "LOGFILE",
+        "SPATIAL",
+        "RESOURCE",
+        "SEQUENCE",
+        "PACKAGE",
+        "UNDO",
+        "AGGREGATE",
+        "SYNONYM",
+    }
+)
+_IGNORED_ALTER_OBJECTS = frozenset(
+    {
+        "VIEW",
+        "PROCEDURE",
+        "FUNCTION",
+        "EVENT",
+        "USER",
+        "SERVER",
+        "TABLESPACE",
+        "LOGFILE",
+        "INSTANCE",
+        "RESOURCE",
+        "SEQUENCE",
+        "UNDO",
+        "ROLE",
+        "PACKAGE",
+    }
+)
 _IGNORED_DROP_OBJECTS = _IGNORED_CREATE_OBJECTS | frozenset({"PREPARE"})
 _DEFINER_PREFIX_WORDS = frozenset({"DEFINER", "ALGORITHM", "SQL"})
 # Ignored statements that may hold stored-program bodies (never split inside them).
 _COMPOUND_FIRST_WORDS = frozenset({"BEGIN", "IF", "CASE", "LOOP", "WHILE", "REPEAT", "DECLARE"})
 # Objects whose definitions hold no stored-program body.
-_SIMPLE_OBJECTS = frozenset({"VIEW", "USER", "ROLE", "SERVER", "TABLESPACE", "LOGFILE", "SPATIAL",
-                             "RESOURCE", "SEQUENCE", "UNDO", "SYNONYM", "INSTANCE"})
+_SIMPLE_OBJECTS = frozenset(
+    {
+        "VIEW",
+        "USER",
+        "ROLE",
+        "SERVER",
+        "TABLESPACE",
+        "LOGFILE",
+        "SPATIAL",
+        "RESOURCE",
+        "SEQUENCE",
+        "UNDO",
+        "SYNONYM",
+        "INSTANCE",
+    }
+)
 # First words of statements: where a script without ';' starts its next statement.
-_BOUNDARY_WORDS = frozenset({
-    "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "USE", "SET", "INSERT", "UPDATE", "DELETE", "REPLACE",
-    "SELECT", "GRANT", "REVOKE", "FLUSH", "CALL", "LOCK", "UNLOCK", "COMMIT", "ROLLBACK", "ANALYZE",
-    "OPTIMIZE", "REPAIR", "SHOW",
-})
+_BOUNDARY_WORDS = frozenset(
+    {
+        "CREATE",
+        "ALTER",
+        "DROP",
+        "RENAME",
+        "TRUNCATE",
+        "USE",
+        "SET",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "REPLACE",
+        "SELECT",
+        "GRANT",
+        "REVOKE",
+        "FLUSH",
+        "CALL",
+        "LOCK",
+        "UNLOCK",
+        "COMMIT",
+        "ROLLBACK",
+        "ANALYZE",
+        "OPTIMIZE",
+        "REPAIR",
+        "SHOW",
+    }
+)
 
 
 def parse_statement(tokens: Sequence[Token], sql: str, dialect: DdlDialect) -> tuple[Statement, int]:
@@ -1362,8 +1614,9 @@ def _alter(c: Cursor) -> Statement:
     raise c.error("unrecognised ALTER statement")
 
 
-_DATABASE_OPTION_WORDS = frozenset({"DEFAULT", "CHARACTER", "CHARSET", "CHAR", "COLLATE", "ENCRYPTION",
-                                    "READ", "COMMENT"})
+_DATABASE_OPTION_WORDS = frozenset(
+    {"DEFAULT", "CHARACTER", "CHARSET", "CHAR", "COLLATE", "ENCRYPTION", "READ", "COMMENT"}
+)
 
 
 def _alter_database(c: Cursor) -> Statement:
@@ -1402,10 +1655,27 @@ def _wait_option(c: Cursor) -> None:
         c.accept("NOWAIT")
 
 
-_PARTITION_OPS = frozenset({"DISCARD", "IMPORT", "TRUNCATE", "COALESCE", "REORGANIZE", "EXCHANGE", "ANALYZE",
-                            "CHECK", "OPTIMIZE", "REBUILD", "REPAIR", "REMOVE", "UPGRADE", "CONVERT"})
-_ADD_KEY_WORDS = frozenset({"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL",
-                            "KEY", "INDEX"})
+_PARTITION_OPS = frozenset(
+    {
+        "DISCARD",
+        "IMPORT",
+        "TRUNCATE",
+        "COALESCE",
+        "REORGANIZE",
+        "EXCHANGE",
+        "ANALYZE",
+        "CHECK",
+        "OPTIMIZE",
+        "REBUILD",
+        "REPAIR",
+        "REMOVE",
+        "UPGRADE",
+        "CONVERT",
+    }
+)
+_ADD_KEY_WORDS = frozenset(
+    {"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL", "KEY", "INDEX"}
+)
 
 
 def _alter_spec(c: Cursor) -> AlterSpec | None:  # noqa: C901 - one branch per ALTER TABLE form
@@ -1488,8 +1758,24 @@ def _alter_spec(c: Cursor) -> AlterSpec | None:  # noqa: C901 - one branch per A
 
 
 _FLAG_SPECS = frozenset({"FORCE", "SECONDARY_LOAD", "SECONDARY_UNLOAD"})
-_ALTER_START_WORDS = frozenset({"ADD", "DROP", "MODIFY", "CHANGE", "ALTER", "RENAME", "CONVERT", "ALGORITHM",
-                                "LOCK", "FORCE", "ENABLE", "DISABLE", "ORDER", "PARTITION"})
+_ALTER_START_WORDS = frozenset(
+    {
+        "ADD",
+        "DROP",
+        "MODIFY",
+        "CHANGE",
+        "ALTER",
+        "RENAME",
+        "CONVERT",
+        "ALGORITHM",
+        "LOCK",
+        "FORCE",
+        "ENABLE",
+        "DISABLE",
+        "ORDER",
+        "PARTITION",
+    }
+)
 
 
 def _column_position(c: Cursor) -> ColumnPosition | None:
@@ -1575,7 +1861,9 @@ def _alter_alter(c: Cursor) -> AlterSpec | None:
     if c.word() in ("INDEX", "KEY"):
         c.advance()
         c.identifier("index name")
-        if not c.accept_any(frozenset({"VISIBLE", "INVISIBLE", "IGNORED"})) and not c.accept("NOT", "IGNORED"):
+        if not c.accept_any(frozenset({"VISIBLE", "INVISIBLE", "IGNORED"})) and not c.accept(
+            "NOT", "IGNORED"
+        ):
             raise c.error("expected VISIBLE or INVISIBLE")
         return None
     if c.word() in ("CHECK", "CONSTRAINT"):
@@ -1697,8 +1985,11 @@ def _set(c: Cursor) -> Statement:
                 break
 
     word = c.word()
-    if word in ("NAMES", "PASSWORD", "ROLE", "TRANSACTION", "RESOURCE", "CHARSET") or c.at("DEFAULT", "ROLE") \
-            or (word in ("CHARACTER", "CHAR") and c.word(1) == "SET"):
+    if (
+        word in ("NAMES", "PASSWORD", "ROLE", "TRANSACTION", "RESOURCE", "CHARSET")
+        or c.at("DEFAULT", "ROLE")
+        or (word in ("CHARACTER", "CHAR") and c.word(1) == "SET")
+    ):
         c.skip_rest(split_lines=True)
         return SetVariables(())
     assignments: list[tuple[str, str, str]] = []

@@ -138,11 +138,16 @@ class FileSchemaHistory(SchemaHistory):
                 out.append(history_record_from_json(line))
             except SchemaHistoryError as exc:
                 if last and torn_tail:
-                    log.warning("ignoring the torn last line %d of schema history %s (interrupted write): %s",
-                                number, self.path, exc)
+                    log.warning(
+                        "ignoring the torn last line %d of schema history %s (interrupted write): %s",
+                        number,
+                        self.path,
+                        exc,
+                    )
                     continue
                 raise SchemaHistoryError(
-                    f"schema history file {self.path} is corrupt at line {number}: {exc}") from exc
+                    f"schema history file {self.path} is corrupt at line {number}: {exc}"
+                ) from exc
         return iter(out)
 
     def _repair_torn_tail(self) -> None:

@@ -59,6 +59,7 @@ def _config_error(key: str, message: str) -> Exception:
 
 # -- the document -------------------------------------------------------------------------------
 
+
 def jackson_pretty(value: Any) -> bytes:
     """JSON as Jackson's ``DefaultPrettyPrinter`` writes it: objects one entry per line indented by
     two spaces with ``" : "`` between name and value, ``{ }`` when empty; arrays inline as
@@ -98,11 +99,21 @@ def _pretty(value: Any, level: int, out: list[bytes]) -> None:
 
 # -- the store ----------------------------------------------------------------------------------
 
+
 class KafkaSchemaHistory(SchemaHistory):
-    def __init__(self, bootstrap: str, topic: str, *, producer_kwargs: Mapping[str, Any] | None = None,
-                 consumer_kwargs: Mapping[str, Any] | None = None, client_id: str | None = None,
-                 poll_interval_ms: int = 100, recovery_attempts: int = 100, query_timeout_ms: int = 3000,
-                 create_timeout_ms: int = 30_000) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        *,
+        producer_kwargs: Mapping[str, Any] | None = None,
+        consumer_kwargs: Mapping[str, Any] | None = None,
+        client_id: str | None = None,
+        poll_interval_ms: int = 100,
+        recovery_attempts: int = 100,
+        query_timeout_ms: int = 3000,
+        create_timeout_ms: int = 30_000,
+    ) -> None:
         self.bootstrap = bootstrap
         self.topic = topic
         self.producer_kwargs = dict(producer_kwargs or {})
@@ -121,12 +132,18 @@ class KafkaSchemaHistory(SchemaHistory):
     def from_config(cls, config: ConnectorConfig) -> KafkaSchemaHistory:
         topic = config.get(TOPIC_KEY)
         if not topic:
-            raise _config_error(TOPIC_KEY, "is required for schema.history.internal=kafka (a topic only "
-                                "this connector writes, e.g. schema-changes.<topic.prefix>)")
+            raise _config_error(
+                TOPIC_KEY,
+                "is required for schema.history.internal=kafka (a topic only "
+                "this connector writes, e.g. schema-changes.<topic.prefix>)",
+            )
         bootstrap = config.get(BOOTSTRAP_KEY) or config.get(SINK_BOOTSTRAP_KEY)
         if not bootstrap:
-            raise _config_error(BOOTSTRAP_KEY, "is required for schema.history.internal=kafka "
-                                "(host:port[,host:port...] of the Kafka brokers)")
+            raise _config_error(
+                BOOTSTRAP_KEY,
+                "is required for schema.history.internal=kafka "
+                "(host:port[,host:port...] of the Kafka brokers)",
+            )
 
         def number(name: str, default: int) -> int:
             value = config.get_int(PREFIX + name, default)
@@ -135,14 +152,16 @@ class KafkaSchemaHistory(SchemaHistory):
             return value
 
         return cls(
-            bootstrap, topic,
+            bootstrap,
+            topic,
             producer_kwargs=client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS),
             consumer_kwargs=client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS),
             client_id=config.get(PREFIX + "name") or f"{config.topic_prefix}-schemahistory",
             poll_interval_ms=number("kafka.recovery.poll.interval.ms", 100),
             recovery_attempts=number("kafka.recovery.attempts", 100),
             query_timeout_ms=number("kafka.query.timeout.ms", 3000),
-            create_timeout_ms=number("kafka.create.timeout.ms", 30_000))
+            create_timeout_ms=number("kafka.create.timeout.ms", 30_000),
+        )
 
     # -- SchemaHistory ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -166,11 +185,13 @@ class KafkaSchemaHistory(SchemaHistory):
         value = jackson_pretty(history_record_to_document(record))
         try:
             producer.send(self.topic, key=None, value=value, partition=0).get(
-                timeout=max(self.query_timeout_ms, 30_000) / 1000)
+                timeout=max(self.query_timeout_ms, 30_000) / 1000
+            )
         except kafka_errors.KafkaError as exc:
             raise SchemaHistoryError(
                 f"cannot store DDL in schema history topic {self.topic} on {self.bootstrap}: "
-                f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})") from exc
+                f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})"
+            ) from exc
         if not self._partition_count_checked:
             # The broker may just have auto-created the topic with its own partition count.
             self._check_single_partition(self._partitions() or {0})
@@ -193,7 +214,8 @@ class KafkaSchemaHistory(SchemaHistory):
                             f"schema history topic {self.topic} could not be read to its end offset {end} "
                             f"(stuck at {consumer.position(tp)}) on {self.bootstrap}; consider increasing "
                             f"{PREFIX}kafka.recovery.poll.interval.ms or {PREFIX}kafka.recovery.attempts "
-                            f"({describe_reachability(self.bootstrap)})")
+                            f"({describe_reachability(self.bootstrap)})"
+                        )
                     continue
                 empty_polls = 0
                 for message in batch:
@@ -219,7 +241,8 @@ class KafkaSchemaHistory(SchemaHistory):
                 f"schema history topic {self.topic} has {len(partitions)} partitions, but it must have "
                 f"exactly one so the DDL is read back in the order it happened. Fix: point {TOPIC_KEY} at a "
                 "new single-partition topic (cleanup.policy=delete, retention.ms=-1) or let the connector "
-                "create it, and re-snapshot the schema with snapshot.mode=recovery")
+                "create it, and re-snapshot the schema with snapshot.mode=recovery"
+            )
         self._partition_count_checked = True
 
     def _partitions(self) -> set[int] | None:
@@ -229,40 +252,58 @@ class KafkaSchemaHistory(SchemaHistory):
         return set(ids) if ids else None
 
     def _create_topic(self) -> None:
-        creator = TopicCreator(self.bootstrap, security_kwargs(self.producer_kwargs), self.create_timeout_ms,
-                               "the schema history topic's settings (1 partition, infinite retention)")
+        creator = TopicCreator(
+            self.bootstrap,
+            security_kwargs(self.producer_kwargs),
+            self.create_timeout_ms,
+            "the schema history topic's settings (1 partition, infinite retention)",
+        )
         try:
             if creator.create(self.topic, 1, -1, TOPIC_CONFIGS):
                 self._partition_count_checked = True
         except kafka_errors.KafkaError as exc:
-            raise SchemaHistoryError(f"cannot create schema history topic {self.topic} on {self.bootstrap}: "
-                                     f"{type(exc).__name__}: {exc}; create it yourself with 1 partition, "
-                                     "cleanup.policy=delete and retention.ms=-1") from exc
+            raise SchemaHistoryError(
+                f"cannot create schema history topic {self.topic} on {self.bootstrap}: "
+                f"{type(exc).__name__}: {exc}; create it yourself with 1 partition, "
+                "cleanup.policy=delete and retention.ms=-1"
+            ) from exc
         finally:
             creator.close()
 
     def _consumer(self) -> _ClosingConsumer:
         try:
-            consumer = KafkaConsumer(bootstrap_servers=bootstrap_list(self.bootstrap), group_id=None,
-                                     enable_auto_commit=False, allow_auto_create_topics=False,
-                                     **self.consumer_kwargs)
+            consumer = KafkaConsumer(
+                bootstrap_servers=bootstrap_list(self.bootstrap),
+                group_id=None,
+                enable_auto_commit=False,
+                allow_auto_create_topics=False,
+                **self.consumer_kwargs,
+            )
         except kafka_errors.KafkaError as exc:
-            raise SchemaHistoryError(f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read schema history "
-                                     f"topic {self.topic}: {type(exc).__name__} "
-                                     f"({describe_reachability(self.bootstrap)})") from exc
+            raise SchemaHistoryError(
+                f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read schema history "
+                f"topic {self.topic}: {type(exc).__name__} "
+                f"({describe_reachability(self.bootstrap)})"
+            ) from exc
         return _ClosingConsumer(consumer)
 
     def _ensure_producer(self) -> KafkaProducer:
         if self._producer is None:
             try:
-                self._producer = KafkaProducer(**{
-                    "retries": 2_147_483_647, **self.producer_kwargs,
-                    "bootstrap_servers": bootstrap_list(self.bootstrap), "acks": "all",
-                    "max_in_flight_requests_per_connection": 1})
+                self._producer = KafkaProducer(
+                    **{
+                        "retries": 2_147_483_647,
+                        **self.producer_kwargs,
+                        "bootstrap_servers": bootstrap_list(self.bootstrap),
+                        "acks": "all",
+                        "max_in_flight_requests_per_connection": 1,
+                    }
+                )
             except kafka_errors.KafkaError as exc:
                 raise SchemaHistoryError(
                     f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to write schema history topic "
-                    f"{self.topic}: {type(exc).__name__} ({describe_reachability(self.bootstrap)})") from exc
+                    f"{self.topic}: {type(exc).__name__} ({describe_reachability(self.bootstrap)})"
+                ) from exc
         return self._producer
 
 

@@ -132,13 +132,12 @@ class Table:
     # Table options Debezium keeps as ``attributes`` in history (currently none for MySQL).
     attributes: tuple[tuple[str, str], ...] = ()
     _by_name: Mapping[str, Column] = field(
-        default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
+        default_factory=lambda: MappingProxyType({}), compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         # MySQL column names are case-insensitive; look-ups use the lower-cased name.
-        object.__setattr__(
-            self, "_by_name", MappingProxyType({c.name.lower(): c for c in self.columns})
-        )
+        object.__setattr__(self, "_by_name", MappingProxyType({c.name.lower(): c for c in self.columns}))
 
     def column(self, name: str) -> Column | None:
         return self._by_name.get(name.lower())
@@ -193,9 +192,7 @@ class SchemaModel:
     def table_ids(self, database: str | None = None) -> list[TableId]:
         return sorted(t for t in self.tables if database is None or t.database == database)
 
-    def with_tables(
-        self, put: Iterable[Table] = (), remove: Iterable[TableId] = ()
-    ) -> SchemaModel:
+    def with_tables(self, put: Iterable[Table] = (), remove: Iterable[TableId] = ()) -> SchemaModel:
         tables = dict(self.tables)
         for table_id in remove:
             tables.pop(table_id, None)

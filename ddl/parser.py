@@ -72,7 +72,9 @@ class DdlParseError(Exception):
         self.statement = statement
         self.position = position
         self.reason = reason
-        preview = statement if len(statement) <= _STATEMENT_PREVIEW else statement[:_STATEMENT_PREVIEW] + "..."
+        preview = (
+            statement if len(statement) <= _STATEMENT_PREVIEW else statement[:_STATEMENT_PREVIEW] + "..."
+        )
         super().__init__(f"cannot parse DDL statement at {position}: {reason}; statement: {preview}")
 
 
@@ -118,9 +120,9 @@ class DdlParser:
                 try:
                     tree, used = parse_statement(chunk, sql, self.dialect)
                 except DdlSyntaxError as exc:
-                    text = sql[chunk[0].start:chunk[-1].end + 1]
+                    text = sql[chunk[0].start : chunk[-1].end + 1]
                     raise DdlParseError(text, line_col(sql, exc.offset), exc.reason) from None
-                text = sql[chunk[0].start:chunk[used - 1].end + 1]
+                text = sql[chunk[0].start : chunk[used - 1].end + 1]
                 try:
                     parsed.append(_apply(tree, text, state))
                 except _SemanticError as exc:
@@ -206,8 +208,11 @@ def _type_mappings() -> dict[str, TypeMapping]:
     add("VARBINARY", TypeMapping(j.VARBINARY))
     add("TINYBLOB,BLOB,MEDIUMBLOB,LONGBLOB,LONG VARBINARY", TypeMapping(j.BLOB))
     add("ENUM,SET", TypeMapping(j.CHAR))
-    add("GEOMETRY,POINT,LINESTRING,POLYGON,MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,"
-        "GEOMCOLLECTION,JSON,INET4,INET6,UUID,XMLTYPE", TypeMapping(j.OTHER))
+    add(
+        "GEOMETRY,POINT,LINESTRING,POLYGON,MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,"
+        "GEOMCOLLECTION,JSON,INET4,INET6,UUID,XMLTYPE",
+        TypeMapping(j.OTHER),
+    )
     add("VECTOR", TypeMapping(j.OTHER, default_length=2048))
     return table
 
@@ -215,12 +220,14 @@ def _type_mappings() -> dict[str, TypeMapping]:
 TYPE_MAPPINGS: dict[str, TypeMapping] = _type_mappings()
 
 # ``Column.typeUsesCharset`` in Debezium: these columns inherit the table's default charset.
-CHARSET_JDBC_TYPES = frozenset({JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB,
-                                JdbcType.NCHAR, JdbcType.NVARCHAR})
+CHARSET_JDBC_TYPES = frozenset(
+    {JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB, JdbcType.NCHAR, JdbcType.NVARCHAR}
+)
 
 # System variables whose SET changes how later DDL resolves charsets.
-_CHARSET_VARIABLES = frozenset({"character_set_server", "collation_server", "character_set_database",
-                                "collation_database"})
+_CHARSET_VARIABLES = frozenset(
+    {"character_set_server", "collation_server", "character_set_database", "collation_database"}
+)
 
 
 # --- applying statements ----------------------------------------------------------------------------
@@ -239,8 +246,9 @@ class _State:
     def table_id(self, name: QualifiedName) -> TableId:
         # MySQL rejects unqualified names without a current database, so such DDL never reaches the
         # binlog; the empty database keeps parsing of stand-alone scripts possible.
-        return TableId(name.database if name.database is not None else (self.default_database or ""),
-                       name.name)
+        return TableId(
+            name.database if name.database is not None else (self.default_database or ""), name.name
+        )
 
     def database_of(self, *names: QualifiedName) -> str:
         """The database a statement about ``names`` is recorded under: the current database when a
@@ -294,8 +302,11 @@ def _create_table(tree: CreateTable, text: str, state: _State) -> ParsedStatemen
 
 
 def _new_table(tree: CreateTable, table_id: TableId, state: _State) -> Table:
-    draft = _Draft(table_id, default_charset=_table_charset(tree.options, table_id.database, state),
-                   comment=tree.options.comment if state.include_comments else None)
+    draft = _Draft(
+        table_id,
+        default_charset=_table_charset(tree.options, table_id.database, state),
+        comment=tree.options.comment if state.include_comments else None,
+    )
     names = [c.name.lower() for c in tree.columns]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -410,7 +421,9 @@ def _alter_database(tree: AlterDatabase, text: str, state: _State) -> ParsedStat
     return ParsedStatement(text, name, "database")
 
 
-def _database_charset(charset: str | None, collation: str | None, state: _State) -> tuple[str | None, str | None]:
+def _database_charset(
+    charset: str | None, collation: str | None, state: _State
+) -> tuple[str | None, str | None]:
     if charset is not None and charset.upper() == "DEFAULT":
         charset = state.model.server_charset
     if charset is None and collation is not None:
@@ -530,8 +543,12 @@ class _Draft:
 
     @classmethod
     def of(cls, table: Table) -> _Draft:
-        draft = cls(id=table.id, default_charset=table.default_charset, comment=table.comment,
-                    attributes=table.attributes)
+        draft = cls(
+            id=table.id,
+            default_charset=table.default_charset,
+            comment=table.comment,
+            attributes=table.attributes,
+        )
         for column in table.columns:
             draft.original[column.name.lower()] = draft._append(column)
         names = table.unique_key_names or tuple(cols[0] if cols else "" for cols in table.unique_keys)
@@ -591,8 +608,9 @@ class _Draft:
         return any(key == PRIMARY and slot in parts for key, parts in self.keys)
 
     # columns
-    def add_column(self, definition: ColumnDefinition, position: ColumnPosition | None,
-                   include_comments: bool) -> None:
+    def add_column(
+        self, definition: ColumnDefinition, position: ColumnPosition | None, include_comments: bool
+    ) -> None:
         column, inherits = column_from_definition(definition, include_comments)
         slot = self._append(column)
         self._column_defined(slot, definition, inherits)
@@ -606,8 +624,13 @@ class _Draft:
         if definition.unique:
             self.add_unique(definition.name, (slot,))
 
-    def replace_column(self, old_name: str, definition: ColumnDefinition, position: ColumnPosition | None,
-                       include_comments: bool) -> None:
+    def replace_column(
+        self,
+        old_name: str,
+        definition: ColumnDefinition,
+        position: ColumnPosition | None,
+        include_comments: bool,
+    ) -> None:
         index = self.require_original(old_name)
         slot = self.slots[index]
         column, inherits = column_from_definition(definition, include_comments)
@@ -653,7 +676,9 @@ class _Draft:
     def set_default(self, name: str, default: DefaultValue | None) -> None:
         index = self.require(name)
         has_default, expression = default_fields(default)
-        self.columns[index] = self.columns[index].with_(has_default=has_default, default_expression=expression)
+        self.columns[index] = self.columns[index].with_(
+            has_default=has_default, default_expression=expression
+        )
 
     def add_system_versioning(self) -> None:
         """MariaDB keeps invisible ``row_start``/``row_end`` columns (written to the binlog) in a
@@ -661,14 +686,25 @@ class _Draft:
         if any(c.generation_expression in ("ROW START", "ROW END") for c in self.columns):
             return
         for name, boundary in (("row_start", "ROW START"), ("row_end", "ROW END")):
-            self._append(Column(name=name, position=0, data_type="TIMESTAMP",
-                                jdbc_type=JdbcType.TIMESTAMP_WITH_TIMEZONE, length=6, optional=False,
-                                generation_expression=boundary))
+            self._append(
+                Column(
+                    name=name,
+                    position=0,
+                    data_type="TIMESTAMP",
+                    jdbc_type=JdbcType.TIMESTAMP_WITH_TIMEZONE,
+                    length=6,
+                    optional=False,
+                    generation_expression=boundary,
+                )
+            )
 
     def drop_system_versioning(self) -> None:
         for index in reversed(range(len(self.columns))):
             column = self.columns[index]
-            if column.generation_expression in ("ROW START", "ROW END") and column.name in ("row_start", "row_end"):
+            if column.generation_expression in ("ROW START", "ROW END") and column.name in (
+                "row_start",
+                "row_end",
+            ):
                 self.columns.pop(index)
                 self.slots.pop(index)
 
@@ -747,13 +783,21 @@ class _Draft:
             if slot in self.inherit_charset and column.charset != self.default_charset:
                 changes["charset"] = self.default_charset
             columns.append(column.with_(**changes) if changes else column)
-        return Table(id=self.id, columns=tuple(columns), primary_key=self.primary_key(),
-                     unique_keys=tuple(tuple(self._part_name(p) for p in parts) for _, parts in self.keys),
-                     unique_key_names=tuple(n for n, _ in self.keys),
-                     default_charset=self.default_charset, comment=self.comment, attributes=self.attributes)
+        return Table(
+            id=self.id,
+            columns=tuple(columns),
+            primary_key=self.primary_key(),
+            unique_keys=tuple(tuple(self._part_name(p) for p in parts) for _, parts in self.keys),
+            unique_key_names=tuple(n for n, _ in self.keys),
+            default_charset=self.default_charset,
+            comment=self.comment,
+            attributes=self.attributes,
+        )
 
 
-def column_from_definition(definition: ColumnDefinition, include_comments: bool = False) -> tuple[Column, bool]:
+def column_from_definition(
+    definition: ColumnDefinition, include_comments: bool = False
+) -> tuple[Column, bool]:
     """The model column of a definition, and whether its charset is inherited from the table."""
     spec = definition.type
     mapping = TYPE_MAPPINGS[spec.key]
@@ -783,12 +827,25 @@ def column_from_definition(definition: ColumnDefinition, include_comments: bool 
     if definition.primary_key:
         optional = False
     column = Column(
-        name=definition.name, position=0, data_type=data_type, jdbc_type=mapping.jdbc, length=length,
-        scale=scale, unsigned=unsigned, zerofill=spec.zerofill, charset=charset, collation=spec.collation,
-        optional=optional, auto_increment=definition.auto_increment, generated=definition.auto_increment,
-        comment=definition.comment if include_comments else None, has_default=has_default,
-        default_expression=expression, enum_values=spec.values,
-        generation_expression=definition.generation_expression)
+        name=definition.name,
+        position=0,
+        data_type=data_type,
+        jdbc_type=mapping.jdbc,
+        length=length,
+        scale=scale,
+        unsigned=unsigned,
+        zerofill=spec.zerofill,
+        charset=charset,
+        collation=spec.collation,
+        optional=optional,
+        auto_increment=definition.auto_increment,
+        generated=definition.auto_increment,
+        comment=definition.comment if include_comments else None,
+        has_default=has_default,
+        default_expression=expression,
+        enum_values=spec.values,
+        generation_expression=definition.generation_expression,
+    )
     return column, inherits
 
 
@@ -840,8 +897,9 @@ def _alter_rename_key(draft: _Draft, spec: RenameKey, state: _State) -> None:
 
 
 def _alter_rename_to(draft: _Draft, spec: RenameTo, state: _State) -> None:
-    draft.id = TableId(spec.name.database if spec.name.database is not None else draft.id.database,
-                       spec.name.name)
+    draft.id = TableId(
+        spec.name.database if spec.name.database is not None else draft.id.database, spec.name.name
+    )
 
 
 def _alter_convert_charset(draft: _Draft, spec: ConvertCharset, state: _State) -> None:

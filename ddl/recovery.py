@@ -26,7 +26,8 @@ RECOVERY_HINT = (
     "The connector has a stored offset but cannot rebuild the table structures it had then. "
     "Restore the schema history, or restart once with snapshot.mode=recovery to rebuild the schema "
     "history from the current table structures (safe only if no schema change happened since the "
-    "stored offset).")
+    "stored offset)."
+)
 
 
 # --- GTID sets --------------------------------------------------------------------------------------
@@ -134,9 +135,11 @@ def is_position_at_or_before(recorded: Mapping[str, Any], desired: Mapping[str, 
     if recorded_file[0] != desired_file[0]:
         # Binlog base name changed (server rebuilt/renamed): the recorded DDL is older.
         return True
-    for key_recorded, key_desired in ((recorded_file[1], desired_file[1]),
-                                      (_int(recorded, "pos"), _int(desired, "pos")),
-                                      (_int(recorded, "event"), _int(desired, "event"))):
+    for key_recorded, key_desired in (
+        (recorded_file[1], desired_file[1]),
+        (_int(recorded, "pos"), _int(desired, "pos")),
+        (_int(recorded, "event"), _int(desired, "event")),
+    ):
         if key_recorded != key_desired:
             return key_recorded < key_desired
     return _int(recorded, "row") <= _int(desired, "row")
@@ -145,9 +148,16 @@ def is_position_at_or_before(recorded: Mapping[str, Any], desired: Mapping[str, 
 # --- replay -----------------------------------------------------------------------------------------
 
 
-def recover(history: SchemaHistory, partition: Mapping[str, Any], offset: Mapping[str, Any] | None,
-            parser: DdlParser, *, skip_unparseable: bool = False, prefer_ddl: bool = False,
-            ddl_filter: Callable[[str], bool] | None = None) -> SchemaModel:
+def recover(
+    history: SchemaHistory,
+    partition: Mapping[str, Any],
+    offset: Mapping[str, Any] | None,
+    parser: DdlParser,
+    *,
+    skip_unparseable: bool = False,
+    prefer_ddl: bool = False,
+    ddl_filter: Callable[[str], bool] | None = None,
+) -> SchemaModel:
     """The schema model at ``offset``, rebuilt from ``history`` alone.
 
     ``offset`` None means "everything recorded". Raises ``SchemaHistoryError`` (pointing to
@@ -163,7 +173,8 @@ def recover(history: SchemaHistory, partition: Mapping[str, Any], offset: Mappin
     if offset is not None and not any(_same_source(r, partition) for r in records):
         raise SchemaHistoryError(
             f"the schema history holds no records for source {dict(partition)} although an offset "
-            f"{dict(offset)} is stored. {RECOVERY_HINT}")
+            f"{dict(offset)} is stored. {RECOVERY_HINT}"
+        )
     model = SchemaModel()
     for record in records:
         if not record.position:
@@ -184,8 +195,14 @@ def _same_source(record: HistoryRecord, partition: Mapping[str, Any]) -> bool:
     return dict(record.source) == dict(partition)
 
 
-def _replay(record: HistoryRecord, model: SchemaModel, parser: DdlParser, skip_unparseable: bool,
-            prefer_ddl: bool, ddl_filter: Callable[[str], bool] | None) -> SchemaModel:
+def _replay(
+    record: HistoryRecord,
+    model: SchemaModel,
+    parser: DdlParser,
+    skip_unparseable: bool,
+    prefer_ddl: bool,
+    ddl_filter: Callable[[str], bool] | None,
+) -> SchemaModel:
     if record.table_changes and not prefer_ddl:
         return _apply_table_changes(record, model)
     if ddl_filter is not None and ddl_filter(record.ddl):
@@ -194,11 +211,15 @@ def _replay(record: HistoryRecord, model: SchemaModel, parser: DdlParser, skip_u
         return parser.parse(record.ddl, model, record.database_name or None).model
     except DdlParseError as exc:
         if skip_unparseable:
-            log.warning("skipping unparseable DDL in schema history "
-                        "(schema.history.internal.skip.unparseable.ddl=true): %s", exc)
+            log.warning(
+                "skipping unparseable DDL in schema history "
+                "(schema.history.internal.skip.unparseable.ddl=true): %s",
+                exc,
+            )
             return model
-        raise SchemaHistoryError(f"cannot replay schema history record at {dict(record.position)}: {exc}. "
-                                 f"{RECOVERY_HINT}") from exc
+        raise SchemaHistoryError(
+            f"cannot replay schema history record at {dict(record.position)}: {exc}. {RECOVERY_HINT}"
+        ) from exc
 
 
 def _apply_table_changes(record: HistoryRecord, model: SchemaModel) -> SchemaModel:
@@ -207,8 +228,9 @@ def _apply_table_changes(record: HistoryRecord, model: SchemaModel) -> SchemaMod
         try:
             table_id = parse_quoted_table_id(str(change["id"]))
         except KeyError as exc:
-            raise SchemaHistoryError(f"tableChanges element without id in record {record.ddl[:200]!r}. "
-                                     f"{RECOVERY_HINT}") from exc
+            raise SchemaHistoryError(
+                f"tableChanges element without id in record {record.ddl[:200]!r}. {RECOVERY_HINT}"
+            ) from exc
         if kind == "DROP":
             model = model.with_tables(remove=[table_id])
         elif kind in ("CREATE", "ALTER"):

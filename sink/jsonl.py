@@ -17,8 +17,13 @@ class JsonlSink(Sink):
 
     name = "jsonl"
 
-    def __init__(self, path: str | os.PathLike[str], key_schemas: bool = True, value_schemas: bool = True,
-                 fsync: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        key_schemas: bool = True,
+        value_schemas: bool = True,
+        fsync: bool = True,
+    ) -> None:
         self.path = Path(path)
         self.key_schemas = key_schemas
         self.value_schemas = value_schemas
@@ -27,9 +32,11 @@ class JsonlSink(Sink):
 
     @classmethod
     def from_config(cls, config: Any) -> JsonlSink:
-        return cls(config.path_or_default("sink.jsonl.path", "events.jsonl"),
-                   config.get_bool("key.converter.schemas.enable", True),
-                   config.get_bool("value.converter.schemas.enable", True))
+        return cls(
+            config.path_or_default("sink.jsonl.path", "events.jsonl"),
+            config.get_bool("key.converter.schemas.enable", True),
+            config.get_bool("value.converter.schemas.enable", True),
+        )
 
     def start(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,16 +71,19 @@ class JsonlSink(Sink):
 class StdoutSink(Sink):
     name = "stdout"
 
-    def __init__(self, key_schemas: bool = True, value_schemas: bool = True,
-                 stream: IO[bytes] | None = None) -> None:
+    def __init__(
+        self, key_schemas: bool = True, value_schemas: bool = True, stream: IO[bytes] | None = None
+    ) -> None:
         self.key_schemas = key_schemas
         self.value_schemas = value_schemas
         self.stream = stream
 
     @classmethod
     def from_config(cls, config: Any) -> StdoutSink:
-        return cls(config.get_bool("key.converter.schemas.enable", True),
-                   config.get_bool("value.converter.schemas.enable", True))
+        return cls(
+            config.get_bool("key.converter.schemas.enable", True),
+            config.get_bool("value.converter.schemas.enable", True),
+        )
 
     def send(self, records: Sequence[ChangeRecord]) -> None:
         out = self.stream or sys.stdout.buffer

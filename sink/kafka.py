@@ -63,6 +63,7 @@ def _config_error(key: str, message: str) -> Exception:
 
 # -- settings translation: Kafka's Java client names → kafka-python keyword arguments -------------
 
+
 class Secret(str):
     """A password kept usable as a ``str`` but shown as asterisks by ``repr`` (kafka-python's admin
     client logs its configuration at debug level, and dicts format their values with ``repr``)."""
@@ -102,6 +103,7 @@ def _choice(*allowed: str) -> Parser:
         if value not in allowed:
             raise _config_error(key, f"expected one of {', '.join(allowed)}, got {text!r}")
         return value
+
     return parse
 
 
@@ -114,8 +116,11 @@ def _api_version(key: str, text: str) -> tuple[int, ...]:
 
 def _pem_only(key: str, text: str) -> None:
     if text.strip().upper() != "PEM":
-        raise _config_error(key, f"kafka-python reads PEM files only, got {text!r}: convert the store "
-                            "(keytool -importkeystore ... then openssl pkcs12 -nodes) and set it to PEM")
+        raise _config_error(
+            key,
+            f"kafka-python reads PEM files only, got {text!r}: convert the store "
+            "(keytool -importkeystore ... then openssl pkcs12 -nodes) and set it to PEM",
+        )
     return None
 
 
@@ -131,27 +136,41 @@ def _compression(key: str, text: str) -> str | None:
     from kafka import codec
 
     value = text.strip().lower()
-    available = {"none": True, "gzip": codec.has_gzip(), "snappy": codec.has_snappy(),
-                 "lz4": codec.has_lz4(), "zstd": codec.has_zstd()}
+    available = {
+        "none": True,
+        "gzip": codec.has_gzip(),
+        "snappy": codec.has_snappy(),
+        "lz4": codec.has_lz4(),
+        "zstd": codec.has_zstd(),
+    }
     if value not in available:
         raise _config_error(key, f"expected none, gzip, snappy, lz4 or zstd, got {text!r}")
     if not available[value]:
-        raise _config_error(key, f"{value} compression needs the Python package "
-                            f"{_COMPRESSION_LIBRARIES[value]}; install it or use gzip")
+        raise _config_error(
+            key,
+            f"{value} compression needs the Python package "
+            f"{_COMPRESSION_LIBRARIES[value]}; install it or use gzip",
+        )
     return None if value == "none" else value
 
 
 def _acks(key: str, text: str) -> str:
     if text.strip().lower() not in ("all", "-1"):
-        raise _config_error(key, f"must be all (or -1): offsets are stored only for records every "
-                            f"in-sync replica has, got {text!r}")
+        raise _config_error(
+            key,
+            f"must be all (or -1): offsets are stored only for records every "
+            f"in-sync replica has, got {text!r}",
+        )
     return "all"
 
 
 def _single_in_flight(key: str, text: str) -> int:
     if _int(key, text) != 1:
-        raise _config_error(key, "must be 1: with more requests in flight a retried batch could be "
-                            "written after the next one and break per-key order")
+        raise _config_error(
+            key,
+            "must be 1: with more requests in flight a retried batch could be "
+            "written after the next one and break per-key order",
+        )
     return 1
 
 
@@ -162,8 +181,11 @@ def _jaas(key: str, text: str) -> dict[str, Secret | str]:
     """``sasl.jaas.config`` of the PLAIN/SCRAM login modules → username and password."""
     options = dict(_JAAS_OPTION_RE.findall(text))
     if "username" not in options or "password" not in options:
-        raise _config_error(key, 'expected "<LoginModule> required username=\\"...\\" password=\\"...\\";" '
-                            "(PLAIN or SCRAM); for other mechanisms use the sasl.* settings")
+        raise _config_error(
+            key,
+            'expected "<LoginModule> required username=\\"...\\" password=\\"...\\";" '
+            "(PLAIN or SCRAM); for other mechanisms use the sasl.* settings",
+        )
     return {"sasl_plain_username": options["username"], "sasl_plain_password": Secret(options["password"])}
 
 
@@ -178,10 +200,12 @@ class Setting:
 # Connection, security and timing settings every client (producer, consumer, admin) accepts.
 COMMON_SETTINGS: dict[str, Setting] = {
     "client.id": Setting("client_id", _text),
-    "security.protocol": Setting("security_protocol",
-                                 _choice("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")),
-    "sasl.mechanism": Setting("sasl_mechanism",
-                              _choice("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")),
+    "security.protocol": Setting(
+        "security_protocol", _choice("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+    ),
+    "sasl.mechanism": Setting(
+        "sasl_mechanism", _choice("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")
+    ),
     "sasl.plain.username": Setting("sasl_plain_username", _text),
     "sasl.plain.password": Setting("sasl_plain_password", _secret),
     "sasl.username": Setting("sasl_plain_username", _text),
@@ -219,8 +243,9 @@ COMMON_SETTINGS: dict[str, Setting] = {
 PRODUCER_SETTINGS: dict[str, Setting] = {
     **COMMON_SETTINGS,
     "acks": Setting("acks", _acks),
-    "max.in.flight.requests.per.connection": Setting("max_in_flight_requests_per_connection",
-                                                     _single_in_flight),
+    "max.in.flight.requests.per.connection": Setting(
+        "max_in_flight_requests_per_connection", _single_in_flight
+    ),
     "batch.size": Setting("batch_size", _int),
     "linger.ms": Setting("linger_ms", _int),
     "compression.type": Setting("compression_type", _compression),
@@ -240,8 +265,9 @@ CONSUMER_SETTINGS: dict[str, Setting] = {
     "max.partition.fetch.bytes": Setting("max_partition_fetch_bytes", _int),
     "max.poll.records": Setting("max_poll_records", _int),
     "check.crcs": Setting("check_crcs", _bool),
-    "isolation.level": Setting("isolation_level", lambda k, t: _choice(
-        "READ_COMMITTED", "READ_UNCOMMITTED")(k, t).lower()),
+    "isolation.level": Setting(
+        "isolation_level", lambda k, t: _choice("READ_COMMITTED", "READ_UNCOMMITTED")(k, t).lower()
+    ),
 }
 
 # Settings the connector owns; setting them would change the wire format or the guarantees.
@@ -259,8 +285,9 @@ _OWNED = {
 }
 
 
-def client_kwargs(settings: Mapping[str, str], prefix: str,
-                  table: Mapping[str, Setting] = PRODUCER_SETTINGS) -> dict[str, Any]:
+def client_kwargs(
+    settings: Mapping[str, str], prefix: str, table: Mapping[str, Setting] = PRODUCER_SETTINGS
+) -> dict[str, Any]:
     """Translate ``{java name: text}`` (the keys under ``prefix``) to kafka-python arguments.
 
     A setting the table does not know is an error naming the full key, so a typo in a TLS or SASL
@@ -273,8 +300,11 @@ def client_kwargs(settings: Mapping[str, str], prefix: str,
             raise _config_error(key, f"cannot be set: {_OWNED[name]}")
         setting = table.get(name)
         if setting is None:
-            raise _config_error(key, "is not a Kafka client setting this connector supports; supported: "
-                                + ", ".join(sorted(table)))
+            raise _config_error(
+                key,
+                "is not a Kafka client setting this connector supports; supported: "
+                + ", ".join(sorted(table)),
+            )
         value = setting.parse(key, text)
         if setting.argument == "*":
             kwargs.update(value)
@@ -283,10 +313,25 @@ def client_kwargs(settings: Mapping[str, str], prefix: str,
     return kwargs
 
 
-_IDENTITY_ARGUMENTS = frozenset({
-    "client_id", "security_protocol", "sasl_mechanism", "sasl_plain_username", "sasl_plain_password",
-    "sasl_kerberos_service_name", "sasl_kerberos_domain_name", "ssl_cafile", "ssl_certfile", "ssl_keyfile",
-    "ssl_crlfile", "ssl_password", "ssl_ciphers", "ssl_check_hostname", "api_version"})
+_IDENTITY_ARGUMENTS = frozenset(
+    {
+        "client_id",
+        "security_protocol",
+        "sasl_mechanism",
+        "sasl_plain_username",
+        "sasl_plain_password",
+        "sasl_kerberos_service_name",
+        "sasl_kerberos_domain_name",
+        "ssl_cafile",
+        "ssl_certfile",
+        "ssl_keyfile",
+        "ssl_crlfile",
+        "ssl_password",
+        "ssl_ciphers",
+        "ssl_check_hostname",
+        "api_version",
+    }
+)
 
 
 def security_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -317,6 +362,7 @@ def describe_reachability(bootstrap: str) -> str:
 
 # -- topic creation ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class TopicCreation:
     """Kafka Connect's ``topic.creation.default.*`` group: applies when both partitions and
@@ -332,17 +378,22 @@ class TopicCreation:
             return None
         missing = [k for k in ("partitions", "replication.factor") if not group.get(k, "").strip()]
         if missing:
-            raise _config_error(TOPIC_CREATION_PREFIX + missing[0],
-                                "is required when other topic.creation.default.* keys are set "
-                                "(Kafka Connect creates topics only when both partitions and "
-                                "replication.factor are given; -1 means the broker's default)")
+            raise _config_error(
+                TOPIC_CREATION_PREFIX + missing[0],
+                "is required when other topic.creation.default.* keys are set "
+                "(Kafka Connect creates topics only when both partitions and "
+                "replication.factor are given; -1 means the broker's default)",
+            )
         partitions = _int(TOPIC_CREATION_PREFIX + "partitions", group["partitions"])
         replication = _int(TOPIC_CREATION_PREFIX + "replication.factor", group["replication.factor"])
         for name, value in (("partitions", partitions), ("replication.factor", replication)):
             if value == 0 or value < -1:
                 raise _config_error(TOPIC_CREATION_PREFIX + name, f"must be positive or -1, got {value}")
-        configs = {k: v.strip() for k, v in group.items()
-                   if k not in ("partitions", "replication.factor", "include", "exclude")}
+        configs = {
+            k: v.strip()
+            for k, v in group.items()
+            if k not in ("partitions", "replication.factor", "include", "exclude")
+        }
         return cls(partitions, replication, configs)
 
 
@@ -351,8 +402,7 @@ class TopicCreator:
     allows it; where it does not (no CreateTopics, or not authorised) it says so once and leaves
     creation to the broker's ``auto.create.topics.enable``."""
 
-    def __init__(self, bootstrap: str, admin_kwargs: Mapping[str, Any], timeout_ms: int,
-                 what: str) -> None:
+    def __init__(self, bootstrap: str, admin_kwargs: Mapping[str, Any], timeout_ms: int, what: str) -> None:
         self.bootstrap = bootstrap
         self.admin_kwargs = dict(admin_kwargs)
         self.timeout_ms = timeout_ms
@@ -360,37 +410,60 @@ class TopicCreator:
         self._admin: KafkaAdminClient | None = None
         self.unavailable_reason: str | None = None
 
-    def create(self, topic: str, partitions: int, replication_factor: int,
-               configs: Mapping[str, str]) -> bool:
+    def create(
+        self, topic: str, partitions: int, replication_factor: int, configs: Mapping[str, str]
+    ) -> bool:
         """True if the topic now exists because of us or already did; False if creation is not
         possible on this cluster (logged once). Other failures raise ``KafkaError``."""
         if self.unavailable_reason is not None:
             return False
         try:
             if self._admin is None:
-                self._admin = KafkaAdminClient(**{**self.admin_kwargs, "request_timeout_ms": self.timeout_ms,
-                                                  "bootstrap_servers": bootstrap_list(self.bootstrap)})
+                self._admin = KafkaAdminClient(
+                    **{
+                        **self.admin_kwargs,
+                        "request_timeout_ms": self.timeout_ms,
+                        "bootstrap_servers": bootstrap_list(self.bootstrap),
+                    }
+                )
             if partitions == -1 or replication_factor == -1:
                 partitions, replication_factor = self._broker_defaults(partitions, replication_factor)
             self._admin.create_topics(
                 [NewTopic(topic, partitions, replication_factor, topic_configs=dict(configs))],
-                timeout_ms=self.timeout_ms)
-            log.info("created Kafka topic %s (%d partitions, replication factor %d, %s)", topic,
-                     partitions, replication_factor,
-                     ", ".join(f"{k}={v}" for k, v in configs.items()) or "broker default configs")
+                timeout_ms=self.timeout_ms,
+            )
+            log.info(
+                "created Kafka topic %s (%d partitions, replication factor %d, %s)",
+                topic,
+                partitions,
+                replication_factor,
+                ", ".join(f"{k}={v}" for k, v in configs.items()) or "broker default configs",
+            )
             return True
         except kafka_errors.TopicAlreadyExistsError:
             return True
-        except (kafka_errors.IncompatibleBrokerVersion, kafka_errors.UnsupportedVersionError,
-                kafka_errors.TopicAuthorizationFailedError,
-                kafka_errors.ClusterAuthorizationFailedError) as exc:
-            kind = ("does not support CreateTopics"
-                    if isinstance(exc, kafka_errors.IncompatibleBrokerVersion | kafka_errors.UnsupportedVersionError)
-                    else "does not allow this client to create topics")
+        except (
+            kafka_errors.IncompatibleBrokerVersion,
+            kafka_errors.UnsupportedVersionError,
+            kafka_errors.TopicAuthorizationFailedError,
+            kafka_errors.ClusterAuthorizationFailedError,
+        ) as exc:
+            kind = (
+                "does not support CreateTopics"
+                if isinstance(
+                    exc, kafka_errors.IncompatibleBrokerVersion | kafka_errors.UnsupportedVersionError
+                )
+                else "does not allow this client to create topics"
+            )
             self.unavailable_reason = kind
-            log.warning("Kafka cluster at %s %s; %s not applied: topics such as %s are created by the "
-                        "broker's auto.create.topics.enable with its default partition count and configs",
-                        self.bootstrap, kind, self.what, topic)
+            log.warning(
+                "Kafka cluster at %s %s; %s not applied: topics such as %s are created by the "
+                "broker's auto.create.topics.enable with its default partition count and configs",
+                self.bootstrap,
+                kind,
+                self.what,
+                topic,
+            )
             return False
 
     def _broker_defaults(self, partitions: int, replication_factor: int) -> tuple[int, int]:
@@ -403,9 +476,15 @@ class TopicCreator:
         # own metadata cache has the broker list without that decoding.
         brokers = sorted(b.nodeId for b in self._admin._client.cluster.brokers())
         try:
-            responses = self._admin.describe_configs([ConfigResource(
-                ConfigResourceType.BROKER, str(brokers[0]),
-                {"num.partitions": None, "default.replication.factor": None})])
+            responses = self._admin.describe_configs(
+                [
+                    ConfigResource(
+                        ConfigResourceType.BROKER,
+                        str(brokers[0]),
+                        {"num.partitions": None, "default.replication.factor": None},
+                    )
+                ]
+            )
             for response in responses:
                 for resource in response.resources:
                     for entry in resource[4]:
@@ -429,6 +508,7 @@ class TopicCreator:
 
 # -- the sink --------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class KafkaSinkSettings:
     bootstrap: str
@@ -450,20 +530,30 @@ class KafkaSinkSettings:
     def from_config(cls, config: ConnectorConfig) -> KafkaSinkSettings:
         bootstrap = config.get(BOOTSTRAP_KEY)
         if not bootstrap:
-            raise _config_error(BOOTSTRAP_KEY, "is required for sink.type=kafka (host:port[,host:port...] "
-                                "of the Kafka brokers)")
+            raise _config_error(
+                BOOTSTRAP_KEY,
+                "is required for sink.type=kafka (host:port[,host:port...] of the Kafka brokers)",
+            )
         producer = config.subset(PRODUCER_PREFIX)
         kwargs = client_kwargs(producer, PRODUCER_PREFIX, PRODUCER_SETTINGS)
-        buffer_memory = (_int(PRODUCER_PREFIX + "buffer.memory", producer["buffer.memory"])
-                         if "buffer.memory" in producer else DEFAULT_BUFFER_MEMORY)
+        buffer_memory = (
+            _int(PRODUCER_PREFIX + "buffer.memory", producer["buffer.memory"])
+            if "buffer.memory" in producer
+            else DEFAULT_BUFFER_MEMORY
+        )
         if buffer_memory < 1:
             raise _config_error(PRODUCER_PREFIX + "buffer.memory", "must be positive")
-        creation = TopicCreation.from_settings(config.get_bool("topic.creation.enable", True),
-                                               config.subset(TOPIC_CREATION_PREFIX))
-        return cls(bootstrap=bootstrap, producer_kwargs=kwargs, buffer_memory=buffer_memory,
-                   key_schemas=config.get_bool("key.converter.schemas.enable", True),
-                   value_schemas=config.get_bool("value.converter.schemas.enable", True),
-                   topic_creation=creation)
+        creation = TopicCreation.from_settings(
+            config.get_bool("topic.creation.enable", True), config.subset(TOPIC_CREATION_PREFIX)
+        )
+        return cls(
+            bootstrap=bootstrap,
+            producer_kwargs=kwargs,
+            buffer_memory=buffer_memory,
+            key_schemas=config.get_bool("key.converter.schemas.enable", True),
+            value_schemas=config.get_bool("value.converter.schemas.enable", True),
+            topic_creation=creation,
+        )
 
 
 def murmur2(data: bytes) -> int:
@@ -521,12 +611,10 @@ class _Pending:
 
 # What an operator can do about the non-retriable errors a broker answers with.
 _HINTS: dict[type[Exception], str] = {
-    kafka_errors.MessageSizeTooLargeError:
-        "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
-        "max.message.bytes",
+    kafka_errors.MessageSizeTooLargeError: "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
+    "max.message.bytes",
     kafka_errors.RecordListTooLargeError: "lower sink.kafka.producer.batch.size",
-    kafka_errors.TopicAuthorizationFailedError:
-        "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity",
+    kafka_errors.TopicAuthorizationFailedError: "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity",
     kafka_errors.ClusterAuthorizationFailedError: "grant the connector's principal the cluster ACL it needs",
     kafka_errors.InvalidTopicError: "check topic.prefix / topic.delimiter: the name is not a legal topic",
 }
@@ -535,8 +623,9 @@ _HINTS: dict[type[Exception], str] = {
 class KafkaSink(Sink):
     name = "kafka"
 
-    def __init__(self, settings: KafkaSinkSettings,
-                 producer_factory: Callable[..., KafkaProducer] = KafkaProducer) -> None:
+    def __init__(
+        self, settings: KafkaSinkSettings, producer_factory: Callable[..., KafkaProducer] = KafkaProducer
+    ) -> None:
         self.settings = settings
         self._producer_factory = producer_factory
         self._producer: KafkaProducer | None = None
@@ -569,15 +658,24 @@ class KafkaSink(Sink):
         try:
             self._producer = self._producer_factory(**kwargs)
         except kafka_errors.NoBrokersAvailable:
-            raise SinkError(f"Kafka sink: no broker of {BOOTSTRAP_KEY}={s.bootstrap} answered "
-                            f"({describe_reachability(s.bootstrap)})") from None
+            raise SinkError(
+                f"Kafka sink: no broker of {BOOTSTRAP_KEY}={s.bootstrap} answered "
+                f"({describe_reachability(s.bootstrap)})"
+            ) from None
         except kafka_errors.KafkaError as exc:
             raise SinkError(f"Kafka sink: cannot connect to {s.bootstrap}: {_error_text(exc)}") from exc
         if s.topic_creation is not None:
-            self._creator = TopicCreator(s.bootstrap, security_kwargs(s.producer_kwargs),
-                                         s.request_timeout_ms, "topic.creation.default.*")
-        log.info("Kafka sink connected to %s (acks=all, max.in.flight=1, buffer.memory=%d bytes)",
-                 s.bootstrap, s.buffer_memory)
+            self._creator = TopicCreator(
+                s.bootstrap,
+                security_kwargs(s.producer_kwargs),
+                s.request_timeout_ms,
+                "topic.creation.default.*",
+            )
+        log.info(
+            "Kafka sink connected to %s (acks=all, max.in.flight=1, buffer.memory=%d bytes)",
+            s.bootstrap,
+            s.buffer_memory,
+        )
 
     def close(self) -> None:
         if self._creator is not None:
@@ -602,17 +700,26 @@ class KafkaSink(Sink):
             key = record.key_bytes(s.key_schemas)
             value = record.value_bytes(s.value_schemas)
             headers = record.header_items()
-            size = (len(key) if key else 0) + (len(value) if value else 0) + sum(
-                len(n) + len(v) for n, v in headers)
+            size = (
+                (len(key) if key else 0)
+                + (len(value) if value else 0)
+                + sum(len(n) + len(v) for n, v in headers)
+            )
             try:
-                future = producer.send(topic, value=value, key=_NULL_KEY if key is None and value is None else key,
-                                       headers=headers or None, partition=record.partition)
+                future = producer.send(
+                    topic,
+                    value=value,
+                    key=_NULL_KEY if key is None and value is None else key,
+                    headers=headers or None,
+                    partition=record.partition,
+                )
             except kafka_errors.KafkaTimeoutError as exc:
                 # send() itself only times out waiting for the topic's metadata (max.block.ms).
                 self._failure = SinkError(
                     f"Kafka sink: brokers {s.bootstrap} gave no metadata for topic '{topic}' within "
                     f"max.block.ms={self.settings.producer_kwargs.get('max_block_ms', 60_000)} "
-                    f"({describe_reachability(s.bootstrap)}); cause: {_error_text(exc)}")
+                    f"({describe_reachability(s.bootstrap)}); cause: {_error_text(exc)}"
+                )
                 raise self._failure from exc
             except kafka_errors.KafkaError as exc:
                 self._fail(topic, record.partition, exc)
@@ -637,8 +744,11 @@ class KafkaSink(Sink):
             producer.flush(timeout=bound)
         except kafka_errors.KafkaTimeoutError:
             head = self._pending[0] if self._pending else None
-            self._fail(head.topic if head else "?", None, kafka_errors.KafkaTimeoutError(
-                f"records still unacknowledged after {bound:.0f} s"))
+            self._fail(
+                head.topic if head else "?",
+                None,
+                kafka_errors.KafkaTimeoutError(f"records still unacknowledged after {bound:.0f} s"),
+            )
         # Every future is complete now; the first failure in send order is the one to report.
         for pending in self._pending:
             future = pending.future
@@ -646,8 +756,13 @@ class KafkaSink(Sink):
                 with contextlib.suppress(kafka_errors.KafkaError):
                     future.get(timeout=bound)
             if not future.is_done or future.failed():
-                self._fail(pending.topic, None, future.exception if future.is_done else
-                           kafka_errors.KafkaTimeoutError(f"no acknowledgement after {bound:.0f} s"))
+                self._fail(
+                    pending.topic,
+                    None,
+                    future.exception
+                    if future.is_done
+                    else kafka_errors.KafkaTimeoutError(f"no acknowledgement after {bound:.0f} s"),
+                )
         self.acknowledged += len(self._pending)
         self._pending.clear()
         self._pending_bytes = 0
@@ -657,13 +772,15 @@ class KafkaSink(Sink):
         creation = self.settings.topic_creation
         if creation is not None and self._creator is not None:
             try:
-                self._creator.create(topic, creation.partitions, creation.replication_factor,
-                                     creation.configs)
+                self._creator.create(
+                    topic, creation.partitions, creation.replication_factor, creation.configs
+                )
             except kafka_errors.KafkaError as exc:
                 self._failure = SinkError(
                     f"Kafka sink: could not create topic '{topic}' on {self.settings.bootstrap} "
                     f"({creation.partitions} partitions, replication factor "
-                    f"{creation.replication_factor}): {_error_text(exc)}; check topic.creation.default.*")
+                    f"{creation.replication_factor}): {_error_text(exc)}; check topic.creation.default.*"
+                )
                 raise self._failure from exc
         self._ready_topics.add(topic)
 
@@ -690,7 +807,8 @@ class KafkaSink(Sink):
         except kafka_errors.KafkaError as exc:
             if isinstance(exc, kafka_errors.KafkaTimeoutError) and not pending.future.is_done:
                 exc = kafka_errors.KafkaTimeoutError(
-                    f"no acknowledgement after {time.monotonic() - started:.0f} s")
+                    f"no acknowledgement after {time.monotonic() - started:.0f} s"
+                )
             self._fail(pending.topic, None, exc)
         self._pending.popleft()
         self._pending_bytes -= pending.size
@@ -700,13 +818,17 @@ class KafkaSink(Sink):
         s = self.settings
         where = f"topic '{topic}'" + (f" partition {partition}" if partition is not None else "")
         if isinstance(exc, kafka_errors.KafkaTimeoutError):
-            message = (f"Kafka sink: brokers {s.bootstrap} did not acknowledge records for {where} within "
-                       f"delivery.timeout.ms={s.delivery_timeout_ms} ({describe_reachability(s.bootstrap)}); "
-                       f"cause: {_error_text(exc)}")
+            message = (
+                f"Kafka sink: brokers {s.bootstrap} did not acknowledge records for {where} within "
+                f"delivery.timeout.ms={s.delivery_timeout_ms} ({describe_reachability(s.bootstrap)}); "
+                f"cause: {_error_text(exc)}"
+            )
         else:
             hint = next((h for t, h in _HINTS.items() if isinstance(exc, t)), None)
-            message = (f"Kafka sink: brokers {s.bootstrap} rejected a record for {where}: {_error_text(exc)}"
-                       + (f"; {hint}" if hint else ""))
+            message = (
+                f"Kafka sink: brokers {s.bootstrap} rejected a record for {where}: {_error_text(exc)}"
+                + (f"; {hint}" if hint else "")
+            )
         self._failure = SinkError(message)
         raise self._failure from exc
 

@@ -156,8 +156,11 @@ SESSION_DEFAULTS: dict[str, str] = {
 }
 
 
-def spark_session(master: str = "local[*]", conf: Mapping[str, str] | None = None,
-                  warehouse: str | os.PathLike[str] | None = None) -> SparkSession:
+def spark_session(
+    master: str = "local[*]",
+    conf: Mapping[str, str] | None = None,
+    warehouse: str | os.PathLike[str] | None = None,
+) -> SparkSession:
     """The process's SparkSession: created once (with ``master`` and ``conf``), then reused."""
     with _SESSION_LOCK:
         active = SparkSession.getActiveSession()
@@ -237,8 +240,11 @@ def _check_name_format(key: str, text: str) -> str:
     except (KeyError, IndexError, ValueError) as exc:
         from connector.config import ConfigError
 
-        raise ConfigError(key, f"{text!r} is not a valid name format ({exc}); use the placeholders "
-                          "{database} and {table}, e.g. {database}.{table}_changelog") from None
+        raise ConfigError(
+            key,
+            f"{text!r} is not a valid name format ({exc}); use the placeholders "
+            "{database} and {table}, e.g. {database}.{table}_changelog",
+        ) from None
     if "{table}" not in text or not probe.strip():
         from connector.config import ConfigError
 
@@ -336,9 +342,12 @@ class TableState:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "database": self.table_id.database, "table": self.table_id.table,
-            "current_name": self.current_name, "changelog_name": self.changelog_name,
-            "buckets": self.buckets, "key": list(self.key) if self.key is not None else None,
+            "database": self.table_id.database,
+            "table": self.table_id.table,
+            "current_name": self.current_name,
+            "changelog_name": self.changelog_name,
+            "buckets": self.buckets,
+            "key": list(self.key) if self.key is not None else None,
             "current_schema": self.current_schema.jsonValue() if self.current_schema else None,
             "current_version": self.current_version,
             "current_files": {str(b): files for b, files in sorted(self.current_files.items())},
@@ -359,7 +368,8 @@ class TableState:
 
         return cls(
             table_id=TableId(doc["database"], doc["table"]),
-            current_name=doc["current_name"], changelog_name=doc["changelog_name"],
+            current_name=doc["current_name"],
+            changelog_name=doc["changelog_name"],
             buckets=int(doc["buckets"]),
             key=tuple(doc["key"]) if doc.get("key") is not None else None,
             current_schema=struct_of(doc.get("current_schema")),
@@ -367,14 +377,18 @@ class TableState:
             current_files={int(b): list(f) for b, f in (doc.get("current_files") or {}).items()},
             changelog_generation=int(doc.get("changelog_generation") or 1),
             changelog_schema=struct_of(doc.get("changelog_schema")),
-            old_generations=[(int(g), s) for g, v in doc.get("old_generations") or ()
-                             if (s := struct_of(v)) is not None],
+            old_generations=[
+                (int(g), s) for g, v in doc.get("old_generations") or () if (s := struct_of(v)) is not None
+            ],
             row_type_json=doc.get("row_type_json"),
         )
 
     def copy(self) -> TableState:
-        return replace(self, current_files={b: list(f) for b, f in self.current_files.items()},
-                       old_generations=list(self.old_generations))
+        return replace(
+            self,
+            current_files={b: list(f) for b, f in self.current_files.items()},
+            old_generations=list(self.old_generations),
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -436,16 +450,24 @@ def table_from_change(change: Mapping[str, Any]) -> Table | None:
     if not doc:
         return None
     columns = tuple(column_from_history(c) for c in doc.get("columns") or ())
-    return Table(parse_quoted_table_id(str(change["id"])), columns,
-                 tuple(doc.get("primaryKeyColumnNames") or ()), default_charset=doc.get("defaultCharsetName"))
+    return Table(
+        parse_quoted_table_id(str(change["id"])),
+        columns,
+        tuple(doc.get("primaryKeyColumnNames") or ()),
+        default_charset=doc.get("defaultCharsetName"),
+    )
 
 
 # ------------------------------------------------------------------------------------------------
 # Literals for filling columns
 # ------------------------------------------------------------------------------------------------
 _ZERO: dict[type[DataType], Any] = {
-    StringType: "", BinaryType: b"", BooleanType: False, DateType: dt.date(1970, 1, 1),
-    TimestampNTZType: dt.datetime(1970, 1, 1), TimestampType: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+    StringType: "",
+    BinaryType: b"",
+    BooleanType: False,
+    DateType: dt.date(1970, 1, 1),
+    TimestampNTZType: dt.datetime(1970, 1, 1),
+    TimestampType: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
     DayTimeIntervalType: dt.timedelta(0),
 }
 
@@ -462,8 +484,9 @@ def _literal(value: Any, data_type: DataType) -> Column:
     if isinstance(value, dt.date):
         return F.lit(value.isoformat()).cast(DateType()).cast(data_type)
     if isinstance(value, tuple) and isinstance(data_type, StructType):
-        return F.struct(*[_literal(v, f.dataType).alias(f.name) for v, f in zip(value, data_type.fields,
-                                                                                strict=True)])
+        return F.struct(
+            *[_literal(v, f.dataType).alias(f.name) for v, f in zip(value, data_type.fields, strict=True)]
+        )
     return F.lit(value).cast(data_type)
 
 
@@ -540,8 +563,11 @@ class _TableBatch:
     # -- events ------------------------------------------------------------------------------
     def add(self, record: ChangeRecord, info: _SchemaInfo, key: tuple[str, ...] | None) -> None:
         """``key``: the event's key columns; None when the event does not say (truncate)."""
-        if (self._info is None or info.row_type_json != self.state.row_type_json
-                or (key is not None and key != self.state.key)):
+        if (
+            self._info is None
+            or info.row_type_json != self.state.row_type_json
+            or (key is not None and key != self.state.key)
+        ):
             self.evolve(info, key)
         assert self._info is not None
         value = record.value
@@ -580,16 +606,26 @@ class _TableBatch:
             key = state.key
         elif state.key is not None and key != state.key:
             if not state.key:
-                log.warning("table %s got a key (%s) but was captured without one: it stays a "
-                            "changelog-only table (re-snapshot to build its current state)",
-                            state.table_id, ", ".join(key))
+                log.warning(
+                    "table %s got a key (%s) but was captured without one: it stays a "
+                    "changelog-only table (re-snapshot to build its current state)",
+                    state.table_id,
+                    ", ".join(key),
+                )
                 key = ()
             else:
-                log.info("table %s: key changes from (%s) to (%s)", state.table_id,
-                         ", ".join(state.key), ", ".join(key) or "none")
+                log.info(
+                    "table %s: key changes from (%s) to (%s)",
+                    state.table_id,
+                    ", ".join(state.key),
+                    ", ".join(key) or "none",
+                )
                 if not key:
-                    log.warning("table %s lost its key: its current-state table %s is no longer "
-                                "updated", state.table_id, state.current_name)
+                    log.warning(
+                        "table %s lost its key: its current-state table %s is no longer updated",
+                        state.table_id,
+                        state.current_name,
+                    )
         # -- current state
         if key:
             old = state.current_schema
@@ -598,12 +634,16 @@ class _TableBatch:
                 target = StructType(list(new_row.fields))
                 state.current_schema = target
             else:
-                dropped = [StructField(f.name, f.dataType, True) for f in old.fields
-                           if f.name.lower() not in live]
+                dropped = [
+                    StructField(f.name, f.dataType, True) for f in old.fields if f.name.lower() not in live
+                ]
                 target = StructType([*new_row.fields, *dropped])
                 old_names = {f.name.lower(): f.name for f in old.fields}
-                renames = {n.lower(): o for o, n in self.pending_renames
-                           if o.lower() in old_names and o.lower() not in live and n.lower() not in old_names}
+                renames = {
+                    n.lower(): o
+                    for o, n in self.pending_renames
+                    if o.lower() in old_names and o.lower() not in live and n.lower() not in old_names
+                }
                 sources: dict[str, str] = {}
                 fills: dict[str, Any] = {}
                 nodes = {f["field"].lower(): f for f in info.node.get("fields") or ()}
@@ -617,8 +657,11 @@ class _TableBatch:
                     else:
                         fills[f.name] = _fill_value(nodes.get(name, {}), f.dataType)
                 rebucket = bool(state.key) and key != state.key
-                if target != old or rebucket or any(
-                        old[src].dataType != target[dst].dataType for dst, src in sources.items()):
+                if (
+                    target != old
+                    or rebucket
+                    or any(old[src].dataType != target[dst].dataType for dst, src in sources.items())
+                ):
                     self.steps.append(_EvolveStep(old, target, sources, fills, rebucket, key))
                 state.current_schema = target
             names = [f.name.lower() for f in new_row.fields]
@@ -634,10 +677,16 @@ class _TableBatch:
                 state.old_generations.append((state.changelog_generation, state.changelog_schema))
                 state.changelog_generation += 1
                 merged = StructType(list(new_row.fields))
-                log.warning("table %s: column(s) %s changed type incompatibly; the changelog continues "
-                            "in a new table version %d (%s); the previous one stays readable as %s_g%d",
-                            state.table_id, ", ".join(conflicts), state.changelog_generation,
-                            state.changelog_name, state.changelog_name, state.changelog_generation - 1)
+                log.warning(
+                    "table %s: column(s) %s changed type incompatibly; the changelog continues "
+                    "in a new table version %d (%s); the previous one stays readable as %s_g%d",
+                    state.table_id,
+                    ", ".join(conflicts),
+                    state.changelog_generation,
+                    state.changelog_name,
+                    state.changelog_name,
+                    state.changelog_generation - 1,
+                )
             state.changelog_schema = merged
         state.row_type_json = info.row_type_json
         self.pending_renames = []
@@ -645,10 +694,14 @@ class _TableBatch:
 
     def _close_segment(self) -> None:
         if self._rows and self._info is not None:
-            self.parts.append(_ChangelogPart(self.state.changelog_generation, self._info.row_type, self._rows))
+            self.parts.append(
+                _ChangelogPart(self.state.changelog_generation, self._info.row_type, self._rows)
+            )
         if self.state.keyed and (self._net or self._truncated):
             assert self.state.current_schema is not None and self.state.key
-            self.steps.append(_RowsStep(self.state.current_schema, self.state.key, self._net, self._truncated))
+            self.steps.append(
+                _RowsStep(self.state.current_schema, self.state.key, self._net, self._truncated)
+            )
         self._rows, self._net, self._truncated = [], {}, False
 
     def finish(self) -> None:
@@ -716,8 +769,11 @@ class SparkSink(Sink):
 
         warehouse = config.get("sink.spark.warehouse")
         if not warehouse:
-            raise ConfigError("sink.spark.warehouse", "is required for sink.type=spark: set it to the "
-                              "directory (local path or mounted share) where the Spark tables are kept")
+            raise ConfigError(
+                "sink.spark.warehouse",
+                "is required for sink.type=spark: set it to the "
+                "directory (local path or mounted share) where the Spark tables are kept",
+            )
 
         def positive(key: str, default: int) -> int:
             value = config.get_int(key, default)
@@ -735,8 +791,10 @@ class SparkSink(Sink):
             converters, column_filter = None, None
         skipped = {s.strip().lower() for s in (config.get("skipped.operations") or "t").split(",")}
         if "t" in skipped:
-            log.warning("skipped.operations includes 't': TRUNCATE is not delivered, so a truncated "
-                        "table's current-state Spark table keeps its rows; set skipped.operations=none")
+            log.warning(
+                "skipped.operations includes 't': TRUNCATE is not delivered, so a truncated "
+                "table's current-state Spark table keeps its rows; set skipped.operations=none"
+            )
         settings = SparkSinkSettings(
             warehouse=Path(warehouse),
             master=config.get("sink.spark.master") or "local[*]",
@@ -744,10 +802,13 @@ class SparkSink(Sink):
             batch_max_events=positive("sink.spark.batch.max.events", 10000),
             batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms", 5000),
             table_name_format=_check_name_format(
-                "sink.spark.table.name.format", config.get("sink.spark.table.name.format") or "{database}.{table}"),
+                "sink.spark.table.name.format",
+                config.get("sink.spark.table.name.format") or "{database}.{table}",
+            ),
             changelog_name_format=_check_name_format(
                 "sink.spark.changelog.name.format",
-                config.get("sink.spark.changelog.name.format") or "{database}.{table}_changelog"),
+                config.get("sink.spark.changelog.name.format") or "{database}.{table}_changelog",
+            ),
             buckets=positive("sink.spark.current.buckets", 8),
             retain_ms=positive("sink.spark.retain.ms", 300_000),
             converter_settings=converters,
@@ -787,7 +848,10 @@ class SparkSink(Sink):
                 batch, self._pending = self._pending[:cut], self._pending[cut:]
                 self._apply(batch)
                 self._pending_since = time.monotonic()
-            if self._pending and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms:
+            if (
+                self._pending
+                and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms
+            ):
                 batch, self._pending = self._pending, []
                 self._apply(batch)
 
@@ -814,15 +878,20 @@ class SparkSink(Sink):
         cut = limit
         while cut < len(pending) and cut < 2 * limit:
             offset = pending[cut].offset
-            if offset is not None and (offset.get("file"), offset.get("pos")) != (last.get("file"), last.get("pos")):
+            if offset is not None and (offset.get("file"), offset.get("pos")) != (
+                last.get("file"),
+                last.get("pos"),
+            ):
                 break
             cut += 1
         return cut
 
     def _check_usable(self) -> None:
         if self._failed is not None:
-            raise SinkError(f"the Spark sink stopped after an earlier failure ({self._failed}); restart "
-                            "the connector: it resumes from the last committed batch") from self._failed
+            raise SinkError(
+                f"the Spark sink stopped after an earlier failure ({self._failed}); restart "
+                "the connector: it resumes from the last committed batch"
+            ) from self._failed
 
     # -- recovery ------------------------------------------------------------------------------
     def _recover(self) -> None:
@@ -850,14 +919,21 @@ class SparkSink(Sink):
         if latest is not None:
             self._commit_no = int(latest["commit"])
             self._offset = dict(resume_offset) if resume_offset is not None else None
-            self._tables = {s.table_id: s for s in (TableState.from_json(t) for t in latest["tables"].values())}
+            self._tables = {
+                s.table_id: s for s in (TableState.from_json(t) for t in latest["tables"].values())
+            }
             self._collect_garbage()
         committed = self._offset if not in_snapshot(self._offset) else None
         self._replay_until = binlog_position(committed)
         self._recovered = True
         if latest is not None:
-            log.info("Spark warehouse %s: resuming after commit %d (offset %s, %d tables)", wh.root,
-                     self._commit_no, self._offset, len(self._tables))
+            log.info(
+                "Spark warehouse %s: resuming after commit %d (offset %s, %d tables)",
+                wh.root,
+                self._commit_no,
+                self._offset,
+                len(self._tables),
+            )
 
     def _finish_moves(self, commit: Mapping[str, Any]) -> None:
         dirs: set[Path] = set()
@@ -881,8 +957,9 @@ class SparkSink(Sink):
 
     def _snapshot_rows_since(self, base_no: int) -> bool:
         wh = self.warehouse
-        return any(int(wh.read_commit(n).get("data_events", 1)) > 0
-                   for n in wh.commit_numbers() if n > base_no)
+        return any(
+            int(wh.read_commit(n).get("data_events", 1)) > 0 for n in wh.commit_numbers() if n > base_no
+        )
 
     def _roll_back(self, latest: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
         """Undo the commits of an unfinished snapshot: it restarts from scratch."""
@@ -908,8 +985,12 @@ class SparkSink(Sink):
             "rolled_back_from": int(latest["commit"]),
         }
         wh.write_commit(document)
-        log.warning("the connector stopped during a snapshot: Spark commits %d..%d are rolled back and "
-                    "the snapshot starts again", base_no + 1, int(latest["commit"]))
+        log.warning(
+            "the connector stopped during a snapshot: Spark commits %d..%d are rolled back and "
+            "the snapshot starts again",
+            base_no + 1,
+            int(latest["commit"]),
+        )
         return document
 
     def _collect_garbage(self) -> None:
@@ -960,8 +1041,12 @@ class SparkSink(Sink):
         state = tables.get(table_id)
         if state is None:
             fmt = {"database": table_id.database, "table": table_id.table}
-            state = TableState(table_id, self.settings.table_name_format.format(**fmt),
-                               self.settings.changelog_name_format.format(**fmt), self.settings.buckets)
+            state = TableState(
+                table_id,
+                self.settings.table_name_format.format(**fmt),
+                self.settings.changelog_name_format.format(**fmt),
+                self.settings.buckets,
+            )
             tables[table_id] = state
         return state
 
@@ -972,8 +1057,9 @@ class SparkSink(Sink):
             self._failed = exc
             if isinstance(exc, SinkError):
                 raise
-            raise SinkError(f"Spark sink: writing a batch of {len(batch)} events to {self.warehouse.root} "
-                            f"failed: {exc}") from exc
+            raise SinkError(
+                f"Spark sink: writing a batch of {len(batch)} events to {self.warehouse.root} failed: {exc}"
+            ) from exc
 
     def _apply_batch(self, batch: list[ChangeRecord]) -> None:
         self._recover()
@@ -1051,8 +1137,9 @@ class SparkSink(Sink):
         log.debug("Spark commit %d: %d events, %d tables, offset %s", number, applied, len(work), offset)
 
     # -- record handlers (dispatch table below) --------------------------------------------------
-    def _on_data(self, record: ChangeRecord, tables: dict[TableId, TableState],
-                 work: dict[TableId, _TableBatch]) -> None:
+    def _on_data(
+        self, record: ChangeRecord, tables: dict[TableId, TableState], work: dict[TableId, _TableBatch]
+    ) -> None:
         if record.value_schema is None or not isinstance(record.value, dict):
             return
         table_id = record.table_id or _table_of(record.value)
@@ -1068,8 +1155,9 @@ class SparkSink(Sink):
             key = None  # truncate events carry no key
         tb.add(record, self._schema_info(record.value_schema), key)
 
-    def _on_schema_change(self, record: ChangeRecord, tables: dict[TableId, TableState],
-                          work: dict[TableId, _TableBatch]) -> None:
+    def _on_schema_change(
+        self, record: ChangeRecord, tables: dict[TableId, TableState], work: dict[TableId, _TableBatch]
+    ) -> None:
         value = record.value if isinstance(record.value, dict) else {}
         renames = renames_in_ddl(str(value.get("ddl") or ""))
         for change in value.get("tableChanges") or ():
@@ -1095,8 +1183,9 @@ class SparkSink(Sink):
             if info.row_type_json != tb.state.row_type_json or key != tb.state.key:
                 tb.evolve(info, key)
 
-    def _schema_from_change(self, change: Mapping[str, Any]
-                            ) -> tuple[_SchemaInfo, tuple[str, ...], TableId] | None:
+    def _schema_from_change(
+        self, change: Mapping[str, Any]
+    ) -> tuple[_SchemaInfo, tuple[str, ...], TableId] | None:
         settings = self.settings.converter_settings
         if settings is None:
             return None
@@ -1106,12 +1195,19 @@ class SparkSink(Sink):
             table = table_from_change(change)
             if table is None:
                 return None
-            captured = [c for c in table.columns
-                        if self.settings.column_filter is None or self.settings.column_filter(table.id, c.name)]
+            captured = [
+                c
+                for c in table.columns
+                if self.settings.column_filter is None or self.settings.column_filter(table.id, c.name)
+            ]
             fields = [Field(c.name, column_converter(c, table, settings).schema) for c in captured]
         except (ValueError, KeyError, TypeError, RuntimeError) as exc:
-            log.warning("schema change of %s: cannot derive its columns (%s); the Spark tables follow "
-                        "with the table's next change event", change.get("id"), exc)
+            log.warning(
+                "schema change of %s: cannot derive its columns (%s); the Spark tables follow "
+                "with the table's next change event",
+                change.get("id"),
+                exc,
+            )
             return None
         schema = struct(None, fields, optional=True)
         node = schema_node(schema)
@@ -1125,17 +1221,29 @@ class SparkSink(Sink):
         spark = self.spark
         entries: list[tuple[str, Path, StructType | None]] = []  # name, location, schema
         if state.changelog_schema is not None:
-            entries.append((state.changelog_name,
-                            self.warehouse.changelog_dir(state.table_id, state.changelog_generation),
-                            changelog_struct_type(state.changelog_schema)))
+            entries.append(
+                (
+                    state.changelog_name,
+                    self.warehouse.changelog_dir(state.table_id, state.changelog_generation),
+                    changelog_struct_type(state.changelog_schema),
+                )
+            )
             for generation, old_schema in state.old_generations:
-                entries.append((f"{state.changelog_name}_g{generation}",
-                                self.warehouse.changelog_dir(state.table_id, generation),
-                                changelog_struct_type(old_schema)))
+                entries.append(
+                    (
+                        f"{state.changelog_name}_g{generation}",
+                        self.warehouse.changelog_dir(state.table_id, generation),
+                        changelog_struct_type(old_schema),
+                    )
+                )
         if state.keyed and state.current_version is not None:
-            entries.append((state.current_name,
-                            self.warehouse.current_dir(state.table_id, state.current_version),
-                            state.current_schema))
+            entries.append(
+                (
+                    state.current_name,
+                    self.warehouse.current_dir(state.table_id, state.current_version),
+                    state.current_schema,
+                )
+            )
         for name, location, table_schema in entries:
             schema_json = table_schema.json() if table_schema else ""
             previous = self._registered.get(name)
@@ -1168,13 +1276,16 @@ def _table_of(value: Mapping[str, Any]) -> TableId | None:
     return None
 
 
-def _ignore(sink: SparkSink, record: ChangeRecord, tables: dict[TableId, TableState],
-            work: dict[TableId, _TableBatch]) -> None:
+def _ignore(
+    sink: SparkSink, record: ChangeRecord, tables: dict[TableId, TableState], work: dict[TableId, _TableBatch]
+) -> None:
     """Tombstones, heartbeats and transaction markers only move the offset."""
 
 
-_HANDLERS: dict[RecordKind, Callable[[SparkSink, ChangeRecord, dict[TableId, TableState],
-                                      dict[TableId, _TableBatch]], None]] = {
+_HANDLERS: dict[
+    RecordKind,
+    Callable[[SparkSink, ChangeRecord, dict[TableId, TableState], dict[TableId, _TableBatch]], None],
+] = {
     RecordKind.DATA: SparkSink._on_data,
     RecordKind.SCHEMA_CHANGE: SparkSink._on_schema_change,
     RecordKind.TOMBSTONE: _ignore,
@@ -1199,7 +1310,9 @@ class _TableWriter:
     def write_changelog(self, parts: Sequence[_ChangelogPart]) -> list[tuple[Path, Path]]:
         moves = []
         for index, part in enumerate(parts):
-            frame = self.spark.createDataFrame(part.rows, changelog_struct_type(part.row_type), verifySchema=False)
+            frame = self.spark.createDataFrame(
+                part.rows, changelog_struct_type(part.row_type), verifySchema=False
+            )
             out = self._job_dir("changelog")
             frame.coalesce(1).write.parquet(str(out))
             written = sorted(out.glob("part-*.parquet"))
@@ -1208,7 +1321,9 @@ class _TableWriter:
                 staged = self.files_dir / name
                 staged.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(path, staged)
-                moves.append((staged, self.sink.warehouse.changelog_dir(self.state.table_id, part.generation) / name))
+                moves.append(
+                    (staged, self.sink.warehouse.changelog_dir(self.state.table_id, part.generation) / name)
+                )
         return moves
 
     def write_current(self, steps: Sequence[_RowsStep | _EvolveStep]) -> list[Path]:
@@ -1217,9 +1332,11 @@ class _TableWriter:
         assert state.current_schema is not None
         wh = self.sink.warehouse
         previous = wh.current_dir(state.table_id, state.current_version) if state.current_version else None
-        files: dict[int, list[Path]] = {
-            b: [previous / name for name in names] for b, names in state.current_files.items()
-        } if previous is not None else {}
+        files: dict[int, list[Path]] = (
+            {b: [previous / name for name in names] for b, names in state.current_files.items()}
+            if previous is not None
+            else {}
+        )
         for step in steps:
             if isinstance(step, _RowsStep):
                 files = self._apply_rows(files, step)
@@ -1272,11 +1389,15 @@ class _TableWriter:
             if keys:
                 aliases = [f"__k{i}" for i in range(len(key_fields))]
                 key_frame = self.spark.createDataFrame(
-                    keys, StructType([StructField(a, f.dataType, True) for a, f in zip(aliases, key_fields,
-                                                                                         strict=True)]),
-                    verifySchema=False)
-                condition = [current[_quote(f.name)] == key_frame[a] for a, f in zip(aliases, key_fields,
-                                                                                      strict=True)]
+                    keys,
+                    StructType(
+                        [StructField(a, f.dataType, True) for a, f in zip(aliases, key_fields, strict=True)]
+                    ),
+                    verifySchema=False,
+                )
+                condition = [
+                    current[_quote(f.name)] == key_frame[a] for a, f in zip(aliases, key_fields, strict=True)
+                ]
                 current = current.join(F.broadcast(key_frame), condition, "left_anti")
             frames.append(current)
         if upserts:
@@ -1306,10 +1427,19 @@ class _TableWriter:
                     if widen(old_types[source], f.dataType) == f.dataType:
                         value = value.cast(f.dataType)
                     else:
-                        log.warning("table %s: column %s changes type %s -> %s; existing values are "
-                                    "converted by Spark (null where they do not convert)", self.state.table_id,
-                                    f.name, old_types[source].simpleString(), f.dataType.simpleString())
-                        value = F.try_cast(value, f.dataType) if hasattr(F, "try_cast") else value.try_cast(f.dataType)
+                        log.warning(
+                            "table %s: column %s changes type %s -> %s; existing values are "
+                            "converted by Spark (null where they do not convert)",
+                            self.state.table_id,
+                            f.name,
+                            old_types[source].simpleString(),
+                            f.dataType.simpleString(),
+                        )
+                        value = (
+                            F.try_cast(value, f.dataType)
+                            if hasattr(F, "try_cast")
+                            else value.try_cast(f.dataType)
+                        )
             elif f.name in step.fills:
                 value = _literal(step.fills[f.name], f.dataType)
             else:  # dropped in MySQL: kept, null-filled
@@ -1319,8 +1449,9 @@ class _TableWriter:
             return self._rebucket(frame.select(*columns), step.new, _size(paths), step.key)
         return self._write_buckets(frame.select(*columns, F.col(_BUCKET_COLUMN)), _size(paths))
 
-    def _rebucket(self, frame: DataFrame, schema: StructType, size: int, key: tuple[str, ...]
-                  ) -> dict[int, list[Path]]:
+    def _rebucket(
+        self, frame: DataFrame, schema: StructType, size: int, key: tuple[str, ...]
+    ) -> dict[int, list[Path]]:
         """The key changed: every row moves to the bucket of its new key (a rare, whole-table pass
         through Python, because bucket numbers are computed in Python)."""
         index = [schema.fieldNames().index(k) for k in key]
@@ -1330,7 +1461,8 @@ class _TableWriter:
             values = tuple(row)
             key_values = tuple(
                 (v.astimezone(dt.UTC) if fix and isinstance(v, dt.datetime) else v)
-                for v, fix in zip((values[i] for i in index), zone_fix, strict=True))
+                for v, fix in zip((values[i] for i in index), zone_fix, strict=True)
+            )
             rows.append((*values, bucket_of(key_values, self.state.buckets)))
         with_bucket = StructType([*schema.fields, StructField(_BUCKET_COLUMN, IntegerType(), False)])
         return self._write_buckets(self.spark.createDataFrame(rows, with_bucket, verifySchema=False), size)
@@ -1384,22 +1516,35 @@ def register_warehouse(spark: SparkSession, warehouse: str | os.PathLike[str]) -
     names: list[str] = []
     for state in committed_tables(warehouse).values():
         if state.changelog_schema is not None:
-            register_table(spark, state.changelog_name, wh.changelog_dir(state.table_id, state.changelog_generation),
-                           changelog_struct_type(state.changelog_schema))
+            register_table(
+                spark,
+                state.changelog_name,
+                wh.changelog_dir(state.table_id, state.changelog_generation),
+                changelog_struct_type(state.changelog_schema),
+            )
             names.append(state.changelog_name)
             for generation, schema in state.old_generations:
-                register_table(spark, f"{state.changelog_name}_g{generation}",
-                               wh.changelog_dir(state.table_id, generation), changelog_struct_type(schema))
+                register_table(
+                    spark,
+                    f"{state.changelog_name}_g{generation}",
+                    wh.changelog_dir(state.table_id, generation),
+                    changelog_struct_type(schema),
+                )
                 names.append(f"{state.changelog_name}_g{generation}")
         if state.keyed and state.current_version is not None and state.current_schema is not None:
-            register_table(spark, state.current_name, wh.current_dir(state.table_id, state.current_version),
-                           state.current_schema)
+            register_table(
+                spark,
+                state.current_name,
+                wh.current_dir(state.table_id, state.current_version),
+                state.current_schema,
+            )
             names.append(state.current_name)
     return names
 
 
-def read_current_state(spark: SparkSession, warehouse: str | os.PathLike[str], table_id: TableId
-                       ) -> tuple[DataFrame, TableState] | None:
+def read_current_state(
+    spark: SparkSession, warehouse: str | os.PathLike[str], table_id: TableId
+) -> tuple[DataFrame, TableState] | None:
     """The committed current-state table of ``table_id`` (None when it has none)."""
     state = committed_tables(warehouse).get(table_id)
     if state is None or not state.keyed or state.current_version is None or state.current_schema is None:

@@ -206,7 +206,9 @@ def _unscaled_text(column: Column) -> Column:
     two64 = F.lit(decimal.Decimal(1 << 64)).cast(DecimalType(20, 0))
     # high * 2^64 alone can leave DECIMAL(38) for large negative values; borrowing one from the
     # high half keeps every intermediate no larger than the result.
-    combined = F.when((high < 0) & (low > 0), (high + 1) * two64 - (two64 - low)).otherwise(high * two64 + low)
+    combined = F.when((high < 0) & (low > 0), (high + 1) * two64 - (two64 - low)).otherwise(
+        high * two64 + low
+    )
     return combined.cast(DecimalType(38, 0)).cast(StringType())
 
 
@@ -221,6 +223,7 @@ def _wide_decimal_udf(scale: int) -> Callable[[Column], Column]:
 def _decimal(node: SchemaNode, decimal_format: str) -> FieldMapping:
     precision, scale = _decimal_parameters(node)
     if precision > SPARK_MAX_PRECISION:
+
         def wide_to_python(value: Any) -> str:
             return format(decimal_from_payload(value, scale), "f")
 
@@ -297,27 +300,39 @@ _INTERVAL = DayTimeIntervalType()
 
 _LOGICAL: dict[str, Callable[[SchemaNode, str], FieldMapping]] = {
     "org.apache.kafka.connect.data.Decimal": _decimal,
-    "io.debezium.time.Date": lambda n, f: FieldMapping(DateType(), IntegerType(), _days, F.date_from_unix_date),
+    "io.debezium.time.Date": lambda n, f: FieldMapping(
+        DateType(), IntegerType(), _days, F.date_from_unix_date
+    ),
     "org.apache.kafka.connect.data.Date": lambda n, f: FieldMapping(
-        DateType(), IntegerType(), _days, F.date_from_unix_date),
+        DateType(), IntegerType(), _days, F.date_from_unix_date
+    ),
     "io.debezium.time.Timestamp": lambda n, f: FieldMapping(
-        TimestampNTZType(), LongType(), _millis_ntz, _ntz_from("0.001")),
+        TimestampNTZType(), LongType(), _millis_ntz, _ntz_from("0.001")
+    ),
     "org.apache.kafka.connect.data.Timestamp": lambda n, f: FieldMapping(
-        TimestampNTZType(), LongType(), _millis_ntz, _ntz_from("0.001")),
+        TimestampNTZType(), LongType(), _millis_ntz, _ntz_from("0.001")
+    ),
     "io.debezium.time.MicroTimestamp": lambda n, f: FieldMapping(
-        TimestampNTZType(), LongType(), _micros_ntz, _ntz_from("0.000001")),
+        TimestampNTZType(), LongType(), _micros_ntz, _ntz_from("0.000001")
+    ),
     "io.debezium.time.NanoTimestamp": lambda n, f: FieldMapping(
-        TimestampNTZType(), LongType(), _nanos_ntz, lambda c: _ntz_from("0.000001")(F.floor(c / 1000))),
+        TimestampNTZType(), LongType(), _nanos_ntz, lambda c: _ntz_from("0.000001")(F.floor(c / 1000))
+    ),
     "io.debezium.time.ZonedTimestamp": lambda n, f: FieldMapping(
-        TimestampType(), StringType(), _zoned, lambda c: c.cast(TimestampType())),
+        TimestampType(), StringType(), _zoned, lambda c: c.cast(TimestampType())
+    ),
     "io.debezium.time.MicroTime": lambda n, f: FieldMapping(
-        _INTERVAL, LongType(), _micro_time, _interval_from("0.000001")),
+        _INTERVAL, LongType(), _micro_time, _interval_from("0.000001")
+    ),
     "io.debezium.time.Time": lambda n, f: FieldMapping(
-        _INTERVAL, IntegerType(), _milli_time, _interval_from("0.001")),
+        _INTERVAL, IntegerType(), _milli_time, _interval_from("0.001")
+    ),
     "org.apache.kafka.connect.data.Time": lambda n, f: FieldMapping(
-        _INTERVAL, IntegerType(), _milli_time, _interval_from("0.001")),
+        _INTERVAL, IntegerType(), _milli_time, _interval_from("0.001")
+    ),
     "io.debezium.time.NanoTime": lambda n, f: FieldMapping(
-        _INTERVAL, LongType(), _nano_time, lambda c: _interval_from("0.000001")(F.floor(c / 1000))),
+        _INTERVAL, LongType(), _nano_time, lambda c: _interval_from("0.000001")(F.floor(c / 1000))
+    ),
 }
 
 
@@ -330,8 +345,7 @@ def _struct(node: SchemaNode, decimal_format: str) -> FieldMapping:
 
     def to_python(value: Mapping[str, Any]) -> tuple[Any, ...]:
         return tuple(
-            v if conv is None or v is None else conv(v)
-            for n, conv in converters for v in (value.get(n),)
+            v if conv is None or v is None else conv(v) for n, conv in converters for v in (value.get(n),)
         )
 
     def to_column(column: Column) -> Column:
@@ -353,9 +367,12 @@ def _array(node: SchemaNode, decimal_format: str) -> FieldMapping:
         assert item_col is not None
         return F.transform(column, item_col)
 
-    return FieldMapping(ArrayType(item.spark_type, True), ArrayType(item.json_type, True),
-                        to_python if item_py is not None else None,
-                        to_column if item_col is not None else None)
+    return FieldMapping(
+        ArrayType(item.spark_type, True),
+        ArrayType(item.json_type, True),
+        to_python if item_py is not None else None,
+        to_column if item_col is not None else None,
+    )
 
 
 def _map(node: SchemaNode, decimal_format: str) -> FieldMapping:
@@ -374,10 +391,12 @@ def _map(node: SchemaNode, decimal_format: str) -> FieldMapping:
         assert value_col is not None
         return F.transform_values(column, lambda _k, v: value_col(v))
 
-    return FieldMapping(MapType(StringType(), values.spark_type, True),
-                        MapType(StringType(), values.json_type, True),
-                        to_python if value_py is not None else None,
-                        to_column if value_col is not None else None)
+    return FieldMapping(
+        MapType(StringType(), values.spark_type, True),
+        MapType(StringType(), values.json_type, True),
+        to_python if value_py is not None else None,
+        to_column if value_col is not None else None,
+    )
 
 
 _CONTAINERS: dict[str, Callable[[SchemaNode, str], FieldMapping]] = {
@@ -422,8 +441,9 @@ def row_schema_of(value_schema: SchemaLike) -> SchemaNode:
 @lru_cache(maxsize=4096)
 def _row_struct_type_cached(row_json: bytes) -> StructType:
     node = orjson.loads(row_json)
-    return StructType([StructField(f["field"], field_mapping(f).spark_type, True)
-                       for f in node.get("fields") or ()])
+    return StructType(
+        [StructField(f["field"], field_mapping(f).spark_type, True) for f in node.get("fields") or ()]
+    )
 
 
 def row_struct_type(value_schema: SchemaLike) -> StructType:
@@ -455,10 +475,7 @@ def _row_converter_cached(row_json: bytes) -> RowConvert:
 
     def convert(row: Mapping[str, Any]) -> tuple[Any, ...]:
         get = row.get
-        return tuple(
-            v if conv is None or v is None else conv(v)
-            for n, conv in plan for v in (get(n),)
-        )
+        return tuple(v if conv is None or v is None else conv(v) for n, conv in plan for v in (get(n),))
 
     return convert
 
@@ -535,20 +552,30 @@ def merge_struct(old: StructType, new: StructType) -> tuple[StructType, list[str
 # ------------------------------------------------------------------------------------------------
 # Reading Debezium JSON with Spark
 # ------------------------------------------------------------------------------------------------
-_SOURCE_JSON = StructType([
-    StructField("ts_ms", LongType()), StructField("snapshot", StringType()),
-    StructField("db", StringType()), StructField("table", StringType()),
-    StructField("file", StringType()), StructField("pos", LongType()),
-    StructField("row", IntegerType()), StructField("gtid", StringType()),
-])
+_SOURCE_JSON = StructType(
+    [
+        StructField("ts_ms", LongType()),
+        StructField("snapshot", StringType()),
+        StructField("db", StringType()),
+        StructField("table", StringType()),
+        StructField("file", StringType()),
+        StructField("pos", LongType()),
+        StructField("row", IntegerType()),
+        StructField("gtid", StringType()),
+    ]
+)
 
 
 def _payload_json_type(row_json: StructType) -> StructType:
-    return StructType([
-        StructField("before", row_json), StructField("after", row_json),
-        StructField("source", _SOURCE_JSON), StructField("op", StringType()),
-        StructField("ts_ms", LongType()),
-    ])
+    return StructType(
+        [
+            StructField("before", row_json),
+            StructField("after", row_json),
+            StructField("source", _SOURCE_JSON),
+            StructField("op", StringType()),
+            StructField("ts_ms", LongType()),
+        ]
+    )
 
 
 def _is_envelope(node: SchemaNode) -> bool:
@@ -564,8 +591,9 @@ def table_of_envelope(node: SchemaNode) -> str:
     return ".".join(parts[-2:]) if len(parts) >= 2 else base
 
 
-def _typed_part(frame: DataFrame, column: Column, envelope: SchemaNode, decimal_format: str,
-                bare: bool) -> tuple[DataFrame, StructType]:
+def _typed_part(
+    frame: DataFrame, column: Column, envelope: SchemaNode, decimal_format: str, bare: bool
+) -> tuple[DataFrame, StructType]:
     row = row_schema_of(envelope)
     members = [(f["field"], field_mapping(f, decimal_format)) for f in row.get("fields") or ()]
     row_json = StructType([StructField(n, m.json_type, True) for n, m in members])
@@ -574,12 +602,16 @@ def _typed_part(frame: DataFrame, column: Column, envelope: SchemaNode, decimal_
     payload = F.coalesce(wrapped, F.from_json(column, payload_type)) if bare else wrapped
     parsed = frame.select(payload.alias("p")).where(F.col("p").isNotNull() & F.col("p.op").isNotNull())
     image = F.when(F.col("p.op") == "d", F.col("p.before")).otherwise(F.col("p.after"))
-    typed = [(m.to_column(image[n]) if m.to_column else image[n]).cast(m.spark_type).alias(n)
-             for n, m in members]
+    typed = [
+        (m.to_column(image[n]) if m.to_column else image[n]).cast(m.spark_type).alias(n) for n, m in members
+    ]
     meta = [
-        F.col("p.op").alias("__op"), F.col("p.ts_ms").alias("__ts_ms"),
-        F.col("p.source.ts_ms").alias("__source_ts_ms"), F.col("p.source.file").alias("__file"),
-        F.col("p.source.pos").alias("__pos"), F.col("p.source.row").alias("__row"),
+        F.col("p.op").alias("__op"),
+        F.col("p.ts_ms").alias("__ts_ms"),
+        F.col("p.source.ts_ms").alias("__source_ts_ms"),
+        F.col("p.source.file").alias("__file"),
+        F.col("p.source.pos").alias("__pos"),
+        F.col("p.source.row").alias("__row"),
         F.col("p.source.gtid").alias("__gtid"),
         F.coalesce(F.col("p.source.snapshot"), F.lit("false")).alias("__snapshot"),
         (F.col("p.op") == "d").alias("__deleted"),
@@ -600,9 +632,13 @@ def _conform(frame: DataFrame, row_type: StructType, target: StructType) -> Data
     return frame.select(*columns, *METADATA_NAMES)
 
 
-def debezium_changelog(frame: DataFrame, column: str = "value", *,
-                       value_schema: SchemaLike | str | None = None,
-                       decimal_format: str = "base64") -> dict[str, DataFrame]:
+def debezium_changelog(
+    frame: DataFrame,
+    column: str = "value",
+    *,
+    value_schema: SchemaLike | str | None = None,
+    decimal_format: str = "base64",
+) -> dict[str, DataFrame]:
     """Typed changelog DataFrames, one per table, from a DataFrame of Debezium JSON values.
 
     ``frame[column]`` holds the value of each Kafka record / the ``value`` of each JSON line, as
@@ -618,7 +654,9 @@ def debezium_changelog(frame: DataFrame, column: str = "value", *,
     position).
     """
     fmt = decimal_format.lower()
-    source = frame.select(F.col(column).cast(StringType()).alias("__value")).where(F.col("__value").isNotNull())
+    source = frame.select(F.col(column).cast(StringType()).alias("__value")).where(
+        F.col("__value").isNotNull()
+    )
     raw = F.col("__value")
     parts: dict[str, list[tuple[DataFrame, StructType]]] = {}
     if value_schema is not None:
@@ -648,8 +686,12 @@ def _union_versions(versions: list[tuple[DataFrame, StructType]]) -> DataFrame:
         target, conflicts = merge_struct(target, row_type)
         stringify.update(c.lower() for c in conflicts)
     if stringify:
-        target = StructType([StructField(f.name, StringType(), True) if f.name.lower() in stringify else f
-                             for f in target.fields])
+        target = StructType(
+            [
+                StructField(f.name, StringType(), True) if f.name.lower() in stringify else f
+                for f in target.fields
+            ]
+        )
     result: DataFrame | None = None
     for frame, row_type in versions:
         conformed = _conform(frame, row_type, target)

@@ -3,13 +3,23 @@
 from snapshot.listener import SnapshotListener, resolve_marker
 from snapshot.modes import SnapshotPlan, decide
 from snapshot.snapshotter import (
-                                  SnapshotCancelled,
-                                  SnapshotError,
-                                  SnapshotSettings,
-                                  SnapshotSummary,
-                                  Snapshotter,
-                                  connection_factory,
+    SnapshotCancelled,
+    SnapshotError,
+    SnapshotSettings,
+    SnapshotSummary,
+    Snapshotter,
+    connection_factory,
 )
 
-__all__ = ["SnapshotCancelled", "SnapshotError", "SnapshotListener", "SnapshotPlan", "SnapshotSettings",
-           "SnapshotSummary", "Snapshotter", "connection_factory", "decide", "resolve_marker"]
+__all__ = [
+    "SnapshotCancelled",
+    "SnapshotError",
+    "SnapshotListener",
+    "SnapshotPlan",
+    "SnapshotSettings",
+    "SnapshotSummary",
+    "Snapshotter",
+    "connection_factory",
+    "decide",
+    "resolve_marker",
+]

@@ -42,7 +42,8 @@ def read_binlog_position(cursor: Any, flavor: str, version_text: str) -> BinlogP
     if not row:
         raise BinlogStatusError(
             "the server reports no binary log status (is log_bin enabled, and does the connector user "
-            "have REPLICATION CLIENT / BINLOG MONITOR?); the snapshot needs a binlog position to stream from")
+            "have REPLICATION CLIENT / BINLOG MONITOR?); the snapshot needs a binlog position to stream from"
+        )
     file, pos = _text(row[0]), int(row[1])
     gtids: str | None
     if flavor == MARIADB:
@@ -67,8 +68,10 @@ def position_available(cursor: Any, position: BinlogPosition, flavor: str) -> bo
     any GTID whose binlog file is still there) the stored file must still be listed.
     """
     if flavor == MYSQL and position.gtids:
-        cursor.execute("SELECT GTID_SUBSET(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
-                       (position.gtids, position.gtids))
+        cursor.execute(
+            "SELECT GTID_SUBSET(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
+            (position.gtids, position.gtids),
+        )
         subset, missing = cursor.fetchone()
         return bool(int(subset)) and not _text(missing).strip()
     return position.file in binlog_files(cursor)

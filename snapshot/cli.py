@@ -44,17 +44,25 @@ def _check_tables(config: ConnectorConfig, tables: Sequence[TableId]) -> None:
     table_filter = TableFilter.from_config(config)
     for table_id in tables:
         if not table_filter.table_captured(table_id):
-            raise ConfigError("--table", f"{table_id} is not captured: it must match database.include.list / "
-                                         "table.include.list (and not their exclude lists)")
+            raise ConfigError(
+                "--table",
+                f"{table_id} is not captured: it must match database.include.list / "
+                "table.include.list (and not their exclude lists)",
+            )
     with connect(config) as conn, conn.cursor() as cur:
         for table_id in tables:
-            cur.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s "
-                        "AND table_type = 'BASE TABLE'", (table_id.database, table_id.table))
+            cur.execute(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s "
+                "AND table_type = 'BASE TABLE'",
+                (table_id.database, table_id.table),
+            )
             if cur.fetchone() is None:
                 raise ConfigError("--table", f"table {table_id} does not exist on the server")
 
 
-def snapshot_command(config: ConnectorConfig, tables: Sequence[str] = (), *, out: TextIO | None = None) -> int:
+def snapshot_command(
+    config: ConnectorConfig, tables: Sequence[str] = (), *, out: TextIO | None = None
+) -> int:
     """Run the one-off snapshot; returns the process exit status."""
     from connector.engine import Engine
 
@@ -77,10 +85,12 @@ def snapshot_command(config: ConnectorConfig, tables: Sequence[str] = (), *, out
     stored = engine.offsets.load()
     if stored and not snapshot_in_progress(stored):
         engine.offsets.close()
-        print(f"mysql-cdc: a snapshot already completed; `mysql-cdc run` continues from "
-              f"{describe_offset(stored)}. To take a new snapshot, delete the stored offsets and schema "
-              "history (offset.storage.file.filename, schema.history.internal.file.filename) first.",
-              file=sys.stderr)
+        print(
+            f"mysql-cdc: a snapshot already completed; `mysql-cdc run` continues from "
+            f"{describe_offset(stored)}. To take a new snapshot, delete the stored offsets and schema "
+            "history (offset.storage.file.filename, schema.history.internal.file.filename) first.",
+            file=sys.stderr,
+        )
         return 1
     started = time.monotonic()
     try:

@@ -32,8 +32,9 @@ LAST_IN_DATA_COLLECTION: Final = "last_in_data_collection"
 LAST: Final = "last"
 
 
-def resolve_marker(first_in_snapshot: bool, last_in_snapshot: bool,
-                   first_in_table: bool, last_in_table: bool) -> str:
+def resolve_marker(
+    first_in_snapshot: bool, last_in_snapshot: bool, first_in_table: bool, last_in_table: bool
+) -> str:
     """Debezium's ``SnapshotMarkerResolver``: "last" wins over "first", table-level over "true"."""
     if last_in_snapshot:
         return LAST

@@ -57,6 +57,8 @@ def locking_strategy(name: str | None) -> LockingStrategy:
     key = (name or "minimal").strip().lower()
     strategy = LOCKING_STRATEGIES.get(key)
     if strategy is None:
-        raise ValueError(f"{LOCKING_MODE_KEY}: expected one of {', '.join(LOCKING_STRATEGIES)}, got {name!r}"
-                         + ("; custom locking is not supported" if key == "custom" else ""))
+        raise ValueError(
+            f"{LOCKING_MODE_KEY}: expected one of {', '.join(LOCKING_STRATEGIES)}, got {name!r}"
+            + ("; custom locking is not supported" if key == "custom" else "")
+        )
     return strategy

@@ -14,14 +14,22 @@ from typing import Final
 
 SNAPSHOT_MODE_KEY: Final = "snapshot.mode"
 
-SNAPSHOT_MODES: Final = ("initial", "initial_only", "when_needed", "no_data", "recovery", "never", "always",
-                         "configuration_based")
+SNAPSHOT_MODES: Final = (
+    "initial",
+    "initial_only",
+    "when_needed",
+    "no_data",
+    "recovery",
+    "never",
+    "always",
+    "configuration_based",
+)
 # Deprecated spellings Debezium still accepts.
 MODE_ALIASES: Final = {"schema_only": "no_data", "schema_only_recovery": "recovery"}
 
 # Where streaming starts after the start-up decision.
-STREAM_FROM_SNAPSHOT: Final = "snapshot"    # the position read under the snapshot's lock
-STREAM_FROM_OFFSET: Final = "offset"        # the stored offset
+STREAM_FROM_SNAPSHOT: Final = "snapshot"  # the position read under the snapshot's lock
+STREAM_FROM_OFFSET: Final = "offset"  # the stored offset
 STREAM_FROM_BEGINNING: Final = "beginning"  # the oldest binlog on the server (no offset, no snapshot)
 
 ShouldSnapshot = Callable[[bool, bool], bool]  # (offset_exists, snapshot_in_progress) -> bool
@@ -58,8 +66,9 @@ class ModeBehaviour:
 MODES: Final[dict[str, ModeBehaviour]] = {
     "initial": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished),
     "initial_only": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished, stream=False),
-    "when_needed": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished,
-                                 snapshot_on_data_error=True),
+    "when_needed": ModeBehaviour(
+        _first_start_or_unfinished, _first_start_or_unfinished, snapshot_on_data_error=True
+    ),
     "no_data": ModeBehaviour(_first_start_or_unfinished, _never),
     "recovery": ModeBehaviour(_always, _never, snapshot_on_schema_error=True, stream_from_snapshot=False),
     "never": ModeBehaviour(_never, _never),
@@ -79,9 +88,13 @@ class ConfigurationBasedMode:
 
     def behaviour(self) -> ModeBehaviour:
         schema, data = self.snapshot_schema, self.snapshot_data
-        return ModeBehaviour(lambda _o, _p: schema, lambda _o, _p: data, stream=self.start_stream,
-                             snapshot_on_schema_error=self.snapshot_on_schema_error,
-                             snapshot_on_data_error=self.snapshot_on_data_error)
+        return ModeBehaviour(
+            lambda _o, _p: schema,
+            lambda _o, _p: data,
+            stream=self.start_stream,
+            snapshot_on_schema_error=self.snapshot_on_schema_error,
+            snapshot_on_data_error=self.snapshot_on_data_error,
+        )
 
 
 @dataclass(frozen=True)
@@ -107,12 +120,16 @@ def normalize_mode(value: str | None) -> str:
     text = (value or "initial").strip().lower()
     text = MODE_ALIASES.get(text, text)
     if text == "custom":
-        raise ValueError(f"{SNAPSHOT_MODE_KEY}: custom snapshotters are not supported; use "
-                         "snapshot.mode=configuration_based with snapshot.mode.configuration.based.* "
-                         "instead")
+        raise ValueError(
+            f"{SNAPSHOT_MODE_KEY}: custom snapshotters are not supported; use "
+            "snapshot.mode=configuration_based with snapshot.mode.configuration.based.* "
+            "instead"
+        )
     if text not in SNAPSHOT_MODES:
-        raise ValueError(f"{SNAPSHOT_MODE_KEY}: expected one of {', '.join(SNAPSHOT_MODES)} "
-                         f"(or the aliases {', '.join(MODE_ALIASES)}), got {value!r}")
+        raise ValueError(
+            f"{SNAPSHOT_MODE_KEY}: expected one of {', '.join(SNAPSHOT_MODES)} "
+            f"(or the aliases {', '.join(MODE_ALIASES)}), got {value!r}"
+        )
     return text
 
 
@@ -125,32 +142,44 @@ def behaviour_for(mode: str, configuration: ConfigurationBasedMode | None = None
 
 def purged_position_message(position: str | None) -> str:
     where = f"binlog starting at {position}" if position else "binlog starting at its stored offset"
-    return (f"The connector is trying to read {where}, but this is no longer available on the server "
-            "(the binlog was purged). A new snapshot is required: set snapshot.mode=when_needed to take "
-            "one automatically on the next start (or snapshot.mode=always to snapshot on every start), "
-            "or delete the stored offsets and schema history to start over with snapshot.mode=initial. "
-            "Also raise the server's binlog retention (binlog_expire_logs_seconds / expire_logs_days).")
+    return (
+        f"The connector is trying to read {where}, but this is no longer available on the server "
+        "(the binlog was purged). A new snapshot is required: set snapshot.mode=when_needed to take "
+        "one automatically on the next start (or snapshot.mode=always to snapshot on every start), "
+        "or delete the stored offsets and schema history to start over with snapshot.mode=initial. "
+        "Also raise the server's binlog retention (binlog_expire_logs_seconds / expire_logs_days)."
+    )
 
 
 UNFINISHED_SNAPSHOT_MESSAGE: Final = (
     "The connector previously stopped while taking a snapshot, but now the connector is configured "
     "to never allow snapshots. Reconfigure the connector to use snapshots initially or when needed "
-    "(snapshot.mode=initial or when_needed).")
+    "(snapshot.mode=initial or when_needed)."
+)
 
 MISSING_HISTORY_MESSAGE: Final = (
     "The schema history is missing although offsets exist. You may attempt to recover it by "
     "reconfiguring the connector to snapshot.mode=recovery (this assumes no schema change happened "
-    "since the stored offset), or delete the offsets to start over with a new snapshot.")
+    "since the stored offset), or delete the offsets to start over with a new snapshot."
+)
 
 RECOVERY_WITHOUT_OFFSET_MESSAGE: Final = (
     "Could not find existing binlog information while attempting schema only recovery snapshot: "
     "snapshot.mode=recovery needs stored offsets. For a first start use snapshot.mode=initial "
-    "(or no_data for schema only).")
+    "(or no_data for schema only)."
+)
 
 
-def decide(mode: str, offset_exists: bool, snapshot_in_progress: bool, position_purged: bool = False,
-           *, history_exists: bool = True, position: str | None = None,
-           configuration: ConfigurationBasedMode | None = None) -> SnapshotPlan:
+def decide(
+    mode: str,
+    offset_exists: bool,
+    snapshot_in_progress: bool,
+    position_purged: bool = False,
+    *,
+    history_exists: bool = True,
+    position: str | None = None,
+    configuration: ConfigurationBasedMode | None = None,
+) -> SnapshotPlan:
     """Debezium's start-up decision.
 
     ``offset_exists``: an offset is stored for this connector. ``snapshot_in_progress``: that offset
@@ -199,7 +228,8 @@ def decide(mode: str, offset_exists: bool, snapshot_in_progress: bool, position_
     if position_purged and streams_from_stored_offset:
         if b.snapshot_on_data_error:
             # Debezium resets the offsets; what follows is a first start.
-            return plan(b.snapshot_schema(False, False), b.snapshot_data(False, False), reset=True,
-                        has_offset=False)
+            return plan(
+                b.snapshot_schema(False, False), b.snapshot_data(False, False), reset=True, has_offset=False
+            )
         return fail(purged_position_message(position))
     return plan(schema, data)

@@ -21,7 +21,9 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressReporter(Protocol):
-    def table_started(self, table_id: TableId, estimated_rows: int | None, order: int, count: int) -> None: ...
+    def table_started(
+        self, table_id: TableId, estimated_rows: int | None, order: int, count: int
+    ) -> None: ...
 
     def advance(self, table_id: TableId, rows_done: int) -> None: ...
 
@@ -67,16 +69,33 @@ class LogProgress:
         elapsed = now - clock.started
         rate = rows_done / elapsed if elapsed > 0 else 0.0
         if clock.estimate is not None:
-            self.log.info("\t Exported %d of %d records for table '%s' after %s (%.0f rows/s)", rows_done,
-                          clock.estimate, table_id, _duration(elapsed), rate)
+            self.log.info(
+                "\t Exported %d of %d records for table '%s' after %s (%.0f rows/s)",
+                rows_done,
+                clock.estimate,
+                table_id,
+                _duration(elapsed),
+                rate,
+            )
         else:
-            self.log.info("\t Exported %d records for table '%s' after %s (%.0f rows/s)", rows_done, table_id,
-                          _duration(elapsed), rate)
+            self.log.info(
+                "\t Exported %d records for table '%s' after %s (%.0f rows/s)",
+                rows_done,
+                table_id,
+                _duration(elapsed),
+                rate,
+            )
 
     def table_finished(self, table_id: TableId, rows: int) -> None:
         clock = self._tables.pop(table_id)
-        self.log.info("\t Finished exporting %d records for table '%s' (%d of %d tables); total duration '%s'",
-                      rows, table_id, clock.order, self._count, _duration(time.monotonic() - clock.started))
+        self.log.info(
+            "\t Finished exporting %d records for table '%s' (%d of %d tables); total duration '%s'",
+            rows,
+            table_id,
+            clock.order,
+            self._count,
+            _duration(time.monotonic() - clock.started),
+        )
 
     def close(self) -> None:
         self._tables.clear()
@@ -97,17 +116,24 @@ class RichProgress:
         )
 
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-            console=Console(file=stream or sys.stderr, width=width), transient=False)
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            console=Console(file=stream or sys.stderr, width=width),
+            transient=False,
+        )
         self._tasks: dict[TableId, Any] = {}
         self._totals: dict[TableId, int | None] = {}
         self._started: dict[TableId, float] = {}
         self._progress.start()
 
     def table_started(self, table_id: TableId, estimated_rows: int | None, order: int, count: int) -> None:
-        self._tasks[table_id] = self._progress.add_task(f"{table_id} ({order}/{count})", total=estimated_rows,
-                                                        rate="")
+        self._tasks[table_id] = self._progress.add_task(
+            f"{table_id} ({order}/{count})", total=estimated_rows, rate=""
+        )
         self._totals[table_id] = estimated_rows
         self._started[table_id] = time.monotonic()
 

@@ -41,8 +41,8 @@ class TableJob:
     table_id: TableId
     select: str
     estimated_rows: int | None
-    order: int   # 0-based position in the snapshot order
-    count: int   # number of tables in the snapshot
+    order: int  # 0-based position in the snapshot order
+    count: int  # number of tables in the snapshot
 
     @property
     def first_table(self) -> bool:
@@ -53,17 +53,21 @@ class TableJob:
         return self.order == self.count - 1
 
 
-def batch_markers(size: int, first_batch: bool, final_batch: bool, first_table: bool,
-                  last_table: bool) -> Specials:
+def batch_markers(
+    size: int, first_batch: bool, final_batch: bool, first_table: bool, last_table: bool
+) -> Specials:
     """Markers of the rows of one batch that are not plain "true": its first row when the batch is
     the table's first, its last row when the batch is the table's last."""
     marks: dict[int, str] = {}
     single = size == 1
     if first_batch:
-        marks[0] = resolve_marker(first_table, last_table and final_batch and single, True, final_batch and single)
+        marks[0] = resolve_marker(
+            first_table, last_table and final_batch and single, True, final_batch and single
+        )
     if final_batch:
-        marks[size - 1] = resolve_marker(first_table and first_batch and single, last_table,
-                                         first_batch and single, True)
+        marks[size - 1] = resolve_marker(
+            first_table and first_batch and single, last_table, first_batch and single, True
+        )
     return tuple(marks.items())
 
 
@@ -76,8 +80,9 @@ def _forget_result(cursor: Any) -> None:
         result.unbuffered_active = False
 
 
-def scan_batches(conn: pymysql.connections.Connection, job: TableJob, batch_rows: int,
-                 cancelled: threading.Event) -> Iterator[tuple[list[Row], Specials, bool]]:
+def scan_batches(
+    conn: pymysql.connections.Connection, job: TableJob, batch_rows: int, cancelled: threading.Event
+) -> Iterator[tuple[list[Row], Specials, bool]]:
     """(rows, specials, final) per batch of the table's SELECT, with the markers already resolved.
 
     The next batch is read before the current one is handed out: that lookahead is how the last row
@@ -107,8 +112,9 @@ def scan_batches(conn: pymysql.connections.Connection, job: TableJob, batch_rows
     cursor.close()
 
 
-def deliver(listener_row: Callable[[TableId, Row, str], None], table_id: TableId, rows: list[Row],
-            specials: Specials) -> None:
+def deliver(
+    listener_row: Callable[[TableId, Row, str], None], table_id: TableId, rows: list[Row], specials: Specials
+) -> None:
     if specials:
         marks = dict(specials)
         for index, row in enumerate(rows):
@@ -126,8 +132,14 @@ def source_ts_ms(cursor: Any) -> int:
     return int(value) * 1000
 
 
-def scan_serial(conn: pymysql.connections.Connection, jobs: Sequence[TableJob], listener: SnapshotListener,
-                progress: ProgressReporter, batch_rows: int, cancelled: threading.Event) -> dict[TableId, int]:
+def scan_serial(
+    conn: pymysql.connections.Connection,
+    jobs: Sequence[TableJob],
+    listener: SnapshotListener,
+    progress: ProgressReporter,
+    batch_rows: int,
+    cancelled: threading.Event,
+) -> dict[TableId, int]:
     counts: dict[TableId, int] = {}
     on_row = listener.on_row
     cur = conn.cursor()
@@ -176,9 +188,14 @@ class _Coordinator:
                 self._cond.wait(0.1)
 
 
-def scan_parallel(connections: Sequence[pymysql.connections.Connection], jobs: Sequence[TableJob],
-                  listener: SnapshotListener, progress: ProgressReporter, batch_rows: int,
-                  cancelled: threading.Event) -> dict[TableId, int]:
+def scan_parallel(
+    connections: Sequence[pymysql.connections.Connection],
+    jobs: Sequence[TableJob],
+    listener: SnapshotListener,
+    progress: ProgressReporter,
+    batch_rows: int,
+    cancelled: threading.Event,
+) -> dict[TableId, int]:
     """Each connection (already inside the shared consistent snapshot) reads whole tables, taking the
     next table in snapshot order when done. Listener calls stay on the calling thread."""
     todo: queue.SimpleQueue[TableJob] = queue.SimpleQueue()
@@ -231,8 +248,10 @@ def scan_parallel(connections: Sequence[pymysql.connections.Connection], jobs: S
             with contextlib.suppress(SnapshotCancelled):
                 put(("error", None, exc))
 
-    threads = [threading.Thread(target=worker, args=(conn,), name=f"snapshot-reader-{i}", daemon=True)
-               for i, conn in enumerate(connections)]
+    threads = [
+        threading.Thread(target=worker, args=(conn,), name=f"snapshot-reader-{i}", daemon=True)
+        for i, conn in enumerate(connections)
+    ]
     for thread in threads:
         thread.start()
     counts: dict[TableId, int] = {}

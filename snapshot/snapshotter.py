@@ -61,8 +61,17 @@ ROW_COUNT_ORDERS = ("disabled", "ascending", "descending")
 _CONNECTION_LOST = frozenset({2006, 2013, 2055})
 _NO_SUCH_TABLE = 1146
 
-__all__ = ["SnapshotCancelled", "SnapshotError", "SnapshotSettings", "SnapshotSummary", "Snapshotter",
-           "connection_factory", "quote_identifier", "quote_table", "set_statement_for"]
+__all__ = [
+    "SnapshotCancelled",
+    "SnapshotError",
+    "SnapshotSettings",
+    "SnapshotSummary",
+    "Snapshotter",
+    "connection_factory",
+    "quote_identifier",
+    "quote_table",
+    "set_statement_for",
+]
 
 
 class SnapshotError(RuntimeError):
@@ -108,8 +117,11 @@ def create_database_statement(database: str, charset: str | None, collation: str
     return ddl
 
 
-def order_tables(tables: Iterable[TableId], include_patterns: Sequence[re.Pattern[str]],
-                 signal_patterns: Sequence[re.Pattern[str]] = ()) -> list[TableId]:
+def order_tables(
+    tables: Iterable[TableId],
+    include_patterns: Sequence[re.Pattern[str]],
+    signal_patterns: Sequence[re.Pattern[str]] = (),
+) -> list[TableId]:
     """Debezium's snapshot order: for each ``table.include.list`` pattern in turn (all tables when the
     list is empty), the matching tables sorted by name; then the signal table."""
     candidates = sorted(set(tables))
@@ -130,7 +142,9 @@ def _regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
             try:
                 patterns.append(re.compile(part, re.IGNORECASE))
             except re.error as exc:
-                raise SnapshotConfigError(key, f"{part!r} is not a valid regular expression ({exc})") from None
+                raise SnapshotConfigError(
+                    key, f"{part!r} is not a valid regular expression ({exc})"
+                ) from None
     return tuple(patterns)
 
 
@@ -170,10 +184,14 @@ class SnapshotSettings:
         if self.fetch_size is not None and self.fetch_size < 1:
             object.__setattr__(self, "fetch_size", None)  # Debezium's Integer.MIN_VALUE: just stream
         if self.lock_timeout_ms < 0:
-            raise SnapshotConfigError("snapshot.lock.timeout.ms", f"must not be negative, got {self.lock_timeout_ms}")
+            raise SnapshotConfigError(
+                "snapshot.lock.timeout.ms", f"must not be negative, got {self.lock_timeout_ms}"
+            )
         if self.order_by_row_count not in ROW_COUNT_ORDERS:
-            raise SnapshotConfigError("snapshot.tables.order.by.row.count",
-                                      f"expected one of {', '.join(ROW_COUNT_ORDERS)}, got {self.order_by_row_count!r}")
+            raise SnapshotConfigError(
+                "snapshot.tables.order.by.row.count",
+                f"expected one of {', '.join(ROW_COUNT_ORDERS)}, got {self.order_by_row_count!r}",
+            )
         object.__setattr__(self, "select_overrides", MappingProxyType(dict(self.select_overrides)))
 
     @property
@@ -185,7 +203,9 @@ class SnapshotSettings:
         return self.fetch_size or DEFAULT_BATCH_ROWS
 
     def snapshot_included(self, table_id: TableId) -> bool:
-        return not self.include_collections or any(p.fullmatch(str(table_id)) for p in self.include_collections)
+        return not self.include_collections or any(
+            p.fullmatch(str(table_id)) for p in self.include_collections
+        )
 
     @classmethod
     def from_config(cls, config: ConnectorConfig) -> SnapshotSettings:
@@ -218,13 +238,20 @@ class SnapshotSettings:
             except ValueError:
                 raise SnapshotConfigError(OVERRIDES_KEY, f"{name!r} is not a database.table name") from None
             if not statement:
-                raise SnapshotConfigError(key, f"{name} is listed in {OVERRIDES_KEY} but {key} (the SELECT "
-                                          "to run for it) is not set")
+                raise SnapshotConfigError(
+                    key,
+                    f"{name} is listed in {OVERRIDES_KEY} but {key} (the SELECT to run for it) is not set",
+                )
             overrides[table_id] = statement
         for suffix in config.subset(OVERRIDES_KEY + "."):
             if suffix not in listed:
-                log.warning("%s.%s is ignored: add %s to %s (a comma-separated list of database.table) "
-                            "to use it", OVERRIDES_KEY, suffix, suffix, OVERRIDES_KEY)
+                log.warning(
+                    "%s.%s is ignored: add %s to %s (a comma-separated list of database.table) to use it",
+                    OVERRIDES_KEY,
+                    suffix,
+                    suffix,
+                    OVERRIDES_KEY,
+                )
         based = "snapshot.mode.configuration.based."
         return cls(
             mode=config.get("snapshot.mode") or "initial",
@@ -233,21 +260,28 @@ class SnapshotSettings:
             max_threads=integer("snapshot.max.threads", 1) or 1,
             lock_timeout_ms=integer("snapshot.lock.timeout.ms", 10000) or 0,
             select_overrides=overrides,
-            include_collections=_regex_list("snapshot.include.collection.list",
-                                            config.get("snapshot.include.collection.list")),
-            store_only_captured_tables_ddl=boolean("schema.history.internal.store.only.captured.tables.ddl", False),
-            store_only_captured_databases_ddl=boolean("schema.history.internal.store.only.captured.databases.ddl",
-                                                      False),
+            include_collections=_regex_list(
+                "snapshot.include.collection.list", config.get("snapshot.include.collection.list")
+            ),
+            store_only_captured_tables_ddl=boolean(
+                "schema.history.internal.store.only.captured.tables.ddl", False
+            ),
+            store_only_captured_databases_ddl=boolean(
+                "schema.history.internal.store.only.captured.databases.ddl", False
+            ),
             ignore_builtin=boolean("table.ignore.builtin", True),
             table_include_order=_regex_list("table.include.list", config.get("table.include.list")),
             signal_patterns=_regex_list("signal.data.collection", config.get("signal.data.collection")),
-            order_by_row_count=(config.get("snapshot.tables.order.by.row.count") or "disabled").strip().lower(),
+            order_by_row_count=(config.get("snapshot.tables.order.by.row.count") or "disabled")
+            .strip()
+            .lower(),
             configuration_based=ConfigurationBasedMode(
                 snapshot_data=boolean(based + "snapshot.data", False),
                 snapshot_schema=boolean(based + "snapshot.schema", False),
                 start_stream=boolean(based + "start.stream", False),
                 snapshot_on_schema_error=boolean(based + "snapshot.on.schema.error", False),
-                snapshot_on_data_error=boolean(based + "snapshot.on.data.error", False)),
+                snapshot_on_data_error=boolean(based + "snapshot.on.data.error", False),
+            ),
         )
 
 
@@ -298,10 +332,17 @@ class Snapshotter:
     for a table (column filters) or None for ``SELECT *``.
     """
 
-    def __init__(self, settings: SnapshotSettings, connect: Connect, is_captured: Callable[[TableId], bool],
-                 flavor: str, *, is_database_captured: Callable[[str], bool] | None = None,
-                 projection: Callable[[TableId], Sequence[str] | None] | None = None,
-                 progress: ProgressReporter | None = None) -> None:
+    def __init__(
+        self,
+        settings: SnapshotSettings,
+        connect: Connect,
+        is_captured: Callable[[TableId], bool],
+        flavor: str,
+        *,
+        is_database_captured: Callable[[str], bool] | None = None,
+        projection: Callable[[TableId], Sequence[str] | None] | None = None,
+        progress: ProgressReporter | None = None,
+    ) -> None:
         self.settings = settings
         self._connect = connect
         self.is_captured = is_captured
@@ -317,8 +358,9 @@ class Snapshotter:
         self._cancelled.set()
 
     # -- public entry point ------------------------------------------------------------------------
-    def run(self, listener: SnapshotListener, tables: Sequence[TableId] | None = None, *,
-            data: bool = True) -> BinlogPosition:
+    def run(
+        self, listener: SnapshotListener, tables: Sequence[TableId] | None = None, *, data: bool = True
+    ) -> BinlogPosition:
         """Snapshot schema and (unless ``data`` is False: no_data / recovery) rows.
 
         ``tables`` restricts the rows read to these captured tables (the schema snapshot stays
@@ -335,7 +377,9 @@ class Snapshotter:
             main.autocommit(False)
             version = main.get_server_info()
             if flavor_of(version) != self.flavor:
-                log.warning("server version %r does not look like %s; using its own flavor", version, self.flavor)
+                log.warning(
+                    "server version %r does not look like %s; using its own flavor", version, self.flavor
+                )
             flavor = flavor_of(version)
             cur = main.cursor()
             plan = self._plan(self._list_tables(cur), tables)
@@ -360,15 +404,18 @@ class Snapshotter:
                     try:
                         _execute(cur, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
                     except pymysql.MySQLError:
-                        log.error("It's possible to receive duplicated events between snapshot and streaming. "
-                                  "It can be caused by an unsupported engine")
+                        log.error(
+                            "It's possible to receive duplicated events between snapshot and streaming. "
+                            "It can be caused by an unsupported engine"
+                        )
                         raise
                 if not state.global_lock:
                     if not strategy.table_lock_fallback:
                         raise SnapshotError(
                             f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
                             f"{strategy.name} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
-                            "connector user, or use snapshot.locking.mode=minimal")
+                            "connector user, or use snapshot.locking.mode=minimal"
+                        )
                     self._table_lock(cur, plan.data_tables, state)
 
             # -- position --------------------------------------------------------------------------
@@ -383,7 +430,9 @@ class Snapshotter:
                         _execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
 
             # -- structure -------------------------------------------------------------------------
-            deferred = [t for t in plan.schema_tables if t not in set(plan.data_tables)] if state.table_lock else []
+            deferred = (
+                [t for t in plan.schema_tables if t not in set(plan.data_tables)] if state.table_lock else []
+            )
             statements = self._read_structure(cur, listener, plan, deferred, flavor)
             if state.global_lock and strategy.release_after_schema:
                 self._unlock(cur, state)
@@ -393,11 +442,13 @@ class Snapshotter:
             if data and plan.data_tables:
                 jobs = self._jobs(cur, plan.data_tables)
                 if len(connections) > 1:
-                    counts = scan_parallel(connections, jobs, listener, progress, self.settings.batch_rows,
-                                           self._cancelled)
+                    counts = scan_parallel(
+                        connections, jobs, listener, progress, self.settings.batch_rows, self._cancelled
+                    )
                 else:
-                    counts = scan_serial(main, jobs, listener, progress, self.settings.batch_rows,
-                                         self._cancelled)
+                    counts = scan_serial(
+                        main, jobs, listener, progress, self.settings.batch_rows, self._cancelled
+                    )
 
             # -- release ---------------------------------------------------------------------------
             if state.table_lock:
@@ -414,9 +465,13 @@ class Snapshotter:
                 self._unlock(cur, state)
             main.rollback()
             self.last_summary = SnapshotSummary(
-                position, MappingProxyType(counts), statements,
+                position,
+                MappingProxyType(counts),
+                statements,
                 "global" if state.used_global else "table" if state.used_table else "none",
-                state.blocked_seconds, time.monotonic() - started)
+                state.blocked_seconds,
+                time.monotonic() - started,
+            )
             listener.on_complete()
             return position
         except BaseException:
@@ -445,7 +500,9 @@ class Snapshotter:
         table_ids: list[TableId] = []
         for database in databases:
             try:
-                _execute(cur, f"SHOW FULL TABLES IN {quote_identifier(database)} where Table_Type = 'BASE TABLE'")
+                _execute(
+                    cur, f"SHOW FULL TABLES IN {quote_identifier(database)} where Table_Type = 'BASE TABLE'"
+                )
             except pymysql.MySQLError as exc:
                 _reraise_if_disconnected(exc)
                 log.warning("Error while reading list of tables in database %s: %s", database, exc)
@@ -455,8 +512,9 @@ class Snapshotter:
 
     def _plan(self, all_tables: Sequence[TableId], only: Sequence[TableId] | None) -> _Plan:
         s = self.settings
-        eligible = sorted(t for t in all_tables
-                          if not (s.ignore_builtin and t.database.lower() in BUILTIN_DATABASES))
+        eligible = sorted(
+            t for t in all_tables if not (s.ignore_builtin and t.database.lower() in BUILTIN_DATABASES)
+        )
         captured = [t for t in eligible if self.is_captured(t)]
         wanted = [t for t in captured if s.snapshot_included(t)]
         if only is not None:
@@ -464,8 +522,10 @@ class Snapshotter:
             missing = sorted(requested - set(captured))
             if missing:
                 raise SnapshotError(
-                    "not captured or not found on the server: " + ", ".join(map(str, missing))
-                    + " (check the names and table.include.list / database.include.list)")
+                    "not captured or not found on the server: "
+                    + ", ".join(map(str, missing))
+                    + " (check the names and table.include.list / database.include.list)"
+                )
             wanted = [t for t in wanted if t in requested] + sorted(requested - set(wanted))
         data_tables = order_tables(wanted, s.table_include_order, s.signal_patterns)
         if s.store_only_captured_tables_ddl:
@@ -476,8 +536,12 @@ class Snapshotter:
             schema_tables = [t for t in eligible if is_db(t.database)]
         else:
             schema_tables = eligible
-        log.info("Snapshot of %d table(s) (%d with schema): %s", len(data_tables), len(schema_tables),
-                 ", ".join(map(str, data_tables)) or "-")
+        log.info(
+            "Snapshot of %d table(s) (%d with schema): %s",
+            len(data_tables),
+            len(schema_tables),
+            ", ".join(map(str, data_tables)) or "-",
+        )
         return _Plan(schema_tables, data_tables)
 
     def _global_lock(self, cur: Any, strategy: LockingStrategy, state: _LockState) -> None:
@@ -489,8 +553,11 @@ class Snapshotter:
             _reraise_if_disconnected(exc)
             # How "not permitted" (no RELOAD, RDS, Aurora) is detected: the statement fails.
             state.refusal = str(exc)
-            log.info("Unable to flush and acquire global read lock, will use table read locks after reading "
-                     "table names (%s)", exc)
+            log.info(
+                "Unable to flush and acquire global read lock, will use table read locks after reading "
+                "table names (%s)",
+                exc,
+            )
             return
         state.lock_acquired("global")
 
@@ -500,7 +567,8 @@ class Snapshotter:
                 "User does not have the 'LOCK TABLES' privilege required to obtain a consistent snapshot by "
                 f"preventing concurrent writes to tables (the global read lock was refused: {state.refusal}). "
                 "GRANT LOCK TABLES (or RELOAD, for the global read lock) ON *.* to the connector user, or set "
-                "snapshot.locking.mode=none to snapshot without locks (no consistency guarantee)")
+                "snapshot.locking.mode=none to snapshot without locks (no consistency guarantee)"
+            )
         log.info("Flush and obtain read lock for %d tables (preventing writes)", len(tables))
         if tables:
             _execute(cur, "LOCK TABLES " + ", ".join(f"{quote_table(t)} READ" for t in tables))
@@ -512,8 +580,9 @@ class Snapshotter:
         held = state.lock_released()
         log.info("Writes to MySQL tables prevented for a total of %.3f s", held)
 
-    def _read_structure(self, cur: Any, listener: SnapshotListener, plan: _Plan, deferred: Sequence[TableId],
-                        flavor: str) -> int:
+    def _read_structure(
+        self, cur: Any, listener: SnapshotListener, plan: _Plan, deferred: Sequence[TableId], flavor: str
+    ) -> int:
         """Emit the schema statements in Debezium's order; returns how many were emitted."""
         count = 0
 
@@ -533,8 +602,11 @@ class Snapshotter:
 
         for table_id in plan.schema_tables:
             emit(f"DROP TABLE IF EXISTS {quote_table(table_id)}", table_id.database)
-        _execute(cur, "SELECT schema_name, default_character_set_name, default_collation_name "
-                      "FROM information_schema.schemata")
+        _execute(
+            cur,
+            "SELECT schema_name, default_character_set_name, default_collation_name "
+            "FROM information_schema.schemata",
+        )
         locales = {_text(r[0]): (_opt_text(r[1]), _opt_text(r[2])) for r in cur.fetchall()}
         skip = set(deferred)
         by_database: dict[str, list[TableId]] = {}
@@ -566,7 +638,9 @@ class Snapshotter:
         if self.settings.order_by_row_count != "disabled":
             sign = 1 if self.settings.order_by_row_count == "ascending" else -1
             ordered.sort(key=lambda t: sign * (estimates[t] or 0))
-        return [TableJob(t, self._select_for(t), estimates[t], i, len(ordered)) for i, t in enumerate(ordered)]
+        return [
+            TableJob(t, self._select_for(t), estimates[t], i, len(ordered)) for i, t in enumerate(ordered)
+        ]
 
     def _estimate(self, cur: Any, table_id: TableId) -> int | None:
         if table_id in self.settings.select_overrides:

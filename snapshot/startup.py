@@ -95,22 +95,41 @@ def earliest_position(connect: Connect) -> BinlogPosition:
     return BinlogPosition(files[0], 4)
 
 
-def plan_start(config: ConnectorConfig, offset: Mapping[str, Any] | None, *, history_exists: bool,
-               position_purged: bool) -> SnapshotPlan:
+def plan_start(
+    config: ConnectorConfig, offset: Mapping[str, Any] | None, *, history_exists: bool, position_purged: bool
+) -> SnapshotPlan:
     """Debezium's start-up decision for this connector's ``snapshot.mode``."""
     settings = SnapshotSettings.from_config(config)
-    return decide(settings.mode, offset is not None, snapshot_in_progress(offset), position_purged,
-                  history_exists=history_exists, position=describe_offset(offset),
-                  configuration=settings.configuration_based)
+    return decide(
+        settings.mode,
+        offset is not None,
+        snapshot_in_progress(offset),
+        position_purged,
+        history_exists=history_exists,
+        position=describe_offset(offset),
+        configuration=settings.configuration_based,
+    )
 
 
-def build_snapshotter(config: ConnectorConfig, flavor: str, table_filter: TableFilter, *,
-                      projection: Callable[[TableId], Sequence[str] | None] | None = None,
-                      progress: ProgressReporter | None = None, connect: Connect | None = None) -> Snapshotter:
+def build_snapshotter(
+    config: ConnectorConfig,
+    flavor: str,
+    table_filter: TableFilter,
+    *,
+    projection: Callable[[TableId], Sequence[str] | None] | None = None,
+    progress: ProgressReporter | None = None,
+    connect: Connect | None = None,
+) -> Snapshotter:
     """A snapshotter configured from the connector properties and filters."""
-    return Snapshotter(SnapshotSettings.from_config(config), connect or connection_factory(config),
-                       table_filter.table_captured, flavor, is_database_captured=table_filter.database_captured,
-                       projection=projection, progress=progress)
+    return Snapshotter(
+        SnapshotSettings.from_config(config),
+        connect or connection_factory(config),
+        table_filter.table_captured,
+        flavor,
+        is_database_captured=table_filter.database_captured,
+        projection=projection,
+        progress=progress,
+    )
 
 
 class PinnedPositionListener:

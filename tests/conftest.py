@@ -79,4 +79,5 @@ def unique_db(mysql_server: MySQLServerHandle, request: pytest.FixtureRequest) -
     with scratch_database(mysql_server, request.node.name, "t_") as name:
         yield name
 
+
 from tests.kafka_support import kafka_broker, mock_kafka  # noqa: E402, F401

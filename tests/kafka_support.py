@@ -96,8 +96,9 @@ class MockKafkaCluster:
         self.bootstrap: str = self.lib.rd_kafka_mock_cluster_bootstraps(self._cluster).decode()
 
     def create_topic(self, name: str, partitions: int, replication_factor: int = 1) -> None:
-        err = self.lib.rd_kafka_mock_topic_create(self._cluster, name.encode(), partitions,
-                                                  replication_factor)
+        err = self.lib.rd_kafka_mock_topic_create(
+            self._cluster, name.encode(), partitions, replication_factor
+        )
         if err:
             raise RuntimeError(f"mock topic create {name} failed with error {err}")
 
@@ -115,7 +116,8 @@ class MockKafkaCluster:
         """The next ``len(error_codes)`` produce requests fail with these codes, in order."""
         array = (ctypes.c_int * len(error_codes))(*error_codes)
         self.lib.rd_kafka_mock_push_request_errors_array(
-            self._cluster, PRODUCE_API_KEY, len(error_codes), ctypes.cast(array, ctypes.c_void_p))
+            self._cluster, PRODUCE_API_KEY, len(error_codes), ctypes.cast(array, ctypes.c_void_p)
+        )
 
     def destroy(self) -> None:
         if self._cluster:
@@ -133,8 +135,9 @@ class KafkaBroker(str):
     compose: Any  # pytest-docker's compose executor for the docker-compose ``kafka`` service
     namespace: str
 
-    def __new__(cls, bootstrap: str, mock: MockKafkaCluster | None, namespace: str,
-                compose: Any = None) -> KafkaBroker:
+    def __new__(
+        cls, bootstrap: str, mock: MockKafkaCluster | None, namespace: str, compose: Any = None
+    ) -> KafkaBroker:
         self = super().__new__(cls, bootstrap)
         self.mock = mock
         self.compose = compose
@@ -231,8 +234,13 @@ def mock_kafka() -> Iterator[KafkaBroker]:
 def consume_all(bootstrap: str, topics: Iterable[str], timeout: float = 30.0) -> list[ConsumerRecord]:
     """Every record of ``topics`` from the beginning to the current end, in partition order
     (per partition, by offset), with a plain kafka-python consumer and no consumer group."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None,
-                             consumer_timeout_ms=1000, allow_auto_create_topics=False)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        group_id=None,
+        consumer_timeout_ms=1000,
+        allow_auto_create_topics=False,
+    )
     try:
         partitions: list[TopicPartition] = []
         for topic in topics:
@@ -246,8 +254,10 @@ def consume_all(bootstrap: str, topics: Iterable[str], timeout: float = 30.0) ->
         truncated = {tp: o for tp, o in consumer.beginning_offsets(partitions).items() if o > 0}
         if truncated:
             # The mock broker keeps only the last 5 MiB (or 100,000 batches) of each partition.
-            raise AssertionError(f"partitions lost their oldest records (log start offsets {truncated}); "
-                                 "keep a test's data under 5 MiB per partition (compress, or more partitions)")
+            raise AssertionError(
+                f"partitions lost their oldest records (log start offsets {truncated}); "
+                "keep a test's data under 5 MiB per partition (compress, or more partitions)"
+            )
         out: dict[TopicPartition, list[ConsumerRecord]] = {tp: [] for tp in partitions}
         deadline = time.monotonic() + timeout
         while any(consumer.position(tp) < end[tp] for tp in partitions):

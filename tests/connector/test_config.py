@@ -26,12 +26,15 @@ def write_props(tmp_path: Path, props: dict[str, str]) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("missing", "expected"), [
-    ("database.hostname", "database.hostname: is required"),
-    ("database.user", "database.user: is required"),
-    ("database.server.id", "database.server.id: is required"),
-    ("topic.prefix", "topic.prefix: is required"),
-])
+@pytest.mark.parametrize(
+    ("missing", "expected"),
+    [
+        ("database.hostname", "database.hostname: is required"),
+        ("database.user", "database.user: is required"),
+        ("database.server.id", "database.server.id: is required"),
+        ("topic.prefix", "topic.prefix: is required"),
+    ],
+)
 def test_missing_required_key_exits_2_naming_the_key(tmp_path, capsys, missing, expected):
     props = {k: v for k, v in BASE.items() if k != missing}
     assert main(["run", "--config", str(write_props(tmp_path, props))]) == 2
@@ -40,16 +43,19 @@ def test_missing_required_key_exits_2_naming_the_key(tmp_path, capsys, missing, 
     assert "s3cret-pass" not in err
 
 
-@pytest.mark.parametrize(("key", "value", "expected"), [
-    ("database.port", "abc", "database.port: expected an integer, got 'abc'"),
-    ("database.server.id", "0", "database.server.id: must be at least 1"),
-    ("snapshot.mode", "sometimes", "snapshot.mode: expected one of initial, initial_only"),
-    ("decimal.handling.mode", "float", "decimal.handling.mode: expected one of precise, double, string"),
-    ("tombstones.on.delete", "yes", "tombstones.on.delete: expected true or false, got 'yes'"),
-    ("topic.prefix", "shop/eu", "topic.prefix: 'shop/eu' may contain only letters"),
-    ("table.include.list", "shop.(orders", "table.include.list: 'shop.(orders' is not a valid regular"),
-    ("sink.type", "jsonl,carrier-pigeon", "sink.type: unknown value 'carrier-pigeon'"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("database.port", "abc", "database.port: expected an integer, got 'abc'"),
+        ("database.server.id", "0", "database.server.id: must be at least 1"),
+        ("snapshot.mode", "sometimes", "snapshot.mode: expected one of initial, initial_only"),
+        ("decimal.handling.mode", "float", "decimal.handling.mode: expected one of precise, double, string"),
+        ("tombstones.on.delete", "yes", "tombstones.on.delete: expected true or false, got 'yes'"),
+        ("topic.prefix", "shop/eu", "topic.prefix: 'shop/eu' may contain only letters"),
+        ("table.include.list", "shop.(orders", "table.include.list: 'shop.(orders' is not a valid regular"),
+        ("sink.type", "jsonl,carrier-pigeon", "sink.type: unknown value 'carrier-pigeon'"),
+    ],
+)
 def test_invalid_value_exits_2_naming_key_and_form(tmp_path, capsys, key, value, expected):
     props = {**BASE, key: value}
     assert main(["run", "--config", str(write_props(tmp_path, props))]) == 2
@@ -72,8 +78,9 @@ def test_unknown_key_warns_and_is_ignored(caplog):
 
 def test_env_substitution_and_overrides(tmp_path, monkeypatch):
     monkeypatch.setenv("CDC_PASSWORD", "from-env")
-    path = write_props(tmp_path, {**BASE, "database.password": "${CDC_PASSWORD}",
-                                  "database.port": "${CDC_PORT:-3307}"})
+    path = write_props(
+        tmp_path, {**BASE, "database.password": "${CDC_PASSWORD}", "database.port": "${CDC_PORT:-3307}"}
+    )
     config = ConnectorConfig.from_file(path, {"topic.prefix": "override"})
     assert config.password == "from-env"
     assert config.port == 3307
@@ -109,6 +116,12 @@ def test_help_lists_every_property(capsys):
         main(["run", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for key in ("database.hostname", "snapshot.mode", "sink.jsonl.path", "offset.storage.file.filename",
-                "schema.history.internal.file.filename", "key.converter.schemas.enable"):
+    for key in (
+        "database.hostname",
+        "snapshot.mode",
+        "sink.jsonl.path",
+        "offset.storage.file.filename",
+        "schema.history.internal.file.filename",
+        "key.converter.schemas.enable",
+    ):
         assert key in out

@@ -80,18 +80,24 @@ def create_sql(name: str, specs: Sequence[Spec]) -> list[str]:
     return stmts
 
 
-def snapshot_rows(server: LocalMySQLServer, table: str, time_zone: str = "+00:00"
-                  ) -> list[tuple[Any, ...]]:
-    conn = pymysql.connect(host=server.host, port=server.port, user=server.connector.user,
-                           password=server.connector.password, charset="utf8mb4",
-                           conv=SNAPSHOT_CONVERSIONS, init_command=f"SET time_zone='{time_zone}'")
+def snapshot_rows(server: LocalMySQLServer, table: str, time_zone: str = "+00:00") -> list[tuple[Any, ...]]:
+    conn = pymysql.connect(
+        host=server.host,
+        port=server.port,
+        user=server.connector.user,
+        password=server.connector.password,
+        charset="utf8mb4",
+        conv=SNAPSHOT_CONVERSIONS,
+        init_command=f"SET time_zone='{time_zone}'",
+    )
     with conn, conn.cursor() as cur:
         cur.execute(f"SELECT * FROM `{DB}`.`{table}` ORDER BY id")
         return [row[1:] for row in cur.fetchall()]
 
 
-def binlog_rows(server: LocalMySQLServer, encodings: dict[str, list[str | None]]
-                ) -> dict[str, list[dict[str, Any]]]:
+def binlog_rows(
+    server: LocalMySQLServer, encodings: dict[str, list[str | None]]
+) -> dict[str, list[dict[str, Any]]]:
     """Every inserted row of the module's database, by table, as mysql-replication decodes it after
     the reader installed each column's ``binlog_encoding``.
 
@@ -101,10 +107,17 @@ def binlog_rows(server: LocalMySQLServer, encodings: dict[str, list[str | None]]
     """
     end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
     stream = BinLogStreamReader(
-        connection_settings={"host": server.host, "port": server.port,
-                             "user": server.connector.user, "passwd": server.connector.password},
-        server_id=random.randint(10_000, 2**31), is_mariadb=True, blocking=True,
-        resume_stream=False)
+        connection_settings={
+            "host": server.host,
+            "port": server.port,
+            "user": server.connector.user,
+            "passwd": server.connector.password,
+        },
+        server_id=random.randint(10_000, 2**31),
+        is_mariadb=True,
+        blocking=True,
+        resume_stream=False,
+    )
     out: dict[str, list[dict[str, Any]]] = {}
     try:
         for event in stream:
@@ -115,7 +128,8 @@ def binlog_rows(server: LocalMySQLServer, encodings: dict[str, list[str | None]]
                         if encoding is not None:
                             lib_column.character_set_name = encoding
                     out.setdefault(event.table, []).extend(
-                        restore_empty_sets(r["values"], r["none_sources"]) for r in event.rows)
+                        restore_empty_sets(r["values"], r["none_sources"]) for r in event.rows
+                    )
             if (stream.log_file, stream.log_pos) >= (end_file, end_pos):
                 break
     finally:
@@ -132,30 +146,38 @@ def capture(server: LocalMySQLServer, families: dict[str, list[Spec]]) -> dict[s
         for sql in statements:
             cur.execute(sql)
     tables = {name: table_of(name, specs) for name, specs in families.items()}
-    encodings = {name: [column_converter(c, t, DEFAULT).binlog_encoding for c in t.columns]
-                 for name, t in tables.items()}
+    encodings = {
+        name: [column_converter(c, t, DEFAULT).binlog_encoding for c in t.columns]
+        for name, t in tables.items()
+    }
     streamed = binlog_rows(server, encodings)
-    return {name: Captured(tables[name], specs, snapshot_rows(server, name), streamed[name])
-            for name, specs in families.items()}
+    return {
+        name: Captured(tables[name], specs, snapshot_rows(server, name), streamed[name])
+        for name, specs in families.items()
+    }
 
 
-def check(captured: Captured, settings: ConverterSettings = DEFAULT, variant: str | None = None
-          ) -> None:
+def check(captured: Captured, settings: ConverterSettings = DEFAULT, variant: str | None = None) -> None:
     """Both readings of every value must give the expected payload; report all mismatches."""
     problems = []
     for index, spec in enumerate(captured.specs):
         conv = column_converter(captured.table.columns[index + 1], captured.table, settings)
-        expected_values = spec.variants.get(variant, [v[1] for v in spec.values]) if variant \
+        expected_values = (
+            spec.variants.get(variant, [v[1] for v in spec.values])
+            if variant
             else [v[1] for v in spec.values]
+        )
         for row, expected in enumerate(expected_values):
             raw_binlog = captured.binlog[row][spec.column.name]
             raw_snapshot = captured.snapshot[row][index]
             got_binlog = conv.from_binlog(raw_binlog)
             got_snapshot = conv.from_snapshot(raw_snapshot)
             if got_binlog != expected or got_snapshot != expected:
-                problems.append(f"{spec.column.name} {spec.sql} <- {spec.values[row][0]}: expected "
-                                f"{expected!r}, binlog {raw_binlog!r} -> {got_binlog!r}, "
-                                f"snapshot {raw_snapshot!r} -> {got_snapshot!r}")
+                problems.append(
+                    f"{spec.column.name} {spec.sql} <- {spec.values[row][0]}: expected "
+                    f"{expected!r}, binlog {raw_binlog!r} -> {got_binlog!r}, "
+                    f"snapshot {raw_snapshot!r} -> {got_snapshot!r}"
+                )
     assert not problems, "\n".join(problems)
 
 
@@ -171,32 +193,68 @@ U = {"unsigned": True}
 
 INTEGERS = [
     # 4.2: signed TINYINT -> INT16 in 3.6.1.Final; values pass through unchanged.
-    Spec("TINYINT", column("ti", "TINYINT", JdbcType.TINYINT),
-         [("-128", -128), ("127", 127), ("NULL", None)]),
-    Spec("TINYINT UNSIGNED", column("tiu", "TINYINT", JdbcType.TINYINT, **U),
-         [("0", 0), ("255", 255), ("NULL", None)]),
-    Spec("SMALLINT", column("si", "SMALLINT", JdbcType.SMALLINT),
-         [("-32768", -32768), ("32767", 32767), ("NULL", None)]),
-    Spec("SMALLINT UNSIGNED", column("siu", "SMALLINT", JdbcType.SMALLINT, **U),
-         [("0", 0), ("65535", 65535), ("NULL", None)]),
-    Spec("MEDIUMINT", column("mi", "MEDIUMINT", INT),
-         [("-8388608", -8388608), ("8388607", 8388607), ("NULL", None)]),
-    Spec("MEDIUMINT UNSIGNED", column("miu", "MEDIUMINT", INT, **U),
-         [("0", 0), ("16777215", 16777215), ("NULL", None)]),
-    Spec("INT", column("i", "INT", INT),
-         [("-2147483648", -2147483648), ("2147483647", 2147483647), ("NULL", None)]),
-    Spec("INT UNSIGNED", column("iu", "INT", INT, **U),
-         [("0", 0), ("4294967295", 4294967295), ("NULL", None)]),
-    Spec("BIGINT", column("bi", "BIGINT", JdbcType.BIGINT),
-         [("-9223372036854775808", -9223372036854775808),
-          ("9223372036854775807", 9223372036854775807), ("NULL", None)]),
+    Spec(
+        "TINYINT", column("ti", "TINYINT", JdbcType.TINYINT), [("-128", -128), ("127", 127), ("NULL", None)]
+    ),
+    Spec(
+        "TINYINT UNSIGNED",
+        column("tiu", "TINYINT", JdbcType.TINYINT, **U),
+        [("0", 0), ("255", 255), ("NULL", None)],
+    ),
+    Spec(
+        "SMALLINT",
+        column("si", "SMALLINT", JdbcType.SMALLINT),
+        [("-32768", -32768), ("32767", 32767), ("NULL", None)],
+    ),
+    Spec(
+        "SMALLINT UNSIGNED",
+        column("siu", "SMALLINT", JdbcType.SMALLINT, **U),
+        [("0", 0), ("65535", 65535), ("NULL", None)],
+    ),
+    Spec(
+        "MEDIUMINT",
+        column("mi", "MEDIUMINT", INT),
+        [("-8388608", -8388608), ("8388607", 8388607), ("NULL", None)],
+    ),
+    Spec(
+        "MEDIUMINT UNSIGNED",
+        column("miu", "MEDIUMINT", INT, **U),
+        [("0", 0), ("16777215", 16777215), ("NULL", None)],
+    ),
+    Spec(
+        "INT",
+        column("i", "INT", INT),
+        [("-2147483648", -2147483648), ("2147483647", 2147483647), ("NULL", None)],
+    ),
+    Spec(
+        "INT UNSIGNED", column("iu", "INT", INT, **U), [("0", 0), ("4294967295", 4294967295), ("NULL", None)]
+    ),
+    Spec(
+        "BIGINT",
+        column("bi", "BIGINT", JdbcType.BIGINT),
+        [
+            ("-9223372036854775808", -9223372036854775808),
+            ("9223372036854775807", 9223372036854775807),
+            ("NULL", None),
+        ],
+    ),
     # 4.2: BIGINT UNSIGNED long mode wraps >= 2^63 to negative (18446744073709551615 -> -1).
-    Spec("BIGINT UNSIGNED NOT NULL", column("biu", "BIGINT", JdbcType.BIGINT, optional=False, **U),
-         [("9223372036854775807", 9223372036854775807), ("18446744073709551615", -1),
-          ("9223372036854775808", -9223372036854775808)],
-         variants={"precise": [b64(0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF),
-                               b64(0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF),
-                               b64(0x00, 0x80, 0, 0, 0, 0, 0, 0, 0)]}),
+    Spec(
+        "BIGINT UNSIGNED NOT NULL",
+        column("biu", "BIGINT", JdbcType.BIGINT, optional=False, **U),
+        [
+            ("9223372036854775807", 9223372036854775807),
+            ("18446744073709551615", -1),
+            ("9223372036854775808", -9223372036854775808),
+        ],
+        variants={
+            "precise": [
+                b64(0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF),
+                b64(0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF),
+                b64(0x00, 0x80, 0, 0, 0, 0, 0, 0, 0),
+            ]
+        },
+    ),
 ]
 
 BIG = "-12345678901234567890123456789012345.123456789012345678901234567890"
@@ -204,229 +262,484 @@ BIG_UNSCALED = int(BIG.replace(".", ""))
 
 DECIMALS = [
     # 4.3 / 3h: precise -> base64 of the unscaled two's-complement big-endian minimal bytes.
-    Spec("DECIMAL(5,2)", column("d52", "DECIMAL", JdbcType.DECIMAL, length=5, scale=2),
-         [("999.99", b64(0x01, 0x86, 0x9F)), ("0.00", b64(0x00)), ("-1.28", b64(0x80)),
-          ("NULL", None)],
-         variants={"double": [999.99, 0.0, -1.28, None],
-                   "string": ["999.99", "0.00", "-1.28", None]}),
+    Spec(
+        "DECIMAL(5,2)",
+        column("d52", "DECIMAL", JdbcType.DECIMAL, length=5, scale=2),
+        [("999.99", b64(0x01, 0x86, 0x9F)), ("0.00", b64(0x00)), ("-1.28", b64(0x80)), ("NULL", None)],
+        variants={"double": [999.99, 0.0, -1.28, None], "string": ["999.99", "0.00", "-1.28", None]},
+    ),
     # DECIMAL without (p,s) is (10,0).
-    Spec("DECIMAL", column("d", "DECIMAL", JdbcType.DECIMAL),
-         [("-3", b64(0xFD)), ("128", b64(0x00, 0x80)), ("9999999999", b64(0x02, 0x54, 0x0B, 0xE3, 0xFF)),
-          ("NULL", None)],
-         variants={"double": [-3.0, 128.0, 9999999999.0, None],
-                   "string": ["-3", "128", "9999999999", None]}),
-    Spec("NUMERIC(65,30)", column("d6530", "NUMERIC", JdbcType.NUMERIC, length=65, scale=30),
-         [(BIG, base64.b64encode(BIG_UNSCALED.to_bytes(27, "big", signed=True)).decode()),
-          ("0", b64(0x00)), ("1e-30", b64(0x01)), ("NULL", None)],
-         variants={"double": [float(BIG), 0.0, 1e-30, None],
-                   "string": [BIG, "0." + "0" * 30, "0." + "0" * 29 + "1", None]}),
+    Spec(
+        "DECIMAL",
+        column("d", "DECIMAL", JdbcType.DECIMAL),
+        [
+            ("-3", b64(0xFD)),
+            ("128", b64(0x00, 0x80)),
+            ("9999999999", b64(0x02, 0x54, 0x0B, 0xE3, 0xFF)),
+            ("NULL", None),
+        ],
+        variants={"double": [-3.0, 128.0, 9999999999.0, None], "string": ["-3", "128", "9999999999", None]},
+    ),
+    Spec(
+        "NUMERIC(65,30)",
+        column("d6530", "NUMERIC", JdbcType.NUMERIC, length=65, scale=30),
+        [
+            (BIG, base64.b64encode(BIG_UNSCALED.to_bytes(27, "big", signed=True)).decode()),
+            ("0", b64(0x00)),
+            ("1e-30", b64(0x01)),
+            ("NULL", None),
+        ],
+        variants={
+            "double": [float(BIG), 0.0, 1e-30, None],
+            "string": [BIG, "0." + "0" * 30, "0." + "0" * 29 + "1", None],
+        },
+    ),
 ]
 
 STRINGS = [
-    Spec("VARCHAR(20)", column("vc", "VARCHAR", JdbcType.VARCHAR, length=20, charset="utf8mb4"),
-         [("'é😀x'", "é😀x"), ("''", ""), ("NULL", None)]),
-    Spec("CHAR(5)", column("ch", "CHAR", JdbcType.CHAR, length=5),  # charset from the table
-         [("'ab'", "ab"), ("'a b'", "a b"), ("NULL", None)]),
-    Spec("TEXT", column("tx", "TEXT", JdbcType.VARCHAR, charset="utf8mb4"),
-         [("REPEAT('ü', 3000)", "ü" * 3000), ("'\\n\\t\\\\'", "\n\t\\"), ("NULL", None)]),
+    Spec(
+        "VARCHAR(20)",
+        column("vc", "VARCHAR", JdbcType.VARCHAR, length=20, charset="utf8mb4"),
+        [("'é😀x'", "é😀x"), ("''", ""), ("NULL", None)],
+    ),
+    Spec(
+        "CHAR(5)",
+        column("ch", "CHAR", JdbcType.CHAR, length=5),  # charset from the table
+        [("'ab'", "ab"), ("'a b'", "a b"), ("NULL", None)],
+    ),
+    Spec(
+        "TEXT",
+        column("tx", "TEXT", JdbcType.VARCHAR, charset="utf8mb4"),
+        [("REPEAT('ü', 3000)", "ü" * 3000), ("'\\n\\t\\\\'", "\n\t\\"), ("NULL", None)],
+    ),
 ]
 
 US_PER_DAY = 86_400_000_000
 
 TEMPORALS = [
     # 4.5: DATE -> io.debezium.time.Date days; 0018 adjusted to 2018 (17622); zero date -> null.
-    Spec("DATE", column("da", "DATE", JdbcType.DATE),
-         [("'2018-04-01'", 17622), ("'0018-04-01'", 17622), ("'1969-12-31'", -1),
-          ("'0000-00-00'", None), ("'2020-00-05'", None), ("NULL", None)],
-         variants={"no_adjust": [17622, -712863, -1, None, None, None]}),
+    Spec(
+        "DATE",
+        column("da", "DATE", JdbcType.DATE),
+        [
+            ("'2018-04-01'", 17622),
+            ("'0018-04-01'", 17622),
+            ("'1969-12-31'", -1),
+            ("'0000-00-00'", None),
+            ("'2020-00-05'", None),
+            ("NULL", None),
+        ],
+        variants={"no_adjust": [17622, -712863, -1, None, None, None]},
+    ),
     # DATETIME(0..3) -> Timestamp epoch ms of the wall clock read as UTC.
-    Spec("DATETIME", column("dt0", "DATETIME", JdbcType.TIMESTAMP),
-         [("'2018-04-01 12:34:56'", 1522586096000), ("'0078-04-01 12:34:56'", 260282096000),
-          ("'1969-12-31 23:59:59'", -1000), ("'0000-00-00 00:00:00'", None),
-          ("'2020-01-00 10:00:00'", None), ("NULL", None)]),
-    Spec("DATETIME(3)", column("dt3", "DATETIME", JdbcType.TIMESTAMP, length=3),
-         [("'2018-04-01 12:34:56.789'", 1522586096789), ("'1000-01-01 00:00:00.001'", -30610224000000 + 1),
-          ("'1969-12-31 23:59:59.999'", -1), ("'0000-00-00 00:00:00'", None),
-          ("'9999-12-31 23:59:59.999'", 253402300799999), ("NULL", None)]),
+    Spec(
+        "DATETIME",
+        column("dt0", "DATETIME", JdbcType.TIMESTAMP),
+        [
+            ("'2018-04-01 12:34:56'", 1522586096000),
+            ("'0078-04-01 12:34:56'", 260282096000),
+            ("'1969-12-31 23:59:59'", -1000),
+            ("'0000-00-00 00:00:00'", None),
+            ("'2020-01-00 10:00:00'", None),
+            ("NULL", None),
+        ],
+    ),
+    Spec(
+        "DATETIME(3)",
+        column("dt3", "DATETIME", JdbcType.TIMESTAMP, length=3),
+        [
+            ("'2018-04-01 12:34:56.789'", 1522586096789),
+            ("'1000-01-01 00:00:00.001'", -30610224000000 + 1),
+            ("'1969-12-31 23:59:59.999'", -1),
+            ("'0000-00-00 00:00:00'", None),
+            ("'9999-12-31 23:59:59.999'", 253402300799999),
+            ("NULL", None),
+        ],
+    ),
     # DATETIME(4..6) -> MicroTimestamp epoch us.
-    Spec("DATETIME(6)", column("dt6", "DATETIME", JdbcType.TIMESTAMP, length=6),
-         [("'2018-04-01 12:34:56.000001'", 1522586096000001),
-          ("'0078-04-01 12:34:56.000001'", 260282096000001),
-          ("'1969-12-31 23:59:59.999999'", -1), ("'0000-00-00 00:00:00'", None),
-          ("'9999-12-31 23:59:59.999999'", 253402300799999999), ("NULL", None)]),
+    Spec(
+        "DATETIME(6)",
+        column("dt6", "DATETIME", JdbcType.TIMESTAMP, length=6),
+        [
+            ("'2018-04-01 12:34:56.000001'", 1522586096000001),
+            ("'0078-04-01 12:34:56.000001'", 260282096000001),
+            ("'1969-12-31 23:59:59.999999'", -1),
+            ("'0000-00-00 00:00:00'", None),
+            ("'9999-12-31 23:59:59.999999'", 253402300799999999),
+            ("NULL", None),
+        ],
+    ),
     # TIMESTAMP -> ZonedTimestamp UTC text; no fsp: minimal fraction; zero -> null (DBZ-1912).
-    Spec("TIMESTAMP NULL", column("ts0", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE),
-         [("'2023-01-11 00:34:10'", "2023-01-11T00:34:10Z"),
-          ("'1970-01-01 00:00:01'", "1970-01-01T00:00:01Z"),
-          ("'2038-01-19 03:14:07'", "2038-01-19T03:14:07Z"),
-          ("'0000-00-00 00:00:00'", None), ("'2020-01-01 00:00:00'", "2020-01-01T00:00:00Z"),
-          ("NULL", None)]),
+    Spec(
+        "TIMESTAMP NULL",
+        column("ts0", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE),
+        [
+            ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10Z"),
+            ("'1970-01-01 00:00:01'", "1970-01-01T00:00:01Z"),
+            ("'2038-01-19 03:14:07'", "2038-01-19T03:14:07Z"),
+            ("'0000-00-00 00:00:00'", None),
+            ("'2020-01-01 00:00:00'", "2020-01-01T00:00:00Z"),
+            ("NULL", None),
+        ],
+    ),
     # TIMESTAMP(n): exactly n fraction digits.
-    Spec("TIMESTAMP(6) NULL", column("ts6", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=6),
-         [("'2023-01-11 00:34:10.500000'", "2023-01-11T00:34:10.500000Z"),
-          ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10.000000Z"),
-          ("'2023-01-11 00:34:10.123456'", "2023-01-11T00:34:10.123456Z"),
-          ("'0000-00-00 00:00:00'", None), ("'1970-01-01 00:00:01.000001'", "1970-01-01T00:00:01.000001Z"),
-          ("NULL", None)]),
-    Spec("TIMESTAMP(3) NULL", column("ts3", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=3),
-         [("'2023-01-11 00:34:10.5'", "2023-01-11T00:34:10.500Z"),
-          ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10.000Z"),
-          ("'2023-01-11 00:34:10.123'", "2023-01-11T00:34:10.123Z"),
-          ("NULL", None), ("NULL", None), ("NULL", None)]),
+    Spec(
+        "TIMESTAMP(6) NULL",
+        column("ts6", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=6),
+        [
+            ("'2023-01-11 00:34:10.500000'", "2023-01-11T00:34:10.500000Z"),
+            ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10.000000Z"),
+            ("'2023-01-11 00:34:10.123456'", "2023-01-11T00:34:10.123456Z"),
+            ("'0000-00-00 00:00:00'", None),
+            ("'1970-01-01 00:00:01.000001'", "1970-01-01T00:00:01.000001Z"),
+            ("NULL", None),
+        ],
+    ),
+    Spec(
+        "TIMESTAMP(3) NULL",
+        column("ts3", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=3),
+        [
+            ("'2023-01-11 00:34:10.5'", "2023-01-11T00:34:10.500Z"),
+            ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10.000Z"),
+            ("'2023-01-11 00:34:10.123'", "2023-01-11T00:34:10.123Z"),
+            ("NULL", None),
+            ("NULL", None),
+            ("NULL", None),
+        ],
+    ),
     # TIME -> MicroTime signed us, beyond 24h and negative (4.5 regression values).
-    Spec("TIME", column("tm0", "TIME", JdbcType.TIME),
-         [("'-838:59:59'", -3020399000000), ("'838:59:59'", 3020399000000),
-          ("'-13:14:50'", -47690000000), ("'00:00:00'", 0), ("'-00:00:01'", -1000000),
-          ("NULL", None)]),
-    Spec("TIME(6)", column("tm6", "TIME", JdbcType.TIME, length=6),
-         [("'-838:59:58.999999'", -3020398999999), ("'-00:00:00.000001'", -1),
-          ("'-12:34:56.789'", -45296789000), ("'12:34:56.789012'", 45296789012),
-          ("'-00:00:00.000000'", 0), ("NULL", None)]),
-    Spec("TIME(3)", column("tm3", "TIME", JdbcType.TIME, length=3),
-         [("'-733:00:00.001'", -2638800001000), ("'837:00:00.5'", 3013200500000),
-          ("'-01:00:00.999'", -3600999000), ("'517:51:04.777'", 1864264777000),
-          ("'-00:00:00.5'", -500000), ("NULL", None)]),
-    Spec("TIME(2)", column("tm2", "TIME", JdbcType.TIME, length=2),
-         [("'517:51:04.78'", 1864264780000), ("'-00:00:00.01'", -10000),
-          ("'-838:59:58.99'", -3020398990000), ("NULL", None), ("NULL", None), ("NULL", None)]),
+    Spec(
+        "TIME",
+        column("tm0", "TIME", JdbcType.TIME),
+        [
+            ("'-838:59:59'", -3020399000000),
+            ("'838:59:59'", 3020399000000),
+            ("'-13:14:50'", -47690000000),
+            ("'00:00:00'", 0),
+            ("'-00:00:01'", -1000000),
+            ("NULL", None),
+        ],
+    ),
+    Spec(
+        "TIME(6)",
+        column("tm6", "TIME", JdbcType.TIME, length=6),
+        [
+            ("'-838:59:58.999999'", -3020398999999),
+            ("'-00:00:00.000001'", -1),
+            ("'-12:34:56.789'", -45296789000),
+            ("'12:34:56.789012'", 45296789012),
+            ("'-00:00:00.000000'", 0),
+            ("NULL", None),
+        ],
+    ),
+    Spec(
+        "TIME(3)",
+        column("tm3", "TIME", JdbcType.TIME, length=3),
+        [
+            ("'-733:00:00.001'", -2638800001000),
+            ("'837:00:00.5'", 3013200500000),
+            ("'-01:00:00.999'", -3600999000),
+            ("'517:51:04.777'", 1864264777000),
+            ("'-00:00:00.5'", -500000),
+            ("NULL", None),
+        ],
+    ),
+    Spec(
+        "TIME(2)",
+        column("tm2", "TIME", JdbcType.TIME, length=2),
+        [
+            ("'517:51:04.78'", 1864264780000),
+            ("'-00:00:00.01'", -10000),
+            ("'-838:59:58.99'", -3020398990000),
+            ("NULL", None),
+            ("NULL", None),
+            ("NULL", None),
+        ],
+    ),
 ]
 
 NOT_NULL_TEMPORALS = [
     # 4.5: zero date in a NOT NULL column -> schema default if any, else 0 / epoch.
-    Spec("DATE NOT NULL", column("dan", "DATE", JdbcType.DATE, optional=False),
-         [("'0000-00-00'", 0), ("'2018-04-01'", 17622)]),
-    Spec("DATE NOT NULL DEFAULT '2020-01-01'",
-         column("dad", "DATE", JdbcType.DATE, optional=False, has_default=True,
-                default_expression="2020-01-01"),
-         [("'0000-00-00'", 18262), ("'2018-04-01'", 17622)]),
-    Spec("DATETIME(3) NOT NULL", column("dtn", "DATETIME", JdbcType.TIMESTAMP, length=3, optional=False),
-         [("'0000-00-00 00:00:00'", 0), ("'2018-04-01 12:34:56.789'", 1522586096789)]),
-    Spec("TIMESTAMP NOT NULL DEFAULT '2000-01-01 00:00:00'",
-         column("tsn", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, optional=False,
-                has_default=True, default_expression="2000-01-01 00:00:00"),
-         [("'0000-00-00 00:00:00'", "2000-01-01T00:00:00Z"),
-          ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10Z")]),
-    Spec("TIMESTAMP(2) NOT NULL DEFAULT 0",
-         column("tsz", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=2, optional=False,
-                has_default=True, default_expression="0"),
-         [("'0000-00-00 00:00:00'", "1970-01-01T00:00:00Z"),
-          ("'2023-01-11 00:34:10.5'", "2023-01-11T00:34:10.50Z")]),
+    Spec(
+        "DATE NOT NULL",
+        column("dan", "DATE", JdbcType.DATE, optional=False),
+        [("'0000-00-00'", 0), ("'2018-04-01'", 17622)],
+    ),
+    Spec(
+        "DATE NOT NULL DEFAULT '2020-01-01'",
+        column(
+            "dad", "DATE", JdbcType.DATE, optional=False, has_default=True, default_expression="2020-01-01"
+        ),
+        [("'0000-00-00'", 18262), ("'2018-04-01'", 17622)],
+    ),
+    Spec(
+        "DATETIME(3) NOT NULL",
+        column("dtn", "DATETIME", JdbcType.TIMESTAMP, length=3, optional=False),
+        [("'0000-00-00 00:00:00'", 0), ("'2018-04-01 12:34:56.789'", 1522586096789)],
+    ),
+    Spec(
+        "TIMESTAMP NOT NULL DEFAULT '2000-01-01 00:00:00'",
+        column(
+            "tsn",
+            "TIMESTAMP",
+            JdbcType.TIMESTAMP_WITH_TIMEZONE,
+            optional=False,
+            has_default=True,
+            default_expression="2000-01-01 00:00:00",
+        ),
+        [
+            ("'0000-00-00 00:00:00'", "2000-01-01T00:00:00Z"),
+            ("'2023-01-11 00:34:10'", "2023-01-11T00:34:10Z"),
+        ],
+    ),
+    Spec(
+        "TIMESTAMP(2) NOT NULL DEFAULT 0",
+        column(
+            "tsz",
+            "TIMESTAMP",
+            JdbcType.TIMESTAMP_WITH_TIMEZONE,
+            length=2,
+            optional=False,
+            has_default=True,
+            default_expression="0",
+        ),
+        [
+            ("'0000-00-00 00:00:00'", "1970-01-01T00:00:00Z"),
+            ("'2023-01-11 00:34:10.5'", "2023-01-11T00:34:10.50Z"),
+        ],
+    ),
 ]
 
 MORE_NUMBERS = [
     # 4.2: BOOLEAN written literally in the DDL -> Connect boolean (non-zero -> true).
-    Spec("BOOLEAN", column("bo", "BOOLEAN", JdbcType.BOOLEAN),
-         [("1", True), ("0", False), ("5", True), ("NULL", None)]),
+    Spec(
+        "BOOLEAN",
+        column("bo", "BOOLEAN", JdbcType.BOOLEAN),
+        [("1", True), ("0", False), ("5", True), ("NULL", None)],
+    ),
     # TINYINT(1) stays a number (no TinyIntOneToBooleanConverter configured).
-    Spec("TINYINT(1)", column("t1", "TINYINT", JdbcType.TINYINT, length=1),
-         [("1", 1), ("0", 0), ("-1", -1), ("NULL", None)]),
+    Spec(
+        "TINYINT(1)",
+        column("t1", "TINYINT", JdbcType.TINYINT, length=1),
+        [("1", 1), ("0", 0), ("-1", -1), ("NULL", None)],
+    ),
     # 4.7: BIT(1) -> boolean; BIT(n) -> io.debezium.data.Bits, little-endian ceil(n/8) bytes.
-    Spec("BIT(1)", column("b1", "BIT", JdbcType.BIT, length=1),
-         [("b'1'", True), ("b'0'", False), ("1", True), ("NULL", None)]),
-    Spec("BIT(10)", column("b10", "BIT", JdbcType.BIT, length=10),
-         [("b'1000000001'", b64(0x01, 0x02)), ("b'0'", b64(0, 0)), ("b'10'", b64(0x02, 0)),
-          ("NULL", None)]),
-    Spec("BIT(64)", column("b64", "BIT", JdbcType.BIT, length=64),
-         [("23989979", b64(0xDB, 0x0E, 0x6E, 0x01, 0, 0, 0, 0)),
-          ("18446744073709551615", b64(*[0xFF] * 8)), ("0", b64(*[0] * 8)), ("NULL", None)]),
+    Spec(
+        "BIT(1)",
+        column("b1", "BIT", JdbcType.BIT, length=1),
+        [("b'1'", True), ("b'0'", False), ("1", True), ("NULL", None)],
+    ),
+    Spec(
+        "BIT(10)",
+        column("b10", "BIT", JdbcType.BIT, length=10),
+        [("b'1000000001'", b64(0x01, 0x02)), ("b'0'", b64(0, 0)), ("b'10'", b64(0x02, 0)), ("NULL", None)],
+    ),
+    Spec(
+        "BIT(64)",
+        column("b64", "BIT", JdbcType.BIT, length=64),
+        [
+            ("23989979", b64(0xDB, 0x0E, 0x6E, 0x01, 0, 0, 0, 0)),
+            ("18446744073709551615", b64(*[0xFF] * 8)),
+            ("0", b64(*[0] * 8)),
+            ("NULL", None),
+        ],
+    ),
     # 4.5: YEAR -> io.debezium.time.Year; year 0000 goes through the two-digit-year adjuster.
-    Spec("YEAR", column("yr", "YEAR", INT),
-         [("2155", 2155), ("1901", 1901), ("0", 2000), ("'69'", 2069)],
-         variants={"no_adjust": [2155, 1901, 0, 2069]}),
+    Spec(
+        "YEAR",
+        column("yr", "YEAR", INT),
+        [("2155", 2155), ("1901", 1901), ("0", 2000), ("'69'", 2069)],
+        variants={"no_adjust": [2155, 1901, 0, 2069]},
+    ),
     # 4.3: FLOAT (p <= 24, no scale) -> FLOAT32: the float32 value, printed as Java prints floats.
-    Spec("FLOAT", column("fl", "FLOAT", JdbcType.FLOAT),
-         [("3.14", 3.140000104904175), ("-1.5", -1.5), ("0", 0.0), ("NULL", None)]),
+    Spec(
+        "FLOAT",
+        column("fl", "FLOAT", JdbcType.FLOAT),
+        [("3.14", 3.140000104904175), ("-1.5", -1.5), ("0", 0.0), ("NULL", None)],
+    ),
     # FLOAT(M,D) -> FLOAT64 (the value the server shows, D decimals).
-    Spec("FLOAT(10,2)", column("fmd", "FLOAT", JdbcType.FLOAT, length=10, scale=2),
-         [("3.14159", 3.14), ("-1", -1.0), ("12345.675", 12345.67), ("NULL", None)]),
-    Spec("DOUBLE", column("db", "DOUBLE", JdbcType.DOUBLE),
-         [("0.30000000000000004", 0.30000000000000004), ("1e300", 1e300),
-          ("-2.5e-300", -2.5e-300), ("NULL", None)]),
+    Spec(
+        "FLOAT(10,2)",
+        column("fmd", "FLOAT", JdbcType.FLOAT, length=10, scale=2),
+        [("3.14159", 3.14), ("-1", -1.0), ("12345.675", 12345.67), ("NULL", None)],
+    ),
+    Spec(
+        "DOUBLE",
+        column("db", "DOUBLE", JdbcType.DOUBLE),
+        [
+            ("0.30000000000000004", 0.30000000000000004),
+            ("1e300", 1e300),
+            ("-2.5e-300", -2.5e-300),
+            ("NULL", None),
+        ],
+    ),
     # REAL written literally -> FLOAT32 (Debezium narrows the double the server stores).
-    Spec("REAL", column("re", "REAL", JdbcType.REAL),
-         [("1.1", 1.100000023841858), ("-3", -3.0), ("0.5", 0.5), ("NULL", None)]),
+    Spec(
+        "REAL",
+        column("re", "REAL", JdbcType.REAL),
+        [("1.1", 1.100000023841858), ("-3", -3.0), ("0.5", 0.5), ("NULL", None)],
+    ),
 ]
 
 FBFF = "+/8="
 BINARIES = [
     # 4.4: BINARY(n) padded with 0x00 to n bytes (DBZ-254), per binary.handling.mode.
-    Spec("BINARY(5)", column("bn", "BINARY", JdbcType.BINARY, length=5),
-         [("'ab'", "YWIAAAA="), ("x'000000'", "AAAAAAA="), ("x'FBFF'", "+/8AAAA="), ("NULL", None)],
-         variants={"hex": ["6162000000", "0000000000", "fbff000000", None],
-                   "base64": ["YWIAAAA=", "AAAAAAA=", "+/8AAAA=", None],
-                   "base64-url-safe": ["YWIAAAA=", "AAAAAAA=", "-_8AAAA=", None]}),
-    Spec("VARBINARY(5)", column("vb", "VARBINARY", JdbcType.VARBINARY, length=5),
-         [("x'FBFF'", FBFF), ("''", ""), ("x'010203'", "AQID"), ("NULL", None)],
-         variants={"hex": ["fbff", "", "010203", None],
-                   "base64": [FBFF, "", "AQID", None],
-                   "base64-url-safe": ["-_8=", "", "AQID", None]}),
-    Spec("BLOB", column("bl", "BLOB", JdbcType.BLOB),
-         [("x'00FF'", "AP8="), ("REPEAT(x'FB', 3)", "+/v7"), ("''", ""), ("NULL", None)],
-         variants={"hex": ["00ff", "fbfbfb", "", None], "base64": ["AP8=", "+/v7", "", None],
-                   "base64-url-safe": ["AP8=", "-_v7", "", None]}),
-    Spec("LONGBLOB", column("lb", "LONGBLOB", JdbcType.BLOB),
-         [("REPEAT('x', 3000)", base64.b64encode(b"x" * 3000).decode()), ("''", ""), ("NULL", None),
-          ("NULL", None)],
-         variants={"hex": ["78" * 3000, "", None, None],
-                   "base64": [base64.b64encode(b"x" * 3000).decode(), "", None, None],
-                   "base64-url-safe": [base64.b64encode(b"x" * 3000).decode(), "", None, None]}),
+    Spec(
+        "BINARY(5)",
+        column("bn", "BINARY", JdbcType.BINARY, length=5),
+        [("'ab'", "YWIAAAA="), ("x'000000'", "AAAAAAA="), ("x'FBFF'", "+/8AAAA="), ("NULL", None)],
+        variants={
+            "hex": ["6162000000", "0000000000", "fbff000000", None],
+            "base64": ["YWIAAAA=", "AAAAAAA=", "+/8AAAA=", None],
+            "base64-url-safe": ["YWIAAAA=", "AAAAAAA=", "-_8AAAA=", None],
+        },
+    ),
+    Spec(
+        "VARBINARY(5)",
+        column("vb", "VARBINARY", JdbcType.VARBINARY, length=5),
+        [("x'FBFF'", FBFF), ("''", ""), ("x'010203'", "AQID"), ("NULL", None)],
+        variants={
+            "hex": ["fbff", "", "010203", None],
+            "base64": [FBFF, "", "AQID", None],
+            "base64-url-safe": ["-_8=", "", "AQID", None],
+        },
+    ),
+    Spec(
+        "BLOB",
+        column("bl", "BLOB", JdbcType.BLOB),
+        [("x'00FF'", "AP8="), ("REPEAT(x'FB', 3)", "+/v7"), ("''", ""), ("NULL", None)],
+        variants={
+            "hex": ["00ff", "fbfbfb", "", None],
+            "base64": ["AP8=", "+/v7", "", None],
+            "base64-url-safe": ["AP8=", "-_v7", "", None],
+        },
+    ),
+    Spec(
+        "LONGBLOB",
+        column("lb", "LONGBLOB", JdbcType.BLOB),
+        [
+            ("REPEAT('x', 3000)", base64.b64encode(b"x" * 3000).decode()),
+            ("''", ""),
+            ("NULL", None),
+            ("NULL", None),
+        ],
+        variants={
+            "hex": ["78" * 3000, "", None, None],
+            "base64": [base64.b64encode(b"x" * 3000).decode(), "", None, None],
+            "base64-url-safe": [base64.b64encode(b"x" * 3000).decode(), "", None, None],
+        },
+    ),
 ]
 
 ENUM_SETS = [
     # 4.6: ENUM -> io.debezium.data.Enum; an invalid value (index 0) is ''.
-    Spec("ENUM('x','a,b','c''d')", column("en", "ENUM", JdbcType.CHAR, enum_values=("x", "a,b", "c'd")),
-         [("'c''d'", "c'd"), ("'a,b'", "a,b"), ("'nope'", ""), ("NULL", None)]),
-    Spec("ENUM('on','off') NOT NULL", column("enn", "ENUM", JdbcType.CHAR, optional=False,
-                                             enum_values=("on", "off")),
-         [("'off'", "off"), ("'on'", "on"), ("'zz'", ""), ("'off'", "off")]),
+    Spec(
+        "ENUM('x','a,b','c''d')",
+        column("en", "ENUM", JdbcType.CHAR, enum_values=("x", "a,b", "c'd")),
+        [("'c''d'", "c'd"), ("'a,b'", "a,b"), ("'nope'", ""), ("NULL", None)],
+    ),
+    Spec(
+        "ENUM('on','off') NOT NULL",
+        column("enn", "ENUM", JdbcType.CHAR, optional=False, enum_values=("on", "off")),
+        [("'off'", "off"), ("'on'", "on"), ("'zz'", ""), ("'off'", "off")],
+    ),
     # SET -> io.debezium.data.EnumSet, members in definition order; the empty set is ''.
-    Spec("SET('p','q','r')", column("st", "SET", JdbcType.CHAR, enum_values=("p", "q", "r")),
-         [("'r,p'", "p,r"), ("''", ""), ("'q'", "q"), ("NULL", None)]),
-    Spec("SET('a','b') NOT NULL DEFAULT 'b'",
-         column("stn", "SET", JdbcType.CHAR, optional=False, enum_values=("a", "b"),
-                has_default=True, default_expression="b"),
-         [("''", ""), ("'b,a'", "a,b"), ("'a'", "a"), ("'b'", "b")]),
+    Spec(
+        "SET('p','q','r')",
+        column("st", "SET", JdbcType.CHAR, enum_values=("p", "q", "r")),
+        [("'r,p'", "p,r"), ("''", ""), ("'q'", "q"), ("NULL", None)],
+    ),
+    Spec(
+        "SET('a','b') NOT NULL DEFAULT 'b'",
+        column(
+            "stn",
+            "SET",
+            JdbcType.CHAR,
+            optional=False,
+            enum_values=("a", "b"),
+            has_default=True,
+            default_expression="b",
+        ),
+        [("''", ""), ("'b,a'", "a,b"), ("'a'", "a"), ("'b'", "b")],
+    ),
 ]
 
-BIG_JSON = '{"k": [' + ", ".join(str(i) for i in range(1000)) + ']}'
+BIG_JSON = '{"k": [' + ", ".join(str(i) for i in range(1000)) + "]}"
 JSONS = [
     # 4.8: io.debezium.data.Json; MariaDB keeps the text as written, in both paths.
-    Spec("JSON", column("js", "JSON", JdbcType.OTHER),
-         [("'{\"b\": 1,  \"a\": [1.0, 2.5e300]}'", '{"b": 1,  "a": [1.0, 2.5e300]}'),
-          ("'[]'", "[]"), ("'{}'", "{}"), ("'\"é😀\"'", '"é😀"'), (f"'{BIG_JSON}'", BIG_JSON),
-          ("NULL", None)]),
+    Spec(
+        "JSON",
+        column("js", "JSON", JdbcType.OTHER),
+        [
+            ('\'{"b": 1,  "a": [1.0, 2.5e300]}\'', '{"b": 1,  "a": [1.0, 2.5e300]}'),
+            ("'[]'", "[]"),
+            ("'{}'", "{}"),
+            ("'\"é😀\"'", '"é😀"'),
+            (f"'{BIG_JSON}'", BIG_JSON),
+            ("NULL", None),
+        ],
+    ),
 ]
 
 GEOMETRIES = [
     # 4.9: Geometry {wkb, srid} (v1 in 3.6.1.Final), SRID 0 -> null; POINT -> Point {x, y, wkb, srid}.
-    Spec("GEOMETRY", column("ge", "GEOMETRY", JdbcType.OTHER), [
-        ("ST_GeomFromText('POINT(1 1)', 4326)",
-         {"wkb": base64.b64encode(bytes.fromhex("0101000000000000000000F03F000000000000F03F")).decode(),
-          "srid": 4326}),
-        ("ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)')", "server"),
-        ("ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 0), (1 1, 2 1, 2 2, 1 1))', 3857)", "server"),
-        ("ST_GeomFromText('MULTIPOINT(0 0, 1 1)')", "server"),
-        ("ST_GeomFromText('MULTILINESTRING((0 0, 1 1), (2 2, 3 3))')", "server"),
-        ("ST_GeomFromText('MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)))')", "server"),
-        ("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')", "server"),
-        ("NULL", None)]),
-    Spec("POINT", column("pt", "POINT", JdbcType.OTHER), [
-        ("POINT(1.5, -2)", {"x": 1.5, "y": -2.0, "wkb": "server", "srid": None}),
-        ("ST_GeomFromText('POINT(0.1 1e300)', 4326)",
-         {"x": 0.1, "y": 1e300, "wkb": "server", "srid": 4326}),
-        *[("NULL", None)] * 6]),
-    Spec("LINESTRING", column("ls", "LINESTRING", JdbcType.OTHER),
-         [("ST_GeomFromText('LINESTRING(0 0, 1 1)')", "server"), *[("NULL", None)] * 7]),
-    Spec("GEOMETRYCOLLECTION", column("gc", "GEOMETRYCOLLECTION", JdbcType.OTHER),
-         [("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(2 3))')", "server"), *[("NULL", None)] * 7]),
+    Spec(
+        "GEOMETRY",
+        column("ge", "GEOMETRY", JdbcType.OTHER),
+        [
+            (
+                "ST_GeomFromText('POINT(1 1)', 4326)",
+                {
+                    "wkb": base64.b64encode(
+                        bytes.fromhex("0101000000000000000000F03F000000000000F03F")
+                    ).decode(),
+                    "srid": 4326,
+                },
+            ),
+            ("ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)')", "server"),
+            ("ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 0), (1 1, 2 1, 2 2, 1 1))', 3857)", "server"),
+            ("ST_GeomFromText('MULTIPOINT(0 0, 1 1)')", "server"),
+            ("ST_GeomFromText('MULTILINESTRING((0 0, 1 1), (2 2, 3 3))')", "server"),
+            ("ST_GeomFromText('MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)))')", "server"),
+            ("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))')", "server"),
+            ("NULL", None),
+        ],
+    ),
+    Spec(
+        "POINT",
+        column("pt", "POINT", JdbcType.OTHER),
+        [
+            ("POINT(1.5, -2)", {"x": 1.5, "y": -2.0, "wkb": "server", "srid": None}),
+            (
+                "ST_GeomFromText('POINT(0.1 1e300)', 4326)",
+                {"x": 0.1, "y": 1e300, "wkb": "server", "srid": 4326},
+            ),
+            *[("NULL", None)] * 6,
+        ],
+    ),
+    Spec(
+        "LINESTRING",
+        column("ls", "LINESTRING", JdbcType.OTHER),
+        [("ST_GeomFromText('LINESTRING(0 0, 1 1)')", "server"), *[("NULL", None)] * 7],
+    ),
+    Spec(
+        "GEOMETRYCOLLECTION",
+        column("gc", "GEOMETRYCOLLECTION", JdbcType.OTHER),
+        [("ST_GeomFromText('GEOMETRYCOLLECTION(POINT(2 3))')", "server"), *[("NULL", None)] * 7],
+    ),
 ]
 
 GENERATED = [
-    Spec("INT AS (id * 2) VIRTUAL", column("gv", "INT", INT, generated=True),
-         [("DEFAULT", 0), ("DEFAULT", 2), ("DEFAULT", 4)]),
-    Spec("VARCHAR(20) AS (CONCAT('row-', id)) STORED",
-         column("gs", "VARCHAR", JdbcType.VARCHAR, length=20, generated=True),
-         [("DEFAULT", "row-0"), ("DEFAULT", "row-1"), ("DEFAULT", "row-2")]),
+    Spec(
+        "INT AS (id * 2) VIRTUAL",
+        column("gv", "INT", INT, generated=True),
+        [("DEFAULT", 0), ("DEFAULT", 2), ("DEFAULT", 4)],
+    ),
+    Spec(
+        "VARCHAR(20) AS (CONCAT('row-', id)) STORED",
+        column("gs", "VARCHAR", JdbcType.VARCHAR, length=20, generated=True),
+        [("DEFAULT", "row-0"), ("DEFAULT", "row-1"), ("DEFAULT", "row-2")],
+    ),
 ]
 
 FAMILIES = {
@@ -445,16 +758,36 @@ FAMILIES = {
 
 # Samples for the multi-byte character sets (characters each one can encode).
 CHARSET_SAMPLES = {
-    "big5": "中文測試", "ujis": "日本語テキスト", "sjis": "日本語テキスト", "cp932": "日本語テキスト①",
-    "eucjpms": "日本語テキスト", "euckr": "한국어 텍스트", "gb2312": "中文简体", "gbk": "中文简体繁體",
-    "gb18030": "中文😀", "utf8mb3": "é中", "ucs2": "é中", "utf16": "é😀中", "utf16le": "é😀中",
-    "utf32": "é😀中", "utf8mb4": "é😀中",
+    "big5": "中文測試",
+    "ujis": "日本語テキスト",
+    "sjis": "日本語テキスト",
+    "cp932": "日本語テキスト①",
+    "eucjpms": "日本語テキスト",
+    "euckr": "한국어 텍스트",
+    "gb2312": "中文简体",
+    "gbk": "中文简体繁體",
+    "gb18030": "中文😀",
+    "utf8mb3": "é中",
+    "ucs2": "é中",
+    "utf16": "é😀中",
+    "utf16le": "é😀中",
+    "utf32": "é😀中",
+    "utf8mb4": "é😀中",
 }
 # Well-known characters of single-byte sets: (byte, character).
 CHARSET_ANCHORS = {
-    "latin1": (0xE9, "é"), "latin2": (0xB1, "ą"), "cp1251": (0xC0, "А"), "koi8r": (0xC1, "а"),
-    "greek": (0xE1, "α"), "hebrew": (0xE0, "א"), "cp1250": (0x8A, "Š"), "cp866": (0x80, "А"),
-    "latin5": (0xFD, "ı"), "cp1256": (0xC7, "ا"), "swe7": (0x7B, "ä"), "macroman": (0x8E, "é"),
+    "latin1": (0xE9, "é"),
+    "latin2": (0xB1, "ą"),
+    "cp1251": (0xC0, "А"),
+    "koi8r": (0xC1, "а"),
+    "greek": (0xE1, "α"),
+    "hebrew": (0xE0, "א"),
+    "cp1250": (0x8A, "Š"),
+    "cp866": (0x80, "А"),
+    "latin5": (0xFD, "ı"),
+    "cp1256": (0xC7, "ا"),
+    "swe7": (0x7B, "ä"),
+    "macroman": (0x8E, "é"),
 }
 ALL_BYTES = bytes(range(0x20, 0x100))
 
@@ -469,9 +802,13 @@ def charset_specs(server: LocalMySQLServer) -> list[Spec]:
             literal = f"_{name} X'{ALL_BYTES.hex()}'"
         else:
             literal = f"CONVERT(_utf8mb4'{CHARSET_SAMPLES.get(name, 'plain ascii')}' USING {name})"
-        specs.append(Spec(f"TEXT CHARACTER SET {name}",
-                          column(f"c_{name}", "TEXT", JdbcType.VARCHAR, charset=name),
-                          [(literal, name), ("NULL", None)]))
+        specs.append(
+            Spec(
+                f"TEXT CHARACTER SET {name}",
+                column(f"c_{name}", "TEXT", JdbcType.VARCHAR, charset=name),
+                [(literal, name), ("NULL", None)],
+            )
+        )
     return specs
 
 
@@ -512,8 +849,12 @@ def test_temporals_default_mode(captured: dict[str, Captured]) -> None:
 
 
 def test_date_without_time_adjuster(captured: dict[str, Captured]) -> None:
-    only_dates = Captured(captured["temporals"].table, captured["temporals"].specs[:1],
-                          captured["temporals"].snapshot, captured["temporals"].binlog)
+    only_dates = Captured(
+        captured["temporals"].table,
+        captured["temporals"].specs[:1],
+        captured["temporals"].snapshot,
+        captured["temporals"].binlog,
+    )
     check(only_dates, ConverterSettings(enable_time_adjuster=False), "no_adjust")
 
 
@@ -521,8 +862,9 @@ def test_not_null_zero_dates_use_default_or_epoch(captured: dict[str, Captured])
     check(captured["not_null_temporals"])
 
 
-def test_timestamp_snapshot_in_server_time_zone(mysql_server: LocalMySQLServer,
-                                                captured: dict[str, Captured]) -> None:
+def test_timestamp_snapshot_in_server_time_zone(
+    mysql_server: LocalMySQLServer, captured: dict[str, Captured]
+) -> None:
     """A snapshot session in +05:30 returns local text; database.connectionTimeZone tells us so."""
     zone = dt.timezone(dt.timedelta(hours=5, minutes=30))
     rows = snapshot_rows(mysql_server, "temporals", time_zone="+05:30")
@@ -543,36 +885,63 @@ def schema_of(col: Column, settings: ConverterSettings = DEFAULT) -> dict[str, A
     return column_converter(col, table, settings).schema.to_json()
 
 
-@pytest.mark.parametrize(("col", "expected"), [
-    (column("a", "TINYINT", JdbcType.TINYINT), {"type": "int16", "optional": True}),
-    (column("a", "TINYINT", JdbcType.TINYINT, length=1), {"type": "int16", "optional": True}),
-    (column("a", "TINYINT", JdbcType.TINYINT, **U), {"type": "int16", "optional": True}),
-    (column("a", "SMALLINT", JdbcType.SMALLINT), {"type": "int16", "optional": True}),
-    (column("a", "SMALLINT", JdbcType.SMALLINT, **U), {"type": "int32", "optional": True}),
-    (column("a", "MEDIUMINT", INT, **U), {"type": "int32", "optional": True}),
-    (column("a", "INT", INT, optional=False), {"type": "int32", "optional": False}),
-    (column("a", "INT", INT, **U), {"type": "int64", "optional": True}),
-    (column("a", "INTEGER", INT, length=11, **U), {"type": "int64", "optional": True}),
-    (column("a", "INT", INT, zerofill=True, unsigned=True), {"type": "int64", "optional": True}),
-    (column("a", "BIGINT", JdbcType.BIGINT, **U), {"type": "int64", "optional": True}),
-    (column("a", "DECIMAL", JdbcType.DECIMAL, length=7, scale=5),
-     {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
-      "version": 1, "parameters": {"scale": "5", "connect.decimal.precision": "7"}}),
-    (column("a", "DECIMAL", JdbcType.DECIMAL),
-     {"type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
-      "version": 1, "parameters": {"scale": "0", "connect.decimal.precision": "10"}}),
-    (column("a", "VARCHAR", JdbcType.VARCHAR, length=3), {"type": "string", "optional": True}),
-    (column("a", "DATE", JdbcType.DATE),
-     {"type": "int32", "optional": True, "name": "io.debezium.time.Date", "version": 1}),
-    (column("a", "DATETIME", JdbcType.TIMESTAMP, length=3),
-     {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "version": 1}),
-    (column("a", "DATETIME", JdbcType.TIMESTAMP, length=4),
-     {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp", "version": 1}),
-    (column("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=6),
-     {"type": "string", "optional": True, "name": "io.debezium.time.ZonedTimestamp", "version": 1}),
-    (column("a", "TIME", JdbcType.TIME),
-     {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTime", "version": 1}),
-])
+@pytest.mark.parametrize(
+    ("col", "expected"),
+    [
+        (column("a", "TINYINT", JdbcType.TINYINT), {"type": "int16", "optional": True}),
+        (column("a", "TINYINT", JdbcType.TINYINT, length=1), {"type": "int16", "optional": True}),
+        (column("a", "TINYINT", JdbcType.TINYINT, **U), {"type": "int16", "optional": True}),
+        (column("a", "SMALLINT", JdbcType.SMALLINT), {"type": "int16", "optional": True}),
+        (column("a", "SMALLINT", JdbcType.SMALLINT, **U), {"type": "int32", "optional": True}),
+        (column("a", "MEDIUMINT", INT, **U), {"type": "int32", "optional": True}),
+        (column("a", "INT", INT, optional=False), {"type": "int32", "optional": False}),
+        (column("a", "INT", INT, **U), {"type": "int64", "optional": True}),
+        (column("a", "INTEGER", INT, length=11, **U), {"type": "int64", "optional": True}),
+        (column("a", "INT", INT, zerofill=True, unsigned=True), {"type": "int64", "optional": True}),
+        (column("a", "BIGINT", JdbcType.BIGINT, **U), {"type": "int64", "optional": True}),
+        (
+            column("a", "DECIMAL", JdbcType.DECIMAL, length=7, scale=5),
+            {
+                "type": "bytes",
+                "optional": True,
+                "name": "org.apache.kafka.connect.data.Decimal",
+                "version": 1,
+                "parameters": {"scale": "5", "connect.decimal.precision": "7"},
+            },
+        ),
+        (
+            column("a", "DECIMAL", JdbcType.DECIMAL),
+            {
+                "type": "bytes",
+                "optional": True,
+                "name": "org.apache.kafka.connect.data.Decimal",
+                "version": 1,
+                "parameters": {"scale": "0", "connect.decimal.precision": "10"},
+            },
+        ),
+        (column("a", "VARCHAR", JdbcType.VARCHAR, length=3), {"type": "string", "optional": True}),
+        (
+            column("a", "DATE", JdbcType.DATE),
+            {"type": "int32", "optional": True, "name": "io.debezium.time.Date", "version": 1},
+        ),
+        (
+            column("a", "DATETIME", JdbcType.TIMESTAMP, length=3),
+            {"type": "int64", "optional": True, "name": "io.debezium.time.Timestamp", "version": 1},
+        ),
+        (
+            column("a", "DATETIME", JdbcType.TIMESTAMP, length=4),
+            {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp", "version": 1},
+        ),
+        (
+            column("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, length=6),
+            {"type": "string", "optional": True, "name": "io.debezium.time.ZonedTimestamp", "version": 1},
+        ),
+        (
+            column("a", "TIME", JdbcType.TIME),
+            {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTime", "version": 1},
+        ),
+    ],
+)
 def test_schema_default_modes(col: Column, expected: dict[str, Any]) -> None:
     assert schema_of(col) == expected
 
@@ -580,8 +949,12 @@ def test_schema_default_modes(col: Column, expected: dict[str, Any]) -> None:
 def test_bigint_unsigned_precise_schema() -> None:
     col = column("a", "BIGINT", JdbcType.BIGINT, optional=False, **U)
     assert schema_of(col, ConverterSettings(bigint_unsigned_handling_mode="precise")) == {
-        "type": "bytes", "optional": False, "name": "org.apache.kafka.connect.data.Decimal",
-        "version": 1, "parameters": {"scale": "0", "connect.decimal.precision": "20"}}
+        "type": "bytes",
+        "optional": False,
+        "name": "org.apache.kafka.connect.data.Decimal",
+        "version": 1,
+        "parameters": {"scale": "0", "connect.decimal.precision": "20"},
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -595,48 +968,75 @@ def dflt(name: str, data_type: str, jdbc: int, expr: str | None, **kw: Any) -> C
     return column(name, data_type, jdbc, has_default=True, default_expression=expr, **kw)
 
 
-@pytest.mark.parametrize(("col", "settings", "expected"), [
-    (dflt("a", "INT", INT, "5"), DEFAULT, 5),
-    (dflt("a", "INT", INT, "-7", optional=False), DEFAULT, -7),
-    # decimal string defaults on int columns are rounded like Math.round(Double.parseDouble)
-    (dflt("a", "SMALLINT", JdbcType.SMALLINT, "1.5"), DEFAULT, 2),
-    (dflt("a", "INT", INT, "-1.5"), DEFAULT, -1),
-    # true/false on numeric columns -> 1/0
-    (dflt("a", "TINYINT", JdbcType.TINYINT, "TRUE"), DEFAULT, 1),
-    (dflt("a", "TINYINT", JdbcType.TINYINT, "false"), DEFAULT, 0),
-    (dflt("a", "BIGINT", JdbcType.BIGINT, "18446744073709551615", unsigned=True), DEFAULT, -1),
-    # DECIMAL defaults take the column scale (HALF_UP): '15.28' on NUMERIC(7,5) -> 15.28000
-    (dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5), DEFAULT, b64(0x17, 0x50, 0xC0)),
-    (dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5),
-     ConverterSettings(decimal_handling_mode="string"), "15.28000"),
-    (dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5),
-     ConverterSettings(decimal_handling_mode="double"), 15.28),
-    (dflt("a", "DECIMAL", JdbcType.DECIMAL, "2.345", length=5, scale=2),
-     ConverterSettings(decimal_handling_mode="string"), "2.35"),
-    (dflt("a", "VARCHAR", JdbcType.VARCHAR, "abc", length=10), DEFAULT, "abc"),
-    (dflt("a", "VARCHAR", JdbcType.VARCHAR, "_utf8mb4'x''y'", length=10), DEFAULT, "x'y"),
-    (dflt("a", "VARCHAR", JdbcType.VARCHAR, None, length=10), DEFAULT, NO_DEFAULT),  # DEFAULT NULL
-    (dflt("a", "INT", INT, "(1 + 1)"), DEFAULT, NO_DEFAULT),  # expression default
-    # temporal: zero-like -> null if nullable (no default) else epoch
-    (dflt("a", "DATE", JdbcType.DATE, "0000-00-00"), DEFAULT, NO_DEFAULT),
-    (dflt("a", "DATE", JdbcType.DATE, "0000-00-00", optional=False), DEFAULT, 0),
-    (dflt("a", "DATE", JdbcType.DATE, "2018-04-01"), DEFAULT, 17622),
-    (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "CURRENT_TIMESTAMP"), DEFAULT, NO_DEFAULT),
-    (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "CURRENT_TIMESTAMP", optional=False), DEFAULT, 0),
-    (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "1970-01-01 00:00:00", optional=False), DEFAULT, 0),
-    (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "2018-04-01 12:34:56.5", length=1), DEFAULT,
-     1522586096500),
-    (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "2020-00-00 00:00:00", optional=False), DEFAULT, 0),
-    (dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "CURRENT_TIMESTAMP", optional=False),
-     DEFAULT, "1970-01-01T00:00:00Z"),
-    (dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "CURRENT_TIMESTAMP(3)", length=3),
-     DEFAULT, NO_DEFAULT),
-    (dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "1970-01-01 00:00:00", optional=False),
-     DEFAULT, "1970-01-01T00:00:00Z"),
-    (dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "2020-05-06 07:08:09", length=3),
-     DEFAULT, "2020-05-06T07:08:09.000Z"),
-    (dflt("a", "TIME", JdbcType.TIME, "-01:02:03"), DEFAULT, -3723000000),
-])
+@pytest.mark.parametrize(
+    ("col", "settings", "expected"),
+    [
+        (dflt("a", "INT", INT, "5"), DEFAULT, 5),
+        (dflt("a", "INT", INT, "-7", optional=False), DEFAULT, -7),
+        # decimal string defaults on int columns are rounded like Math.round(Double.parseDouble)
+        (dflt("a", "SMALLINT", JdbcType.SMALLINT, "1.5"), DEFAULT, 2),
+        (dflt("a", "INT", INT, "-1.5"), DEFAULT, -1),
+        # true/false on numeric columns -> 1/0
+        (dflt("a", "TINYINT", JdbcType.TINYINT, "TRUE"), DEFAULT, 1),
+        (dflt("a", "TINYINT", JdbcType.TINYINT, "false"), DEFAULT, 0),
+        (dflt("a", "BIGINT", JdbcType.BIGINT, "18446744073709551615", unsigned=True), DEFAULT, -1),
+        # DECIMAL defaults take the column scale (HALF_UP): '15.28' on NUMERIC(7,5) -> 15.28000
+        (dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5), DEFAULT, b64(0x17, 0x50, 0xC0)),
+        (
+            dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5),
+            ConverterSettings(decimal_handling_mode="string"),
+            "15.28000",
+        ),
+        (
+            dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5),
+            ConverterSettings(decimal_handling_mode="double"),
+            15.28,
+        ),
+        (
+            dflt("a", "DECIMAL", JdbcType.DECIMAL, "2.345", length=5, scale=2),
+            ConverterSettings(decimal_handling_mode="string"),
+            "2.35",
+        ),
+        (dflt("a", "VARCHAR", JdbcType.VARCHAR, "abc", length=10), DEFAULT, "abc"),
+        (dflt("a", "VARCHAR", JdbcType.VARCHAR, "_utf8mb4'x''y'", length=10), DEFAULT, "x'y"),
+        (dflt("a", "VARCHAR", JdbcType.VARCHAR, None, length=10), DEFAULT, NO_DEFAULT),  # DEFAULT NULL
+        (dflt("a", "INT", INT, "(1 + 1)"), DEFAULT, NO_DEFAULT),  # expression default
+        # temporal: zero-like -> null if nullable (no default) else epoch
+        (dflt("a", "DATE", JdbcType.DATE, "0000-00-00"), DEFAULT, NO_DEFAULT),
+        (dflt("a", "DATE", JdbcType.DATE, "0000-00-00", optional=False), DEFAULT, 0),
+        (dflt("a", "DATE", JdbcType.DATE, "2018-04-01"), DEFAULT, 17622),
+        (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "CURRENT_TIMESTAMP"), DEFAULT, NO_DEFAULT),
+        (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "CURRENT_TIMESTAMP", optional=False), DEFAULT, 0),
+        (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "1970-01-01 00:00:00", optional=False), DEFAULT, 0),
+        (
+            dflt("a", "DATETIME", JdbcType.TIMESTAMP, "2018-04-01 12:34:56.5", length=1),
+            DEFAULT,
+            1522586096500,
+        ),
+        (dflt("a", "DATETIME", JdbcType.TIMESTAMP, "2020-00-00 00:00:00", optional=False), DEFAULT, 0),
+        (
+            dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "CURRENT_TIMESTAMP", optional=False),
+            DEFAULT,
+            "1970-01-01T00:00:00Z",
+        ),
+        (
+            dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "CURRENT_TIMESTAMP(3)", length=3),
+            DEFAULT,
+            NO_DEFAULT,
+        ),
+        (
+            dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "1970-01-01 00:00:00", optional=False),
+            DEFAULT,
+            "1970-01-01T00:00:00Z",
+        ),
+        (
+            dflt("a", "TIMESTAMP", JdbcType.TIMESTAMP_WITH_TIMEZONE, "2020-05-06 07:08:09", length=3),
+            DEFAULT,
+            "2020-05-06T07:08:09.000Z",
+        ),
+        (dflt("a", "TIME", JdbcType.TIME, "-01:02:03"), DEFAULT, -3723000000),
+    ],
+)
 def test_defaults(col: Column, settings: ConverterSettings, expected: Any) -> None:
     assert default_of(col, settings) == expected
 
@@ -678,17 +1078,27 @@ TEMPORAL_MODES: dict[str, dict[str, Sequence[Any]]] = {
     },
 }
 TEMPORAL_SCHEMA_NAMES = {
-    "connect": {"da": "org.apache.kafka.connect.data.Date", "dt0": "org.apache.kafka.connect.data.Timestamp",
-                "dt6": "org.apache.kafka.connect.data.Timestamp", "ts6": "io.debezium.time.ZonedTimestamp",
-                "tm6": "org.apache.kafka.connect.data.Time"},
-    "adaptive": {"da": "io.debezium.time.Date", "dt6": "io.debezium.time.MicroTimestamp",
-                 "tm3": "io.debezium.time.Time", "tm6": "io.debezium.time.MicroTime"},
+    "connect": {
+        "da": "org.apache.kafka.connect.data.Date",
+        "dt0": "org.apache.kafka.connect.data.Timestamp",
+        "dt6": "org.apache.kafka.connect.data.Timestamp",
+        "ts6": "io.debezium.time.ZonedTimestamp",
+        "tm6": "org.apache.kafka.connect.data.Time",
+    },
+    "adaptive": {
+        "da": "io.debezium.time.Date",
+        "dt6": "io.debezium.time.MicroTimestamp",
+        "tm3": "io.debezium.time.Time",
+        "tm6": "io.debezium.time.MicroTime",
+    },
 }
 
 
 def with_variant(specs: Sequence[Spec], variant: str, values: dict[str, Sequence[Any]]) -> list[Spec]:
-    return [Spec(s.sql, s.column, s.values, {variant: values[s.column.name]})
-            if s.column.name in values else s for s in specs]
+    return [
+        Spec(s.sql, s.column, s.values, {variant: values[s.column.name]}) if s.column.name in values else s
+        for s in specs
+    ]
 
 
 @pytest.mark.parametrize("mode", ["connect", "adaptive"])
@@ -713,16 +1123,23 @@ def test_year_without_time_adjuster(captured: dict[str, Captured]) -> None:
     index = family.specs.index(only_year[0])
     rows = [(row[index],) for row in family.snapshot]
     table = Table(family.table.id, (family.table.columns[0], family.table.columns[index + 1]))
-    check(Captured(table, only_year, rows, family.binlog),
-          ConverterSettings(enable_time_adjuster=False), "no_adjust")
+    check(
+        Captured(table, only_year, rows, family.binlog),
+        ConverterSettings(enable_time_adjuster=False),
+        "no_adjust",
+    )
 
 
 @pytest.mark.parametrize("mode", ["bytes", "base64", "base64-url-safe", "hex"])
 def test_binary_handling_modes(captured: dict[str, Captured], mode: str) -> None:
-    check(captured["binaries"], ConverterSettings(binary_handling_mode=mode),
-          None if mode == "bytes" else mode)
-    kind = column_converter(captured["binaries"].table.columns[1], captured["binaries"].table,
-                            ConverterSettings(binary_handling_mode=mode)).schema.type
+    check(
+        captured["binaries"], ConverterSettings(binary_handling_mode=mode), None if mode == "bytes" else mode
+    )
+    kind = column_converter(
+        captured["binaries"].table.columns[1],
+        captured["binaries"].table,
+        ConverterSettings(binary_handling_mode=mode),
+    ).schema.type
     assert kind == ("bytes" if mode == "bytes" else "string")
 
 
@@ -744,8 +1161,11 @@ def geometry_expectations(server: LocalMySQLServer, family: Captured) -> list[Sp
         values = []
         for row, (literal, expected) in enumerate(spec.values):
             hex_wkb, srid = rows[row][2 * index], rows[row][2 * index + 1]
-            oracle = None if hex_wkb is None else {
-                "wkb": base64.b64encode(bytes.fromhex(hex_wkb)).decode(), "srid": srid or None}
+            oracle = (
+                None
+                if hex_wkb is None
+                else {"wkb": base64.b64encode(bytes.fromhex(hex_wkb)).decode(), "srid": srid or None}
+            )
             if expected == "server":
                 expected = oracle
             elif isinstance(expected, dict):
@@ -759,8 +1179,7 @@ def geometry_expectations(server: LocalMySQLServer, family: Captured) -> list[Sp
 
 def test_geometries(mysql_server: LocalMySQLServer, captured: dict[str, Captured]) -> None:
     family = captured["geometries"]
-    check(Captured(family.table, geometry_expectations(mysql_server, family), family.snapshot,
-                   family.binlog))
+    check(Captured(family.table, geometry_expectations(mysql_server, family), family.snapshot, family.binlog))
 
 
 def test_generated_columns(captured: dict[str, Captured]) -> None:
@@ -789,7 +1208,9 @@ def test_every_server_charset_decodes_like_the_server(captured: dict[str, Captur
                 if snapshot[byte - 0x20] != char:
                     problems.append(f"{charset}: byte {byte:#x} is {snapshot[byte - 0x20]!r}, not {char!r}")
         if streamed != expected or snapshot != expected:
-            problems.append(f"{charset}: expected {expected!r}\n  binlog   {streamed!r}\n  snapshot {snapshot!r}")
+            problems.append(
+                f"{charset}: expected {expected!r}\n  binlog   {streamed!r}\n  snapshot {snapshot!r}"
+            )
         assert conv.from_binlog(family.binlog[1][spec.column.name]) is None
     assert not problems, "\n".join(problems)
     assert len(family.specs) >= 39, "MariaDB 10.11 offers 40 character sets (39 besides binary)"
@@ -798,74 +1219,127 @@ def test_every_server_charset_decodes_like_the_server(captured: dict[str, Captur
 # -- schemas of the step-2 types -----------------------------------------------------------------
 GEOMETRY_SCHEMA = {
     "type": "struct",
-    "fields": [{"type": "bytes", "optional": False, "field": "wkb"},
-               {"type": "int32", "optional": True, "field": "srid"}],
-    "optional": True, "name": "io.debezium.data.geometry.Geometry", "version": 1, "doc": "Geometry"}
+    "fields": [
+        {"type": "bytes", "optional": False, "field": "wkb"},
+        {"type": "int32", "optional": True, "field": "srid"},
+    ],
+    "optional": True,
+    "name": "io.debezium.data.geometry.Geometry",
+    "version": 1,
+    "doc": "Geometry",
+}
 
 
-@pytest.mark.parametrize(("col", "expected"), [
-    (column("a", "BOOLEAN", JdbcType.BOOLEAN), {"type": "boolean", "optional": True}),
-    (column("a", "BIT", JdbcType.BIT), {"type": "boolean", "optional": True}),
-    (column("a", "BIT", JdbcType.BIT, length=1, optional=False), {"type": "boolean", "optional": False}),
-    (column("a", "BIT", JdbcType.BIT, length=12),
-     {"type": "bytes", "optional": True, "name": "io.debezium.data.Bits", "version": 1,
-      "parameters": {"length": "12"}}),
-    (column("a", "YEAR", INT), {"type": "int32", "optional": True, "name": "io.debezium.time.Year",
-                                "version": 1}),
-    (column("a", "FLOAT", JdbcType.FLOAT), {"type": "float32", "optional": True}),
-    (column("a", "FLOAT", JdbcType.FLOAT, length=24), {"type": "float32", "optional": True}),
-    (column("a", "FLOAT", JdbcType.FLOAT, length=25), {"type": "float64", "optional": True}),
-    (column("a", "FLOAT", JdbcType.FLOAT, length=7, scale=2), {"type": "float64", "optional": True}),
-    (column("a", "FLOAT", JdbcType.FLOAT, unsigned=True), {"type": "float32", "optional": True}),
-    (column("a", "DOUBLE", JdbcType.DOUBLE), {"type": "float64", "optional": True}),
-    (column("a", "REAL", JdbcType.REAL), {"type": "float32", "optional": True}),
-    (column("a", "VARBINARY", JdbcType.VARBINARY, length=3), {"type": "bytes", "optional": True}),
-    (column("a", "ENUM", JdbcType.CHAR, enum_values=("station", "a,b", "c,'d", "g,'h")),
-     {"type": "string", "optional": True, "name": "io.debezium.data.Enum", "version": 1,
-      "parameters": {"allowed": "station,a\\,b,c\\,'d,g\\,'h"}}),
-    (column("a", "SET", JdbcType.CHAR, enum_values=("a", "b")),
-     {"type": "string", "optional": True, "name": "io.debezium.data.EnumSet", "version": 1,
-      "parameters": {"allowed": "a,b"}}),
-    (column("a", "JSON", JdbcType.OTHER),
-     {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1}),
-    (column("a", "GEOMETRY", JdbcType.OTHER), GEOMETRY_SCHEMA),
-    (column("a", "MULTIPOLYGON", JdbcType.OTHER), GEOMETRY_SCHEMA),
-    (column("a", "GEOMCOLLECTION", JdbcType.OTHER), GEOMETRY_SCHEMA),
-    (column("a", "POINT", JdbcType.OTHER, optional=False),
-     {"type": "struct", "fields": [
-         {"type": "float64", "optional": False, "field": "x"},
-         {"type": "float64", "optional": False, "field": "y"},
-         {"type": "bytes", "optional": True, "field": "wkb"},
-         {"type": "int32", "optional": True, "field": "srid"}],
-      "optional": False, "name": "io.debezium.data.geometry.Point", "version": 1,
-      "doc": "Geometry (POINT)"}),
-])
+@pytest.mark.parametrize(
+    ("col", "expected"),
+    [
+        (column("a", "BOOLEAN", JdbcType.BOOLEAN), {"type": "boolean", "optional": True}),
+        (column("a", "BIT", JdbcType.BIT), {"type": "boolean", "optional": True}),
+        (column("a", "BIT", JdbcType.BIT, length=1, optional=False), {"type": "boolean", "optional": False}),
+        (
+            column("a", "BIT", JdbcType.BIT, length=12),
+            {
+                "type": "bytes",
+                "optional": True,
+                "name": "io.debezium.data.Bits",
+                "version": 1,
+                "parameters": {"length": "12"},
+            },
+        ),
+        (
+            column("a", "YEAR", INT),
+            {"type": "int32", "optional": True, "name": "io.debezium.time.Year", "version": 1},
+        ),
+        (column("a", "FLOAT", JdbcType.FLOAT), {"type": "float32", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, length=24), {"type": "float32", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, length=25), {"type": "float64", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, length=7, scale=2), {"type": "float64", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, unsigned=True), {"type": "float32", "optional": True}),
+        (column("a", "DOUBLE", JdbcType.DOUBLE), {"type": "float64", "optional": True}),
+        (column("a", "REAL", JdbcType.REAL), {"type": "float32", "optional": True}),
+        (column("a", "VARBINARY", JdbcType.VARBINARY, length=3), {"type": "bytes", "optional": True}),
+        (
+            column("a", "ENUM", JdbcType.CHAR, enum_values=("station", "a,b", "c,'d", "g,'h")),
+            {
+                "type": "string",
+                "optional": True,
+                "name": "io.debezium.data.Enum",
+                "version": 1,
+                "parameters": {"allowed": "station,a\\,b,c\\,'d,g\\,'h"},
+            },
+        ),
+        (
+            column("a", "SET", JdbcType.CHAR, enum_values=("a", "b")),
+            {
+                "type": "string",
+                "optional": True,
+                "name": "io.debezium.data.EnumSet",
+                "version": 1,
+                "parameters": {"allowed": "a,b"},
+            },
+        ),
+        (
+            column("a", "JSON", JdbcType.OTHER),
+            {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1},
+        ),
+        (column("a", "GEOMETRY", JdbcType.OTHER), GEOMETRY_SCHEMA),
+        (column("a", "MULTIPOLYGON", JdbcType.OTHER), GEOMETRY_SCHEMA),
+        (column("a", "GEOMCOLLECTION", JdbcType.OTHER), GEOMETRY_SCHEMA),
+        (
+            column("a", "POINT", JdbcType.OTHER, optional=False),
+            {
+                "type": "struct",
+                "fields": [
+                    {"type": "float64", "optional": False, "field": "x"},
+                    {"type": "float64", "optional": False, "field": "y"},
+                    {"type": "bytes", "optional": True, "field": "wkb"},
+                    {"type": "int32", "optional": True, "field": "srid"},
+                ],
+                "optional": False,
+                "name": "io.debezium.data.geometry.Point",
+                "version": 1,
+                "doc": "Geometry (POINT)",
+            },
+        ),
+    ],
+)
 def test_schema_other_types(col: Column, expected: dict[str, Any]) -> None:
     assert schema_of(col) == expected
 
 
 def test_binary_modes_schema_types() -> None:
     col = column("a", "BLOB", JdbcType.BLOB)
-    kinds = {mode: schema_of(col, ConverterSettings(binary_handling_mode=mode))["type"]
-             for mode in ("bytes", "base64", "base64-url-safe", "hex")}
+    kinds = {
+        mode: schema_of(col, ConverterSettings(binary_handling_mode=mode))["type"]
+        for mode in ("bytes", "base64", "base64-url-safe", "hex")
+    }
     assert kinds == {"bytes": "bytes", "base64": "string", "base64-url-safe": "string", "hex": "string"}
 
 
 def test_propagate_source_type_parameters() -> None:
-    table = Table(TableId("shop", "orders"), (
-        column("price", "DECIMAL", JdbcType.DECIMAL, length=7, scale=2).with_(position=1),
-        column("note", "VARCHAR", JdbcType.VARCHAR, length=40, comment="free text").with_(position=2),
-        column("qty", "INT", INT, unsigned=True).with_(position=3),
-    ))
+    table = Table(
+        TableId("shop", "orders"),
+        (
+            column("price", "DECIMAL", JdbcType.DECIMAL, length=7, scale=2).with_(position=1),
+            column("note", "VARCHAR", JdbcType.VARCHAR, length=40, comment="free text").with_(position=2),
+            column("qty", "INT", INT, unsigned=True).with_(position=3),
+        ),
+    )
     by_column = ConverterSettings(propagate_source_type=(r"shop\.orders\.PRICE", r".*\.note"))
     price = column_converter(table.columns[0], table, by_column).schema.to_json()
     assert price["parameters"] == {  # the type's own parameters first, then the source type
-        "scale": "2", "connect.decimal.precision": "7", "__debezium.source.column.type": "DECIMAL",
-        "__debezium.source.column.length": "7", "__debezium.source.column.scale": "2"}
+        "scale": "2",
+        "connect.decimal.precision": "7",
+        "__debezium.source.column.type": "DECIMAL",
+        "__debezium.source.column.length": "7",
+        "__debezium.source.column.scale": "2",
+    }
     note = column_converter(table.columns[1], table, by_column).schema.to_json()
-    assert note["parameters"] == {"__debezium.source.column.type": "VARCHAR",
-                                  "__debezium.source.column.length": "40",
-                                  "__debezium.source.column.comment": "free text"}
+    assert note["parameters"] == {
+        "__debezium.source.column.type": "VARCHAR",
+        "__debezium.source.column.length": "40",
+        "__debezium.source.column.comment": "free text",
+    }
     assert "parameters" not in column_converter(table.columns[2], table, by_column).schema.to_json()
     by_type = ConverterSettings(datatype_propagate_source_type=(r".+\.INT UNSIGNED",))
     qty = column_converter(table.columns[2], table, by_type).schema.to_json()
@@ -879,24 +1353,30 @@ def test_include_schema_comments_sets_doc() -> None:
     assert schema_of(col, ConverterSettings(include_schema_comments=True))["doc"] == "the answer"
 
 
-@pytest.mark.parametrize(("col", "settings", "expected"), [
-    (dflt("a", "BOOLEAN", JdbcType.BOOLEAN, "TRUE"), DEFAULT, True),
-    (dflt("a", "BOOLEAN", JdbcType.BOOLEAN, "0"), DEFAULT, False),
-    (dflt("a", "BIT", JdbcType.BIT, "b'1'", length=1), DEFAULT, True),
-    (dflt("a", "BIT", JdbcType.BIT, "b'0'"), DEFAULT, False),
-    (dflt("a", "BIT", JdbcType.BIT, "b'101'", length=10), DEFAULT, b64(0x05, 0x00)),
-    (dflt("a", "BIT", JdbcType.BIT, "b'1000000001'", length=10), DEFAULT, b64(0x01, 0x02)),
-    (dflt("a", "YEAR", INT, "2021"), DEFAULT, 2021),
-    (dflt("a", "YEAR", INT, "69"), DEFAULT, 2069),
-    (dflt("a", "FLOAT", JdbcType.FLOAT, "1.1"), DEFAULT, 1.100000023841858),
-    (dflt("a", "DOUBLE", JdbcType.DOUBLE, "-2.5e10"), DEFAULT, -2.5e10),
-    (dflt("a", "BINARY", JdbcType.BINARY, "ab", length=4), DEFAULT, "YWIAAA=="),
-    (dflt("a", "VARBINARY", JdbcType.VARBINARY, "0x0102", length=4),
-     ConverterSettings(binary_handling_mode="hex"), "0102"),
-    (dflt("a", "ENUM", JdbcType.CHAR, "b", enum_values=("a", "b")), DEFAULT, "b"),
-    (dflt("a", "SET", JdbcType.CHAR, "a,b", enum_values=("a", "b")), DEFAULT, "a,b"),
-    (dflt("a", "CHAR", JdbcType.CHAR, "", length=2), DEFAULT, ""),
-])
+@pytest.mark.parametrize(
+    ("col", "settings", "expected"),
+    [
+        (dflt("a", "BOOLEAN", JdbcType.BOOLEAN, "TRUE"), DEFAULT, True),
+        (dflt("a", "BOOLEAN", JdbcType.BOOLEAN, "0"), DEFAULT, False),
+        (dflt("a", "BIT", JdbcType.BIT, "b'1'", length=1), DEFAULT, True),
+        (dflt("a", "BIT", JdbcType.BIT, "b'0'"), DEFAULT, False),
+        (dflt("a", "BIT", JdbcType.BIT, "b'101'", length=10), DEFAULT, b64(0x05, 0x00)),
+        (dflt("a", "BIT", JdbcType.BIT, "b'1000000001'", length=10), DEFAULT, b64(0x01, 0x02)),
+        (dflt("a", "YEAR", INT, "2021"), DEFAULT, 2021),
+        (dflt("a", "YEAR", INT, "69"), DEFAULT, 2069),
+        (dflt("a", "FLOAT", JdbcType.FLOAT, "1.1"), DEFAULT, 1.100000023841858),
+        (dflt("a", "DOUBLE", JdbcType.DOUBLE, "-2.5e10"), DEFAULT, -2.5e10),
+        (dflt("a", "BINARY", JdbcType.BINARY, "ab", length=4), DEFAULT, "YWIAAA=="),
+        (
+            dflt("a", "VARBINARY", JdbcType.VARBINARY, "0x0102", length=4),
+            ConverterSettings(binary_handling_mode="hex"),
+            "0102",
+        ),
+        (dflt("a", "ENUM", JdbcType.CHAR, "b", enum_values=("a", "b")), DEFAULT, "b"),
+        (dflt("a", "SET", JdbcType.CHAR, "a,b", enum_values=("a", "b")), DEFAULT, "a,b"),
+        (dflt("a", "CHAR", JdbcType.CHAR, "", length=2), DEFAULT, ""),
+    ],
+)
 def test_defaults_other_types(col: Column, settings: ConverterSettings, expected: Any) -> None:
     assert default_of(col, settings) == expected
 
@@ -922,7 +1402,7 @@ def test_mysql_binary_json_is_rendered_as_mysql_prints_it() -> None:
     rendering of the library's value shapes only.)"""
     col = column("j", "JSON", JdbcType.OTHER)
     conv = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
-    parsed = {b"a": 1, b"bb": [True, None, 2.5, b"x\"y", -7], b"c": {b"k": 1e300}}
+    parsed = {b"a": 1, b"bb": [True, None, 2.5, b'x"y', -7], b"c": {b"k": 1e300}}
     assert conv.from_binlog(parsed) == '{"a": 1, "bb": [true, null, 2.5, "x\\"y", -7], "c": {"k": 1e300}}'
     assert conv.from_binlog([]) == "[]"
     assert conv.from_binlog(dt.datetime(2015, 1, 15, 23, 24, 25, 24000)) == '"2015-01-15 23:24:25.024000"'

@@ -21,8 +21,12 @@ TRANSACTIONS = 10_000
 
 
 def start_connector(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=log.open("ab"), start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+        start_new_session=True,
+    )
 
 
 def read_lines(path: Path) -> list[dict]:
@@ -39,8 +43,11 @@ def read_lines(path: Path) -> list[dict]:
 
 
 def ids_of(lines: list[dict]) -> list[int]:
-    return [x["value"]["payload"]["after"]["id"] for x in lines
-            if x["value"] is not None and x["topic"].endswith(".crash.t")]
+    return [
+        x["value"]["payload"]["after"]["id"]
+        for x in lines
+        if x["value"] is not None and x["topic"].endswith(".crash.t")
+    ]
 
 
 def wait_for(predicate, timeout: float, what: str) -> None:
@@ -57,11 +64,19 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
         server.execute("CREATE DATABASE crash", "CREATE TABLE crash.t (id INT PRIMARY KEY, v VARCHAR(20))")
         out = tmp_path / "events.jsonl"
         offsets = tmp_path / "offsets.json"
-        props = server.connector_properties(**{
-            "topic.prefix": "kill", "database.include.list": "crash", "sink.type": "jsonl",
-            "sink.jsonl.path": str(out), "offset.storage.file.filename": str(offsets),
-            "data.dir": str(tmp_path), "max.batch.size": "256", "poll.interval.ms": "100",
-            "offset.flush.interval.ms": "200"})
+        props = server.connector_properties(
+            **{
+                "topic.prefix": "kill",
+                "database.include.list": "crash",
+                "sink.type": "jsonl",
+                "sink.jsonl.path": str(out),
+                "offset.storage.file.filename": str(offsets),
+                "data.dir": str(tmp_path),
+                "max.batch.size": "256",
+                "poll.interval.ms": "100",
+                "offset.flush.interval.ms": "200",
+            }
+        )
         config = tmp_path / "connector.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         log = tmp_path / "connector.log"
@@ -82,8 +97,11 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
             (offset,) = orjson.loads(offsets.read_bytes()).values()
             return offset["pos"] != snapshot_pos
 
-        wait_for(lambda: len(ids_of(read_lines(out))) >= 2_000 and committed_past_snapshot(), 120,
-                 "2,000 delivered events and a stored offset past the snapshot")
+        wait_for(
+            lambda: len(ids_of(read_lines(out))) >= 2_000 and committed_past_snapshot(),
+            120,
+            "2,000 delivered events and a stored offset past the snapshot",
+        )
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         stored = orjson.loads(offsets.read_bytes())
@@ -94,8 +112,11 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
         proc = start_connector(config, log)
         try:
             thread.join()
-            wait_for(lambda: len(set(ids_of(read_lines(out)))) >= TRANSACTIONS, 300,
-                     "every transaction after the restart")
+            wait_for(
+                lambda: len(set(ids_of(read_lines(out)))) >= TRANSACTIONS,
+                300,
+                "every transaction after the restart",
+            )
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
@@ -104,13 +125,24 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
         counts = Counter(ids_of(lines))
         assert set(counts) == set(range(1, TRANSACTIONS + 1)), "no transaction may be lost"
         stored_at = (BinlogPosition(stored_offset["file"], 0).file_number, stored_offset["pos"])
-        covered = [x for x in lines
-                   if (BinlogPosition(x["value"]["payload"]["source"]["file"], 0).file_number,
-                       x["value"]["payload"]["source"]["pos"]) < stored_at]
+        covered = [
+            x
+            for x in lines
+            if (
+                BinlogPosition(x["value"]["payload"]["source"]["file"], 0).file_number,
+                x["value"]["payload"]["source"]["pos"],
+            )
+            < stored_at
+        ]
         assert covered, "the stored offset must cover some delivered events"
-        repeated_covered = [x["value"]["payload"]["after"]["id"] for x in covered
-                            if counts[x["value"]["payload"]["after"]["id"]] > 1]
+        repeated_covered = [
+            x["value"]["payload"]["after"]["id"]
+            for x in covered
+            if counts[x["value"]["payload"]["after"]["id"]] > 1
+        ]
         assert repeated_covered == [], "a transaction whose offset was stored was delivered twice"
         duplicates = sum(n - 1 for n in counts.values())
-        print(f"\ndelivered before kill: {delivered_before_kill}; covered by stored offset: {len(covered)}; "
-              f"redelivered after restart (not covered): {duplicates}")
+        print(
+            f"\ndelivered before kill: {delivered_before_kill}; covered by stored offset: {len(covered)}; "
+            f"redelivered after restart (not covered): {duplicates}"
+        )

@@ -21,17 +21,33 @@ from connector.position import BinlogPosition
 from connector.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
 
-HEARTBEAT_KEY = {"type": "struct", "fields": [{"type": "string", "optional": False, "field": "serverName"}],
-                 "optional": False, "name": "io.debezium.connector.common.ServerNameKey", "version": 1}
-HEARTBEAT_VALUE = {"type": "struct", "fields": [{"type": "int64", "optional": False, "field": "ts_ms"}],
-                   "optional": False, "name": "io.debezium.connector.common.Heartbeat", "version": 1}
+HEARTBEAT_KEY = {
+    "type": "struct",
+    "fields": [{"type": "string", "optional": False, "field": "serverName"}],
+    "optional": False,
+    "name": "io.debezium.connector.common.ServerNameKey",
+    "version": 1,
+}
+HEARTBEAT_VALUE = {
+    "type": "struct",
+    "fields": [{"type": "int64", "optional": False, "field": "ts_ms"}],
+    "optional": False,
+    "name": "io.debezium.connector.common.Heartbeat",
+    "version": 1,
+}
 
 
 def make(server: MySQLServerHandle, db: str, data_dir: Path, **extra: str) -> tuple[Engine, MemorySink]:
     memory = MemorySink()
-    props = server.connector_properties(**{
-        "topic.prefix": "hb", "database.include.list": db, "data.dir": str(data_dir),
-        "poll.interval.ms": "100", **extra})
+    props = server.connector_properties(
+        **{
+            "topic.prefix": "hb",
+            "database.include.list": db,
+            "data.dir": str(data_dir),
+            "poll.interval.ms": "100",
+            **extra,
+        }
+    )
     return Engine(ConnectorConfig.from_mapping(props), sinks=[memory]), memory
 
 
@@ -72,20 +88,29 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None
 
 
 def test_heartbeats_carry_the_offset_past_changes_of_tables_not_captured(
-        mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path) -> None:
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
+) -> None:
     db = unique_db
-    mysql_server.execute("CREATE TABLE idle (id INT PRIMARY KEY)", "CREATE TABLE busy (id INT PRIMARY KEY)",
-                         database=db)
-    engine, memory = make(mysql_server, db, tmp_path, **{
-        "heartbeat.interval.ms": "150", "table.include.list": f"{db}.idle"})
+    mysql_server.execute(
+        "CREATE TABLE idle (id INT PRIMARY KEY)", "CREATE TABLE busy (id INT PRIMARY KEY)", database=db
+    )
+    engine, memory = make(
+        mysql_server, db, tmp_path, **{"heartbeat.interval.ms": "150", "table.include.list": f"{db}.idle"}
+    )
     with streaming(engine):
         with mysql_server.connect(db) as conn, conn.cursor() as cur:
             for i in range(40):
                 cur.execute("INSERT INTO busy VALUES (%s)", (i,))
                 time.sleep(0.03)
         end = mysql_server.query("SHOW MASTER STATUS")[0]
-        wait_until(lambda: any(position(r.offset) >= (BinlogPosition(end[0], 0).file_number, end[1])
-                               for r in heartbeats(memory)), 10, "a heartbeat at the end of the writes")
+        wait_until(
+            lambda: any(
+                position(r.offset) >= (BinlogPosition(end[0], 0).file_number, end[1])
+                for r in heartbeats(memory)
+            ),
+            10,
+            "a heartbeat at the end of the writes",
+        )
     beats = heartbeats(memory)
     assert not [r for r in memory.records if r.kind == RecordKind.DATA]  # nothing captured changed
     assert len(beats) >= 5  # ~1.2 s of writes at 150 ms
@@ -103,11 +128,16 @@ def test_heartbeats_carry_the_offset_past_changes_of_tables_not_captured(
 
 
 def test_idle_stream_still_beats_and_topic_prefix_is_configurable(
-        mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path) -> None:
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
+) -> None:
     db = unique_db
     mysql_server.execute("CREATE TABLE t (id INT PRIMARY KEY)", database=db)
-    engine, memory = make(mysql_server, db, tmp_path, **{
-        "heartbeat.interval.ms": "200", "topic.heartbeat.prefix": "beats", "topic.delimiter": "_"})
+    engine, memory = make(
+        mysql_server,
+        db,
+        tmp_path,
+        **{"heartbeat.interval.ms": "200", "topic.heartbeat.prefix": "beats", "topic.delimiter": "_"},
+    )
     with streaming(engine):
         # no writes at all: the server's binlog heartbeat events (poll.interval.ms) drive the timer
         wait_until(lambda: len(heartbeats(memory)) >= 3, 10, "three heartbeats on an idle stream")
@@ -128,23 +158,37 @@ def test_no_heartbeats_by_default(mysql_server: MySQLServerHandle, unique_db: st
 
 
 def test_action_query_runs_on_its_own_connection_at_each_heartbeat(
-        mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path) -> None:
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
+) -> None:
     db = unique_db
-    mysql_server.execute("CREATE TABLE heartbeat (id INT PRIMARY KEY, ts TIMESTAMP(3))",
-                         "INSERT INTO heartbeat VALUES (1, NOW(3))", database=db)
+    mysql_server.execute(
+        "CREATE TABLE heartbeat (id INT PRIMARY KEY, ts TIMESTAMP(3))",
+        "INSERT INTO heartbeat VALUES (1, NOW(3))",
+        database=db,
+    )
     # The documented grants plus write access to the heartbeat table, as Debezium's docs advise.
     user = f"hb_{db}"[:32]
     mysql_server.execute(f"DROP USER IF EXISTS '{user}'@'%'")
     credentials = mysql_server.create_user(user, "hb-pass", CONNECTOR_GRANTS)
     mysql_server.execute(f"GRANT UPDATE ON `{db}`.heartbeat TO '{user}'@'%'")
     try:
-        engine, memory = make(mysql_server, db, tmp_path, **{
-            "database.user": credentials.user, "database.password": credentials.password,
-            "heartbeat.interval.ms": "200",
-            "heartbeat.action.query": f"UPDATE `{db}`.heartbeat SET ts = NOW(3) WHERE id = 1"})
+        engine, memory = make(
+            mysql_server,
+            db,
+            tmp_path,
+            **{
+                "database.user": credentials.user,
+                "database.password": credentials.password,
+                "heartbeat.interval.ms": "200",
+                "heartbeat.action.query": f"UPDATE `{db}`.heartbeat SET ts = NOW(3) WHERE id = 1",
+            },
+        )
         with streaming(engine):
-            wait_until(lambda: len([r for r in memory.records if r.op == "u"]) >= 3, 15,
-                       "three heartbeat-table updates")
+            wait_until(
+                lambda: len([r for r in memory.records if r.op == "u"]) >= 3,
+                15,
+                "three heartbeat-table updates",
+            )
     finally:
         mysql_server.execute(f"DROP USER IF EXISTS '{user}'@'%'")
     updates = [r for r in memory.records if r.op == "u"]
@@ -153,12 +197,16 @@ def test_action_query_runs_on_its_own_connection_at_each_heartbeat(
 
 
 def test_failing_action_query_is_logged_and_heartbeats_go_on(
-        mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path,
-        caplog: pytest.LogCaptureFixture) -> None:
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     db = unique_db
     mysql_server.execute("CREATE TABLE t (id INT PRIMARY KEY)", database=db)
-    engine, memory = make(mysql_server, db, tmp_path, **{
-        "heartbeat.interval.ms": "200", "heartbeat.action.query": f"UPDATE `{db}`.t SET id = id"})
+    engine, memory = make(
+        mysql_server,
+        db,
+        tmp_path,
+        **{"heartbeat.interval.ms": "200", "heartbeat.action.query": f"UPDATE `{db}`.t SET id = id"},
+    )
     with caplog.at_level(logging.ERROR, logger="connector.heartbeat"), streaming(engine):
         # the connector user may not write: every run fails, the stream carries on
         wait_until(lambda: len(heartbeats(memory)) >= 3, 10, "three heartbeats")
@@ -167,8 +215,9 @@ def test_failing_action_query_is_logged_and_heartbeats_go_on(
     assert mysql_server.connector.password not in caplog.text
 
 
-def test_snapshot_is_followed_by_a_heartbeat_with_its_offset(mysql_server: MySQLServerHandle, unique_db: str,
-                                                             tmp_path: Path) -> None:
+def test_snapshot_is_followed_by_a_heartbeat_with_its_offset(
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
+) -> None:
     # Debezium emits one heartbeat right after the snapshot completes (heartbeats on).
     db = unique_db
     mysql_server.execute("CREATE TABLE t (id INT PRIMARY KEY)", database=db)

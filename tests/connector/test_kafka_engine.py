@@ -45,18 +45,35 @@ def kafka_props(broker: KafkaBroker, prefix: str, **extra: str) -> dict[str, str
     if not broker.supports_create_topics:
         broker.create_topic(history_topic, 1)  # what CreateTopics makes where the broker has it
     return {
-        "topic.prefix": prefix, "sink.type": "kafka", "sink.kafka.bootstrap.servers": broker,
-        "offset.storage": "kafka", "offset.storage.topic": f"{prefix}.offsets",
+        "topic.prefix": prefix,
+        "sink.type": "kafka",
+        "sink.kafka.bootstrap.servers": broker,
+        "offset.storage": "kafka",
+        "offset.storage.topic": f"{prefix}.offsets",
         "offset.storage.replication.factor": "1",
-        "schema.history.internal": "kafka", "schema.history.internal.kafka.topic": history_topic,
-        "schema.history.internal.kafka.bootstrap.servers": broker, **extra}
+        "schema.history.internal": "kafka",
+        "schema.history.internal.kafka.topic": history_topic,
+        "schema.history.internal.kafka.bootstrap.servers": broker,
+        **extra,
+    }
 
 
-def jsonl_form(topic: str, key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes]]) -> bytes:
-    return b"".join((
-        b'{"topic":', orjson.dumps(topic), b',"key":', key if key is not None else b"null",
-        b',"value":', value if value is not None else b"null",
-        b',"headers":', orjson.dumps({k: v.decode() for k, v in headers}), b"}"))
+def jsonl_form(
+    topic: str, key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes]]
+) -> bytes:
+    return b"".join(
+        (
+            b'{"topic":',
+            orjson.dumps(topic),
+            b',"key":',
+            key if key is not None else b"null",
+            b',"value":',
+            value if value is not None else b"null",
+            b',"headers":',
+            orjson.dumps({k: v.decode() for k, v in headers}),
+            b"}",
+        )
+    )
 
 
 def topics_with_prefix(bootstrap: str, prefix: str) -> list[str]:
@@ -65,24 +82,38 @@ def topics_with_prefix(bootstrap: str, prefix: str) -> list[str]:
         names = consumer.topics()
     finally:
         consumer.close()
-    return sorted(t for t in names if t == prefix or t.startswith(prefix + ".")
-                  or t == f"__debezium-heartbeat.{prefix}")
+    return sorted(
+        t for t in names if t == prefix or t.startswith(prefix + ".") or t == f"__debezium-heartbeat.{prefix}"
+    )
 
 
 # -- in-process engine ------------------------------------------------------------------------------
 
+
 def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
-        mysql_server: MySQLServerHandle, unique_db: str, kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+    mysql_server: MySQLServerHandle, unique_db: str, kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
     db = unique_db
     prefix = kafka_broker.unique("it")
     mysql_server.execute(
         "CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40), balance DECIMAL(10,2) DEFAULT 15.28)",
         "CREATE TABLE notes (body TEXT, score DOUBLE)",
-        "CREATE TABLE pairs (a INT, b VARCHAR(5), v INT, PRIMARY KEY (a, b))", database=db)
-    props = mysql_server.connector_properties(**kafka_props(
-        kafka_broker, prefix, **{"database.include.list": db, "data.dir": str(tmp_path / "first"),
-                                 "max.batch.size": "64", "heartbeat.interval.ms": "100",
-                                 "provide.transaction.metadata": "true"}))
+        "CREATE TABLE pairs (a INT, b VARCHAR(5), v INT, PRIMARY KEY (a, b))",
+        database=db,
+    )
+    props = mysql_server.connector_properties(
+        **kafka_props(
+            kafka_broker,
+            prefix,
+            **{
+                "database.include.list": db,
+                "data.dir": str(tmp_path / "first"),
+                "max.batch.size": "64",
+                "heartbeat.interval.ms": "100",
+                "provide.transaction.metadata": "true",
+            },
+        )
+    )
     config = ConnectorConfig.from_mapping(props)
     jsonl_path = tmp_path / "events.jsonl"
     engine = Engine(config, sinks=[KafkaSink.from_config(config), JsonlSink(jsonl_path)])
@@ -107,9 +138,15 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
     jsonl_lines = jsonl_path.read_bytes().splitlines()
     topics = topics_with_prefix(kafka_broker, prefix)
     # data, schema-change, transaction and heartbeat topics
-    assert {f"{prefix}.{db}.customers", prefix, f"{prefix}.transaction",
-            f"__debezium-heartbeat.{prefix}"} <= set(topics)
-    consumed = consume_all(kafka_broker, [t for t in topics if not t.endswith((".offsets", ".schema-history"))])
+    assert {
+        f"{prefix}.{db}.customers",
+        prefix,
+        f"{prefix}.transaction",
+        f"__debezium-heartbeat.{prefix}",
+    } <= set(topics)
+    consumed = consume_all(
+        kafka_broker, [t for t in topics if not t.endswith((".offsets", ".schema-history"))]
+    )
     kafka_lines = [jsonl_form(m.topic, m.key, m.value, m.headers) for m in consumed]
     assert len(jsonl_lines) > 200
     assert sorted(kafka_lines) == sorted(jsonl_lines)  # the same records, byte for byte
@@ -146,8 +183,11 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
     customer_msgs = [m for m in consumed if m.topic == f"{prefix}.{db}.customers"]
     tombstones = [m for m in customer_msgs if m.value is None]
     assert len(tombstones) == 11 and all(m.key is not None for m in tombstones)  # 10 deletes + key change
-    deletes = [orjson.loads(m.value) for m in customer_msgs
-               if m.value is not None and orjson.loads(m.value)["payload"]["op"] == "d"]
+    deletes = [
+        orjson.loads(m.value)
+        for m in customer_msgs
+        if m.value is not None and orjson.loads(m.value)["payload"]["op"] == "d"
+    ]
     assert len(deletes) == 11
     headers = dict(next(m for m in customer_msgs if m.value is not None).headers)
     assert headers["__debezium.context.connectorLogicalName"] == prefix.encode()
@@ -170,14 +210,23 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
     new = [orjson.loads(m.value)["payload"] for m in after if (m.partition, m.offset) not in seen]
     assert len(after) == len(customer_msgs) + 1, "a restart from the stored offsets repeats nothing"
     assert new[0]["op"] == "c" and new[0]["after"] == {
-        "id": 3000, "name": "after restart", "balance": "Bfg=", "tier": 3}  # 15.28; tier: recovered ALTER
+        "id": 3000,
+        "name": "after restart",
+        "balance": "Bfg=",
+        "tier": 3,
+    }  # 15.28; tier: recovered ALTER
 
 
 # -- the daemon ---------------------------------------------------------------------------------------
 
+
 def start_daemon(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
-                            stdout=subprocess.DEVNULL, stderr=log.open("ab"), start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("ab"),
+        start_new_session=True,
+    )
 
 
 def write_config(path: Path, props: Mapping[str, str]) -> Path:
@@ -236,8 +285,9 @@ def delivered_rows(bootstrap: str, topic: str) -> list[tuple[int, int]]:
     return out
 
 
-def assert_offset_covers_only_acknowledged(store: KafkaOffsetStore, bootstrap: str, topic: str,
-                                           first_seq: int) -> tuple[int, int]:
+def assert_offset_covers_only_acknowledged(
+    store: KafkaOffsetStore, bootstrap: str, topic: str, first_seq: int
+) -> tuple[int, int]:
     """Every insert transaction the stored offset says is done is in the topic.
 
     The offset's ``gtids`` is the set of completed transactions (Debezium's restart set); each
@@ -249,28 +299,49 @@ def assert_offset_covers_only_acknowledged(store: KafkaOffsetStore, bootstrap: s
     delivered = delivered_rows(bootstrap, topic)
     acknowledged = {seq for _, seq in delivered}
     missing = [seq for seq in range(first_seq, stored_seq + 1) if seq not in acknowledged]
-    assert not missing, (f"offset {offset} points past {len(missing)} transactions the broker never "
-                         f"acknowledged (first {missing[:5]})")
+    assert not missing, (
+        f"offset {offset} points past {len(missing)} transactions the broker never "
+        f"acknowledged (first {missing[:5]})"
+    )
     return stored_seq, len(delivered)
 
 
-def daemon_setup(server: LocalMySQLServer, broker: KafkaBroker, tmp_path: Path, name: str,
-                 partitions: int, **extra: str) -> tuple[dict[str, str], str, int]:
+def daemon_setup(
+    server: LocalMySQLServer, broker: KafkaBroker, tmp_path: Path, name: str, partitions: int, **extra: str
+) -> tuple[dict[str, str], str, int]:
     server.execute(f"CREATE DATABASE {name}", f"CREATE TABLE {name}.t (id INT PRIMARY KEY, v VARCHAR(40))")
     prefix = broker.unique(name)
     topic = f"{prefix}.{name}.t"
     # Spread the stream over partitions (and compress it): the mock keeps 5 MiB per partition.
     broker.create_topic(topic, partitions)
-    props = server.connector_properties(**kafka_props(broker, prefix, **{
-        "database.include.list": name, "data.dir": str(tmp_path / "data"), "max.batch.size": "2048",
-        "poll.interval.ms": "100", "sink.kafka.producer.compression.type": "gzip",
-        "sink.kafka.producer.batch.size": "131072", "sink.kafka.producer.linger.ms": "5",
-        "offset.storage.partitions": "1", **extra}))
+    props = server.connector_properties(
+        **kafka_props(
+            broker,
+            prefix,
+            **{
+                "database.include.list": name,
+                "data.dir": str(tmp_path / "data"),
+                "max.batch.size": "2048",
+                "poll.interval.ms": "100",
+                "sink.kafka.producer.compression.type": "gzip",
+                "sink.kafka.producer.batch.size": "131072",
+                "sink.kafka.producer.linger.ms": "5",
+                "offset.storage.partitions": "1",
+                **extra,
+            },
+        )
+    )
     return props, topic, current_gtid_seq(server) + 1
 
 
-def insert_rows(server: LocalMySQLServer, db: str, first: int, last: int, done: threading.Event,
-                per_second: int | None = None) -> threading.Thread:
+def insert_rows(
+    server: LocalMySQLServer,
+    db: str,
+    first: int,
+    last: int,
+    done: threading.Event,
+    per_second: int | None = None,
+) -> threading.Thread:
     def run() -> None:
         started = time.monotonic()
         with server.connect(db) as conn, conn.cursor() as cur:
@@ -292,13 +363,22 @@ TRANSACTIONS = 50_000
 
 
 def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_records(
-        kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+    kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
     with LocalMySQLServer(options=FAST_SERVER_OPTIONS) as server:
-        props, topic, first_seq = daemon_setup(server, kafka_broker, tmp_path, "outage", 8, **{
-            "sink.kafka.producer.delivery.timeout.ms": "6000",
-            "sink.kafka.producer.request.timeout.ms": "2000",
-            "sink.kafka.producer.reconnect.backoff.max.ms": "500",
-            "offset.storage.kafka.timeout.ms": "5000"})
+        props, topic, first_seq = daemon_setup(
+            server,
+            kafka_broker,
+            tmp_path,
+            "outage",
+            8,
+            **{
+                "sink.kafka.producer.delivery.timeout.ms": "6000",
+                "sink.kafka.producer.request.timeout.ms": "2000",
+                "sink.kafka.producer.reconnect.backoff.max.ms": "500",
+                "offset.storage.kafka.timeout.ms": "5000",
+            },
+        )
         config = write_config(tmp_path / "connector.properties", props)
         log = tmp_path / "connector.log"
         store = KafkaOffsetStore.from_config(ConnectorConfig.from_mapping(props))
@@ -329,8 +409,9 @@ def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_
         assert not written.is_set(), "MySQL kept taking writes while the connector was down"
 
         kafka_broker.start()  # the broker returns with its log (a restarted broker / container)
-        stored_seq, before_restart = assert_offset_covers_only_acknowledged(store, kafka_broker, topic,
-                                                                            first_seq)
+        stored_seq, before_restart = assert_offset_covers_only_acknowledged(
+            store, kafka_broker, topic, first_seq
+        )
         assert before_restart < TRANSACTIONS
 
         daemon = start_daemon(config, log)
@@ -338,8 +419,12 @@ def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_
             writer.join(timeout=120)
             assert written.is_set()
             wait_for(lambda: counter.count() >= TRANSACTIONS, 300, "as many records as transactions")
-            wait_for(lambda: len({i for i, _ in delivered_rows(kafka_broker, topic)}) >= TRANSACTIONS, 120,
-                     "every change after the stored offset", interval=2.0)
+            wait_for(
+                lambda: len({i for i, _ in delivered_rows(kafka_broker, topic)}) >= TRANSACTIONS,
+                120,
+                "every change after the stored offset",
+                interval=2.0,
+            )
         finally:
             os.killpg(daemon.pid, signal.SIGTERM)
             assert daemon.wait(timeout=60) == 0, log.read_text()[-3000:]
@@ -352,12 +437,15 @@ def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_
         duplicates = sum(n - 1 for n in counts.values())
         # At least once: only records after the stored offset may come twice.
         assert duplicates <= before_restart - (stored_seq - first_seq + 1)
-        print(f"\nbroker outage: delivered before outage {before_restart}, covered by stored offset "
-              f"{stored_seq - first_seq + 1}, gave up after {gave_up_after:.1f}s, delivered twice {duplicates}")
+        print(
+            f"\nbroker outage: delivered before outage {before_restart}, covered by stored offset "
+            f"{stored_seq - first_seq + 1}, gave up after {gave_up_after:.1f}s, delivered twice {duplicates}"
+        )
 
 
 def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged_record(
-        kafka_broker: KafkaBroker, tmp_path: Path) -> None:
+    kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
     rows = 15_000
     rng = random.Random(6)
     with LocalMySQLServer(options=FAST_SERVER_OPTIONS) as server:
@@ -390,8 +478,12 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
 
         daemon = start_daemon(config, log)
         try:
-            wait_for(lambda: len({i for i, _ in delivered_rows(kafka_broker, topic)}) >= rows, 300,
-                     "every row after the last kill", interval=2.0)
+            wait_for(
+                lambda: len({i for i, _ in delivered_rows(kafka_broker, topic)}) >= rows,
+                300,
+                "every row after the last kill",
+                interval=2.0,
+            )
         finally:
             os.killpg(daemon.pid, signal.SIGTERM)
             assert daemon.wait(timeout=60) == 0, log.read_text()[-3000:]
@@ -400,4 +492,6 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
         counts = Counter(i for i, _ in delivered_rows(kafka_broker, topic))
         assert set(counts) == set(range(1, rows + 1))
         duplicates = sum(n - 1 for n in counts.values())
-        print(f"\nSIGKILL x{len(checks)} ({kills_mid_stream} mid-stream): stored offsets (GTID seq) {stored}; delivered twice {duplicates}")
+        print(
+            f"\nSIGKILL x{len(checks)} ({kills_mid_stream} mid-stream): stored offsets (GTID seq) {stored}; delivered twice {duplicates}"
+        )

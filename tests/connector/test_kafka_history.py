@@ -15,51 +15,87 @@ from ddl.serialize import history_record_to_document as record_to_document
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
 BASE_PROPS = {
-    "database.hostname": "127.0.0.1", "database.user": "cdc", "database.server.id": "5400",
-    "topic.prefix": "srv", "schema.history.internal": "kafka",
+    "database.hostname": "127.0.0.1",
+    "database.user": "cdc",
+    "database.server.id": "5400",
+    "topic.prefix": "srv",
+    "schema.history.internal": "kafka",
 }
 
-COLUMN = {"name": "id", "jdbcType": 4, "typeName": "INT", "typeExpression": "INT", "charsetName": None,
-          "position": 1, "optional": False, "autoIncremented": True, "generated": True, "comment": None,
-          "hasDefaultValue": False, "enumValues": []}
+COLUMN = {
+    "name": "id",
+    "jdbcType": 4,
+    "typeName": "INT",
+    "typeExpression": "INT",
+    "charsetName": None,
+    "position": 1,
+    "optional": False,
+    "autoIncremented": True,
+    "generated": True,
+    "comment": None,
+    "hasDefaultValue": False,
+    "enumValues": [],
+}
 CREATE = HistoryRecord(
     source={"server": "srv"},
     position={"ts_sec": 1_700_000_000, "file": "mysql-bin.000003", "pos": 157, "snapshot": "INITIAL"},
-    ts_ms=1_700_000_000_123, database_name="inventory",
+    ts_ms=1_700_000_000_123,
+    database_name="inventory",
     ddl="CREATE TABLE `customers` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY (`id`)\n)",
-    table_changes=({"type": "CREATE", "id": '"inventory"."customers"',
-                    "table": {"defaultCharsetName": "utf8mb4", "primaryKeyColumnNames": ["id"],
-                              "columns": [COLUMN, {**COLUMN, "name": "note", "position": 2,
-                                                   "enumValues": ["'a'", "'b'"]}],
-                              "attributes": []},
-                    "comment": None},))
-SET = HistoryRecord(source={"server": "srv"}, position={"file": "mysql-bin.000003", "pos": 157},
-                    ts_ms=1_700_000_000_001, database_name="",
-                    ddl="SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci;")
-ALTER = HistoryRecord(source={"server": "srv"},
-                      position={"file": "mysql-bin.000003", "pos": 900, "gtids": "0-1-7", "event": 2},
-                      ts_ms=1_700_000_009_000, database_name="inventory",
-                      ddl="ALTER TABLE customers COMMENT 'Kunden – ü'", table_changes=())
+    table_changes=(
+        {
+            "type": "CREATE",
+            "id": '"inventory"."customers"',
+            "table": {
+                "defaultCharsetName": "utf8mb4",
+                "primaryKeyColumnNames": ["id"],
+                "columns": [COLUMN, {**COLUMN, "name": "note", "position": 2, "enumValues": ["'a'", "'b'"]}],
+                "attributes": [],
+            },
+            "comment": None,
+        },
+    ),
+)
+SET = HistoryRecord(
+    source={"server": "srv"},
+    position={"file": "mysql-bin.000003", "pos": 157},
+    ts_ms=1_700_000_000_001,
+    database_name="",
+    ddl="SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci;",
+)
+ALTER = HistoryRecord(
+    source={"server": "srv"},
+    position={"file": "mysql-bin.000003", "pos": 900, "gtids": "0-1-7", "event": 2},
+    ts_ms=1_700_000_009_000,
+    database_name="inventory",
+    ddl="ALTER TABLE customers COMMENT 'Kunden – ü'",
+    table_changes=(),
+)
 
 
 def history_config(broker: KafkaBroker, topic: str, **extra: str) -> ConnectorConfig:
-    return ConnectorConfig.from_mapping({
-        **BASE_PROPS, "schema.history.internal.kafka.topic": topic,
-        "schema.history.internal.kafka.bootstrap.servers": broker, **extra})
+    return ConnectorConfig.from_mapping(
+        {
+            **BASE_PROPS,
+            "schema.history.internal.kafka.topic": topic,
+            "schema.history.internal.kafka.bootstrap.servers": broker,
+            **extra,
+        }
+    )
 
 
 def test_documents_are_jackson_pretty_printed() -> None:
     expected = (
-        '{\n'
+        "{\n"
         '  "source" : {\n'
         '    "server" : "srv"\n'
-        '  },\n'
+        "  },\n"
         '  "position" : {\n'
         '    "ts_sec" : 1700000000,\n'
         '    "file" : "mysql-bin.000003",\n'
         '    "pos" : 157,\n'
         '    "snapshot" : "INITIAL"\n'
-        '  },\n'
+        "  },\n"
         '  "ts_ms" : 1700000000123,\n'
         '  "databaseName" : "inventory",\n'
         '  "ddl" : "CREATE TABLE `customers` (\\n  `id` int NOT NULL AUTO_INCREMENT,\\n'
@@ -83,7 +119,7 @@ def test_documents_are_jackson_pretty_printed() -> None:
         '        "comment" : null,\n'
         '        "hasDefaultValue" : false,\n'
         '        "enumValues" : [ ]\n'
-        '      }, {\n'
+        "      }, {\n"
         '        "name" : "note",\n'
         '        "jdbcType" : 4,\n'
         '        "typeName" : "INT",\n'
@@ -96,18 +132,24 @@ def test_documents_are_jackson_pretty_printed() -> None:
         '        "comment" : null,\n'
         '        "hasDefaultValue" : false,\n'
         '        "enumValues" : [ "\'a\'", "\'b\'" ]\n'
-        '      } ],\n'
+        "      } ],\n"
         '      "attributes" : [ ]\n'
-        '    },\n'
+        "    },\n"
         '    "comment" : null\n'
-        '  } ]\n'
-        '}')
+        "  } ]\n"
+        "}"
+    )
     assert jackson_pretty(record_to_document(CREATE)).decode() == expected
     assert jackson_pretty({}) == b"{ }"
     # schemaName is omitted when null; an empty tableChanges stays.
-    assert jackson_pretty(record_to_document(SET)).decode().endswith(
-        '"databaseName" : "",\n  "ddl" : "SET character_set_server=utf8mb4, '
-        'collation_server=utf8mb4_general_ci;",\n  "tableChanges" : [ ]\n}')
+    assert (
+        jackson_pretty(record_to_document(SET))
+        .decode()
+        .endswith(
+            '"databaseName" : "",\n  "ddl" : "SET character_set_server=utf8mb4, '
+            'collation_server=utf8mb4_general_ci;",\n  "tableChanges" : [ ]\n}'
+        )
+    )
 
 
 def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> None:
@@ -139,7 +181,12 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
     producer.send(topic, value=history_record_to_json(SET), partition=0).get(10)
     producer.close()
     assert list(KafkaSchemaHistory.from_config(history_config(kafka_broker, topic)).records()) == [
-        SET, CREATE, ALTER, ALTER, SET]
+        SET,
+        CREATE,
+        ALTER,
+        ALTER,
+        SET,
+    ]
 
     raw = consume_all(kafka_broker, [topic])
     assert [(m.partition, m.key) for m in raw] == [(0, None)] * 5
@@ -162,7 +209,8 @@ def test_multi_partition_topic_is_refused_with_the_fix(kafka_broker: KafkaBroker
 
 
 def test_topic_creation_or_refusal_of_a_broker_made_topic(
-        kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture) -> None:
+    kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
     topic = kafka_broker.unique("history-new")
     history = KafkaSchemaHistory.from_config(history_config(kafka_broker, topic))
     with caplog.at_level(logging.INFO, logger="sink.kafka"):
@@ -187,20 +235,33 @@ def test_configuration_errors_name_the_key() -> None:
         KafkaSchemaHistory.from_config(ConnectorConfig.from_mapping(BASE_PROPS))
     assert missing.value.key == "schema.history.internal.kafka.topic"
     with pytest.raises(ConfigError) as no_brokers:
-        KafkaSchemaHistory.from_config(ConnectorConfig.from_mapping(
-            {**BASE_PROPS, "schema.history.internal.kafka.topic": "h"}))
+        KafkaSchemaHistory.from_config(
+            ConnectorConfig.from_mapping({**BASE_PROPS, "schema.history.internal.kafka.topic": "h"})
+        )
     assert no_brokers.value.key == "schema.history.internal.kafka.bootstrap.servers"
     with pytest.raises(ConfigError) as bad:
-        KafkaSchemaHistory.from_config(ConnectorConfig.from_mapping({
-            **BASE_PROPS, "schema.history.internal.kafka.topic": "h",
-            "schema.history.internal.kafka.bootstrap.servers": "127.0.0.1:9",
-            "schema.history.internal.consumer.max.poll.recordz": "5"}))
+        KafkaSchemaHistory.from_config(
+            ConnectorConfig.from_mapping(
+                {
+                    **BASE_PROPS,
+                    "schema.history.internal.kafka.topic": "h",
+                    "schema.history.internal.kafka.bootstrap.servers": "127.0.0.1:9",
+                    "schema.history.internal.consumer.max.poll.recordz": "5",
+                }
+            )
+        )
     assert bad.value.key == "schema.history.internal.consumer.max.poll.recordz"
-    history = KafkaSchemaHistory.from_config(ConnectorConfig.from_mapping({
-        **BASE_PROPS, "schema.history.internal.kafka.topic": "h",
-        "schema.history.internal.kafka.bootstrap.servers": "127.0.0.1:9",
-        "schema.history.internal.producer.security.protocol": "SSL",
-        "schema.history.internal.kafka.recovery.attempts": "7"}))
+    history = KafkaSchemaHistory.from_config(
+        ConnectorConfig.from_mapping(
+            {
+                **BASE_PROPS,
+                "schema.history.internal.kafka.topic": "h",
+                "schema.history.internal.kafka.bootstrap.servers": "127.0.0.1:9",
+                "schema.history.internal.producer.security.protocol": "SSL",
+                "schema.history.internal.kafka.recovery.attempts": "7",
+            }
+        )
+    )
     assert history.producer_kwargs == {"security_protocol": "SSL", "client_id": "srv-schemahistory"}
     assert history.recovery_attempts == 7
 
@@ -208,8 +269,11 @@ def test_configuration_errors_name_the_key() -> None:
 def test_unreachable_broker_is_named(kafka_broker: KafkaBroker) -> None:
     topic = kafka_broker.unique("history-down")
     kafka_broker.stop()
-    history = KafkaSchemaHistory.from_config(history_config(kafka_broker, topic, **{
-        "schema.history.internal.consumer.api.version.auto.timeout.ms": "1000"}))
+    history = KafkaSchemaHistory.from_config(
+        history_config(
+            kafka_broker, topic, **{"schema.history.internal.consumer.api.version.auto.timeout.ms": "1000"}
+        )
+    )
     with pytest.raises(SchemaHistoryError) as failed:
         history.start()
     assert str(kafka_broker) in str(failed.value) and "refused the connection" in str(failed.value)

@@ -16,24 +16,36 @@ from connector.offsets import OffsetStoreError
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
 BASE_PROPS = {
-    "database.hostname": "127.0.0.1", "database.user": "cdc", "database.server.id": "5400",
+    "database.hostname": "127.0.0.1",
+    "database.user": "cdc",
+    "database.server.id": "5400",
     "offset.storage": "org.apache.kafka.connect.storage.KafkaOffsetBackingStore",
 }
 
 
-def store_config(broker: KafkaBroker, topic: str, prefix: str = "srv", name: str = "inventory-connector",
-                 **extra: str) -> ConnectorConfig:
-    return ConnectorConfig.from_mapping({
-        **BASE_PROPS, "name": name, "topic.prefix": prefix, "offset.storage.topic": topic,
-        "offset.storage.kafka.bootstrap.servers": broker, "offset.storage.partitions": "3", **extra})
+def store_config(
+    broker: KafkaBroker, topic: str, prefix: str = "srv", name: str = "inventory-connector", **extra: str
+) -> ConnectorConfig:
+    return ConnectorConfig.from_mapping(
+        {
+            **BASE_PROPS,
+            "name": name,
+            "topic.prefix": prefix,
+            "offset.storage.topic": topic,
+            "offset.storage.kafka.bootstrap.servers": broker,
+            "offset.storage.partitions": "3",
+            **extra,
+        }
+    )
 
 
 def test_round_trip_in_kafka_connect_layout(kafka_broker: KafkaBroker) -> None:
     topic = kafka_broker.unique("connect-offsets")
     store = KafkaOffsetStore.from_config(store_config(kafka_broker, topic))
     assert store.load() is None
-    offsets = [{"file": "mysql-bin.000003", "pos": 154 + i, "gtids": "0-1-5", "row": 1, "event": 2}
-               for i in range(5)]
+    offsets = [
+        {"file": "mysql-bin.000003", "pos": 154 + i, "gtids": "0-1-5", "row": 1, "event": 2} for i in range(5)
+    ]
     for offset in offsets:
         store.save(offset)
     store.close()
@@ -66,8 +78,9 @@ def test_other_connectors_keys_and_tombstones(kafka_broker: KafkaBroker) -> None
     assert ours.load() is None
     assert other.load() == {"file": "x.000009", "pos": 10}
     # Connect keys its offsets by the exact serialized bytes; a differently spaced key is not ours.
-    producer.send(topic, key=b'["inventory-connector", {"server": "srv"}]',
-                  value=b'{"file":"b.000002","pos":4}').get(10)
+    producer.send(
+        topic, key=b'["inventory-connector", {"server": "srv"}]', value=b'{"file":"b.000002","pos":4}'
+    ).get(10)
     assert ours.load() is None
     ours.save({"file": "b.000003", "pos": 5})
     producer.close()
@@ -78,11 +91,19 @@ def test_other_connectors_keys_and_tombstones(kafka_broker: KafkaBroker) -> None
 
 def test_bootstrap_and_identity_fall_back_to_the_sink(kafka_broker: KafkaBroker) -> None:
     topic = kafka_broker.unique("fallback-offsets")
-    config = ConnectorConfig.from_mapping({
-        **BASE_PROPS, "topic.prefix": "srv", "offset.storage": "kafka", "offset.storage.topic": topic,
-        "sink.type": "kafka", "sink.kafka.bootstrap.servers": kafka_broker,
-        "sink.kafka.producer.client.id": "cdc-client", "sink.kafka.producer.linger.ms": "5",
-        "sink.kafka.producer.request.timeout.ms": "2000"})
+    config = ConnectorConfig.from_mapping(
+        {
+            **BASE_PROPS,
+            "topic.prefix": "srv",
+            "offset.storage": "kafka",
+            "offset.storage.topic": topic,
+            "sink.type": "kafka",
+            "sink.kafka.bootstrap.servers": kafka_broker,
+            "sink.kafka.producer.client.id": "cdc-client",
+            "sink.kafka.producer.linger.ms": "5",
+            "sink.kafka.producer.request.timeout.ms": "2000",
+        }
+    )
     store = KafkaOffsetStore.from_config(config)
     assert store.bootstrap == kafka_broker
     assert store.producer_kwargs == {"client_id": "cdc-client"}  # identity yes, tuning no
@@ -100,17 +121,31 @@ def test_missing_topic_and_bootstrap_are_named() -> None:
         KafkaOffsetStore.from_config(ConnectorConfig.from_mapping({**base, "offset.storage.topic": "o"}))
     assert no_bootstrap.value.key == "offset.storage.kafka.bootstrap.servers"
     with pytest.raises(ConfigError) as bad_setting:
-        KafkaOffsetStore.from_config(ConnectorConfig.from_mapping({
-            **base, "offset.storage.topic": "o", "offset.storage.kafka.bootstrap.servers": "127.0.0.1:9",
-            "offset.storage.kafka.producer.sasl.jaas.config": "nonsense"}))
+        KafkaOffsetStore.from_config(
+            ConnectorConfig.from_mapping(
+                {
+                    **base,
+                    "offset.storage.topic": "o",
+                    "offset.storage.kafka.bootstrap.servers": "127.0.0.1:9",
+                    "offset.storage.kafka.producer.sasl.jaas.config": "nonsense",
+                }
+            )
+        )
     assert bad_setting.value.key == "offset.storage.kafka.producer.sasl.jaas.config"
 
 
 def test_save_fails_clearly_when_the_broker_is_gone(kafka_broker: KafkaBroker) -> None:
     topic = kafka_broker.unique("down-offsets")
-    store = KafkaOffsetStore.from_config(store_config(kafka_broker, topic, **{
-        "offset.storage.kafka.timeout.ms": "3000",
-        "offset.storage.kafka.producer.reconnect.backoff.max.ms": "200"}))
+    store = KafkaOffsetStore.from_config(
+        store_config(
+            kafka_broker,
+            topic,
+            **{
+                "offset.storage.kafka.timeout.ms": "3000",
+                "offset.storage.kafka.producer.reconnect.backoff.max.ms": "200",
+            },
+        )
+    )
     store.save({"file": "b.000001", "pos": 4})
     kafka_broker.stop()
     started = time.monotonic()
@@ -127,10 +162,12 @@ def test_save_fails_clearly_when_the_broker_is_gone(kafka_broker: KafkaBroker) -
 
 
 def test_offset_topic_is_created_compacted_where_the_broker_allows(
-        kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture) -> None:
+    kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
     topic = kafka_broker.unique("created-offsets")
-    store = KafkaOffsetStore.from_config(store_config(kafka_broker, topic, **{
-        "offset.storage.replication.factor": "1"}))
+    store = KafkaOffsetStore.from_config(
+        store_config(kafka_broker, topic, **{"offset.storage.replication.factor": "1"})
+    )
     with caplog.at_level(logging.INFO, logger="sink.kafka"):
         store.save({"file": "b.000001", "pos": 4})
     store.close()
@@ -140,8 +177,12 @@ def test_offset_topic_is_created_compacted_where_the_broker_allows(
         admin = KafkaAdminClient(bootstrap_servers=str(kafka_broker))
         try:
             responses = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-            configs = {entry[0]: entry[1] for response in responses for resource in response.resources
-                       for entry in resource[4]}
+            configs = {
+                entry[0]: entry[1]
+                for response in responses
+                for resource in response.resources
+                for entry in resource[4]
+            }
             assert configs["cleanup.policy"] == "compact"
         finally:
             admin.close()

@@ -13,8 +13,9 @@ from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, fre
 from connector.server import PrerequisiteError, ServerProbe
 
 
-def config_for(server: LocalMySQLServer, user: str | None = None, password: str | None = None,
-               **extra: str) -> ConnectorConfig:
+def config_for(
+    server: LocalMySQLServer, user: str | None = None, password: str | None = None, **extra: str
+) -> ConnectorConfig:
     props = server.connector_properties(**{"topic.prefix": "pre", **extra})
     if user is not None:
         props["database.user"] = user
@@ -35,12 +36,23 @@ def test_healthy_server_passes_all_checks(server):
     assert info.gtid_mode
 
 
-@pytest.mark.parametrize(("variable", "value", "expected"), [
-    ("binlog_format", "STATEMENT", "binlog_format is 'STATEMENT', the connector needs ROW: set binlog_format=ROW"),
-    ("binlog_format", "MIXED", "binlog_format is 'MIXED', the connector needs ROW"),
-    ("binlog_row_image", "MINIMAL", "binlog_row_image is 'MINIMAL', the connector needs FULL: set binlog_row_image=FULL"),
-    ("binlog_row_metadata", "MINIMAL", "binlog_row_metadata is 'MINIMAL', the connector needs FULL"),
-])
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        (
+            "binlog_format",
+            "STATEMENT",
+            "binlog_format is 'STATEMENT', the connector needs ROW: set binlog_format=ROW",
+        ),
+        ("binlog_format", "MIXED", "binlog_format is 'MIXED', the connector needs ROW"),
+        (
+            "binlog_row_image",
+            "MINIMAL",
+            "binlog_row_image is 'MINIMAL', the connector needs FULL: set binlog_row_image=FULL",
+        ),
+        ("binlog_row_metadata", "MINIMAL", "binlog_row_metadata is 'MINIMAL', the connector needs FULL"),
+    ],
+)
 def test_wrong_binlog_setting_names_the_setting(server, variable, value, expected):
     server.execute(f"SET GLOBAL {variable} = '{value}'")
     try:
@@ -48,17 +60,23 @@ def test_wrong_binlog_setting_names_the_setting(server, variable, value, expecte
             ServerProbe(config_for(server)).check()
         assert expected in str(exc.value)
     finally:
-        server.execute(f"SET GLOBAL {variable} = DEFAULT" if variable != "binlog_row_metadata"
-                       else "SET GLOBAL binlog_row_metadata = 'FULL'")
+        server.execute(
+            f"SET GLOBAL {variable} = DEFAULT"
+            if variable != "binlog_row_metadata"
+            else "SET GLOBAL binlog_row_metadata = 'FULL'"
+        )
         server.execute("SET GLOBAL binlog_format = 'ROW'", "SET GLOBAL binlog_row_image = 'FULL'")
 
 
-@pytest.mark.parametrize(("grants", "expected"), [
-    ("SELECT, RELOAD, SHOW DATABASES, REPLICATION CLIENT", "lacks the REPLICATION SLAVE privilege"),
-    ("SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE", "lacks the REPLICATION CLIENT privilege"),
-    ("RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT", "lacks the SELECT privilege"),
-    ("SELECT, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT", "has neither RELOAD"),
-])
+@pytest.mark.parametrize(
+    ("grants", "expected"),
+    [
+        ("SELECT, RELOAD, SHOW DATABASES, REPLICATION CLIENT", "lacks the REPLICATION SLAVE privilege"),
+        ("SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE", "lacks the REPLICATION CLIENT privilege"),
+        ("RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT", "lacks the SELECT privilege"),
+        ("SELECT, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT", "has neither RELOAD"),
+    ],
+)
 def test_missing_grant_names_the_grant_statement(server, grants, expected, request):
     user = f"u{abs(hash(request.node.name)) % 10**8}"
     server.create_user(user, "pw-123456", grants)
@@ -67,14 +85,19 @@ def test_missing_grant_names_the_grant_statement(server, grants, expected, reque
             ServerProbe(config_for(server, user, "pw-123456")).check()
         message = str(exc.value)
         assert expected in message
-        assert f"GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES ON *.* TO '{user}'@'%'" in message
+        assert (
+            f"GRANT SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES ON *.* TO '{user}'@'%'"
+            in message
+        )
         assert "pw-123456" not in message
     finally:
         server.execute(f"DROP USER '{user}'@'%'")
 
 
 def test_lock_tables_instead_of_reload_is_enough(server):
-    server.create_user("locker", "pw-locker", "SELECT, LOCK TABLES, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT")
+    server.create_user(
+        "locker", "pw-locker", "SELECT, LOCK TABLES, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT"
+    )
     try:
         ServerProbe(config_for(server, "locker", "pw-locker")).check()
     finally:
@@ -91,10 +114,17 @@ def test_wrong_credentials_name_user_and_password_keys(server):
 
 def test_unreachable_host_names_hostname_and_port():
     port = free_port()  # nothing listens there
-    config = ConnectorConfig.from_mapping({
-        "database.hostname": "127.0.0.1", "database.port": str(port), "database.user": "cdc",
-        "database.password": "x-secret", "database.server.id": "1", "topic.prefix": "pre",
-        "connect.timeout.ms": "2000"})
+    config = ConnectorConfig.from_mapping(
+        {
+            "database.hostname": "127.0.0.1",
+            "database.port": str(port),
+            "database.user": "cdc",
+            "database.password": "x-secret",
+            "database.server.id": "1",
+            "topic.prefix": "pre",
+            "connect.timeout.ms": "2000",
+        }
+    )
     with pytest.raises(PrerequisiteError) as exc:
         ServerProbe(config).check()
     assert f"cannot reach MySQL at 127.0.0.1:{port}" in str(exc.value)

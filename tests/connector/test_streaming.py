@@ -16,11 +16,15 @@ from sink.jsonl import JsonlSink
 from sink.memory import MemorySink
 
 
-def make_engine(server: MySQLServerHandle, db: str, data_dir: Path, *sinks: Any, **extra: str
-                ) -> tuple[Engine, MemorySink]:
+def make_engine(
+    server: MySQLServerHandle, db: str, data_dir: Path, *sinks: Any, **extra: str
+) -> tuple[Engine, MemorySink]:
     memory = MemorySink()
-    config = ConnectorConfig.from_mapping(server.connector_properties(**{
-        "topic.prefix": "it", "database.include.list": db, "data.dir": str(data_dir), **extra}))
+    config = ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{"topic.prefix": "it", "database.include.list": db, "data.dir": str(data_dir), **extra}
+        )
+    )
     return Engine(config, sinks=[memory, *sinks]), memory
 
 
@@ -41,8 +45,9 @@ def last_gtid(server: MySQLServerHandle, db: str, *statements: str) -> str | Non
 
 def test_insert_update_delete_produce_debezium_events(mysql_server, unique_db, tmp_path):
     db = unique_db
-    mysql_server.execute("CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20), qty INT NOT NULL)",
-                         database=db)
+    mysql_server.execute(
+        "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20), qty INT NOT NULL)", database=db
+    )
     engine, memory = make_engine(mysql_server, db, tmp_path)
     engine.catch_up()
     status_file = mysql_server.query("SHOW MASTER STATUS")[0][0]
@@ -59,7 +64,11 @@ def test_insert_update_delete_produce_debezium_events(mysql_server, unique_db, t
     assert all(r.topic == f"it.{db}.items" for r in events)
     assert c1.key == {"id": 1} and c2.key == {"id": 2}
     assert c1.before is None and c1.after == {"id": 1, "name": "apple", "qty": 3}
-    assert u.before == {"id": 1, "name": "apple", "qty": 3} and u.after == {"id": 1, "name": "apple", "qty": 4}
+    assert u.before == {"id": 1, "name": "apple", "qty": 3} and u.after == {
+        "id": 1,
+        "name": "apple",
+        "qty": 4,
+    }
     assert d.before == {"id": 2, "name": "pear", "qty": 5} and d.after is None and d.key == {"id": 2}
 
     # Two rows of one rows event: same pos, row 0 and 1.
@@ -77,10 +86,14 @@ def test_insert_update_delete_produce_debezium_events(mysql_server, unique_db, t
         assert all(":" in r.source["gtid"] for r in events)
     # ordering of positions follows the binlog, and each pos is the start of its rows event
     assert c1.source["pos"] < u.source["pos"] < d.source["pos"]
-    binlog_events = {int(row[1]): str(row[2]) for row in mysql_server.query(f"SHOW BINLOG EVENTS IN '{status_file}'")}
-    assert [binlog_events[r.source["pos"]] for r in (c1, u, d)] == ["Write_rows_v1", "Update_rows_v1",
-                                                                    "Delete_rows_v1"] or all(
-        "rows" in binlog_events[r.source["pos"]].lower() for r in (c1, u, d))
+    binlog_events = {
+        int(row[1]): str(row[2]) for row in mysql_server.query(f"SHOW BINLOG EVENTS IN '{status_file}'")
+    }
+    assert [binlog_events[r.source["pos"]] for r in (c1, u, d)] == [
+        "Write_rows_v1",
+        "Update_rows_v1",
+        "Delete_rows_v1",
+    ] or all("rows" in binlog_events[r.source["pos"]].lower() for r in (c1, u, d))
     # a tombstone follows the delete, with the same key and a null value
     tombstones = [r for r in memory.records if r.kind == RecordKind.TOMBSTONE]
     assert len(tombstones) == 1 and tombstones[0].key == {"id": 2} and tombstones[0].value is None
@@ -92,18 +105,27 @@ def test_composite_key_and_table_without_primary_key(mysql_server, unique_db, tm
     mysql_server.execute(
         "CREATE TABLE order_lines (order_no INT NOT NULL, line INT NOT NULL, sku VARCHAR(10), "
         "PRIMARY KEY (line, order_no))",
-        "CREATE TABLE logbook (msg VARCHAR(50), at INT)", database=db)
+        "CREATE TABLE logbook (msg VARCHAR(50), at INT)",
+        database=db,
+    )
     engine, memory = make_engine(mysql_server, db, tmp_path)
     engine.catch_up()
-    mysql_server.execute("INSERT INTO order_lines VALUES (10, 1, 'A'), (10, 2, 'B')",
-                         "UPDATE order_lines SET sku = 'C' WHERE order_no = 10 AND line = 2",
-                         "INSERT INTO logbook VALUES ('hello', 1)", "DELETE FROM logbook", database=db)
+    mysql_server.execute(
+        "INSERT INTO order_lines VALUES (10, 1, 'A'), (10, 2, 'B')",
+        "UPDATE order_lines SET sku = 'C' WHERE order_no = 10 AND line = 2",
+        "INSERT INTO logbook VALUES ('hello', 1)",
+        "DELETE FROM logbook",
+        database=db,
+    )
     engine.catch_up()
     engine.close()
 
     lines = data(memory.records, "order_lines")
-    assert [r.key for r in lines] == [{"line": 1, "order_no": 10}, {"line": 2, "order_no": 10},
-                                      {"line": 2, "order_no": 10}]
+    assert [r.key for r in lines] == [
+        {"line": 1, "order_no": 10},
+        {"line": 2, "order_no": 10},
+        {"line": 2, "order_no": 10},
+    ]
     # key field order is the primary key's order, not the column order
     assert list(lines[0].key) == ["line", "order_no"]
     assert lines[0].key_schema is not None and lines[0].key_schema.name == f"it.{db}.order_lines.Key"
@@ -117,8 +139,9 @@ def test_composite_key_and_table_without_primary_key(mysql_server, unique_db, tm
 
 def test_primary_key_change_is_delete_tombstone_create_with_headers(mysql_server, unique_db, tmp_path):
     db = unique_db
-    mysql_server.execute("CREATE TABLE k (id INT PRIMARY KEY, v INT)", "INSERT INTO k VALUES (1, 10)",
-                         database=db)
+    mysql_server.execute(
+        "CREATE TABLE k (id INT PRIMARY KEY, v INT)", "INSERT INTO k VALUES (1, 10)", database=db
+    )
     engine, memory = make_engine(mysql_server, db, tmp_path)
     engine.catch_up()
     mysql_server.execute("UPDATE k SET id = 2 WHERE id = 1", database=db)
@@ -127,8 +150,11 @@ def test_primary_key_change_is_delete_tombstone_create_with_headers(mysql_server
     recs = [r for r in memory.records if r.table_id is not None and r.table_id.table == "k"]
     assert [(r.op, r.after) for r in recs[:1]] == [("r", {"id": 1, "v": 10})]  # the initial snapshot
     recs = recs[1:]
-    assert [(r.kind, r.op) for r in recs] == [(RecordKind.DATA, "d"), (RecordKind.TOMBSTONE, None),
-                                             (RecordKind.DATA, "c")]
+    assert [(r.kind, r.op) for r in recs] == [
+        (RecordKind.DATA, "d"),
+        (RecordKind.TOMBSTONE, None),
+        (RecordKind.DATA, "c"),
+    ]
     headers_d = {h.name: h.value for h in recs[0].headers}
     headers_c = {h.name: h.value for h in recs[2].headers}
     assert headers_d["__debezium.newkey"] == {"id": 2}
@@ -146,8 +172,12 @@ def test_restart_resumes_after_last_delivered_event(mysql_server, unique_db, tmp
     engine.close()
     assert [r.key["id"] for r in data(memory.records, "r")] == [1, 2]
 
-    mysql_server.execute("INSERT INTO r VALUES (3)", "ALTER TABLE r ADD COLUMN note VARCHAR(10)",
-                         "INSERT INTO r VALUES (4, 'four')", database=db)
+    mysql_server.execute(
+        "INSERT INTO r VALUES (3)",
+        "ALTER TABLE r ADD COLUMN note VARCHAR(10)",
+        "INSERT INTO r VALUES (4, 'four')",
+        database=db,
+    )
     engine2, memory2 = make_engine(mysql_server, db, tmp_path)
     engine2.catch_up()
     engine2.close()
@@ -165,8 +195,13 @@ def test_jsonl_sink_writes_converter_json(mysql_server, unique_db, tmp_path):
     mysql_server.execute("CREATE TABLE j (id INT PRIMARY KEY, name VARCHAR(5))", database=db)
     out = tmp_path / "events.jsonl"
     plain = tmp_path / "plain.jsonl"
-    engine, _ = make_engine(mysql_server, db, tmp_path / "a", JsonlSink(out),
-                            JsonlSink(plain, key_schemas=False, value_schemas=False))
+    engine, _ = make_engine(
+        mysql_server,
+        db,
+        tmp_path / "a",
+        JsonlSink(out),
+        JsonlSink(plain, key_schemas=False, value_schemas=False),
+    )
     engine.catch_up()
     mysql_server.execute("INSERT INTO j VALUES (7, 'x')", "DELETE FROM j", database=db)
     engine.catch_up()
@@ -175,13 +210,27 @@ def test_jsonl_sink_writes_converter_json(mysql_server, unique_db, tmp_path):
     rows = [x for x in lines if x["topic"] == f"it.{db}.j"]
     assert [list(x) for x in rows] == [["topic", "key", "value", "headers"]] * 3
     create, delete, tombstone = rows
-    assert create["key"] == {"schema": {"type": "struct", "fields": [
-        {"type": "int32", "optional": False, "field": "id"}], "optional": False,
-        "name": f"it.{db}.j.Key"}, "payload": {"id": 7}}
+    assert create["key"] == {
+        "schema": {
+            "type": "struct",
+            "fields": [{"type": "int32", "optional": False, "field": "id"}],
+            "optional": False,
+            "name": f"it.{db}.j.Key",
+        },
+        "payload": {"id": 7},
+    }
     value = create["value"]
     assert value["schema"]["name"] == f"it.{db}.j.Envelope" and value["schema"]["version"] == 2
     assert [f["field"] for f in value["schema"]["fields"]] == [
-        "before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
+        "before",
+        "after",
+        "source",
+        "transaction",
+        "op",
+        "ts_ms",
+        "ts_us",
+        "ts_ns",
+    ]
     assert value["payload"]["source"]["snapshot"] == "false"
     assert value["payload"]["after"] == {"id": 7, "name": "x"}
     assert tombstone["value"] is None and tombstone["key"]["payload"] == {"id": 7}
@@ -195,12 +244,17 @@ def test_jsonl_sink_writes_converter_json(mysql_server, unique_db, tmp_path):
 
 def test_excluded_tables_emit_nothing_but_advance_the_offset(mysql_server, unique_db, tmp_path):
     db = unique_db
-    mysql_server.execute("CREATE TABLE keep (id INT PRIMARY KEY)", "CREATE TABLE skip (id INT PRIMARY KEY)",
-                         database=db)
+    mysql_server.execute(
+        "CREATE TABLE keep (id INT PRIMARY KEY)", "CREATE TABLE skip (id INT PRIMARY KEY)", database=db
+    )
     engine, memory = make_engine(mysql_server, db, tmp_path, **{"table.exclude.list": f"{db}\\.skip"})
     engine.catch_up()
-    mysql_server.execute("INSERT INTO skip VALUES (1)", "INSERT INTO keep VALUES (1)",
-                         "INSERT INTO skip VALUES (2)", database=db)
+    mysql_server.execute(
+        "INSERT INTO skip VALUES (1)",
+        "INSERT INTO keep VALUES (1)",
+        "INSERT INTO skip VALUES (2)",
+        database=db,
+    )
     engine.catch_up()
     engine.close()
     assert [(r.table_id.table, r.key) for r in data(memory.records)] == [("keep", {"id": 1})]
@@ -222,7 +276,9 @@ def test_unparseable_ddl_stops_with_statement_and_position(mysql_server, unique_
 
     assert engine.schema is not None
     with pytest.raises(UnparseableDdlError) as exc:
-        engine.schema.apply("ALTER TABLE t ADD COLUMN (((", db, {}, SourcePosition("mysql-bin.000001", 1234), None)
+        engine.schema.apply(
+            "ALTER TABLE t ADD COLUMN (((", db, {}, SourcePosition("mysql-bin.000001", 1234), None
+        )
     assert "mysql-bin.000001:1234" in str(exc.value)
     assert "schema.history.internal.skip.unparseable.ddl=true" in str(exc.value)
     engine.close()

@@ -10,8 +10,13 @@ from ddl.parser import DdlResult, parser_for
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "mysql-ddl"
 
 
-def parse(sql: str, model: SchemaModel | None = None, database: str | None = "db",
-          flavor: str = "mysql", include_comments: bool = False) -> DdlResult:
+def parse(
+    sql: str,
+    model: SchemaModel | None = None,
+    database: str | None = "db",
+    flavor: str = "mysql",
+    include_comments: bool = False,
+) -> DdlResult:
     return parser_for(flavor, include_comments=include_comments).parse(sql, model or SchemaModel(), database)
 
 

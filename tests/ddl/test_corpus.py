@@ -41,7 +41,7 @@ def run_file(path: Path, parser: DdlParser, run: CorpusRun, group: str) -> None:
     tokens = parser.dialect.tokenize(sql)
     model, database = SchemaModel(), None
     for chunk in split_statements(tokens):
-        text = sql[chunk[0].start:chunk[-1].end + 1]
+        text = sql[chunk[0].start : chunk[-1].end + 1]
         try:
             result = parser.parse(text, model, database)
         except DdlParseError as exc:
@@ -68,11 +68,15 @@ def corpus_run() -> CorpusRun:
         total[key.split(":")[1]] += value
     print("\nDDL corpus figures (statements):")
     for group in GROUPS:
-        print(f"  {group:24} files={len(GROUPS[group]):3} applied={run.counts[f'{group}:applied']:5} "
-              f"skipped={run.counts[f'{group}:skipped']:5} rejected={run.counts[f'{group}:rejected']:3} "
-              f"table changes={run.counts[f'{group}:table changes']:5}")
-    print(f"  {'total':24} files={sum(map(len, GROUPS.values())):3} applied={total['applied']:5} "
-          f"skipped={total['skipped']:5} rejected={total['rejected']:3} table changes={total['table changes']:5}")
+        print(
+            f"  {group:24} files={len(GROUPS[group]):3} applied={run.counts[f'{group}:applied']:5} "
+            f"skipped={run.counts[f'{group}:skipped']:5} rejected={run.counts[f'{group}:rejected']:3} "
+            f"table changes={run.counts[f'{group}:table changes']:5}"
+        )
+    print(
+        f"  {'total':24} files={sum(map(len, GROUPS.values())):3} applied={total['applied']:5} "
+        f"skipped={total['skipped']:5} rejected={total['rejected']:3} table changes={total['table changes']:5}"
+    )
     return run
 
 
@@ -83,9 +87,9 @@ def test_current_corpus_and_connector_ddl_parse_without_errors(corpus_run: Corpu
     assert corpus_run.counts["connector-parser-tests:applied"] > 500
 
 
-def test_legacy_rejections_are_statements_the_server_rejects(corpus_run: CorpusRun,
-                                                            mysql_server: LocalMySQLServer,
-                                                            unique_db: str) -> None:
+def test_legacy_rejections_are_statements_the_server_rejects(
+    corpus_run: CorpusRun, mysql_server: LocalMySQLServer, unique_db: str
+) -> None:
     legacy = [r for r in corpus_run.rejected if (CORPUS / "legacy" / r[0]).exists()]
     assert len(legacy) <= 10, legacy
     connection = mysql_server.connect(unique_db)
@@ -120,8 +124,11 @@ def test_products_script_structure(corpus_run: CorpusRun) -> None:
     products = model.table(TableId("connector_test", "products"))
     assert products is not None
     assert [(c.name, c.type_name, c.optional) for c in products.columns] == [
-        ("id", "INTEGER", False), ("name", "VARCHAR", False), ("description", "VARCHAR", True),
-        ("weight", "FLOAT", True)]
+        ("id", "INTEGER", False),
+        ("name", "VARCHAR", False),
+        ("description", "VARCHAR", True),
+        ("weight", "FLOAT", True),
+    ]
     assert products.primary_key == ("id",)
     on_hand = model.table(TableId("connector_test", "products_on_hand"))
     assert on_hand is not None and on_hand.primary_key == ("product_id",)

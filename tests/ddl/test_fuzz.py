@@ -44,8 +44,34 @@ def mutated_ddl(draw: st.DrawFn) -> str:
         elif action == "replace":
             tokens[at] = draw(st.sampled_from(WORDS))
         elif action == "insert":
-            tokens.insert(at, draw(st.sampled_from([*WORDS, "(", ")", "'", "`", '"', "/*", "*/", "/*!", "--", "#",
-                                                     ";", "\n", "\\", "@@", ".", ",", "0x", "b'"])))
+            tokens.insert(
+                at,
+                draw(
+                    st.sampled_from(
+                        [
+                            *WORDS,
+                            "(",
+                            ")",
+                            "'",
+                            "`",
+                            '"',
+                            "/*",
+                            "*/",
+                            "/*!",
+                            "--",
+                            "#",
+                            ";",
+                            "\n",
+                            "\\",
+                            "@@",
+                            ".",
+                            ",",
+                            "0x",
+                            "b'",
+                        ]
+                    )
+                ),
+            )
         else:
             tokens = tokens[:at]
     return "".join(tokens)
@@ -54,7 +80,9 @@ def mutated_ddl(draw: st.DrawFn) -> str:
 GARBAGE = st.one_of(
     st.text(max_size=200),
     st.text(alphabet=st.sampled_from(list("()`'\";,.#-/*!@ \nabcSETLABCRE0123456789=_\\")), max_size=200),
-    st.lists(st.sampled_from(WORDS + ["(", ")", ",", ";", " ", "'x'", "`y`", "1", "-", "."]), max_size=40).map(" ".join),
+    st.lists(
+        st.sampled_from(WORDS + ["(", ")", ",", ";", " ", "'x'", "`y`", "1", "-", "."]), max_size=40
+    ).map(" ".join),
     mutated_ddl(),
 )
 
@@ -63,7 +91,9 @@ GARBAGE = st.one_of(
 @given(sql=GARBAGE, flavor=st.sampled_from(["mysql", "mariadb"]))
 def test_garbage_only_ever_raises_ddl_parse_error(sql: str, flavor: str) -> None:
     parser = parser_for(flavor)
-    model = parser.parse("CREATE TABLE t (id INT, v VARCHAR(3), e INT, d INT, a INT, c INT)", SchemaModel(), "db").model
+    model = parser.parse(
+        "CREATE TABLE t (id INT, v VARCHAR(3), e INT, d INT, a INT, c INT)", SchemaModel(), "db"
+    ).model
     try:
         result = parser.parse(sql, model, "db")
     except DdlParseError as error:

@@ -12,9 +12,14 @@ from ddl.serialize import history_record_to_json
 
 
 def record(n: int) -> HistoryRecord:
-    return HistoryRecord(source={"server": "s"}, position={"file": "mysql-bin.000001", "pos": n}, ts_ms=n,
-                         ddl=f"CREATE TABLE t{n} (a INT)", database_name="db",
-                         table_changes=({"type": "CREATE", "id": f'"db"."t{n}"'},))
+    return HistoryRecord(
+        source={"server": "s"},
+        position={"file": "mysql-bin.000001", "pos": n},
+        ts_ms=n,
+        ddl=f"CREATE TABLE t{n} (a INT)",
+        database_name="db",
+        table_changes=({"type": "CREATE", "id": f'"db"."t{n}"'},),
+    )
 
 
 def test_memory_history() -> None:
@@ -41,8 +46,9 @@ def test_file_history_writes_one_compact_line_per_record(tmp_path: Path) -> None
     assert list(reopened.records()) == [record(1), record(2)]
 
 
-def test_file_history_ignores_a_torn_last_line_with_a_warning(tmp_path: Path,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_file_history_ignores_a_torn_last_line_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "history.dat"
     history = FileSchemaHistory(path)
     history.record(record(1))
@@ -70,6 +76,8 @@ def test_file_history_keeps_a_complete_last_line_without_newline(tmp_path: Path)
 
 def test_file_history_corruption_in_the_middle_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "history.dat"
-    path.write_bytes(history_record_to_json(record(1)) + b"\n{garbage\n" + history_record_to_json(record(2)) + b"\n")
+    path.write_bytes(
+        history_record_to_json(record(1)) + b"\n{garbage\n" + history_record_to_json(record(2)) + b"\n"
+    )
     with pytest.raises(SchemaHistoryError, match="corrupt at line 2"):
         list(FileSchemaHistory(path).records())

@@ -17,20 +17,38 @@ J = JdbcType
 
 
 def test_create_alter_drop_database_and_use() -> None:
-    r = parse("CREATE DATABASE shop CHARACTER SET latin1 COLLATE latin1_bin;"
-              "CREATE SCHEMA IF NOT EXISTS other DEFAULT CHARSET=utf8mb4;"
-              "CREATE DATABASE by_collation COLLATE utf8mb4_bin;"
-              "USE shop;"
-              "CREATE TABLE t (a VARCHAR(3));"
-              "ALTER DATABASE other CHARACTER SET = ascii;"
-              "ALTER DATABASE COLLATE cp1251_bin", database=None)
+    r = parse(
+        "CREATE DATABASE shop CHARACTER SET latin1 COLLATE latin1_bin;"
+        "CREATE SCHEMA IF NOT EXISTS other DEFAULT CHARSET=utf8mb4;"
+        "CREATE DATABASE by_collation COLLATE utf8mb4_bin;"
+        "USE shop;"
+        "CREATE TABLE t (a VARCHAR(3));"
+        "ALTER DATABASE other CHARACTER SET = ascii;"
+        "ALTER DATABASE COLLATE cp1251_bin",
+        database=None,
+    )
     assert r.model.databases["shop"].default_charset == "cp1251"  # ALTER DATABASE without name: current db
     assert r.model.databases["other"].default_charset == "ascii"
     assert r.model.databases["by_collation"].default_charset == "utf8mb4"
     assert r.default_database == "shop"
-    assert [s.kind for s in r.statements] == ["database", "database", "database", "use", "table", "database",
-                                              "database"]
-    assert [s.database for s in r.statements] == ["shop", "other", "by_collation", "shop", "shop", "other", "shop"]
+    assert [s.kind for s in r.statements] == [
+        "database",
+        "database",
+        "database",
+        "use",
+        "table",
+        "database",
+        "database",
+    ]
+    assert [s.database for s in r.statements] == [
+        "shop",
+        "other",
+        "by_collation",
+        "shop",
+        "shop",
+        "other",
+        "shop",
+    ]
     assert column(r, "shop.t.a").charset == "latin1"  # database default at CREATE TABLE time
 
     dropped = parse("DROP DATABASE IF EXISTS shop", r.model)
@@ -41,9 +59,11 @@ def test_create_alter_drop_database_and_use() -> None:
 
 
 def test_set_server_charset_is_a_set_statement_and_feeds_inheritance() -> None:
-    r = parse("SET character_set_server=latin2, collation_server=latin2_bin;"
-              "SET NAMES utf8mb4; SET autocommit = 1; SET @x := 5;"
-              "CREATE TABLE t (a CHAR(2), b INT)")
+    r = parse(
+        "SET character_set_server=latin2, collation_server=latin2_bin;"
+        "SET NAMES utf8mb4; SET autocommit = 1; SET @x := 5;"
+        "CREATE TABLE t (a CHAR(2), b INT)"
+    )
     kinds = [(s.kind, s.database) for s in r.statements]
     assert kinds[0] == ("set", "")
     assert [k for k, _ in kinds[1:4]] == ["ignored", "ignored", "ignored"]
@@ -54,8 +74,10 @@ def test_set_server_charset_is_a_set_statement_and_feeds_inheritance() -> None:
 
 
 def test_set_global_scoped_forms_and_character_set_database() -> None:
-    r = parse("SET GLOBAL character_set_server = 'utf8mb3'; SET @@session.character_set_database = koi8r;"
-              "CREATE TABLE t (a TEXT)")
+    r = parse(
+        "SET GLOBAL character_set_server = 'utf8mb3'; SET @@session.character_set_database = koi8r;"
+        "CREATE TABLE t (a TEXT)"
+    )
     assert r.model.server_charset == "utf8mb3"
     assert r.model.databases["db"].default_charset == "koi8r"
     assert column(r, "db.t.a").charset == "koi8r"
@@ -149,8 +171,9 @@ TYPES = [
 
 
 @pytest.mark.parametrize(("ddl_type", "type_name", "jdbc", "length", "scale"), TYPES)
-def test_column_type_mapping(ddl_type: str, type_name: str, jdbc: int, length: int | None,
-                             scale: int | None) -> None:
+def test_column_type_mapping(
+    ddl_type: str, type_name: str, jdbc: int, length: int | None, scale: int | None
+) -> None:
     c = column(parse(f"CREATE TABLE t (c {ddl_type}) DEFAULT CHARSET=latin1"), "db.t.c")
     assert (c.type_name, c.jdbc_type, c.length, c.scale) == (type_name, jdbc, length, scale)
     text_types = {J.CHAR, J.VARCHAR, J.NCHAR, J.NVARCHAR}
@@ -159,15 +182,21 @@ def test_column_type_mapping(ddl_type: str, type_name: str, jdbc: int, length: i
 
 
 def test_mariadb_system_versioning_columns() -> None:
-    r = parse("CREATE TABLE v (id INT PRIMARY KEY) WITH SYSTEM VERSIONING;"
-              "CREATE TABLE e (id INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START, "
-              "t TIMESTAMP(6) GENERATED ALWAYS AS ROW END, PERIOD FOR SYSTEM_TIME(s, t)) WITH SYSTEM VERSIONING;"
-              "CREATE TABLE p (id INT)", flavor="mariadb")
+    r = parse(
+        "CREATE TABLE v (id INT PRIMARY KEY) WITH SYSTEM VERSIONING;"
+        "CREATE TABLE e (id INT, s TIMESTAMP(6) GENERATED ALWAYS AS ROW START, "
+        "t TIMESTAMP(6) GENERATED ALWAYS AS ROW END, PERIOD FOR SYSTEM_TIME(s, t)) WITH SYSTEM VERSIONING;"
+        "CREATE TABLE p (id INT)",
+        flavor="mariadb",
+    )
     # Implicit versioning adds MariaDB's invisible row_start/row_end, which the binlog carries.
-    assert [(c.name, c.type_name, c.length, c.optional, c.generation_expression)
-            for c in table(r, "db.v").columns] == [
-        ("id", "INT", None, False, None), ("row_start", "TIMESTAMP", 6, False, "ROW START"),
-        ("row_end", "TIMESTAMP", 6, False, "ROW END")]
+    assert [
+        (c.name, c.type_name, c.length, c.optional, c.generation_expression) for c in table(r, "db.v").columns
+    ] == [
+        ("id", "INT", None, False, None),
+        ("row_start", "TIMESTAMP", 6, False, "ROW START"),
+        ("row_end", "TIMESTAMP", 6, False, "ROW END"),
+    ]
     assert [c.name for c in table(r, "db.e").columns] == ["id", "s", "t"]
     added = parse("ALTER TABLE p ADD SYSTEM VERSIONING", r.model, flavor="mariadb")
     assert [c.name for c in table(added, "db.p").columns] == ["id", "row_start", "row_end"]
@@ -188,7 +217,11 @@ def test_serial_column_is_not_null_auto_increment_and_becomes_the_key() -> None:
     ident = t.column("id")
     assert ident is not None
     assert (ident.type_name, ident.optional, ident.auto_increment, ident.generated) == (
-        "BIGINT UNSIGNED", False, True, True)
+        "BIGINT UNSIGNED",
+        False,
+        True,
+        True,
+    )
     assert t.primary_key == ("id",)
     n = t.column("n")
     assert n is not None and (n.type_name, n.optional, n.auto_increment) == ("SMALLINT", False, True)
@@ -216,7 +249,7 @@ DEFAULTS = [
     ("DOUBLE DEFAULT .5", True, ".5"),
     ("DOUBLE DEFAULT -2.5e3", True, "-2.5e3"),
     ("VARCHAR(10) DEFAULT 'abc'", True, "abc"),
-    ("VARCHAR(10) DEFAULT \"dq\"", True, "dq"),
+    ('VARCHAR(10) DEFAULT "dq"', True, "dq"),
     ("VARCHAR(10) DEFAULT ''", True, ""),
     ("VARCHAR(10) DEFAULT 'it''s'", True, "it''s"),
     ("VARCHAR(10) DEFAULT _utf8mb4'abc'", True, "_utf8mb4'abc'"),
@@ -242,29 +275,49 @@ def test_default_value_expressions(definition: str, has_default: bool, expressio
 
 
 def test_mariadb_show_create_defaults_without_parentheses() -> None:
-    r = parse("CREATE TABLE t (a varchar(10) DEFAULT concat('a','b'), b datetime DEFAULT current_timestamp(),"
-              " c date DEFAULT curdate(), d int(11) DEFAULT (1 + 1))", flavor="mariadb")
+    r = parse(
+        "CREATE TABLE t (a varchar(10) DEFAULT concat('a','b'), b datetime DEFAULT current_timestamp(),"
+        " c date DEFAULT curdate(), d int(11) DEFAULT (1 + 1))",
+        flavor="mariadb",
+    )
     assert [(c.has_default, c.default_expression) for c in table(r, "db.t").columns] == [
-        (True, None), (True, "1970-01-01 00:00:00"), (True, None), (True, None)]
+        (True, None),
+        (True, "1970-01-01 00:00:00"),
+        (True, None),
+        (True, None),
+    ]
 
 
 def test_nullability_auto_increment_generated_columns() -> None:
-    r = parse("CREATE TABLE t (id INT NOT NULL AUTO_INCREMENT, a INT NULL, b INT, "
-              "c INT AS (a + 1) VIRTUAL, d INT GENERATED ALWAYS AS (a * 2) STORED NOT NULL, KEY (id))")
+    r = parse(
+        "CREATE TABLE t (id INT NOT NULL AUTO_INCREMENT, a INT NULL, b INT, "
+        "c INT AS (a + 1) VIRTUAL, d INT GENERATED ALWAYS AS (a * 2) STORED NOT NULL, KEY (id))"
+    )
     t = table(r, "db.t")
     assert [(c.name, c.optional, c.auto_increment, c.generated) for c in t.columns] == [
-        ("id", False, True, True), ("a", True, False, False), ("b", True, False, False),
-        ("c", True, False, False), ("d", False, False, False)]
+        ("id", False, True, True),
+        ("a", True, False, False),
+        ("b", True, False, False),
+        ("c", True, False, False),
+        ("d", False, False, False),
+    ]
     assert t.column("c") is not None and t.column("c").generation_expression == "a + 1"  # type: ignore[union-attr]
     assert t.primary_key == ()
 
 
 def test_on_update_current_timestamp_columns_count_as_generated() -> None:
     # Debezium's parser test (DBZ-169): "c3 datetime on update now()" is autoIncremented and generated.
-    r = parse("CREATE TABLE t (c1 INT PRIMARY KEY AUTO_INCREMENT, c2 DATETIME, c3 DATETIME ON UPDATE now(), c4 CHAR(4))")
-    assert [(c.name, c.optional, c.generated, c.auto_increment, c.length) for c in table(r, "db.t").columns] == [
-        ("c1", False, True, True, None), ("c2", True, False, False, None), ("c3", True, True, True, None),
-        ("c4", True, False, False, 4)]
+    r = parse(
+        "CREATE TABLE t (c1 INT PRIMARY KEY AUTO_INCREMENT, c2 DATETIME, c3 DATETIME ON UPDATE now(), c4 CHAR(4))"
+    )
+    assert [
+        (c.name, c.optional, c.generated, c.auto_increment, c.length) for c in table(r, "db.t").columns
+    ] == [
+        ("c1", False, True, True, None),
+        ("c2", True, False, False, None),
+        ("c3", True, True, True, None),
+        ("c4", True, False, False, 4),
+    ]
 
 
 def test_comments_are_kept_only_when_asked() -> None:
@@ -298,9 +351,11 @@ def test_inline_and_table_level_keys_and_constraints() -> None:
 
 
 def test_unique_key_over_not_null_columns_is_the_key_without_primary_key() -> None:
-    r = parse("CREATE TABLE a (x INT, y INT NOT NULL, UNIQUE KEY ux (x), UNIQUE KEY uy (y));"
-              "CREATE TABLE b (x INT NOT NULL, y INT NOT NULL, UNIQUE (x, y), PRIMARY KEY (y));"
-              "CREATE TABLE c (x INT UNIQUE, y INT)")
+    r = parse(
+        "CREATE TABLE a (x INT, y INT NOT NULL, UNIQUE KEY ux (x), UNIQUE KEY uy (y));"
+        "CREATE TABLE b (x INT NOT NULL, y INT NOT NULL, UNIQUE (x, y), PRIMARY KEY (y));"
+        "CREATE TABLE c (x INT UNIQUE, y INT)"
+    )
     assert table(r, "db.a").primary_key == ("y",)  # ux has a nullable column
     assert table(r, "db.b").primary_key == ("y",)  # an explicit key wins
     assert table(r, "db.c").primary_key == ()
@@ -314,8 +369,10 @@ def test_unique_key_over_not_null_columns_is_the_key_without_primary_key() -> No
 
 
 def test_primary_key_columns_become_not_null() -> None:
-    r = parse("CREATE TABLE t (a INT, b VARCHAR(3) DEFAULT (uuid()), c INT, PRIMARY KEY (a, b));"
-              "CREATE TABLE u (k INT PRIMARY KEY, v INT)")
+    r = parse(
+        "CREATE TABLE t (a INT, b VARCHAR(3) DEFAULT (uuid()), c INT, PRIMARY KEY (a, b));"
+        "CREATE TABLE u (k INT PRIMARY KEY, v INT)"
+    )
     t = table(r, "db.t")
     assert [(c.name, c.optional) for c in t.columns] == [("a", False), ("b", False), ("c", True)]
     b = t.column("b")
@@ -354,9 +411,11 @@ def test_create_if_not_exists_keeps_the_existing_table_and_plain_create_replaces
 
 
 def test_create_like_copies_the_source_table() -> None:
-    r = parse("CREATE TABLE src (id INT PRIMARY KEY, v VARCHAR(5)) CHARSET latin1;"
-              "CREATE TABLE copy LIKE src; CREATE TABLE other.copy2 (LIKE db.src);"
-              "CREATE TABLE nothing LIKE unknown_table")
+    r = parse(
+        "CREATE TABLE src (id INT PRIMARY KEY, v VARCHAR(5)) CHARSET latin1;"
+        "CREATE TABLE copy LIKE src; CREATE TABLE other.copy2 (LIKE db.src);"
+        "CREATE TABLE nothing LIKE unknown_table"
+    )
     for name in ("db.copy", "other.copy2"):
         copied = table(r, name)
         assert shape(copied) == shape(table(r, "db.src"))
@@ -365,8 +424,10 @@ def test_create_like_copies_the_source_table() -> None:
 
 
 def test_create_table_as_select_keeps_the_declared_columns() -> None:
-    r = parse("CREATE TABLE t1 (extra INT) ENGINE=InnoDB AS SELECT a, b FROM src;"
-              "CREATE TABLE t2 SELECT * FROM src; CREATE TABLE t3 (id INT) IGNORE SELECT 1 AS id")
+    r = parse(
+        "CREATE TABLE t1 (extra INT) ENGINE=InnoDB AS SELECT a, b FROM src;"
+        "CREATE TABLE t2 SELECT * FROM src; CREATE TABLE t3 (id INT) IGNORE SELECT 1 AS id"
+    )
     assert shape(table(r, "db.t1")) == [("extra", "INT", True)]
     assert table(r, "db.t2").columns == ()
     assert shape(table(r, "db.t3")) == [("id", "INT", True)]
@@ -387,33 +448,45 @@ def test_drop_several_tables() -> None:
     assert dropped.model.table_ids() == [TableId("db", "c")]
     changes = dropped.statements[0].table_changes
     assert [(c.type, str(c.id), c.table) for c in changes] == [
-        (ChangeType.DROP, "db.a", None), (ChangeType.DROP, "other.b", None), (ChangeType.DROP, "db.missing", None)]
+        (ChangeType.DROP, "db.a", None),
+        (ChangeType.DROP, "other.b", None),
+        (ChangeType.DROP, "db.missing", None),
+    ]
 
 
 def test_rename_table_pairs_across_databases_apply_in_order() -> None:
-    r = parse("CREATE TABLE a (x INT); CREATE TABLE b (y INT);"
-              "RENAME TABLE a TO tmp, b TO a, tmp TO b, db.a TO archive.a2")
+    r = parse(
+        "CREATE TABLE a (x INT); CREATE TABLE b (y INT);"
+        "RENAME TABLE a TO tmp, b TO a, tmp TO b, db.a TO archive.a2"
+    )
     assert shape(table(r, "db.b")) == [("x", "INT", True)]
     assert shape(table(r, "archive.a2")) == [("y", "INT", True)]
     assert r.model.table(TableId("db", "a")) is None
     changes = r.statements[-1].table_changes
     assert [(str(c.id), str(c.previous_id), c.type) for c in changes] == [
-        ("db.tmp", "db.a", ChangeType.ALTER), ("db.a", "db.b", ChangeType.ALTER),
-        ("db.b", "db.tmp", ChangeType.ALTER), ("archive.a2", "db.a", ChangeType.ALTER)]
+        ("db.tmp", "db.a", ChangeType.ALTER),
+        ("db.a", "db.b", ChangeType.ALTER),
+        ("db.b", "db.tmp", ChangeType.ALTER),
+        ("archive.a2", "db.a", ChangeType.ALTER),
+    ]
     assert changes[-1].table is not None and changes[-1].table.id == TableId("archive", "a2")
 
 
 def test_truncate_reports_the_table() -> None:
     r = parse("CREATE TABLE t (a INT); TRUNCATE TABLE t; TRUNCATE other.u")
     assert [(s.kind, s.truncated, s.database) for s in r.statements[1:]] == [
-        ("truncate", (TableId("db", "t"),), "db"), ("truncate", (TableId("other", "u"),), "other")]
+        ("truncate", (TableId("db", "t"),), "db"),
+        ("truncate", (TableId("other", "u"),), "other"),
+    ]
     assert table(r, "db.t")
 
 
 def test_create_and_drop_index() -> None:
-    r = parse("CREATE TABLE t (a INT NOT NULL, b INT);"
-              "CREATE INDEX ib ON t (b) USING BTREE ALGORITHM=INPLACE LOCK=NONE;"
-              "CREATE UNIQUE INDEX ua ON t (a DESC) COMMENT 'x'")
+    r = parse(
+        "CREATE TABLE t (a INT NOT NULL, b INT);"
+        "CREATE INDEX ib ON t (b) USING BTREE ALGORITHM=INPLACE LOCK=NONE;"
+        "CREATE UNIQUE INDEX ua ON t (a DESC) COMMENT 'x'"
+    )
     t = table(r, "db.t")
     assert t.primary_key == ("a",)  # unique index over NOT NULL columns
     assert r.statements[2].table_changes[0].type is ChangeType.ALTER
@@ -445,14 +518,20 @@ def test_alter_add_key_columns_and_mariadb_if_not_exists() -> None:
 
 
 def test_alter_drop_column_also_drops_it_from_keys() -> None:
-    m = alter("DROP COLUMN a, DROP b, DROP COLUMN id", BASE.replace("PRIMARY KEY (id)", "PRIMARY KEY (id, a)"))
+    m = alter(
+        "DROP COLUMN a, DROP b, DROP COLUMN id", BASE.replace("PRIMARY KEY (id)", "PRIMARY KEY (id, a)")
+    )
     t = table(m, "db.t")
     assert [c.name for c in t.columns] == ["c"]
     assert t.primary_key == ()
     with pytest.raises(DdlParseError, match="column 'nope' does not exist"):
         alter("DROP COLUMN nope")
     assert [c.name for c in table(alter("DROP COLUMN IF EXISTS nope", flavor="mariadb"), "db.t").columns] == [
-        "id", "a", "b", "c"]
+        "id",
+        "a",
+        "b",
+        "c",
+    ]
 
 
 def test_alter_modify_replaces_the_definition() -> None:
@@ -460,7 +539,11 @@ def test_alter_modify_replaces_the_definition() -> None:
     t = table(m, "db.t")
     assert [c.name for c in t.columns] == ["b", "id", "c", "a"]
     a = t.column("a")
-    assert a is not None and (a.type_name, a.optional, a.default_expression) == ("BIGINT UNSIGNED", False, "3")
+    assert a is not None and (a.type_name, a.optional, a.default_expression) == (
+        "BIGINT UNSIGNED",
+        False,
+        "3",
+    )
     b = t.column("b")
     assert b is not None and (b.type_name, b.has_default) == ("TEXT", False)  # default not repeated: gone
     # MySQL semantics: without NOT NULL the modified column is nullable again (primary key columns excepted).
@@ -487,7 +570,9 @@ def test_alter_rename_column_keeps_the_definition() -> None:
 
 
 def test_alter_column_set_and_drop_default() -> None:
-    m = alter("ALTER COLUMN a SET DEFAULT 42, ALTER b DROP DEFAULT, ALTER COLUMN c SET DEFAULT (CURRENT_DATE)")
+    m = alter(
+        "ALTER COLUMN a SET DEFAULT 42, ALTER b DROP DEFAULT, ALTER COLUMN c SET DEFAULT (CURRENT_DATE)"
+    )
     assert (column(m, "db.t.a").has_default, column(m, "db.t.a").default_expression) == (True, "42")
     assert (column(m, "db.t.b").has_default, column(m, "db.t.b").default_expression) == (False, None)
     assert (column(m, "db.t.c").has_default, column(m, "db.t.c").default_expression) == (True, None)
@@ -504,12 +589,17 @@ def test_alter_primary_key_forms() -> None:
 
 
 def test_alter_unique_index_foreign_key_check_forms() -> None:
-    m = alter("ADD UNIQUE INDEX ub (b), ADD INDEX ia (a), ADD KEY (c), ADD FULLTEXT (b), "
-              "ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES p(id) ON DELETE CASCADE, "
-              "ADD CONSTRAINT ck CHECK (a > 0), ADD CHECK (c IS NOT NULL)")
+    m = alter(
+        "ADD UNIQUE INDEX ub (b), ADD INDEX ia (a), ADD KEY (c), ADD FULLTEXT (b), "
+        "ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES p(id) ON DELETE CASCADE, "
+        "ADD CONSTRAINT ck CHECK (a > 0), ADD CHECK (c IS NOT NULL)"
+    )
     assert table(m, "db.t").unique_keys == (("id",), ("b",))
-    m2 = parse("ALTER TABLE t DROP INDEX ub, DROP FOREIGN KEY fk, DROP CHECK ck, DROP CONSTRAINT x, "
-               "DROP KEY ia, RENAME INDEX ia TO ib, ALTER INDEX ib INVISIBLE", m)
+    m2 = parse(
+        "ALTER TABLE t DROP INDEX ub, DROP FOREIGN KEY fk, DROP CHECK ck, DROP CONSTRAINT x, "
+        "DROP KEY ia, RENAME INDEX ia TO ib, ALTER INDEX ib INVISIBLE",
+        m,
+    )
     assert table(m2, "db.t").unique_keys == (("id",),)
     promoted = alter("ADD UNIQUE (a)", "CREATE TABLE t (a INT NOT NULL, b INT)")
     assert table(promoted, "db.t").primary_key == ("a",)
@@ -519,7 +609,11 @@ def test_alter_rename_to_reports_the_previous_id() -> None:
     base = parse(BASE)
     r = parse("ALTER TABLE t RENAME TO archive.t_old, ADD COLUMN z INT", base.model)
     change = r.statements[0].table_changes[0]
-    assert (str(change.id), str(change.previous_id), change.type) == ("archive.t_old", "db.t", ChangeType.ALTER)
+    assert (str(change.id), str(change.previous_id), change.type) == (
+        "archive.t_old",
+        "db.t",
+        ChangeType.ALTER,
+    )
     assert r.model.table(TableId("db", "t")) is None
     assert [c.name for c in table(r, "archive.t_old").columns][-1] == "z"
     r2 = parse("ALTER TABLE t RENAME AS t2", base.model)
@@ -528,34 +622,60 @@ def test_alter_rename_to_reports_the_previous_id() -> None:
 
 
 def test_alter_charset_forms() -> None:
-    base = "CREATE TABLE t (a VARCHAR(5), b VARCHAR(5) CHARACTER SET latin1, n INT, e ENUM('x')) CHARSET=utf8mb4"
+    base = (
+        "CREATE TABLE t (a VARCHAR(5), b VARCHAR(5) CHARACTER SET latin1, n INT, e ENUM('x')) CHARSET=utf8mb4"
+    )
     converted = alter("CONVERT TO CHARACTER SET latin2 COLLATE latin2_bin", base)
     assert [c.charset for c in table(converted, "db.t").columns] == ["latin2", "latin2", None, "latin2"]
     assert table(converted, "db.t").default_charset == "latin2"
     defaulted = alter("DEFAULT CHARSET=ascii, ADD COLUMN z TEXT", base)
-    assert [c.charset for c in table(defaulted, "db.t").columns] == ["utf8mb4", "latin1", None, "utf8mb4", "ascii"]
+    assert [c.charset for c in table(defaulted, "db.t").columns] == [
+        "utf8mb4",
+        "latin1",
+        None,
+        "utf8mb4",
+        "ascii",
+    ]
     by_collation = alter("COLLATE cp1250_czech_cs", base)
     assert table(by_collation, "db.t").default_charset == "cp1250"
 
 
 def test_alter_options_algorithm_lock_and_partition_operations_change_nothing() -> None:
     before = table(parse(BASE), "db.t")
-    for spec in ("ENGINE=MyISAM", "ENGINE InnoDB, AUTO_INCREMENT = 10 ROW_FORMAT=COMPACT",
-                 "ALGORITHM=INPLACE, LOCK=NONE", "FORCE", "ORDER BY a, b", "DISABLE KEYS",
-                 "COMMENT = 'x'", "ADD PARTITION (PARTITION p3 VALUES LESS THAN (2000))",
-                 "DROP PARTITION p1, p2", "TRUNCATE PARTITION ALL", "COALESCE PARTITION 2",
-                 "REORGANIZE PARTITION p0 INTO (PARTITION n0 VALUES LESS THAN (5))",
-                 "PARTITION BY HASH(id) PARTITIONS 4", "REMOVE PARTITIONING", "WITH VALIDATION",
-                 "ALTER INDEX i VISIBLE", "ALTER CHECK c NOT ENFORCED"):
+    for spec in (
+        "ENGINE=MyISAM",
+        "ENGINE InnoDB, AUTO_INCREMENT = 10 ROW_FORMAT=COMPACT",
+        "ALGORITHM=INPLACE, LOCK=NONE",
+        "FORCE",
+        "ORDER BY a, b",
+        "DISABLE KEYS",
+        "COMMENT = 'x'",
+        "ADD PARTITION (PARTITION p3 VALUES LESS THAN (2000))",
+        "DROP PARTITION p1, p2",
+        "TRUNCATE PARTITION ALL",
+        "COALESCE PARTITION 2",
+        "REORGANIZE PARTITION p0 INTO (PARTITION n0 VALUES LESS THAN (5))",
+        "PARTITION BY HASH(id) PARTITIONS 4",
+        "REMOVE PARTITIONING",
+        "WITH VALIDATION",
+        "ALTER INDEX i VISIBLE",
+        "ALTER CHECK c NOT ENFORCED",
+    ):
         after = table(alter(spec), "db.t")
         assert after == before, spec
 
 
 def test_alter_several_specifications_in_one_statement() -> None:
-    m = alter("ADD COLUMN d INT NOT NULL DEFAULT 1 AFTER id, DROP COLUMN c, MODIFY b VARCHAR(20) NOT NULL, "
-              "CHANGE a a_renamed BIGINT, ALGORITHM=COPY, ENGINE=InnoDB, ADD UNIQUE KEY (d)")
-    assert shape(table(m, "db.t")) == [("id", "INT", False), ("d", "INT", False), ("a_renamed", "BIGINT", True),
-                                       ("b", "VARCHAR", False)]
+    m = alter(
+        "ADD COLUMN d INT NOT NULL DEFAULT 1 AFTER id, DROP COLUMN c, MODIFY b VARCHAR(20) NOT NULL, "
+        "CHANGE a a_renamed BIGINT, ALGORITHM=COPY, ENGINE=InnoDB, ADD UNIQUE KEY (d)"
+    )
+    assert shape(table(m, "db.t")) == [
+        ("id", "INT", False),
+        ("d", "INT", False),
+        ("a_renamed", "BIGINT", True),
+        ("b", "VARCHAR", False),
+    ]
 
 
 def test_duplicate_columns_are_errors_but_swaps_are_not() -> None:
@@ -578,8 +698,10 @@ def test_alter_of_an_unknown_table_is_ignored() -> None:
 
 
 def test_quoted_case_variant_and_qualified_identifiers() -> None:
-    r = parse("CREATE TABLE `we``ird`.`Ta ble` (`sel``ect` INT, `1c` INT, 2d INT, `ž` INT);"
-              "ALTER TABLE `WE``IRD`.`TA BLE` ADD COLUMN `x` INT; CREATE TABLE t (db.t.qualified INT)")
+    r = parse(
+        "CREATE TABLE `we``ird`.`Ta ble` (`sel``ect` INT, `1c` INT, 2d INT, `ž` INT);"
+        "ALTER TABLE `WE``IRD`.`TA BLE` ADD COLUMN `x` INT; CREATE TABLE t (db.t.qualified INT)"
+    )
     t = table(r, "we`ird.Ta ble")
     assert [c.name for c in t.columns] == ["sel`ect", "1c", "2d", "ž", "x"]
     assert [c.name for c in table(r, "db.t").columns] == ["qualified"]
@@ -603,13 +725,19 @@ def test_comments_and_versioned_comments() -> None:
 def test_several_statements_in_one_event_keep_their_own_text() -> None:
     sql = "CREATE TABLE a (x INT);\nCREATE TABLE b (y INT) ;  DROP TABLE a;"
     r = parse(sql)
-    assert [s.ddl for s in r.statements] == ["CREATE TABLE a (x INT)", "CREATE TABLE b (y INT)", "DROP TABLE a"]
+    assert [s.ddl for s in r.statements] == [
+        "CREATE TABLE a (x INT)",
+        "CREATE TABLE b (y INT)",
+        "DROP TABLE a",
+    ]
     assert r.model.table_ids() == [TableId("db", "b")]
 
 
 def test_statements_without_semicolons_in_scripts() -> None:
-    r = parse("DROP TABLE IF EXISTS a /* generated by server */ DROP TABLE IF EXISTS b\n"
-              "CREATE TABLE c (x INT) ENGINE=InnoDB\nINSERT INTO c VALUES (1)\nCREATE TABLE d (y INT)")
+    r = parse(
+        "DROP TABLE IF EXISTS a /* generated by server */ DROP TABLE IF EXISTS b\n"
+        "CREATE TABLE c (x INT) ENGINE=InnoDB\nINSERT INTO c VALUES (1)\nCREATE TABLE d (y INT)"
+    )
     assert [s.kind for s in r.statements] == ["table", "table", "table", "ignored", "table"]
     assert r.model.table_ids() == [TableId("db", "c"), TableId("db", "d")]
 
@@ -674,9 +802,19 @@ def test_parse_error_truncates_long_statements() -> None:
     assert info.value.statement == long_statement
 
 
-@pytest.mark.parametrize("sql", ["CREATE TABLE t (a VARCHAR(3) DEFAULT 'open", "FROBNICATE the table",
-                                 "CREATE TABLE t (a INT", "ALTER TABLE t ADD", "CREATE TABLE (a INT)",
-                                 "RENAME TABLE a", "CREATE TABLE t (a INT) ENGINE=", "DROP TABLE"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE t (a VARCHAR(3) DEFAULT 'open",
+        "FROBNICATE the table",
+        "CREATE TABLE t (a INT",
+        "ALTER TABLE t ADD",
+        "CREATE TABLE (a INT)",
+        "RENAME TABLE a",
+        "CREATE TABLE t (a INT) ENGINE=",
+        "DROP TABLE",
+    ],
+)
 def test_malformed_statements_raise_parse_errors(sql: str) -> None:
     with pytest.raises(DdlParseError):
         parse("CREATE TABLE t (a INT);" + sql)
@@ -690,10 +828,12 @@ def test_flavors() -> None:
 
 
 def test_typical_create_table_parses_in_milliseconds() -> None:
-    sql = ("CREATE TABLE `customers` (`id` int(11) NOT NULL AUTO_INCREMENT, `first_name` varchar(255) NOT NULL,"
-           " `last_name` varchar(255) NOT NULL, `email` varchar(255) NOT NULL, `created` datetime DEFAULT"
-           " CURRENT_TIMESTAMP, `amount` decimal(10,2) DEFAULT '1.50', PRIMARY KEY (`id`), UNIQUE KEY `email`"
-           " (`email`)) ENGINE=InnoDB AUTO_INCREMENT=1005 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci")
+    sql = (
+        "CREATE TABLE `customers` (`id` int(11) NOT NULL AUTO_INCREMENT, `first_name` varchar(255) NOT NULL,"
+        " `last_name` varchar(255) NOT NULL, `email` varchar(255) NOT NULL, `created` datetime DEFAULT"
+        " CURRENT_TIMESTAMP, `amount` decimal(10,2) DEFAULT '1.50', PRIMARY KEY (`id`), UNIQUE KEY `email`"
+        " (`email`)) ENGINE=InnoDB AUTO_INCREMENT=1005 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
+    )
     parser = parser_for("mysql")
     parser.parse(sql, SchemaModel(), "inventory")
     start = time.perf_counter()

@@ -34,18 +34,29 @@ def _decimal(precision: int, scale: int) -> ColumnType:
 
 
 COLUMN_TYPES = st.one_of(
-    st.sampled_from([
-        ColumnType("INT(11)", True, "7"), ColumnType("INT(10) UNSIGNED", True, "5"),
-        ColumnType("BIGINT(20)", True, "-3"), ColumnType("SMALLINT(6)", True, None),
-        ColumnType("TINYINT(1)", True, "1"), ColumnType("TINYINT(3) UNSIGNED ZEROFILL", True, None),
-        ColumnType("DOUBLE", True, "2.5"), ColumnType("DATE", True, "'2020-01-02'"),
-        ColumnType("DATETIME", True, "'2020-01-02 03:04:05'"),
-        ColumnType("DATETIME(3)", True, "'2020-01-02 03:04:05.250'"), ColumnType("TIME(2)", True, None),
-        ColumnType("TEXT", False, None), ColumnType("MEDIUMTEXT CHARACTER SET latin1", False, None),
-        ColumnType("ENUM('a','b,c','d''e')", True, "'a'"), ColumnType("SET('x','y')", True, "'x,y'"),
-        ColumnType("BIT(3)", True, "b'101'"), ColumnType("BLOB", False, None),
-        ColumnType("VARBINARY(16)", True, None), ColumnType("YEAR(4)", True, "2024"),
-    ]),
+    st.sampled_from(
+        [
+            ColumnType("INT(11)", True, "7"),
+            ColumnType("INT(10) UNSIGNED", True, "5"),
+            ColumnType("BIGINT(20)", True, "-3"),
+            ColumnType("SMALLINT(6)", True, None),
+            ColumnType("TINYINT(1)", True, "1"),
+            ColumnType("TINYINT(3) UNSIGNED ZEROFILL", True, None),
+            ColumnType("DOUBLE", True, "2.5"),
+            ColumnType("DATE", True, "'2020-01-02'"),
+            ColumnType("DATETIME", True, "'2020-01-02 03:04:05'"),
+            ColumnType("DATETIME(3)", True, "'2020-01-02 03:04:05.250'"),
+            ColumnType("TIME(2)", True, None),
+            ColumnType("TEXT", False, None),
+            ColumnType("MEDIUMTEXT CHARACTER SET latin1", False, None),
+            ColumnType("ENUM('a','b,c','d''e')", True, "'a'"),
+            ColumnType("SET('x','y')", True, "'x,y'"),
+            ColumnType("BIT(3)", True, "b'101'"),
+            ColumnType("BLOB", False, None),
+            ColumnType("VARBINARY(16)", True, None),
+            ColumnType("YEAR(4)", True, "2024"),
+        ]
+    ),
     st.builds(lambda n: ColumnType(f"VARCHAR({n})", True, "'ab'" if n > 1 else "'a'"), st.integers(1, 60)),
     st.builds(lambda n: ColumnType(f"VARCHAR({n}) CHARACTER SET latin1", True, "'x'"), st.integers(1, 60)),
     st.builds(lambda n: ColumnType(f"CHAR({n}) COLLATE utf8mb4_bin", True, None), st.integers(1, 20)),
@@ -114,7 +125,7 @@ def reorder(state: TableState, name: str, position: str) -> None:
     if position.strip() == "FIRST":
         items.insert(0, (name, kind))
     else:
-        after = position.strip()[len("AFTER "):].strip("`").replace("``", "`")
+        after = position.strip()[len("AFTER ") :].strip("`").replace("``", "`")
         index = [n for n, _ in items].index(after)
         items.insert(index + 1, (name, kind))
     state.columns = dict(items)
@@ -122,7 +133,9 @@ def reorder(state: TableState, name: str, position: str) -> None:
 
 @st.composite
 def create_statement(draw: st.DrawFn, state: TableState) -> str:
-    definitions = [column_sql(draw, state, state.fresh_name(), False, False) for _ in range(draw(st.integers(1, 4)))]
+    definitions = [
+        column_sql(draw, state, state.fresh_name(), False, False) for _ in range(draw(st.integers(1, 4)))
+    ]
     keyable = [n for n, t in state.columns.items() if t.keyable]
     if draw(st.booleans()) and keyable:
         state.primary_key = draw(st.lists(st.sampled_from(keyable), min_size=1, max_size=2, unique=True))
@@ -137,8 +150,11 @@ def alter_statement(draw: st.DrawFn, state: TableState) -> str:  # noqa: C901 - 
     columns = list(state.columns)
     forms = ["add", "modify", "change", "rename", "default", "unique", "rename_table"]
     # MariaDB refuses to drop a column of a multi-column key ("Key column ... doesn't exist").
-    droppable = [c for c in columns if not any(c in cols and len(cols) > 1
-                                               for cols in [state.primary_key, *state.unique.values()])]
+    droppable = [
+        c
+        for c in columns
+        if not any(c in cols and len(cols) > 1 for cols in [state.primary_key, *state.unique.values()])
+    ]
     if len(columns) > 1 and droppable:
         forms.append("drop")
     if state.primary_key:
@@ -209,21 +225,45 @@ def alter_statement(draw: st.DrawFn, state: TableState) -> str:  # noqa: C901 - 
 
 def comparable(table: Table) -> tuple[object, ...]:
     return (
-        [(c.name, c.data_type, c.unsigned, c.zerofill, c.length, c.scale, c.optional, c.charset, c.has_default,
-          c.default_expression, c.enum_values) for c in table.columns],
+        [
+            (
+                c.name,
+                c.data_type,
+                c.unsigned,
+                c.zerofill,
+                c.length,
+                c.scale,
+                c.optional,
+                c.charset,
+                c.has_default,
+                c.default_expression,
+                c.enum_values,
+            )
+            for c in table.columns
+        ],
         table.primary_key,
         table.default_charset,
     )
 
 
-@settings(max_examples=100, deadline=None, derandomize=False,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 @given(data=st.data())
-def test_parsed_ddl_matches_show_create_table_after_every_step(mysql_server: LocalMySQLServer,
-                                                               data: st.DataObject) -> None:
+def test_parsed_ddl_matches_show_create_table_after_every_step(
+    mysql_server: LocalMySQLServer, data: st.DataObject
+) -> None:
     database = "prop_ddl"
-    mysql_server.execute(f"DROP DATABASE IF EXISTS {database}", f"CREATE DATABASE {database} CHARACTER SET utf8mb4")
+    mysql_server.execute(
+        f"DROP DATABASE IF EXISTS {database}", f"CREATE DATABASE {database} CHARACTER SET utf8mb4"
+    )
     parser = parser_for(mysql_server.flavor)
     model = parser.parse(f"CREATE DATABASE {database} CHARACTER SET utf8mb4", SchemaModel()).model
     state = TableState("t_0")
@@ -233,8 +273,10 @@ def test_parsed_ddl_matches_show_create_table_after_every_step(mysql_server: Loc
     try:
         with connection.cursor() as cursor:
             for step in range(steps + 1):
-                statement = data.draw(create_statement(state) if step == 0 else alter_statement(state),
-                                      label=f"statement {step}")
+                statement = data.draw(
+                    create_statement(state) if step == 0 else alter_statement(state),
+                    label=f"statement {step}",
+                )
                 try:
                     cursor.execute(statement)
                 except pymysql.err.MySQLError as exc:  # the generator must only produce valid DDL

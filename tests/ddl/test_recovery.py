@@ -19,34 +19,52 @@ UUID = "8a94f357-aab4-11df-86ab-c80aa9429562"
 UUID2 = "0d3ba0b4-4bb1-11ee-9b4a-0242ac120002"
 
 
-@pytest.mark.parametrize(("recorded", "desired", "expected"), [
-    ({"file": "b.000001", "pos": 100}, {"file": "b.000001", "pos": 100}, True),
-    ({"file": "b.000001", "pos": 100}, {"file": "b.000001", "pos": 99}, False),
-    ({"file": "b.000001", "pos": 900}, {"file": "b.000002", "pos": 4}, True),
-    ({"file": "b.000010", "pos": 4}, {"file": "b.000009", "pos": 900}, False),
-    ({"file": "b.000001", "pos": 100, "event": 3}, {"file": "b.000001", "pos": 100, "event": 2}, False),
-    ({"file": "b.000001", "pos": 100, "event": 2, "row": 1}, {"file": "b.000001", "pos": 100, "event": 2,
-                                                            "row": 1}, True),
-    ({"file": "b.000001", "pos": 100, "event": 2, "row": 2}, {"file": "b.000001", "pos": 100, "event": 2,
-                                                            "row": 1}, False),
-    ({"file": "old.000009", "pos": 100}, {"file": "new.000001", "pos": 4}, True),
-    ({"server_id": 1, "ts_sec": 10, "file": "b.000009", "pos": 1}, {"server_id": 2, "ts_sec": 11, "file": "b.000001",
-                                                                      "pos": 1}, True),
-    ({"server_id": 1, "ts_sec": 12, "file": "b.000001", "pos": 1}, {"server_id": 2, "ts_sec": 11, "file": "b.000009",
-                                                                      "pos": 1}, False),
-    ({"gtids": f"{UUID}:1-5", "file": "b.000009", "pos": 1}, {"gtids": f"{UUID}:1-7", "file": "b.000001", "pos": 1},
-     True),
-    ({"gtids": f"{UUID}:1-8"}, {"gtids": f"{UUID}:1-7"}, False),
-    ({"gtids": f"{UUID}:1-5,{UUID2}:1-2"}, {"gtids": f"{UUID2}:1-3,\n{UUID.upper()}:1-3:4-9"}, True),
-    ({"gtids": f"{UUID}:1-5", "event": 2}, {"gtids": f"{UUID}:1-5", "event": 3}, True),
-    ({"gtids": f"{UUID}:1-5", "event": 4}, {"gtids": f"{UUID}:1-5", "event": 3}, False),
-    ({"gtids": f"{UUID}:1-5"}, {"gtids": f"{UUID}:1-5", "snapshot": "INITIAL"}, False),
-    ({"gtids": f"{UUID}:1-5", "snapshot": True}, {"gtids": f"{UUID}:1-5", "snapshot": "INITIAL"}, True),
-    ({"file": "b.000001", "pos": 4}, {"gtids": f"{UUID}:1-5"}, True),
-    ({"gtids": f"{UUID}:1-5"}, {"file": "b.000001", "pos": 4}, False),
-    ({"gtids": "0-1-10,1-2-5"}, {"gtids": "0-1-12,1-3-5"}, True),
-    ({"gtids": "0-1-10,2-1-1"}, {"gtids": "0-1-12"}, False),
-])
+@pytest.mark.parametrize(
+    ("recorded", "desired", "expected"),
+    [
+        ({"file": "b.000001", "pos": 100}, {"file": "b.000001", "pos": 100}, True),
+        ({"file": "b.000001", "pos": 100}, {"file": "b.000001", "pos": 99}, False),
+        ({"file": "b.000001", "pos": 900}, {"file": "b.000002", "pos": 4}, True),
+        ({"file": "b.000010", "pos": 4}, {"file": "b.000009", "pos": 900}, False),
+        ({"file": "b.000001", "pos": 100, "event": 3}, {"file": "b.000001", "pos": 100, "event": 2}, False),
+        (
+            {"file": "b.000001", "pos": 100, "event": 2, "row": 1},
+            {"file": "b.000001", "pos": 100, "event": 2, "row": 1},
+            True,
+        ),
+        (
+            {"file": "b.000001", "pos": 100, "event": 2, "row": 2},
+            {"file": "b.000001", "pos": 100, "event": 2, "row": 1},
+            False,
+        ),
+        ({"file": "old.000009", "pos": 100}, {"file": "new.000001", "pos": 4}, True),
+        (
+            {"server_id": 1, "ts_sec": 10, "file": "b.000009", "pos": 1},
+            {"server_id": 2, "ts_sec": 11, "file": "b.000001", "pos": 1},
+            True,
+        ),
+        (
+            {"server_id": 1, "ts_sec": 12, "file": "b.000001", "pos": 1},
+            {"server_id": 2, "ts_sec": 11, "file": "b.000009", "pos": 1},
+            False,
+        ),
+        (
+            {"gtids": f"{UUID}:1-5", "file": "b.000009", "pos": 1},
+            {"gtids": f"{UUID}:1-7", "file": "b.000001", "pos": 1},
+            True,
+        ),
+        ({"gtids": f"{UUID}:1-8"}, {"gtids": f"{UUID}:1-7"}, False),
+        ({"gtids": f"{UUID}:1-5,{UUID2}:1-2"}, {"gtids": f"{UUID2}:1-3,\n{UUID.upper()}:1-3:4-9"}, True),
+        ({"gtids": f"{UUID}:1-5", "event": 2}, {"gtids": f"{UUID}:1-5", "event": 3}, True),
+        ({"gtids": f"{UUID}:1-5", "event": 4}, {"gtids": f"{UUID}:1-5", "event": 3}, False),
+        ({"gtids": f"{UUID}:1-5"}, {"gtids": f"{UUID}:1-5", "snapshot": "INITIAL"}, False),
+        ({"gtids": f"{UUID}:1-5", "snapshot": True}, {"gtids": f"{UUID}:1-5", "snapshot": "INITIAL"}, True),
+        ({"file": "b.000001", "pos": 4}, {"gtids": f"{UUID}:1-5"}, True),
+        ({"gtids": f"{UUID}:1-5"}, {"file": "b.000001", "pos": 4}, False),
+        ({"gtids": "0-1-10,1-2-5"}, {"gtids": "0-1-12,1-3-5"}, True),
+        ({"gtids": "0-1-10,2-1-1"}, {"gtids": "0-1-12"}, False),
+    ],
+)
 def test_binlog_history_comparator(recorded: dict[str, Any], desired: dict[str, Any], expected: bool) -> None:
     assert is_position_at_or_before(recorded, desired) is expected
 
@@ -71,8 +89,9 @@ DDL_SEQUENCE = [
 ]
 
 
-def build_history(positions: list[dict[str, Any]], source: str = "server1") -> tuple[
-        MemorySchemaHistory, list[SchemaModel]]:
+def build_history(
+    positions: list[dict[str, Any]], source: str = "server1"
+) -> tuple[MemorySchemaHistory, list[SchemaModel]]:
     """Run the DDL sequence through the parser like the connector does, recording each statement."""
     parser = parser_for("mysql")
     history = MemorySchemaHistory()
@@ -82,29 +101,45 @@ def build_history(positions: list[dict[str, Any]], source: str = "server1") -> t
         result = parser.parse(ddl, model, database)
         model, database = result.model, result.default_database
         for statement in result.statements:
-            history.record(HistoryRecord(
-                source={"server": source}, position=position, ts_ms=1, ddl=statement.ddl,
-                database_name=statement.database if statement.database is not None else record_db,
-                table_changes=tuple(table_change_to_history(c) for c in statement.table_changes)))
+            history.record(
+                HistoryRecord(
+                    source={"server": source},
+                    position=position,
+                    ts_ms=1,
+                    ddl=statement.ddl,
+                    database_name=statement.database if statement.database is not None else record_db,
+                    table_changes=tuple(table_change_to_history(c) for c in statement.table_changes),
+                )
+            )
         models.append(model)
     return history, models
 
 
 def tables_document(model: SchemaModel) -> list[dict[str, Any]]:
-    return [table_change_to_history(TableChange(ChangeType.CREATE, t.id, t)) for t in sorted(model, key=lambda t: t.id)]
+    return [
+        table_change_to_history(TableChange(ChangeType.CREATE, t.id, t))
+        for t in sorted(model, key=lambda t: t.id)
+    ]
 
 
 POSITIONS_FILE = [{"file": "mysql-bin.000001", "pos": 100 + 10 * i} for i in range(len(DDL_SEQUENCE))]
-POSITIONS_GTID = [{"gtids": f"{UUID}:1-{i + 1}", "file": "mysql-bin.000001", "pos": 4} for i in
-                  range(len(DDL_SEQUENCE))]
-POSITIONS_MARIADB = [{"gtids": f"0-1-{i + 1}", "file": "mysql-bin.000001", "pos": 4} for i in
-                     range(len(DDL_SEQUENCE))]
+POSITIONS_GTID = [
+    {"gtids": f"{UUID}:1-{i + 1}", "file": "mysql-bin.000001", "pos": 4} for i in range(len(DDL_SEQUENCE))
+]
+POSITIONS_MARIADB = [
+    {"gtids": f"0-1-{i + 1}", "file": "mysql-bin.000001", "pos": 4} for i in range(len(DDL_SEQUENCE))
+]
 
 
-@pytest.mark.parametrize("positions", [POSITIONS_FILE, POSITIONS_GTID, POSITIONS_MARIADB],
-                         ids=["file-pos", "mysql-gtid", "mariadb-gtid"])
+@pytest.mark.parametrize(
+    "positions",
+    [POSITIONS_FILE, POSITIONS_GTID, POSITIONS_MARIADB],
+    ids=["file-pos", "mysql-gtid", "mariadb-gtid"],
+)
 @pytest.mark.parametrize("prefer_ddl", [False, True])
-def test_recover_rebuilds_the_model_at_each_stored_offset(positions: list[dict[str, Any]], prefer_ddl: bool) -> None:
+def test_recover_rebuilds_the_model_at_each_stored_offset(
+    positions: list[dict[str, Any]], prefer_ddl: bool
+) -> None:
     history, models = build_history(positions)
     parser = parser_for("mysql")
     for index, expected in enumerate(models):
@@ -133,19 +168,30 @@ def test_recover_ignores_other_sources_and_positions_after_the_offset() -> None:
 
 
 def test_recover_applies_the_ddl_filter_to_replayed_statements() -> None:
-    history = MemorySchemaHistory([
-        HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 1}, 1, "CREATE DATABASE keep", "keep"),
-        HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 2}, 1, "# Dummy event", "keep"),
-    ])
-    model = recover(history, {"server": "s"}, {"file": "f.000001", "pos": 9}, parser_for("mariadb"),
-                    ddl_filter=DdlFilter())
+    history = MemorySchemaHistory(
+        [
+            HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 1}, 1, "CREATE DATABASE keep", "keep"),
+            HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 2}, 1, "# Dummy event", "keep"),
+        ]
+    )
+    model = recover(
+        history,
+        {"server": "s"},
+        {"file": "f.000001", "pos": 9},
+        parser_for("mariadb"),
+        ddl_filter=DdlFilter(),
+    )
     assert "keep" in model.databases
 
 
 def test_missing_history_with_an_offset_points_to_recovery_mode(tmp_path: Path) -> None:
     with pytest.raises(SchemaHistoryError, match="snapshot.mode=recovery"):
-        recover(FileSchemaHistory(tmp_path / "absent.dat"), {"server": "s"}, {"file": "f.000001", "pos": 4},
-                parser_for("mysql"))
+        recover(
+            FileSchemaHistory(tmp_path / "absent.dat"),
+            {"server": "s"},
+            {"file": "f.000001", "pos": 4},
+            parser_for("mysql"),
+        )
     assert recover(MemorySchemaHistory(), {"server": "s"}, None, parser_for("mysql")) == SchemaModel()
 
 
@@ -157,14 +203,17 @@ def test_corrupt_history_with_an_offset_points_to_recovery_mode(tmp_path: Path) 
 
 
 def test_unparseable_history_ddl_is_an_error_unless_skipped() -> None:
-    history = MemorySchemaHistory([
-        HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 1}, 1, "CREATE DATABASE ok", ""),
-        HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 2}, 1, "THIS IS NOT SQL", ""),
-    ])
+    history = MemorySchemaHistory(
+        [
+            HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 1}, 1, "CREATE DATABASE ok", ""),
+            HistoryRecord({"server": "s"}, {"file": "f.000001", "pos": 2}, 1, "THIS IS NOT SQL", ""),
+        ]
+    )
     with pytest.raises(SchemaHistoryError, match="snapshot.mode=recovery"):
         recover(history, {"server": "s"}, {"file": "f.000001", "pos": 9}, parser_for("mysql"))
-    model = recover(history, {"server": "s"}, {"file": "f.000001", "pos": 9}, parser_for("mysql"),
-                    skip_unparseable=True)
+    model = recover(
+        history, {"server": "s"}, {"file": "f.000001", "pos": 9}, parser_for("mysql"), skip_unparseable=True
+    )
     assert "ok" in model.databases
 
 

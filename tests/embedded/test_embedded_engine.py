@@ -36,8 +36,12 @@ def test_iterator_from_another_thread_and_clean_shutdown(cdc_mysql, cdc_database
 
     consumer = threading.Thread(target=consume)
     consumer.start()
-    cdc_mysql.execute("INSERT INTO items VALUES (1, 'apple')", "UPDATE items SET name = 'pear' WHERE id = 1",
-                      "DELETE FROM items WHERE id = 1", database=db)
+    cdc_mysql.execute(
+        "INSERT INTO items VALUES (1, 'apple')",
+        "UPDATE items SET name = 'pear' WHERE id = 1",
+        "DELETE FROM items WHERE id = 1",
+        database=db,
+    )
     engine.wait_for(table="items", op="d")
     ours = engine.replication_thread_ids
     assert ours and ours <= dump_threads(cdc_mysql)  # the replication connection is open...
@@ -62,12 +66,14 @@ def test_iterator_from_another_thread_and_clean_shutdown(cdc_mysql, cdc_database
     engine.stop()  # idempotent
 
 
-def test_defaults_keep_offsets_and_history_in_memory(cdc_mysql, cdc_database, cdc_properties, tmp_path,
-                                                     monkeypatch):
+def test_defaults_keep_offsets_and_history_in_memory(
+    cdc_mysql, cdc_database, cdc_properties, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     with EmbeddedEngine(cdc_properties) as engine:
-        cdc_mysql.execute("CREATE TABLE m (id INT PRIMARY KEY)", "INSERT INTO m VALUES (1)",
-                          database=cdc_database)
+        cdc_mysql.execute(
+            "CREATE TABLE m (id INT PRIMARY KEY)", "INSERT INTO m VALUES (1)", database=cdc_database
+        )
         engine.wait_for(table="m", op="c")
         assert isinstance(engine.engine.offsets, MemoryOffsetStore)
         assert isinstance(engine.engine.history, MemorySchemaHistory)
@@ -127,8 +133,11 @@ def test_callback_error_stops_the_engine_and_is_reraised(cdc_mysql, cdc_database
 
 def test_wait_for_where_and_since(cdc_mysql, cdc_database, cdc_connector):
     db = cdc_database
-    cdc_mysql.execute("CREATE TABLE w (id INT PRIMARY KEY, status VARCHAR(10))",
-                      "INSERT INTO w VALUES (1, 'new'), (2, 'new')", database=db)
+    cdc_mysql.execute(
+        "CREATE TABLE w (id INT PRIMARY KEY, status VARCHAR(10))",
+        "INSERT INTO w VALUES (1, 'new'), (2, 'new')",
+        database=db,
+    )
     first = cdc_connector.wait_for(table="w", op="c")
     assert first.key == {"id": 1}
     mark = cdc_connector.mark()
@@ -142,15 +151,16 @@ def test_wait_for_where_and_since(cdc_mysql, cdc_database, cdc_connector):
     assert again is deleted
     tombstone = cdc_connector.wait_for(table="w", kind="tombstone")
     assert tombstone.value is None and tombstone.key == {"id": 1}
-    schema = cdc_connector.wait_for(kind=RecordKind.SCHEMA_CHANGE, where=None,
-                                    topic="cdc", timeout=1)
+    schema = cdc_connector.wait_for(kind=RecordKind.SCHEMA_CHANGE, where=None, topic="cdc", timeout=1)
     assert schema.topic == "cdc"
     assert [r.op for r in cdc_connector.events_since(mark) if r.kind == RecordKind.DATA] == ["u", "d"]
 
 
 def test_wait_for_timeout_lists_what_arrived(cdc_mysql, cdc_database, cdc_connector):
     db = cdc_database
-    cdc_mysql.execute("CREATE TABLE t1 (id INT PRIMARY KEY, v INT)", "INSERT INTO t1 VALUES (7, 1)", database=db)
+    cdc_mysql.execute(
+        "CREATE TABLE t1 (id INT PRIMARY KEY, v INT)", "INSERT INTO t1 VALUES (7, 1)", database=db
+    )
     cdc_connector.wait_for(table="t1", op="c")
     started = time.monotonic()
     with pytest.raises(EventWaitTimeout) as failure:
@@ -183,8 +193,9 @@ def test_drain_returns_everything_written_so_far(cdc_mysql, cdc_database, cdc_co
     assert time.monotonic() - started < 2
 
 
-def test_sinks_from_properties_are_fed_before_the_application(cdc_mysql, cdc_database, cdc_engine_factory,
-                                                             tmp_path: Path):
+def test_sinks_from_properties_are_fed_before_the_application(
+    cdc_mysql, cdc_database, cdc_engine_factory, tmp_path: Path
+):
     out = tmp_path / "events.jsonl"
     lines_when_delivered: list[int] = []
 
@@ -192,7 +203,9 @@ def test_sinks_from_properties_are_fed_before_the_application(cdc_mysql, cdc_dat
         lines_when_delivered.append(len(out.read_bytes().splitlines()))
 
     engine = cdc_engine_factory({"sink.type": "jsonl", "sink.jsonl.path": str(out)}, callback=on_record)
-    cdc_mysql.execute("CREATE TABLE s (id INT PRIMARY KEY)", "INSERT INTO s VALUES (1)", database=cdc_database)
+    cdc_mysql.execute(
+        "CREATE TABLE s (id INT PRIMARY KEY)", "INSERT INTO s VALUES (1)", database=cdc_database
+    )
     engine.wait_for(table="s", op="c")
     engine.stop()
     lines = [orjson.loads(line) for line in out.read_bytes().splitlines()]

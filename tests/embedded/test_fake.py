@@ -35,15 +35,51 @@ EVERYTHING = """CREATE TABLE everything (
 PLAIN = "CREATE TABLE plain (a INT, b VARCHAR(5))"
 
 ROW1: dict[str, Any] = dict(
-    id=1, ti=-5, si=65535, mi=-8388608, bi=18446744073709551615, bs=-9223372036854775808,
-    dec1=decimal.Decimal("12345678.91"), dec0=7, dec30=decimal.Decimal("-1234567890.123456789012345678901234567891"),
-    f=0.1, d=2.000000000000001, fs=1234.567, vc="héllo ✓", ch="ab", tx="long text", latin="café",
-    en="medium", st={"a", "c"}, js='{"k": [1, 2], "s": "x"}', bn=b"\x01\x02", vb=b"\xff\x00", bl=b"blob",
-    dte=dt.date(2024, 2, 29), dtm=dt.datetime(2024, 1, 2, 3, 4, 5, 678000), dt0=dt.datetime(1999, 12, 31, 23, 59, 59),
-    ts=dt.datetime(2024, 5, 6, 7, 8, 9, 123456), tm=dt.timedelta(hours=-30, minutes=-1),
-    tm6=dt.timedelta(hours=1, microseconds=5), yr=2023, bt=0b10101, b1=True, bo=True)
-ROW2: dict[str, Any] = {**ROW1, "id": 2, "vc": None, "dec1": decimal.Decimal("-0.05"), "st": set(), "bn": b"",
-                        "ts": None, "tm": dt.timedelta(0), "b1": False, "dte": dt.date(1, 1, 1)}
+    id=1,
+    ti=-5,
+    si=65535,
+    mi=-8388608,
+    bi=18446744073709551615,
+    bs=-9223372036854775808,
+    dec1=decimal.Decimal("12345678.91"),
+    dec0=7,
+    dec30=decimal.Decimal("-1234567890.123456789012345678901234567891"),
+    f=0.1,
+    d=2.000000000000001,
+    fs=1234.567,
+    vc="héllo ✓",
+    ch="ab",
+    tx="long text",
+    latin="café",
+    en="medium",
+    st={"a", "c"},
+    js='{"k": [1, 2], "s": "x"}',
+    bn=b"\x01\x02",
+    vb=b"\xff\x00",
+    bl=b"blob",
+    dte=dt.date(2024, 2, 29),
+    dtm=dt.datetime(2024, 1, 2, 3, 4, 5, 678000),
+    dt0=dt.datetime(1999, 12, 31, 23, 59, 59),
+    ts=dt.datetime(2024, 5, 6, 7, 8, 9, 123456),
+    tm=dt.timedelta(hours=-30, minutes=-1),
+    tm6=dt.timedelta(hours=1, microseconds=5),
+    yr=2023,
+    bt=0b10101,
+    b1=True,
+    bo=True,
+)
+ROW2: dict[str, Any] = {
+    **ROW1,
+    "id": 2,
+    "vc": None,
+    "dec1": decimal.Decimal("-0.05"),
+    "st": set(),
+    "bn": b"",
+    "ts": None,
+    "tm": dt.timedelta(0),
+    "b1": False,
+    "dte": dt.date(1, 1, 1),
+}
 
 
 def sql_value(value: Any) -> Any:
@@ -58,8 +94,10 @@ def sql_value(value: Any) -> Any:
 def insert_sql(table: str, rows: list[dict[str, Any]]) -> tuple[str, list[Any]]:
     columns = list(rows[0])
     one = "(" + ",".join(["%s"] * len(columns)) + ")"
-    return (f"INSERT INTO {table} ({','.join(columns)}) VALUES {','.join([one] * len(rows))}",
-            [sql_value(r[c]) for r in rows for c in columns])
+    return (
+        f"INSERT INTO {table} ({','.join(columns)}) VALUES {','.join([one] * len(rows))}",
+        [sql_value(r[c]) for r in rows for c in columns],
+    )
 
 
 SERVER_DEPENDENT = ("ts_ms", "ts_us", "ts_ns", "file", "pos", "gtid", "server_id", "thread")
@@ -93,10 +131,17 @@ def value_json(record: ChangeRecord) -> dict[str, Any]:
 def differences(ours: Any, theirs: Any, path: str = "") -> list[str]:
     """Paths where two JSON values differ, for a readable failure message."""
     if isinstance(ours, dict) and isinstance(theirs, dict):
-        return [d for key in dict.fromkeys([*ours, *theirs])
-                for d in differences(ours.get(key, "<missing>"), theirs.get(key, "<missing>"), f"{path}.{key}")]
+        return [
+            d
+            for key in dict.fromkeys([*ours, *theirs])
+            for d in differences(ours.get(key, "<missing>"), theirs.get(key, "<missing>"), f"{path}.{key}")
+        ]
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
-        return [d for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) for d in differences(a, b, f"{path}[{i}]")]
+        return [
+            d
+            for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
+            for d in differences(a, b, f"{path}[{i}]")
+        ]
     return [] if ours == theirs else [f"{path}: fake {ours!r} != connector {theirs!r}"]
 
 
@@ -129,13 +174,26 @@ def run_scenario_fake(fake: FakeConnector) -> None:
     fake.truncate("plain")
 
 
-@pytest.mark.parametrize("modes", [
-    {},
-    {"decimal.handling.mode": "string", "time.precision.mode": "connect", "binary.handling.mode": "hex",
-     "bigint.unsigned.handling.mode": "precise"},
-    {"decimal.handling.mode": "double", "time.precision.mode": "adaptive", "binary.handling.mode": "base64",
-     "tombstones.on.delete": "false", "provide.transaction.metadata": "false"},
-], ids=["defaults", "string-connect-hex-precise", "double-adaptive-base64-no-tombstones"])
+@pytest.mark.parametrize(
+    "modes",
+    [
+        {},
+        {
+            "decimal.handling.mode": "string",
+            "time.precision.mode": "connect",
+            "binary.handling.mode": "hex",
+            "bigint.unsigned.handling.mode": "precise",
+        },
+        {
+            "decimal.handling.mode": "double",
+            "time.precision.mode": "adaptive",
+            "binary.handling.mode": "base64",
+            "tombstones.on.delete": "false",
+            "provide.transaction.metadata": "false",
+        },
+    ],
+    ids=["defaults", "string-connect-hex-precise", "double-adaptive-base64-no-tombstones"],
+)
 def test_fake_events_equal_the_connectors(cdc_mysql, cdc_database, cdc_engine_factory, modes):
     props = {**modes, "skipped.operations": "none"}  # so the truncate event is emitted too
     engine = cdc_engine_factory(props)
@@ -164,25 +222,44 @@ def test_python_values_match_what_the_snapshot_reads(cdc_mysql, cdc_database):
         cur.execute("SET time_zone = '+00:00'")
         cur.execute(EVERYTHING)
         cur.execute(*insert_sql("everything", [ROW1, ROW2]))
-    snapshot = pymysql.connect(host=cdc_mysql.host, port=cdc_mysql.port, user=cdc_mysql.connector.user,
-                               password=cdc_mysql.connector.password, database=cdc_database,
-                               charset="utf8mb4", conv=SNAPSHOT_CONVERSIONS, init_command="SET time_zone='+00:00'")
+    snapshot = pymysql.connect(
+        host=cdc_mysql.host,
+        port=cdc_mysql.port,
+        user=cdc_mysql.connector.user,
+        password=cdc_mysql.connector.password,
+        database=cdc_database,
+        charset="utf8mb4",
+        conv=SNAPSHOT_CONVERSIONS,
+        init_command="SET time_zone='+00:00'",
+    )
     with snapshot, snapshot.cursor() as cur:
         cur.execute("SELECT * FROM everything ORDER BY id")
         server_rows = list(cur.fetchall())
     fake = FakeConnector(EVERYTHING, database=cdc_database, flavor=cdc_mysql.flavor)
     ts = fake.table_schema("everything")
     assert [ts.value_from_snapshot(row) for row in server_rows] == [
-        fake.row_image("everything", ROW1), fake.row_image("everything", ROW2)]
+        fake.row_image("everything", ROW1),
+        fake.row_image("everything", ROW2),
+    ]
 
 
 def test_equivalent_input_forms_give_the_same_event():
     fake = FakeConnector(EVERYTHING)
     natural = fake.row_image("everything", ROW1)
-    as_text = {**ROW1, "dec1": "12345678.91", "dec0": "7", "st": "a,c", "dte": "2024-02-29",
-               "dtm": "2024-01-02 03:04:05.678", "tm": "-30:01:00", "tm6": dt.time(1, 0, 0, 5),
-               "ts": dt.datetime(2024, 5, 6, 9, 8, 9, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2))),
-               "bt": bytes([0b10101]), "b1": 1, "js": '{"k": [1, 2], "s": "x"}'}
+    as_text = {
+        **ROW1,
+        "dec1": "12345678.91",
+        "dec0": "7",
+        "st": "a,c",
+        "dte": "2024-02-29",
+        "dtm": "2024-01-02 03:04:05.678",
+        "tm": "-30:01:00",
+        "tm6": dt.time(1, 0, 0, 5),
+        "ts": dt.datetime(2024, 5, 6, 9, 8, 9, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+        "bt": bytes([0b10101]),
+        "b1": 1,
+        "js": '{"k": [1, 2], "s": "x"}',
+    }
     assert fake.row_image("everything", as_text) == natural
     assert fake.row_image("everything", [ROW1[c] for c in fake.table("everything").column_names]) == natural
     assert fake.row_image("everything", {**ROW1, "dec1": 12345678.905})["dec1"] == natural["dec1"]  # half-up
@@ -190,8 +267,10 @@ def test_equivalent_input_forms_give_the_same_event():
 
 
 def test_row_errors_name_the_problem():
-    fake = FakeConnector("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, n VARCHAR(5) NOT NULL, "
-                         "at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, q INT DEFAULT 4)")
+    fake = FakeConnector(
+        "CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, n VARCHAR(5) NOT NULL, "
+        "at DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP, q INT DEFAULT 4)"
+    )
     with pytest.raises(KeyError, match=r"no column\(s\) 'nme'; columns: id, n, at, q"):
         fake.insert("t", {"id": 1, "nme": "x"})
     with pytest.raises(ValueError, match=r"inventory.t.id: give its value explicitly"):
@@ -211,10 +290,14 @@ def test_row_errors_name_the_problem():
 
 def test_deterministic_sources_positions_and_overrides():
     def build() -> FakeConnector:
-        fake = FakeConnector("CREATE TABLE t (id INT PRIMARY KEY, v INT)", topic_prefix="app", database="shop")
+        fake = FakeConnector(
+            "CREATE TABLE t (id INT PRIMARY KEY, v INT)", topic_prefix="app", database="shop"
+        )
         fake.insert("t", {"id": 1, "v": 1}, {"id": 2, "v": 2})
         fake.update("t", {"id": 1, "v": 1}, {"v": 5})
-        fake.delete("t", {"id": 2, "v": 2}, source={"ts_ms": 1_800_000_000_000, "thread": 77, "query": "DELETE"})
+        fake.delete(
+            "t", {"id": 2, "v": 2}, source={"ts_ms": 1_800_000_000_000, "thread": 77, "query": "DELETE"}
+        )
         return fake
 
     first, second = build(), build()
@@ -225,30 +308,50 @@ def test_deterministic_sources_positions_and_overrides():
     assert (src(c1)["file"], src(c1)["row"], src(c2)["row"]) == ("mysql-bin.000001", 0, 1)
     assert src(c1)["pos"] == src(c2)["pos"] < src(u)["pos"] < src(d)["pos"]
     assert [src(r)["gtid"] for r in (c1, c2, u, d)] == [
-        "3e11fa47-71ca-11e1-9e33-c80aa9429562:1", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1",
-        "3e11fa47-71ca-11e1-9e33-c80aa9429562:2", "3e11fa47-71ca-11e1-9e33-c80aa9429562:3"]
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:1",
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:1",
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:2",
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:3",
+    ]
     assert [src(r)["ts_ms"] for r in (c1, u, d)] == [1_700_000_000_000, 1_700_000_001_000, 1_800_000_000_000]
     assert (src(d)["thread"], src(d)["query"]) == (77, "DELETE")
     assert u.value["ts_ms"] == src(u)["ts_ms"] and u.value["ts_ns"] == src(u)["ts_ms"] * 1_000_000
-    assert c2.offset == {"ts_sec": 1_700_000_000, "file": "mysql-bin.000001", "pos": 4, "event": 2, "row": 2,
-                         "server_id": 1}
+    assert c2.offset == {
+        "ts_sec": 1_700_000_000,
+        "file": "mysql-bin.000001",
+        "pos": 4,
+        "event": 2,
+        "row": 2,
+        "server_id": 1,
+    }
     mariadb = FakeConnector("CREATE TABLE t (id INT PRIMARY KEY)", flavor="mariadb", server_id=9)
     assert src(mariadb.insert("t", {"id": 1})[0])["gtid"] == "0-9-1"
-    assert src(FakeConnector("CREATE TABLE t (id INT PRIMARY KEY)", gtids=False).insert(
-        "t", {"id": 1})[0])["gtid"] is None
+    assert (
+        src(FakeConnector("CREATE TABLE t (id INT PRIMARY KEY)", gtids=False).insert("t", {"id": 1})[0])[
+            "gtid"
+        ]
+        is None
+    )
     with pytest.raises(KeyError, match="unknown source field"):
         first.insert("t", {"id": 3, "v": 3}, source={"position": 5})
 
 
 def test_snapshot_markers_follow_debezium():
-    fake = FakeConnector(["CREATE TABLE a (id INT PRIMARY KEY)", "CREATE TABLE b (id INT PRIMARY KEY)",
-                          "CREATE TABLE c (id INT PRIMARY KEY)"])
+    fake = FakeConnector(
+        [
+            "CREATE TABLE a (id INT PRIMARY KEY)",
+            "CREATE TABLE b (id INT PRIMARY KEY)",
+            "CREATE TABLE c (id INT PRIMARY KEY)",
+        ]
+    )
     records = fake.snapshot({"a": [{"id": 1}, {"id": 2}, {"id": 3}], "b": [{"id": 1}], "c": []})
     assert [(str(r.table_id), r.op, src(r)["snapshot"]) for r in records] == [
-        ("inventory.a", "r", "first"), ("inventory.a", "r", "true"),
-        ("inventory.a", "r", "last_in_data_collection"), ("inventory.b", "r", "last")]  # the last table is empty: the very last record is "last"
-    assert all(src(r)["server_id"] == 0 and src(r)["gtid"] is None and src(r)["row"] == 0
-               for r in records)
+        ("inventory.a", "r", "first"),
+        ("inventory.a", "r", "true"),
+        ("inventory.a", "r", "last_in_data_collection"),
+        ("inventory.b", "r", "last"),
+    ]  # the last table is empty: the very last record is "last"
+    assert all(src(r)["server_id"] == 0 and src(r)["gtid"] is None and src(r)["row"] == 0 for r in records)
     assert [dict(r.offset or {}).get("snapshot") for r in records] == ["INITIAL", "INITIAL", "INITIAL", None]
     two = FakeConnector(["CREATE TABLE a (id INT PRIMARY KEY)", "CREATE TABLE b (id INT PRIMARY KEY)"])
     markers = [src(r)["snapshot"] for r in two.snapshot([("a", [{"id": 1}]), ("b", [{"id": 1}, {"id": 2}])])]
@@ -259,8 +362,11 @@ def test_snapshot_markers_follow_debezium():
 
 
 def test_transaction_metadata_records():
-    fake = FakeConnector(["CREATE TABLE a (id INT PRIMARY KEY)", "CREATE TABLE b (id INT PRIMARY KEY)"],
-                         topic_prefix="shop", properties={"provide.transaction.metadata": "true"})
+    fake = FakeConnector(
+        ["CREATE TABLE a (id INT PRIMARY KEY)", "CREATE TABLE b (id INT PRIMARY KEY)"],
+        topic_prefix="shop",
+        properties={"provide.transaction.metadata": "true"},
+    )
     with fake.transaction():
         fake.insert("a", {"id": 1}, {"id": 2})
         fake.insert("b", {"id": 1})
@@ -270,17 +376,24 @@ def test_transaction_metadata_records():
     assert begin.topic == end.topic == "shop.transaction"
     assert begin.kind == end.kind == RecordKind.TRANSACTION and begin.key == {"id": txn_id}
     assert value_json(begin)["payload"] == {
-        "status": "BEGIN", "id": txn_id, "event_count": None, "data_collections": None,
-        "ts_ms": 1_700_000_000_000}
+        "status": "BEGIN",
+        "id": txn_id,
+        "event_count": None,
+        "data_collections": None,
+        "ts_ms": 1_700_000_000_000,
+    }
     assert [r.value["transaction"] for r in data] == [
         {"id": txn_id, "total_order": 1, "data_collection_order": 1},
         {"id": txn_id, "total_order": 2, "data_collection_order": 2},
         {"id": txn_id, "total_order": 3, "data_collection_order": 1},
-        {"id": txn_id, "total_order": 4, "data_collection_order": 3}]
+        {"id": txn_id, "total_order": 4, "data_collection_order": 3},
+    ]
     end_value = value_json(end)
     assert end_value["payload"]["event_count"] == 4
     assert {x["data_collection"]: x["event_count"] for x in end_value["payload"]["data_collections"]} == {
-        "inventory.a": 3, "inventory.b": 1}
+        "inventory.a": 3,
+        "inventory.b": 1,
+    }
     assert end_value["schema"]["name"] == "io.debezium.connector.common.TransactionMetadataValue"
     # without the property: no metadata records, null transaction blocks
     plain = FakeConnector("CREATE TABLE a (id INT PRIMARY KEY)")
@@ -292,7 +405,10 @@ def test_transaction_metadata_records():
 def test_java_hashmap_order():
     # String.hashCode of one character is its code; "Aa" and "BB" collide (both 2112).
     assert java_hashmap_order(["c", "b", "a"]) == ["a", "b", "c"]
-    assert java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"] and java_hashmap_order(["Aa", "BB"]) == ["Aa", "BB"]
+    assert java_hashmap_order(["BB", "Aa"]) == ["BB", "Aa"] and java_hashmap_order(["Aa", "BB"]) == [
+        "Aa",
+        "BB",
+    ]
     # 'a' (97) and 'q' (113) share bucket 1 of 16; past 12 keys the table doubles and 'q' moves to 17.
     small = ["q", "a", *"bcdefghij"]
     assert java_hashmap_order(small)[:3] == ["q", "a", "b"]

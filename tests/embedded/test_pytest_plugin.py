@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-INNER_TESTS = '''
+INNER_TESTS = """
 import json
 import os
 import sys
@@ -49,7 +49,7 @@ def test_engine_factory_and_fake(cdc_mysql, cdc_engine_factory, cdc_fake):
     first.drain(), second.drain()  # both are streaming now
     dumps = {r[0] for r in cdc_mysql.query("SHOW PROCESSLIST") if str(r[4]).startswith("Binlog Dump")}
     assert dumps == first.replication_thread_ids | second.replication_thread_ids and len(dumps) == 2
-'''
+"""
 
 
 def test_plugin_fixtures_in_a_consumer_project(tmp_path: Path):
@@ -59,10 +59,23 @@ def test_plugin_fixtures_in_a_consumer_project(tmp_path: Path):
     (project / "test_consumer.py").write_text(textwrap.dedent(INNER_TESTS))
     state = tmp_path / "state.json"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",  # plugin via its pytest11 entry point
-         "-W", "error::pytest.PytestUnknownMarkWarning", str(project)],
-        cwd=project, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "CDC_PLUGIN_STATE": str(state)})
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",  # plugin via its pytest11 entry point
+            "-W",
+            "error::pytest.PytestUnknownMarkWarning",
+            str(project),
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "CDC_PLUGIN_STATE": str(state)},
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 passed" in result.stdout
     # Everything the fixtures made is gone once the session ended: the server's files and process
@@ -75,8 +88,10 @@ def test_plugin_fixtures_in_a_consumer_project(tmp_path: Path):
 
 
 def test_importing_the_plugin_has_no_side_effects():
-    code = ("import sys, connector.pytest_plugin as p; "
-            "heavy = [m for m in sys.modules if m.startswith(('pymysql', 'pymysqlreplication', 'kafka', "
-            "'connector.', 'ddl', 'sink')) and m != 'connector.pytest_plugin']; print(heavy)")
+    code = (
+        "import sys, connector.pytest_plugin as p; "
+        "heavy = [m for m in sys.modules if m.startswith(('pymysql', 'pymysqlreplication', 'kafka', "
+        "'connector.', 'ddl', 'sink')) and m != 'connector.pytest_plugin']; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -61,15 +61,22 @@ def normalise_mode(line: bytes) -> bytes:
 
 
 def transaction_case(server: LocalMySQLServer, db: str, engine: Engine, memory: MemorySink) -> None:
-    server.execute("CREATE TABLE orders (id INT PRIMARY KEY, item VARCHAR(20), qty INT NOT NULL)",
-                   "CREATE TABLE order_lines (order_id INT, n INT, sku VARCHAR(8), PRIMARY KEY (order_id, n))",
-                   database=db)
+    server.execute(
+        "CREATE TABLE orders (id INT PRIMARY KEY, item VARCHAR(20), qty INT NOT NULL)",
+        "CREATE TABLE order_lines (order_id INT, n INT, sku VARCHAR(8), PRIMARY KEY (order_id, n))",
+        database=db,
+    )
     engine.catch_up()
     with server.connect(db) as conn, conn.cursor() as cur:
-        for sql in ("BEGIN", "INSERT INTO orders VALUES (1, 'pen', 2)",
-                    "INSERT INTO order_lines VALUES (1, 1, 'P-1'), (1, 2, 'P-2')",
-                    "UPDATE orders SET qty = 3 WHERE id = 1", "DELETE FROM order_lines WHERE n = 2", "COMMIT",
-                    "TRUNCATE TABLE order_lines"):
+        for sql in (
+            "BEGIN",
+            "INSERT INTO orders VALUES (1, 'pen', 2)",
+            "INSERT INTO order_lines VALUES (1, 1, 'P-1'), (1, 2, 'P-2')",
+            "UPDATE orders SET qty = 3 WHERE id = 1",
+            "DELETE FROM order_lines WHERE n = 2",
+            "COMMIT",
+            "TRUNCATE TABLE order_lines",
+        ):
             cur.execute(sql)
     engine.catch_up()
 
@@ -87,7 +94,9 @@ def mappers_case(server: LocalMySQLServer, db: str, engine: Engine, memory: Memo
         "code CHAR(8), bio TEXT, photo VARBINARY(16), age INT, note VARCHAR(30))",
         "INSERT INTO people VALUES (1, 'Ann Lee', 'ann@example.com', 'AB-12', 'Likes 😀 and long walks', "
         "X'00010203040506', 41, 'first')",
-        "INSERT INTO people VALUES (2, NULL, 'bo@example.com', NULL, NULL, NULL, NULL, NULL)", database=db)
+        "INSERT INTO people VALUES (2, NULL, 'bo@example.com', NULL, NULL, NULL, NULL, NULL)",
+        database=db,
+    )
     engine.catch_up()
     snapshot_data_unless_engine_did(engine, memory)
     server.execute("UPDATE people SET email = 'ann@example.org', bio = 'Short' WHERE id = 1", database=db)
@@ -96,17 +105,22 @@ def mappers_case(server: LocalMySQLServer, db: str, engine: Engine, memory: Memo
 
 Case = Callable[[LocalMySQLServer, str, Engine, MemorySink], None]
 CASES: dict[str, tuple[dict[str, str], Case]] = {
-    "transaction_metadata": ({"provide.transaction.metadata": "true", "skipped.operations": "none"},
-                             transaction_case),
+    "transaction_metadata": (
+        {"provide.transaction.metadata": "true", "skipped.operations": "none"},
+        transaction_case,
+    ),
     "heartbeat": ({"heartbeat.interval.ms": "600000"}, heartbeat_case),
-    "column_mappers": ({
-        "column.mask.with.4.chars": "{db}.people.name,{db}.people.age",
-        "column.mask.hash.SHA-256.with.salt.CzQMA0cB5K": "{db}.people.email",
-        "column.mask.hash.v2.MD5.with.salt.pepper": "{db}.people.code",
-        "column.truncate.to.5.chars": "{db}.people.bio,{db}.people.photo",
-        "column.propagate.source.type": "{db}.people.note",
-        "message.key.columns": "{db}.people:email",
-    }, mappers_case),
+    "column_mappers": (
+        {
+            "column.mask.with.4.chars": "{db}.people.name,{db}.people.age",
+            "column.mask.hash.SHA-256.with.salt.CzQMA0cB5K": "{db}.people.email",
+            "column.mask.hash.v2.MD5.with.salt.pepper": "{db}.people.code",
+            "column.truncate.to.5.chars": "{db}.people.bio,{db}.people.photo",
+            "column.propagate.source.type": "{db}.people.note",
+            "message.key.columns": "{db}.people:email",
+        },
+        mappers_case,
+    ),
 }
 
 
@@ -115,10 +129,17 @@ def test_golden_modes(mysql_server: LocalMySQLServer, tmp_path: Path, case: str)
     overrides, run = CASES[case]
     db = f"golden_modes_{case}"
     mysql_server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4")
-    props = mysql_server.connector_properties(**{
-        "topic.prefix": "golden", "database.include.list": db, "data.dir": str(tmp_path),
-        "offset.storage": "memory", "schema.history.internal": "memory", "poll.interval.ms": "50",
-        **{k: v.format(db=db) for k, v in overrides.items()}})
+    props = mysql_server.connector_properties(
+        **{
+            "topic.prefix": "golden",
+            "database.include.list": db,
+            "data.dir": str(tmp_path),
+            "offset.storage": "memory",
+            "schema.history.internal": "memory",
+            "poll.interval.ms": "50",
+            **{k: v.format(db=db) for k, v in overrides.items()},
+        }
+    )
     memory = MemorySink()
     engine = Engine(ConnectorConfig.from_mapping(props), sinks=[memory])
     try:
@@ -135,5 +156,7 @@ def test_golden_modes(mysql_server: LocalMySQLServer, tmp_path: Path, case: str)
         path.write_bytes(got)
     expected = path.read_bytes()
     for number, (want, have) in enumerate(zip(expected.splitlines(), got.splitlines(), strict=False), 1):
-        assert want == have, f"{path.name} line {number} differs:\n  expected {want[:800]!r}\n  got      {have[:800]!r}"
+        assert want == have, (
+            f"{path.name} line {number} differs:\n  expected {want[:800]!r}\n  got      {have[:800]!r}"
+        )
     assert len(got.splitlines()) == len(expected.splitlines()), f"{path.name}: line count differs"

@@ -40,16 +40,26 @@ UPDATE = os.environ.get("MYSQL_CDC_GOLDEN_UPDATE") == "1"
 VARIANTS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "default": ({}, tuple(FAMILIES) + ("charsets",)),
     "double_precise_base64_connect": (
-        {"decimal.handling.mode": "double", "bigint.unsigned.handling.mode": "precise",
-         "binary.handling.mode": "base64", "time.precision.mode": "connect"},
-        ("integers", "decimals", "binaries", "temporals")),
+        {
+            "decimal.handling.mode": "double",
+            "bigint.unsigned.handling.mode": "precise",
+            "binary.handling.mode": "base64",
+            "time.precision.mode": "connect",
+        },
+        ("integers", "decimals", "binaries", "temporals"),
+    ),
     "string_urlsafe_adaptive": (
-        {"decimal.handling.mode": "string", "binary.handling.mode": "base64-url-safe",
-         "time.precision.mode": "adaptive"},
-        ("decimals", "binaries", "temporals")),
+        {
+            "decimal.handling.mode": "string",
+            "binary.handling.mode": "base64-url-safe",
+            "time.precision.mode": "adaptive",
+        },
+        ("decimals", "binaries", "temporals"),
+    ),
     "hex_no_adjuster": (
         {"binary.handling.mode": "hex", "enable.time.adjuster": "false"},
-        ("binaries", "temporals", "more_numbers")),
+        ("binaries", "temporals", "more_numbers"),
+    ),
 }
 
 
@@ -89,14 +99,26 @@ def families(mysql_server: LocalMySQLServer) -> Iterator[dict[str, list[Spec]]]:
         mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
 
 
-def run_variant(server: LocalMySQLServer, variant: str, overrides: dict[str, str],
-                family_names: Sequence[str], families: dict[str, list[Spec]],
-                tmp_path: Path) -> list[ChangeRecord]:
-    props = server.connector_properties(**{
-        "topic.prefix": f"golden_{variant}", "database.include.list": DB,
-        "table.include.list": ",".join(f"{DB}\\.{n}" for n in family_names),
-        "data.dir": str(tmp_path), "offset.storage": "memory", "schema.history.internal": "memory",
-        "poll.interval.ms": "50", **overrides})
+def run_variant(
+    server: LocalMySQLServer,
+    variant: str,
+    overrides: dict[str, str],
+    family_names: Sequence[str],
+    families: dict[str, list[Spec]],
+    tmp_path: Path,
+) -> list[ChangeRecord]:
+    props = server.connector_properties(
+        **{
+            "topic.prefix": f"golden_{variant}",
+            "database.include.list": DB,
+            "table.include.list": ",".join(f"{DB}\\.{n}" for n in family_names),
+            "data.dir": str(tmp_path),
+            "offset.storage": "memory",
+            "schema.history.internal": "memory",
+            "poll.interval.ms": "50",
+            **overrides,
+        }
+    )
     memory = MemorySink()
     engine = Engine(ConnectorConfig.from_mapping(props), sinks=[memory])
     try:
@@ -105,8 +127,7 @@ def run_variant(server: LocalMySQLServer, variant: str, overrides: dict[str, str
         refill = ["SET SESSION sql_mode=''"]
         for name in family_names:
             refill.append(f"DELETE FROM `{DB}`.`{name}`")
-            refill += [s.replace("`conv_types`", f"`{DB}`")
-                       for s in insert_statements(name, families[name])]
+            refill += [s.replace("`conv_types`", f"`{DB}`") for s in insert_statements(name, families[name])]
         with server.connect() as conn, conn.cursor() as cur:
             for sql in refill:
                 cur.execute(sql)
@@ -127,8 +148,12 @@ def snapshot_data_unless_engine_did(engine: Engine, memory: MemorySink) -> None:
 
     assert engine.info is not None
     emitter = SnapshotEmitter(engine)
-    Snapshotter(SnapshotSettings(), connection_factory(engine.config), engine.filter.table_captured,
-                engine.info.flavor).run(emitter)
+    Snapshotter(
+        SnapshotSettings(),
+        connection_factory(engine.config),
+        engine.filter.table_captured,
+        engine.info.flavor,
+    ).run(emitter)
     engine.delivery.flush()
 
 
@@ -143,8 +168,9 @@ def by_id(records: Sequence[ChangeRecord], op: str) -> dict[int, dict[str, Any]]
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_golden_events(mysql_server: LocalMySQLServer, families: dict[str, list[Spec]],
-                       tmp_path: Path, variant: str) -> None:
+def test_golden_events(
+    mysql_server: LocalMySQLServer, families: dict[str, list[Spec]], tmp_path: Path, variant: str
+) -> None:
     overrides, family_names = VARIANTS[variant]
     records = run_variant(mysql_server, variant, overrides, family_names, families, tmp_path)
     problems = []
@@ -156,8 +182,10 @@ def test_golden_events(mysql_server: LocalMySQLServer, families: dict[str, list[
         assert sorted(snapshot) == sorted(deleted) == sorted(inserted) == list(range(rows)), name
         for row_id in range(rows):
             if not snapshot[row_id] == deleted[row_id] == inserted[row_id]:
-                problems.append(f"{name} row {row_id}:\n  snapshot {snapshot[row_id]}\n"
-                                f"  delete   {deleted[row_id]}\n  insert   {inserted[row_id]}")
+                problems.append(
+                    f"{name} row {row_id}:\n  snapshot {snapshot[row_id]}\n"
+                    f"  delete   {deleted[row_id]}\n  insert   {inserted[row_id]}"
+                )
         got = b"".join(normalise(jsonl_line(r)) + b"\n" for r in mine)
         path = EXPECTED / variant / f"{name}.jsonl"
         if UPDATE:
@@ -165,13 +193,18 @@ def test_golden_events(mysql_server: LocalMySQLServer, families: dict[str, list[
             path.write_bytes(got)
         expected = path.read_bytes()
         if got != expected:
-            for number, (want, have) in enumerate(zip(expected.splitlines(), got.splitlines(),
-                                                      strict=False), 1):
+            for number, (want, have) in enumerate(
+                zip(expected.splitlines(), got.splitlines(), strict=False), 1
+            ):
                 if want != have:
-                    problems.append(f"{path.relative_to(EXPECTED)} line {number} differs:\n"
-                                    f"  expected {want[:600]!r}\n  got      {have[:600]!r}")
+                    problems.append(
+                        f"{path.relative_to(EXPECTED)} line {number} differs:\n"
+                        f"  expected {want[:600]!r}\n  got      {have[:600]!r}"
+                    )
                     break
             else:
-                problems.append(f"{path.relative_to(EXPECTED)}: {len(expected.splitlines())} "
-                                f"expected lines, got {len(got.splitlines())}")
+                problems.append(
+                    f"{path.relative_to(EXPECTED)}: {len(expected.splitlines())} "
+                    f"expected lines, got {len(got.splitlines())}"
+                )
     assert not problems, "\n".join(problems)

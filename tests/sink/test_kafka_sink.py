@@ -30,28 +30,53 @@ from tests.kafka_support import (
 )
 
 BASE_PROPS = {
-    "database.hostname": "127.0.0.1", "database.user": "cdc", "database.server.id": "5400",
+    "database.hostname": "127.0.0.1",
+    "database.user": "cdc",
+    "database.server.id": "5400",
     "topic.prefix": "srv",
 }
 
 
 def sink_config(bootstrap: str, **extra: str) -> ConnectorConfig:
-    return ConnectorConfig.from_mapping({**BASE_PROPS, "sink.type": "kafka",
-                                         "sink.kafka.bootstrap.servers": bootstrap, **extra})
+    return ConnectorConfig.from_mapping(
+        {**BASE_PROPS, "sink.type": "kafka", "sink.kafka.bootstrap.servers": bootstrap, **extra}
+    )
 
 
 # -- records shaped like the connector's ----------------------------------------------------------
 
+
 def _envelope(topic: str, value_schema: ConnectSchema) -> ConnectSchema:
-    source = struct("io.debezium.connector.mysql.Source", {
-        "version": primitive("string"), "connector": primitive("string"), "name": primitive("string"),
-        "db": primitive("string"), "table": primitive("string", optional=True),
-        "snapshot": primitive("string", optional=True, name="io.debezium.data.Enum", version=1,
-                              parameters={"allowed": "true,last,false"}, default="false"),
-        "pos": primitive("int64")})
-    return struct(f"{topic}.Envelope", {
-        "before": value_schema, "after": value_schema, "source": source,
-        "op": primitive("string"), "ts_ms": primitive("int64", optional=True)}, version=2)
+    source = struct(
+        "io.debezium.connector.mysql.Source",
+        {
+            "version": primitive("string"),
+            "connector": primitive("string"),
+            "name": primitive("string"),
+            "db": primitive("string"),
+            "table": primitive("string", optional=True),
+            "snapshot": primitive(
+                "string",
+                optional=True,
+                name="io.debezium.data.Enum",
+                version=1,
+                parameters={"allowed": "true,last,false"},
+                default="false",
+            ),
+            "pos": primitive("int64"),
+        },
+    )
+    return struct(
+        f"{topic}.Envelope",
+        {
+            "before": value_schema,
+            "after": value_schema,
+            "source": source,
+            "op": primitive("string"),
+            "ts_ms": primitive("int64", optional=True),
+        },
+        version=2,
+    )
 
 
 class Table:
@@ -60,31 +85,61 @@ class Table:
     def __init__(self, prefix: str, name: str, keyed: bool = True) -> None:
         self.topic = f"{prefix}.inventory.{name}"
         self.key_schema = struct(f"{self.topic}.Key", {"id": primitive("int32")}) if keyed else None
-        self.value_schema = struct(f"{self.topic}.Value", {
-            "id": primitive("int32"), "name": primitive("string", optional=True),
-            "price": primitive("float64", optional=True),
-            "qty": primitive("int32", optional=True, default=7)}, optional=True)
+        self.value_schema = struct(
+            f"{self.topic}.Value",
+            {
+                "id": primitive("int32"),
+                "name": primitive("string", optional=True),
+                "price": primitive("float64", optional=True),
+                "qty": primitive("int32", optional=True, default=7),
+            },
+            optional=True,
+        )
         self.envelope = _envelope(self.topic, self.value_schema)
         self.pos = 0
 
     def row(self, row_id: int, version: int) -> dict[str, Any]:
         # qty None → the schema default 7 is written; price exercises Java float rendering.
-        return {"id": row_id, "name": f"n{row_id}-v{version} ü", "price": 1e7 * version + 0.5,
-                "qty": None if version % 3 == 0 else version}
+        return {
+            "id": row_id,
+            "name": f"n{row_id}-v{version} ü",
+            "price": 1e7 * version + 0.5,
+            "qty": None if version % 3 == 0 else version,
+        }
 
     def change(self, op: str, row_id: int, version: int, headers: tuple[Header, ...] = ()) -> ChangeRecord:
         self.pos += 1
         before = self.row(row_id, version - 1) if op in ("u", "d") else None
         after = self.row(row_id, version) if op != "d" else None
-        value = {"before": before, "after": after,
-                 "source": {"version": "0.1.0", "connector": "mysql", "name": "srv", "db": "inventory",
-                            "table": self.topic.rsplit(".", 1)[1], "snapshot": None, "pos": self.pos},
-                 "op": op, "ts_ms": 1_700_000_000_000 + self.pos}
+        value = {
+            "before": before,
+            "after": after,
+            "source": {
+                "version": "0.1.0",
+                "connector": "mysql",
+                "name": "srv",
+                "db": "inventory",
+                "table": self.topic.rsplit(".", 1)[1],
+                "snapshot": None,
+                "pos": self.pos,
+            },
+            "op": op,
+            "ts_ms": 1_700_000_000_000 + self.pos,
+        }
         key = {"id": row_id} if self.key_schema is not None else None
-        context = (Header("__debezium.context.connectorLogicalName", "srv"),
-                   Header("__debezium.context.taskId", "0"))
-        return ChangeRecord(self.topic, self.key_schema, key, self.envelope, value,
-                            headers=context + headers, offset={"file": "b.000001", "pos": self.pos})
+        context = (
+            Header("__debezium.context.connectorLogicalName", "srv"),
+            Header("__debezium.context.taskId", "0"),
+        )
+        return ChangeRecord(
+            self.topic,
+            self.key_schema,
+            key,
+            self.envelope,
+            value,
+            headers=context + headers,
+            offset={"file": "b.000001", "pos": self.pos},
+        )
 
     def tombstone(self, row_id: int) -> ChangeRecord:
         key = {"id": row_id} if self.key_schema is not None else None
@@ -92,29 +147,49 @@ class Table:
 
 
 def heartbeat(prefix: str, ts: int) -> ChangeRecord:
-    key_schema = struct("io.debezium.connector.common.ServerNameKey", {"serverName": primitive("string")},
-                        version=1)
-    value_schema = struct("io.debezium.connector.common.Heartbeat", {"ts_ms": primitive("int64")},
-                          version=1)
-    return ChangeRecord(f"__debezium-heartbeat.{prefix}", key_schema, {"serverName": prefix}, value_schema,
-                        {"ts_ms": ts}, kind=RecordKind.HEARTBEAT, partition=0)
+    key_schema = struct(
+        "io.debezium.connector.common.ServerNameKey", {"serverName": primitive("string")}, version=1
+    )
+    value_schema = struct("io.debezium.connector.common.Heartbeat", {"ts_ms": primitive("int64")}, version=1)
+    return ChangeRecord(
+        f"__debezium-heartbeat.{prefix}",
+        key_schema,
+        {"serverName": prefix},
+        value_schema,
+        {"ts_ms": ts},
+        kind=RecordKind.HEARTBEAT,
+        partition=0,
+    )
 
 
 def schema_change(prefix: str, ddl: str) -> ChangeRecord:
-    key_schema = struct("io.debezium.connector.mysql.SchemaChangeKey", {"databaseName": primitive("string")},
-                        version=1)
-    value_schema = struct("io.debezium.connector.mysql.SchemaChangeValue", {
-        "databaseName": primitive("string", optional=True), "ddl": primitive("string", optional=True)},
-        version=1)
-    return ChangeRecord(prefix, key_schema, {"databaseName": "inventory"}, value_schema,
-                        {"databaseName": "inventory", "ddl": ddl}, kind=RecordKind.SCHEMA_CHANGE, partition=0)
+    key_schema = struct(
+        "io.debezium.connector.mysql.SchemaChangeKey", {"databaseName": primitive("string")}, version=1
+    )
+    value_schema = struct(
+        "io.debezium.connector.mysql.SchemaChangeValue",
+        {"databaseName": primitive("string", optional=True), "ddl": primitive("string", optional=True)},
+        version=1,
+    )
+    return ChangeRecord(
+        prefix,
+        key_schema,
+        {"databaseName": "inventory"},
+        value_schema,
+        {"databaseName": "inventory", "ddl": ddl},
+        kind=RecordKind.SCHEMA_CHANGE,
+        partition=0,
+    )
 
 
 def mixed_stream(prefix: str) -> list[ChangeRecord]:
     """Schema change, inserts/updates/deletes with tombstones on two keyed tables, a keyless table,
     a primary-key change with its struct headers, and heartbeats."""
-    customers, orders, log_table = Table(prefix, "customers"), Table(prefix, "orders"), \
-        Table(prefix, "audit_log", keyed=False)
+    customers, orders, log_table = (
+        Table(prefix, "customers"),
+        Table(prefix, "orders"),
+        Table(prefix, "audit_log", keyed=False),
+    )
     out = [schema_change(prefix, "CREATE TABLE customers (id INT PRIMARY KEY)")]
     for i in range(1, 41):
         out.append(customers.change("c", i, 1))
@@ -142,10 +217,19 @@ def mixed_stream(prefix: str) -> list[ChangeRecord]:
 
 def jsonl_form(topic: str, key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes]]) -> bytes:
     """What the jsonl sink writes, rebuilt from a consumed Kafka record."""
-    return b"".join((
-        b'{"topic":', orjson.dumps(topic), b',"key":', key if key is not None else b"null",
-        b',"value":', value if value is not None else b"null",
-        b',"headers":', orjson.dumps({k: v.decode() for k, v in headers}), b"}"))
+    return b"".join(
+        (
+            b'{"topic":',
+            orjson.dumps(topic),
+            b',"key":',
+            key if key is not None else b"null",
+            b',"value":',
+            value if value is not None else b"null",
+            b',"headers":',
+            orjson.dumps({k: v.decode() for k, v in headers}),
+            b"}",
+        )
+    )
 
 
 def run_sink(config: ConnectorConfig, records: list[ChangeRecord], batch: int = 100) -> KafkaSink:
@@ -153,7 +237,7 @@ def run_sink(config: ConnectorConfig, records: list[ChangeRecord], batch: int = 
     sink.start()
     try:
         for start in range(0, len(records), batch):
-            sink.send(records[start:start + batch])
+            sink.send(records[start : start + batch])
         sink.flush()
     finally:
         sink.close()
@@ -161,6 +245,7 @@ def run_sink(config: ConnectorConfig, records: list[ChangeRecord], batch: int = 
 
 
 # -- delivery ------------------------------------------------------------------------------------
+
 
 def test_consumed_records_equal_the_jsonl_sink_form(kafka_broker: KafkaBroker) -> None:
     prefix = kafka_broker.unique("srv")
@@ -203,11 +288,17 @@ def test_schemas_disabled_writes_bare_payloads(kafka_broker: KafkaBroker) -> Non
     prefix = kafka_broker.unique("bare")
     table = Table(prefix, "items")
     records = [table.change("c", 1, 1), table.change("u", 1, 2), table.change("d", 1, 3), table.tombstone(1)]
-    run_sink(sink_config(kafka_broker, **{"key.converter.schemas.enable": "false",
-                                          "value.converter.schemas.enable": "false"}), records)
+    run_sink(
+        sink_config(
+            kafka_broker,
+            **{"key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false"},
+        ),
+        records,
+    )
     consumed = consume_all(kafka_broker, [table.topic])
     assert [(m.key, m.value) for m in consumed] == [
-        (r.key_bytes(False), r.value_bytes(False)) for r in records]
+        (r.key_bytes(False), r.value_bytes(False)) for r in records
+    ]
     assert orjson.loads(consumed[0].value)["after"]["qty"] == 1
     assert b'"schema"' not in consumed[0].key
 
@@ -217,10 +308,18 @@ def test_per_key_order_holds_across_partitions_and_batches(kafka_broker: KafkaBr
     table = Table(prefix, "counters")
     kafka_broker.create_topic(table.topic, 4)
     records = [table.change("u", key, version) for version in range(1, 201) for key in range(1, 51)]
-    run_sink(sink_config(kafka_broker, **{"sink.kafka.producer.batch.size": "8192",
-                                          "sink.kafka.producer.linger.ms": "2",
-                                          "sink.kafka.producer.compression.type": "gzip"}),
-             records, batch=333)
+    run_sink(
+        sink_config(
+            kafka_broker,
+            **{
+                "sink.kafka.producer.batch.size": "8192",
+                "sink.kafka.producer.linger.ms": "2",
+                "sink.kafka.producer.compression.type": "gzip",
+            },
+        ),
+        records,
+        batch=333,
+    )
     consumed = consume_all(kafka_broker, [table.topic])
     assert len(consumed) == len(records) == 10_000
     versions: dict[int, list[int]] = defaultdict(list)
@@ -236,12 +335,18 @@ def test_per_key_order_holds_across_partitions_and_batches(kafka_broker: KafkaBr
 
 # -- backpressure and faults -----------------------------------------------------------------------
 
+
 def test_reader_waits_while_broker_is_down_and_resumes(kafka_broker: KafkaBroker) -> None:
     prefix = kafka_broker.unique("bp")
     table = Table(prefix, "events")
-    config = sink_config(kafka_broker, **{"sink.kafka.producer.buffer.memory": "20000",
-                                          "sink.kafka.producer.delivery.timeout.ms": "60000",
-                                          "sink.kafka.producer.reconnect.backoff.max.ms": "200"})
+    config = sink_config(
+        kafka_broker,
+        **{
+            "sink.kafka.producer.buffer.memory": "20000",
+            "sink.kafka.producer.delivery.timeout.ms": "60000",
+            "sink.kafka.producer.reconnect.backoff.max.ms": "200",
+        },
+    )
     sink = KafkaSink.from_config(config)
     sink.start()
     first = [table.change("c", i, 1) for i in range(1, 11)]
@@ -294,11 +399,17 @@ def test_reader_waits_while_broker_is_down_and_resumes(kafka_broker: KafkaBroker
 
 
 def test_broker_gone_longer_than_delivery_timeout_fails_naming_broker_and_cause(
-        kafka_broker: KafkaBroker) -> None:
+    kafka_broker: KafkaBroker,
+) -> None:
     table = Table(kafka_broker.unique("down"), "events")
-    config = sink_config(kafka_broker, **{"sink.kafka.producer.delivery.timeout.ms": "2500",
-                                          "sink.kafka.producer.request.timeout.ms": "1000",
-                                          "sink.kafka.producer.reconnect.backoff.max.ms": "200"})
+    config = sink_config(
+        kafka_broker,
+        **{
+            "sink.kafka.producer.delivery.timeout.ms": "2500",
+            "sink.kafka.producer.request.timeout.ms": "1000",
+            "sink.kafka.producer.reconnect.backoff.max.ms": "200",
+        },
+    )
     sink = KafkaSink.from_config(config)
     sink.start()
     sink.send([table.change("c", 1, 1)])
@@ -337,8 +448,9 @@ def test_new_topic_while_the_broker_is_down_fails_after_max_block_ms(kafka_broke
 
 def test_unreachable_bootstrap_fails_at_start(kafka_broker: KafkaBroker) -> None:
     kafka_broker.stop()
-    sink = KafkaSink.from_config(sink_config(kafka_broker, **{
-        "sink.kafka.producer.api.version.auto.timeout.ms": "1000"}))
+    sink = KafkaSink.from_config(
+        sink_config(kafka_broker, **{"sink.kafka.producer.api.version.auto.timeout.ms": "1000"})
+    )
     with pytest.raises(SinkError, match="refused the connection") as failed:
         sink.start()
     assert "sink.kafka.bootstrap.servers" in str(failed.value)
@@ -359,17 +471,22 @@ def test_retriable_errors_are_retried_without_reordering(mock_kafka: KafkaBroker
     sink.flush()
     sink.close()
     consumed = consume_all(mock_kafka, [table.topic])
-    versions = [int(orjson.loads(m.value)["payload"]["after"]["name"].split("-v")[1].split()[0])
-                for m in consumed]
+    versions = [
+        int(orjson.loads(m.value)["payload"]["after"]["name"].split("-v")[1].split()[0]) for m in consumed
+    ]
     assert versions == list(range(1, 300))
 
 
-@pytest.mark.parametrize(("code", "expected"), [
-    (MESSAGE_TOO_LARGE, "MessageSizeTooLargeError.*max.request.size"),
-    (TOPIC_AUTHORIZATION_FAILED, "TopicAuthorizationFailedError.*grant the connector's principal WRITE"),
-])
-def test_non_retriable_broker_error_stops_with_topic_and_cause(mock_kafka: KafkaBroker, code: int,
-                                                               expected: str) -> None:
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (MESSAGE_TOO_LARGE, "MessageSizeTooLargeError.*max.request.size"),
+        (TOPIC_AUTHORIZATION_FAILED, "TopicAuthorizationFailedError.*grant the connector's principal WRITE"),
+    ],
+)
+def test_non_retriable_broker_error_stops_with_topic_and_cause(
+    mock_kafka: KafkaBroker, code: int, expected: str
+) -> None:
     assert mock_kafka.mock is not None
     table = Table("fatal", "events")
     sink = KafkaSink.from_config(sink_config(mock_kafka))
@@ -405,12 +522,18 @@ def test_illegal_topic_name_is_a_sink_error(kafka_broker: KafkaBroker) -> None:
 
 # -- topic creation ------------------------------------------------------------------------------
 
+
 def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture) -> None:
     prefix = kafka_broker.unique("tc")
     a, b = Table(prefix, "a"), Table(prefix, "b")
-    config = sink_config(kafka_broker, **{"topic.creation.default.partitions": "3",
-                                          "topic.creation.default.replication.factor": "1",
-                                          "topic.creation.default.cleanup.policy": "compact"})
+    config = sink_config(
+        kafka_broker,
+        **{
+            "topic.creation.default.partitions": "3",
+            "topic.creation.default.replication.factor": "1",
+            "topic.creation.default.cleanup.policy": "compact",
+        },
+    )
     with caplog.at_level(logging.INFO, logger="sink.kafka"):
         run_sink(config, [a.change("c", 1, 1), b.change("c", 1, 1), a.change("c", 2, 1)])
     assert len(consume_all(kafka_broker, [a.topic, b.topic])) == 3
@@ -426,6 +549,7 @@ def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCa
 
 
 # -- configuration -------------------------------------------------------------------------------
+
 
 def test_partitioner_is_kafkas_murmur2() -> None:
     import random as rnd
@@ -451,17 +575,20 @@ def test_bootstrap_servers_is_required() -> None:
     assert failed.value.key == "sink.kafka.bootstrap.servers"
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("sink.kafka.producer.sasl.mechansim", "PLAIN", "not a Kafka client setting"),
-    ("sink.kafka.producer.acks", "1", "must be all"),
-    ("sink.kafka.producer.max.in.flight.requests.per.connection", "5", "must be 1"),
-    ("sink.kafka.producer.compression.type", "brotli", "expected none, gzip"),
-    ("sink.kafka.producer.linger.ms", "soon", "expected an integer"),
-    ("sink.kafka.producer.ssl.truststore.type", "JKS", "PEM"),
-    ("sink.kafka.producer.value.serializer", "x", "JSON converter"),
-    ("sink.kafka.producer.security.protocol", "TLS", "SASL_SSL"),
-    ("topic.creation.default.partitions", "3", "topic.creation.default.replication.factor"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("sink.kafka.producer.sasl.mechansim", "PLAIN", "not a Kafka client setting"),
+        ("sink.kafka.producer.acks", "1", "must be all"),
+        ("sink.kafka.producer.max.in.flight.requests.per.connection", "5", "must be 1"),
+        ("sink.kafka.producer.compression.type", "brotli", "expected none, gzip"),
+        ("sink.kafka.producer.linger.ms", "soon", "expected an integer"),
+        ("sink.kafka.producer.ssl.truststore.type", "JKS", "PEM"),
+        ("sink.kafka.producer.value.serializer", "x", "JSON converter"),
+        ("sink.kafka.producer.security.protocol", "TLS", "SASL_SSL"),
+        ("topic.creation.default.partitions", "3", "topic.creation.default.replication.factor"),
+    ],
+)
 def test_bad_producer_settings_name_the_key(key: str, value: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as failed:
         KafkaSink.from_config(sink_config("127.0.0.1:9", **{key: value}))
@@ -483,33 +610,53 @@ def test_missing_compression_codec_names_the_package() -> None:
 
 
 def test_security_settings_translate_and_passwords_stay_hidden() -> None:
-    kwargs = client_kwargs({
-        "security.protocol": "sasl_ssl", "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
-                            'username="cdc" password="s3cr3t-Pw";',
-        "ssl.truststore.location": "/etc/kafka/ca.pem", "ssl.truststore.type": "PEM",
-        "ssl.keystore.location": "/etc/kafka/client.pem", "ssl.key.password": "k3y-Pw",
-        "ssl.endpoint.identification.algorithm": "", "batch.size": "65536", "compression.type": "gzip",
-    }, "sink.kafka.producer.")
+    kwargs = client_kwargs(
+        {
+            "security.protocol": "sasl_ssl",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            'username="cdc" password="s3cr3t-Pw";',
+            "ssl.truststore.location": "/etc/kafka/ca.pem",
+            "ssl.truststore.type": "PEM",
+            "ssl.keystore.location": "/etc/kafka/client.pem",
+            "ssl.key.password": "k3y-Pw",
+            "ssl.endpoint.identification.algorithm": "",
+            "batch.size": "65536",
+            "compression.type": "gzip",
+        },
+        "sink.kafka.producer.",
+    )
     assert kwargs == {
-        "security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512",
-        "sasl_plain_username": "cdc", "sasl_plain_password": "s3cr3t-Pw",
-        "ssl_cafile": "/etc/kafka/ca.pem", "ssl_certfile": "/etc/kafka/client.pem",
-        "ssl_password": "k3y-Pw", "ssl_check_hostname": False, "batch_size": 65536,
-        "compression_type": "gzip"}
+        "security_protocol": "SASL_SSL",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_plain_username": "cdc",
+        "sasl_plain_password": "s3cr3t-Pw",
+        "ssl_cafile": "/etc/kafka/ca.pem",
+        "ssl_certfile": "/etc/kafka/client.pem",
+        "ssl_password": "k3y-Pw",
+        "ssl_check_hostname": False,
+        "batch_size": 65536,
+        "compression_type": "gzip",
+    }
     assert "s3cr3t-Pw" not in repr(kwargs) and "k3y-Pw" not in repr(kwargs)
 
 
-def test_password_never_reaches_logs_or_errors(kafka_broker: KafkaBroker,
-                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_password_never_reaches_logs_or_errors(
+    kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
     kafka_broker.stop()  # the connection attempt fails: the error path must not leak either
-    config = sink_config(kafka_broker, **{
-        "sink.kafka.producer.security.protocol": "SASL_PLAINTEXT",
-        "sink.kafka.producer.sasl.mechanism": "PLAIN",
-        "sink.kafka.producer.sasl.plain.username": "cdc",
-        "sink.kafka.producer.sasl.plain.password": "Very-Secret-9",
-        "sink.kafka.producer.api.version": "2.4",
-        "topic.creation.default.partitions": "1", "topic.creation.default.replication.factor": "1"})
+    config = sink_config(
+        kafka_broker,
+        **{
+            "sink.kafka.producer.security.protocol": "SASL_PLAINTEXT",
+            "sink.kafka.producer.sasl.mechanism": "PLAIN",
+            "sink.kafka.producer.sasl.plain.username": "cdc",
+            "sink.kafka.producer.sasl.plain.password": "Very-Secret-9",
+            "sink.kafka.producer.api.version": "2.4",
+            "topic.creation.default.partitions": "1",
+            "topic.creation.default.replication.factor": "1",
+        },
+    )
     with caplog.at_level(logging.DEBUG):
         sink = KafkaSink.from_config(config)
         sink.start()

@@ -55,7 +55,7 @@ class Writer(threading.Thread):
         if roll < 0.3:
             key = self.next_a
             self.next_a += 1
-            cur.execute("INSERT INTO a VALUES (%s, %s, %s)", (key, f"v{key}", r.randint(-10**12, 10**12)))
+            cur.execute("INSERT INTO a VALUES (%s, %s, %s)", (key, f"v{key}", r.randint(-(10**12), 10**12)))
             self.a_keys.add(key)
             return [("a", "c", key)]
         if roll < 0.55:
@@ -110,18 +110,29 @@ def commits(wh: Warehouse) -> list[int]:
 def start_connector(config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
     with open(log_file, "ab") as log:
-        return subprocess.Popen([sys.executable, "-m", "connector.cli", "run", "--config", str(config_file)],
-                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=Path(__file__).parents[2])
+        return subprocess.Popen(
+            [sys.executable, "-m", "connector.cli", "run", "--config", str(config_file)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=Path(__file__).parents[2],
+        )
 
 
-def wait_for(condition: Any, timeout: float, what: str, proc: subprocess.Popen[bytes], log_file: Path) -> None:
+def wait_for(
+    condition: Any, timeout: float, what: str, proc: subprocess.Popen[bytes], log_file: Path
+) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if proc.poll() is not None:
-            raise AssertionError(f"connector exited ({proc.returncode}) while waiting for {what}:\n"
-                                 + log_file.read_text(errors="replace")[-4000:])
+            raise AssertionError(
+                f"connector exited ({proc.returncode}) while waiting for {what}:\n"
+                + log_file.read_text(errors="replace")[-4000:]
+            )
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}:\n" + log_file.read_text(errors="replace")[-4000:])
+            raise AssertionError(
+                f"timed out waiting for {what}:\n" + log_file.read_text(errors="replace")[-4000:]
+            )
         time.sleep(0.02)
 
 
@@ -135,20 +146,32 @@ def batch_in_flight(wh: Warehouse) -> bool:
 
 
 def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
-        spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path) -> None:
+    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
+) -> None:
     db = unique_db
     mysql_server.execute(
         "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)",
         "CREATE TABLE b (k VARCHAR(10), i INT, amount DECIMAL(10,2), PRIMARY KEY (k, i))",
         "INSERT INTO a VALUES " + ", ".join(f"({i}, 'v{i}', {i * 7})" for i in range(1, PREFILL_A + 1)),
         "INSERT INTO b VALUES " + ", ".join(f"('k{i % 50}', {i}, {i / 100:.2f})" for i in range(PREFILL_B)),
-        database=db)
-    props = mysql_server.connector_properties(**{
-        "topic.prefix": "crash", "database.include.list": db, "data.dir": str(tmp_path / "data"),
-        "skipped.operations": "none", "poll.interval.ms": "100", "max.batch.size": "400",
-        "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh"), "sink.spark.master": "local[2]",
-        "sink.spark.current.buckets": "4", "sink.spark.conf.spark.sql.shuffle.partitions": "2",
-        "sink.spark.batch.max.events": "500"})  # the snapshot spans several Spark commits
+        database=db,
+    )
+    props = mysql_server.connector_properties(
+        **{
+            "topic.prefix": "crash",
+            "database.include.list": db,
+            "data.dir": str(tmp_path / "data"),
+            "skipped.operations": "none",
+            "poll.interval.ms": "100",
+            "max.batch.size": "400",
+            "sink.type": "spark",
+            "sink.spark.warehouse": str(tmp_path / "wh"),
+            "sink.spark.master": "local[2]",
+            "sink.spark.current.buckets": "4",
+            "sink.spark.conf.spark.sql.shuffle.partitions": "2",
+            "sink.spark.batch.max.events": "500",
+        }
+    )  # the snapshot spans several Spark commits
     config_file = tmp_path / "connector.properties"
     config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     log_file = tmp_path / "connector.log"
@@ -166,7 +189,9 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
 
     def snapshot_done() -> bool:
         latest = wh.latest_commit()
-        return latest is not None and "rolled_back_from" not in latest and not in_snapshot(latest.get("offset"))
+        return (
+            latest is not None and "rolled_back_from" not in latest and not in_snapshot(latest.get("offset"))
+        )
 
     wait_for(snapshot_done, 180, "the snapshot to complete", proc, log_file)
     assert kills["snapshot"] == 1
@@ -177,8 +202,13 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     try:
         for _ in range(3):
             before = commits(wh)[-1]
-            wait_for(lambda: commits(wh)[-1] > before and batch_in_flight(wh), 120,  # noqa: B023
-                     "a streaming batch", proc, log_file)
+            wait_for(
+                lambda: commits(wh)[-1] > before and batch_in_flight(wh),  # noqa: B023
+                120,
+                "a streaming batch",
+                proc,
+                log_file,
+            )
             time.sleep(rng.uniform(0, 0.4))  # anywhere inside the batch (or just after it)
             kills["batch"] += 1
             kill(proc)
@@ -210,8 +240,9 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     register_warehouse(spark, tmp_path / "wh")
     for table, key_columns in (("a", ["id"]), ("b", ["k", "i"])):
         keys = ", ".join(key_columns)
-        rows = spark.sql(f"SELECT __op, __file, __pos, __row, __snapshot, {keys} FROM `{db}`.`{table}_changelog`"
-                         ).collect()
+        rows = spark.sql(
+            f"SELECT __op, __file, __pos, __row, __snapshot, {keys} FROM `{db}`.`{table}_changelog`"
+        ).collect()
         # zero duplicates: one row per binlog position and operation
         positions = [(r["__file"], r["__pos"], r["__row"], r["__op"]) for r in rows if r["__op"] != "r"]
         assert len(positions) == len(set(positions)), f"{table}: duplicated changes"
@@ -221,8 +252,10 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
         read_keys = [tuple(r[c] for c in key_columns) for r in reads]
         assert len(read_keys) == len(set(read_keys)) == (PREFILL_A if table == "a" else PREFILL_B)
         # zero gaps, right order: per key, the changelog's ops in binlog order are the writer's
-        streamed = sorted((r for r in rows if r["__op"] != "r"),
-                          key=lambda r: (r["__file"], r["__pos"], r["__row"], r["__op"] != "d"))
+        streamed = sorted(
+            (r for r in rows if r["__op"] != "r"),
+            key=lambda r: (r["__file"], r["__pos"], r["__row"], r["__op"] != "d"),
+        )
         got: dict[Any, list[str]] = defaultdict(list)
         for r in streamed:
             key = r[key_columns[0]] if len(key_columns) == 1 else tuple(r[c] for c in key_columns)

@@ -52,26 +52,32 @@ class Workload:
 
     def account_row(self, key: int) -> str:
         r = self.rng
-        return (f"({key}, 'acct {key} {r.choice(['ü', 'x', ''])}', {r.randint(-10**8, 10**8) / 100:.2f}, "
-                f"'{r.randint(1990, 2030)}-0{r.randint(1, 9)}-1{r.randint(0, 9)}', "
-                f"'2024-05-0{r.randint(1, 9)} 10:11:12.{r.randint(0, 999):03d}', "
-                f"'{r.choice(['vip', 'new,closed', ''])}', '{r.choice(['open', 'frozen'])}', "
-                f"'{{\"n\": {r.randint(0, 9)}, \"tags\": [\"a\", \"b\"]}}'" + self.photo() + self.extra_columns + ")")
+        return (
+            f"({key}, 'acct {key} {r.choice(['ü', 'x', ''])}', {r.randint(-(10**8), 10**8) / 100:.2f}, "
+            f"'{r.randint(1990, 2030)}-0{r.randint(1, 9)}-1{r.randint(0, 9)}', "
+            f"'2024-05-0{r.randint(1, 9)} 10:11:12.{r.randint(0, 999):03d}', "
+            f"'{r.choice(['vip', 'new,closed', ''])}', '{r.choice(['open', 'frozen'])}', "
+            f'\'{{"n": {r.randint(0, 9)}, "tags": ["a", "b"]}}\'' + self.photo() + self.extra_columns + ")"
+        )
 
     def photo(self) -> str:
         return f", X'{self.rng.randbytes(6).hex()}'" if "photo" not in self.dropped else ""
 
     def ledger_row(self, key: tuple[str, int]) -> str:
         r = self.rng
-        return (f"('{key[0]}', {key[1]}, '2023-0{r.randint(1, 9)}-1{r.randint(0, 9)} 0{r.randint(0, 9)}:00:00."
-                f"{r.randint(0, 999999):06d}', '{r.choice(['-838:59:59', '12:00:00.5', '00:00:01'])}', "
-                f"{r.choice(['1.5', '-0.25', '3.4e38'])}, {r.random() * 1e6}, b'{r.randint(0, 31):05b}')")
+        return (
+            f"('{key[0]}', {key[1]}, '2023-0{r.randint(1, 9)}-1{r.randint(0, 9)} 0{r.randint(0, 9)}:00:00."
+            f"{r.randint(0, 999999):06d}', '{r.choice(['-838:59:59', '12:00:00.5', '00:00:01'])}', "
+            f"{r.choice(['1.5', '-0.25', '3.4e38'])}, {r.random() * 1e6}, b'{r.randint(0, 31):05b}')"
+        )
 
     def place_row(self, key: str) -> str:
         r = self.rng
-        return (f"('{key}', ST_GeomFromText('POINT({r.randint(-90, 90)} {r.randint(-90, 90)})'), "
-                f"ST_GeomFromText('LINESTRING(0 0, {r.randint(1, 9)} 1)', 4326), {r.randint(1901, 2155)}, "
-                f"'{r.choice(['é', 'plain', ''])}')")
+        return (
+            f"('{key}', ST_GeomFromText('POINT({r.randint(-90, 90)} {r.randint(-90, 90)})'), "
+            f"ST_GeomFromText('LINESTRING(0 0, {r.randint(1, 9)} 1)', 4326), {r.randint(1901, 2155)}, "
+            f"'{r.choice(['é', 'plain', ''])}')"
+        )
 
     def statements(self, count: int) -> list[str]:
         r, out = self.rng, []
@@ -82,7 +88,10 @@ class Workload:
                 self.next_id += len(keys)
                 self.accounts.update(keys)
                 out.append("INSERT INTO accounts VALUES " + ", ".join(self.account_row(k) for k in keys))
-                ledger_key = (f"2024-01-{r.randint(10, 28)}", r.choice([r.randint(0, 10**6), 2**64 - 1 - r.randint(0, 99)]))
+                ledger_key = (
+                    f"2024-01-{r.randint(10, 28)}",
+                    r.choice([r.randint(0, 10**6), 2**64 - 1 - r.randint(0, 99)]),
+                )
                 if ledger_key not in self.ledger:
                     self.ledger.add(ledger_key)
                     out.append("INSERT INTO ledger VALUES " + self.ledger_row(ledger_key))
@@ -93,11 +102,15 @@ class Workload:
                 out.append(f"INSERT INTO audit VALUES ('insert {keys}', {len(keys)})")
             elif roll < 0.6:
                 key = r.choice(sorted(self.accounts))
-                out.append(f"UPDATE accounts SET balance = balance + 1.25, name = CONCAT(name, '+'), "
-                           f"flags = '{r.choice(['vip', 'closed', ''])}' WHERE id = {key}")
+                out.append(
+                    f"UPDATE accounts SET balance = balance + 1.25, name = CONCAT(name, '+'), "
+                    f"flags = '{r.choice(['vip', 'closed', ''])}' WHERE id = {key}"
+                )
             elif roll < 0.7 and self.ledger:
                 day, seq = r.choice(sorted(self.ledger))
-                out.append(f"UPDATE ledger SET took = '-00:00:01.5', ratio = -ratio WHERE day = '{day}' AND seq = {seq}")
+                out.append(
+                    f"UPDATE ledger SET took = '-00:00:01.5', ratio = -ratio WHERE day = '{day}' AND seq = {seq}"
+                )
             elif roll < 0.8:
                 key = r.choice(sorted(self.accounts))
                 self.accounts.discard(key)
@@ -122,7 +135,7 @@ class Workload:
         with self.server.connect(self.db) as conn, conn.cursor() as cur:
             for start in range(0, len(statements), per_transaction):
                 cur.execute("BEGIN")
-                for sql in statements[start:start + per_transaction]:
+                for sql in statements[start : start + per_transaction]:
                     cur.execute(sql)
                 cur.execute("COMMIT")
 
@@ -133,7 +146,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
 
 
 def changelog_of(spark: SparkSession, db: str, table: str) -> list[tuple[Any, ...]]:
-    rows = spark.sql(f"SELECT __op, __file, __pos, __row, __snapshot FROM `{db}`.`{table}_changelog`").collect()
+    rows = spark.sql(
+        f"SELECT __op, __file, __pos, __row, __snapshot FROM `{db}`.`{table}_changelog`"
+    ).collect()
     return [tuple(r) for r in rows]
 
 
@@ -153,18 +168,30 @@ def binlog_order(entries: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 
 
 def test_snapshot_and_stream_a_mixed_workload_into_spark(
-        spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path) -> None:
+    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
+) -> None:
     db = unique_db
     mysql_server.execute(*TABLES, database=db)
     work = Workload(mysql_server, db, seed=42)
     work.run(60)  # rows that exist before the connector starts: the snapshot reads them
     snapshot_accounts = len(work.accounts)
 
-    config = ConnectorConfig.from_mapping(mysql_server.connector_properties(**{
-        "topic.prefix": "e2e", "database.include.list": db, "data.dir": str(tmp_path / "data"),
-        "skipped.operations": "none", "poll.interval.ms": "100", "max.batch.size": "300",
-        "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh"), "sink.spark.master": "local[2]",
-        "sink.spark.current.buckets": "4"}))
+    config = ConnectorConfig.from_mapping(
+        mysql_server.connector_properties(
+            **{
+                "topic.prefix": "e2e",
+                "database.include.list": db,
+                "data.dir": str(tmp_path / "data"),
+                "skipped.operations": "none",
+                "poll.interval.ms": "100",
+                "max.batch.size": "300",
+                "sink.type": "spark",
+                "sink.spark.warehouse": str(tmp_path / "wh"),
+                "sink.spark.master": "local[2]",
+                "sink.spark.current.buckets": "4",
+            }
+        )
+    )
     memory = MemorySink()
     engine = Engine(config, sinks=[memory, SparkSink.from_config(config)])
     try:

@@ -36,15 +36,26 @@ from sink.spark import (
 from tests.sink.test_spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
 
 J = JdbcType
-ORDERS = make_table("shop", "orders", [
-    col("id", "INT", J.INTEGER, optional=False),
-    col("qty", "INT", J.INTEGER),
-    col("price", "DECIMAL", J.DECIMAL, length=10, scale=2),
-    col("at", "DATETIME", J.TIMESTAMP),
-    col("note", "VARCHAR", J.VARCHAR, length=30),
-], primary_key=["id"])
-AUDIT = make_table("shop", "audit", [  # no key: changelog only
-    col("what", "VARCHAR", J.VARCHAR, length=30), col("n", "INT", J.INTEGER)])
+ORDERS = make_table(
+    "shop",
+    "orders",
+    [
+        col("id", "INT", J.INTEGER, optional=False),
+        col("qty", "INT", J.INTEGER),
+        col("price", "DECIMAL", J.DECIMAL, length=10, scale=2),
+        col("at", "DATETIME", J.TIMESTAMP),
+        col("note", "VARCHAR", J.VARCHAR, length=30),
+    ],
+    primary_key=["id"],
+)
+AUDIT = make_table(
+    "shop",
+    "audit",
+    [  # no key: changelog only
+        col("what", "VARCHAR", J.VARCHAR, length=30),
+        col("n", "INT", J.INTEGER),
+    ],
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +64,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
 
 
 def new_sink(warehouse: Path, **changes: Any) -> SparkSink:
-    settings = SparkSinkSettings(warehouse, master="local[2]", converter_settings=ConverterSettings(),
-                                 buckets=4, **changes)
+    settings = SparkSinkSettings(
+        warehouse, master="local[2]", converter_settings=ConverterSettings(), buckets=4, **changes
+    )
     sink = SparkSink(settings)
     sink.start()
     return sink
@@ -76,9 +88,13 @@ class Model:
 
 
 def random_order(rng: random.Random, key: int) -> list[Any]:
-    return [key, rng.randint(-5, 500), f"{rng.randint(-99999, 99999) / 100:.2f}",
-            f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 0{rng.randint(0, 9)}:15:00",
-            rng.choice([None, "gift", "ünïcode ✓", "x" * 30])]
+    return [
+        key,
+        rng.randint(-5, 500),
+        f"{rng.randint(-99999, 99999) / 100:.2f}",
+        f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)} 0{rng.randint(0, 9)}:15:00",
+        rng.choice([None, "gift", "ünïcode ✓", "x" * 30]),
+    ]
 
 
 def workload(em: Emitter, model: Model, rng: random.Random, changes: int) -> list[ChangeRecord]:
@@ -123,8 +139,12 @@ def current_rows(spark: SparkSession, name: str = "shop.orders") -> list[tuple[A
 
 
 def changelog_ids(spark: SparkSession, name: str = "shop.orders_changelog") -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in spark.sql(
-        f"SELECT __file, __pos, __row, __op FROM {name} ORDER BY __file, __pos, __row, __op <> 'd'").collect()]
+    return [
+        tuple(r)
+        for r in spark.sql(
+            f"SELECT __file, __pos, __row, __op FROM {name} ORDER BY __file, __pos, __row, __op <> 'd'"
+        ).collect()
+    ]
 
 
 def data_ids(records: list[ChangeRecord], table: str = "orders") -> list[tuple[Any, ...]]:
@@ -153,13 +173,19 @@ def test_tables_follow_the_events_batch_by_batch(spark: SparkSession, tmp_path: 
     assert spark.table("shop.audit_changelog").count() == len(data_ids(sent, "audit"))
     assert not spark.catalog.tableExists("shop.audit")
     # Changelog rows carry the image (before for deletes) and the metadata.
-    deletes = spark.sql("SELECT id, __deleted, __snapshot FROM shop.orders_changelog WHERE __op = 'd'").collect()
-    assert deletes and all(r["id"] is not None and r["__deleted"] and r["__snapshot"] == "false" for r in deletes)
+    deletes = spark.sql(
+        "SELECT id, __deleted, __snapshot FROM shop.orders_changelog WHERE __op = 'd'"
+    ).collect()
+    assert deletes and all(
+        r["id"] is not None and r["__deleted"] and r["__snapshot"] == "false" for r in deletes
+    )
     assert sink.committed_offset() == sent[-1].offset
     sink.close()
 
 
-def test_restart_resumes_from_the_commit_and_skips_replayed_events(spark: SparkSession, tmp_path: Path) -> None:
+def test_restart_resumes_from_the_commit_and_skips_replayed_events(
+    spark: SparkSession, tmp_path: Path
+) -> None:
     rng = random.Random(11)
     em, model = Emitter(), Model()
     first = workload(em, model, rng, 30)
@@ -259,28 +285,44 @@ def test_interrupted_snapshot_is_rolled_back_and_redone_once(spark: SparkSession
     assert spark.table("shop.orders").count() == 30
     ops = spark.sql("SELECT __op, __snapshot, count(*) n FROM shop.orders_changelog GROUP BY 1, 2").collect()
     assert {(r["__op"], r["__snapshot"]): r["n"] for r in ops} == {
-        ("r", "first_in_data_collection"): 1, ("r", "true"): 28, ("r", "last"): 1}
+        ("r", "first_in_data_collection"): 1,
+        ("r", "true"): 28,
+        ("r", "last"): 1,
+    }
 
 
 def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
     tid = TableId("shop", "items")
-    v1 = make_table("shop", "items", [col("id", "INT", J.INTEGER, optional=False), col("a", "INT", J.INTEGER),
-                                      col("b", "VARCHAR", J.VARCHAR, length=10)], ["id"])
+    v1 = make_table(
+        "shop",
+        "items",
+        [
+            col("id", "INT", J.INTEGER, optional=False),
+            col("a", "INT", J.INTEGER),
+            col("b", "VARCHAR", J.VARCHAR, length=10),
+        ],
+        ["id"],
+    )
     em = Emitter()
     sink = new_sink(tmp_path / "wh")
     sink.send(em.insert(v1, [1, 10, "x"], [2, 20, "y"]))
     sink.flush()
 
     # ADD COLUMN ... NOT NULL DEFAULT 7, known from the schema change event alone.
-    v2 = make_table("shop", "items", [*v1.columns, col("c", "INT", J.INTEGER, optional=False, has_default=True,
-                                                       default_expression="7")], ["id"])
+    v2 = make_table(
+        "shop",
+        "items",
+        [*v1.columns, col("c", "INT", J.INTEGER, optional=False, has_default=True, default_expression="7")],
+        ["id"],
+    )
     sink.send(em.ddl(v2, "ALTER TABLE items ADD COLUMN c INT NOT NULL DEFAULT 7"))
     sink.flush()
     assert current_rows(spark, "shop.items") == [(1, 10, "x", 7), (2, 20, "y", 7)]
 
     # a INT -> BIGINT (widening), then DROP b, then RENAME c TO d, all in one batch with data.
-    v3 = make_table("shop", "items", [v1.columns[0], col("a", "BIGINT", J.BIGINT), v1.columns[2], v2.columns[3]],
-                    ["id"])
+    v3 = make_table(
+        "shop", "items", [v1.columns[0], col("a", "BIGINT", J.BIGINT), v1.columns[2], v2.columns[3]], ["id"]
+    )
     v4 = make_table("shop", "items", [v3.columns[0], v3.columns[1], v3.columns[3]], ["id"])
     v5 = make_table("shop", "items", [v4.columns[0], v4.columns[1], v4.columns[2].with_(name="d")], ["id"])
     batch = [
@@ -298,15 +340,24 @@ def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
     assert [f.name for f in current.schema.fields] == ["id", "a", "d", "c", "b"]
     assert current.schema["a"].dataType == LongType()
     assert current_rows(spark, "shop.items") == [
-        (1, 11, 7, None, None), (2, 20, 7, None, None), (3, 2**40, 8, None, None), (4, 4, 9, None, None)]
+        (1, 11, 7, None, None),
+        (2, 20, 7, None, None),
+        (3, 2**40, 8, None, None),
+        (4, 4, 9, None, None),
+    ]
     changelog = spark.sql("SELECT id, a, b, c, d, __op FROM shop.items_changelog ORDER BY __pos").collect()
     assert [tuple(r) for r in changelog] == [
-        (1, 10, "x", None, None, "c"), (2, 20, "y", None, None, "c"), (3, 2**40, "z", 8, None, "c"),
-        (1, 11, None, 7, None, "u"), (4, 4, None, None, 9, "c")]
+        (1, 10, "x", None, None, "c"),
+        (2, 20, "y", None, None, "c"),
+        (3, 2**40, "z", 8, None, "c"),
+        (1, 11, None, 7, None, "u"),
+        (4, 4, None, None, 9, "c"),
+    ]
 
     # An incompatible change (BIGINT -> VARCHAR) starts a new changelog generation.
-    v6 = make_table("shop", "items", [v5.columns[0], col("a", "VARCHAR", J.VARCHAR, length=20), v5.columns[2]],
-                    ["id"])
+    v6 = make_table(
+        "shop", "items", [v5.columns[0], col("a", "VARCHAR", J.VARCHAR, length=20), v5.columns[2]], ["id"]
+    )
     sink.send([*em.ddl(v6, "ALTER TABLE items MODIFY a VARCHAR(20)"), *em.insert(v6, [5, "five", 1])])
     sink.flush()
     state = committed_tables(tmp_path / "wh")[tid]
@@ -318,10 +369,22 @@ def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
 
 
 def test_decimal_widening_and_default_fill_types(spark: SparkSession, tmp_path: Path) -> None:
-    v1 = make_table("db2", "m", [col("id", "INT", J.INTEGER, optional=False),
-                                 col("p", "DECIMAL", J.DECIMAL, length=5, scale=2)], ["id"])
-    v2 = make_table("db2", "m", [v1.columns[0], col("p", "DECIMAL", J.DECIMAL, length=12, scale=4),
-                                 col("s", "VARCHAR", J.VARCHAR, length=5, optional=False)], ["id"])
+    v1 = make_table(
+        "db2",
+        "m",
+        [col("id", "INT", J.INTEGER, optional=False), col("p", "DECIMAL", J.DECIMAL, length=5, scale=2)],
+        ["id"],
+    )
+    v2 = make_table(
+        "db2",
+        "m",
+        [
+            v1.columns[0],
+            col("p", "DECIMAL", J.DECIMAL, length=12, scale=4),
+            col("s", "VARCHAR", J.VARCHAR, length=5, optional=False),
+        ],
+        ["id"],
+    )
     em = Emitter()
     sink = new_sink(tmp_path / "wh")
     sink.send(em.insert(v1, [1, "-999.99"]) + em.insert(v2, [2, "12345678.1234", "ok"]))
@@ -329,7 +392,10 @@ def test_decimal_widening_and_default_fill_types(spark: SparkSession, tmp_path: 
     frame = spark.table("db2.m")
     assert frame.schema["p"].dataType == DecimalType(12, 4)
     # A NOT NULL column without default is filled the way MySQL fills it: the type's zero value.
-    assert current_rows(spark, "db2.m") == [(1, Decimal("-999.9900"), ""), (2, Decimal("12345678.1234"), "ok")]
+    assert current_rows(spark, "db2.m") == [
+        (1, Decimal("-999.9900"), ""),
+        (2, Decimal("12345678.1234"), "ok"),
+    ]
 
 
 def test_readers_never_see_half_a_batch(spark: SparkSession, tmp_path: Path) -> None:
@@ -358,8 +424,15 @@ def test_readers_never_see_half_a_batch(spark: SparkSession, tmp_path: Path) -> 
             # Each batch inserts 25 rows and flips every earlier row's qty from 0 to 1.
             updates: list[ChangeRecord] = []
             for k in range(1, key - batch_size + 1):
-                updates += em.update(ORDERS, [k, 0, "0.00", "2024-01-01 00:00:00", None],
-                                     [k, 1, "0.00", "2024-01-01 00:00:00", None]) if k > key - 2 * batch_size else []
+                updates += (
+                    em.update(
+                        ORDERS,
+                        [k, 0, "0.00", "2024-01-01 00:00:00", None],
+                        [k, 1, "0.00", "2024-01-01 00:00:00", None],
+                    )
+                    if k > key - 2 * batch_size
+                    else []
+                )
             sink.send(em.insert(ORDERS, *rows) + updates)
             sink.flush()
     finally:
@@ -372,7 +445,9 @@ def test_readers_never_see_half_a_batch(spark: SparkSession, tmp_path: Path) -> 
 
 def test_renames_are_read_from_ddl() -> None:
     assert renames_in_ddl("ALTER TABLE t RENAME COLUMN a TO b, CHANGE COLUMN `c x` d INT") == [
-        ("a", "b"), ("c x", "d")]
+        ("a", "b"),
+        ("c x", "d"),
+    ]
     assert renames_in_ddl("ALTER TABLE t CHANGE c c BIGINT") == []
 
 
@@ -382,9 +457,16 @@ def props(tmp_path: Path) -> Iterator[dict[str, str]]:
 
 
 def test_configuration(props: dict[str, str]) -> None:
-    sink = SparkSink.from_config(ConnectorConfig.from_mapping({
-        **props, "sink.spark.batch.max.events": "7", "sink.spark.conf.spark.sql.shuffle.partitions": "3",
-        "sink.spark.changelog.name.format": "cdc.{database}__{table}"}))
+    sink = SparkSink.from_config(
+        ConnectorConfig.from_mapping(
+            {
+                **props,
+                "sink.spark.batch.max.events": "7",
+                "sink.spark.conf.spark.sql.shuffle.partitions": "3",
+                "sink.spark.changelog.name.format": "cdc.{database}__{table}",
+            }
+        )
+    )
     assert sink.settings.batch_max_events == 7
     assert sink.settings.conf == {"spark.sql.shuffle.partitions": "3"}
     assert sink.settings.master == "local[*]"
@@ -392,7 +474,9 @@ def test_configuration(props: dict[str, str]) -> None:
     with pytest.raises(ConfigError, match="sink.spark.warehouse"):
         SparkSink.from_config(ConnectorConfig.from_mapping(missing))
     with pytest.raises(ConfigError, match="sink.spark.table.name.format"):
-        SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.table.name.format": "{db}.x"}))
+        SparkSink.from_config(
+            ConnectorConfig.from_mapping({**props, "sink.spark.table.name.format": "{db}.x"})
+        )
     with pytest.raises(ConfigError, match="sink.spark.current.buckets"):
         SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.current.buckets": "0"}))
 

@@ -24,8 +24,11 @@ from ddl.model import ChangeType, Column, Table, TableChange, TableId
 from ddl.serialize import table_change_to_schema_change_payload
 
 BASE_PROPS = {
-    "database.hostname": "127.0.0.1", "database.user": "cdc", "database.server.id": "5400",
-    "topic.prefix": "srv", "skipped.operations": "none",
+    "database.hostname": "127.0.0.1",
+    "database.user": "cdc",
+    "database.server.id": "5400",
+    "topic.prefix": "srv",
+    "skipped.operations": "none",
 }
 
 
@@ -41,8 +44,13 @@ def col(name: str, data_type: str, jdbc: int, **kw: Any) -> Column:
     return Column(name=name, position=0, data_type=data_type, jdbc_type=jdbc, **kw)
 
 
-def make_table(database: str, name: str, columns: Sequence[Column], primary_key: Sequence[str] = (),
-               charset: str = "utf8mb4") -> Table:
+def make_table(
+    database: str,
+    name: str,
+    columns: Sequence[Column],
+    primary_key: Sequence[str] = (),
+    charset: str = "utf8mb4",
+) -> Table:
     numbered = tuple(c.with_(position=i + 1) for i, c in enumerate(columns))
     return Table(TableId(database, name), numbered, tuple(primary_key), default_charset=charset)
 
@@ -54,10 +62,12 @@ class Emitter:
     offset is Debezium's in-transaction offset (transaction BEGIN position, events and rows done).
     """
 
-    def __init__(self, builder: EventBuilder | None = None, file: str = "mysql-bin.000001",
-                 pos: int = 4) -> None:
-        self.builder = builder or EventBuilder(ConnectorConfig.from_mapping(BASE_PROPS),
-                                               converter_settings=ConverterSettings())
+    def __init__(
+        self, builder: EventBuilder | None = None, file: str = "mysql-bin.000001", pos: int = 4
+    ) -> None:
+        self.builder = builder or EventBuilder(
+            ConnectorConfig.from_mapping(BASE_PROPS), converter_settings=ConverterSettings()
+        )
         self.file = file
         self.pos = pos
         self._begin = pos
@@ -83,14 +93,19 @@ class Emitter:
         self._events += 2  # TABLE_MAP + rows event
         rows_pos = self.pos
         self.pos += 50
-        where = SourcePosition(file=self.file, pos=rows_pos, server_id=1,
-                               ts_ms=1_700_000_000_000 + rows_pos, snapshot=self.snapshot_marker)
-        offset = {"file": self.file, "pos": self._begin, "event": self._events - 1, "row": 1,
-                  "server_id": 1}
+        where = SourcePosition(
+            file=self.file,
+            pos=rows_pos,
+            server_id=1,
+            ts_ms=1_700_000_000_000 + rows_pos,
+            snapshot=self.snapshot_marker,
+        )
+        offset = {"file": self.file, "pos": self._begin, "event": self._events - 1, "row": 1, "server_id": 1}
         return where, offset
 
-    def change(self, table: Table, op: str, before: Sequence[Any] | None = None,
-               after: Sequence[Any] | None = None) -> list[ChangeRecord]:
+    def change(
+        self, table: Table, op: str, before: Sequence[Any] | None = None, after: Sequence[Any] | None = None
+    ) -> list[ChangeRecord]:
         ts = self.schema(table)
         where, offset = self._where()
         b = ts.value_from_snapshot(before) if before is not None else None
@@ -125,11 +140,15 @@ class Emitter:
             where, offset = self._where()
         source = self.builder.source(table.id, where)
         payload = table_change_to_schema_change_payload(TableChange(change, table.id, table))
-        return [schema_change_record(self.builder, table.id.database, statement, [payload], source, offset,
-                                     where.ts_ms)]
+        return [
+            schema_change_record(
+                self.builder, table.id.database, statement, [payload], source, offset, where.ts_ms
+            )
+        ]
 
-    def snapshot_rows(self, table: Table, rows: Sequence[Sequence[Any]], last: bool = False
-                      ) -> list[ChangeRecord]:
+    def snapshot_rows(
+        self, table: Table, rows: Sequence[Sequence[Any]], last: bool = False
+    ) -> list[ChangeRecord]:
         """Snapshot reads: all at one position, offsets flagged ``snapshot: INITIAL`` (the very last
         row of the snapshot carries the completed offset, as the engine emits it)."""
         ts = self.schema(table)

@@ -33,31 +33,52 @@ DDL = """CREATE TABLE allt (
   da DATE, dt DATETIME(6), ts TIMESTAMP(3) NULL, tm TIME(3), yr YEAR,
   js JSON, g GEOMETRY, pt POINT
 )"""
-COLUMNS = ("id, ti, tiu, si, mi, bi, biu, d, dbig, f, dd, c, vc, tx, en, st, bn, vb, bl, b1, b10, da, dt, ts, "
-           "tm, yr, js, g, pt")
+COLUMNS = (
+    "id, ti, tiu, si, mi, bi, biu, d, dbig, f, dd, c, vc, tx, en, st, bn, vb, bl, b1, b10, da, dt, ts, "
+    "tm, yr, js, g, pt"
+)
 
 
 def row_sql(rng: random.Random, key: int) -> str:
     """One row of SQL literals, edge values included."""
     pick = rng.choice
-    return "(" + ", ".join([
-        str(key), pick(["-128", "127", "0", "NULL"]), pick(["255", "0"]), pick(["-32768", "7"]),
-        pick(["16777215", "1"]), pick(["-9223372036854775808", "42"]),
-        pick(["18446744073709551615", "9223372036854775808", "3"]),
-        pick(["-123456789.123", "0.001", "NULL"]),
-        pick(["-1234567890123456789012345678901234567890.0123456789", "1.5"]),
-        pick(["1.1", "-3.4028e38", "1234.5677"]), pick(["2.718281828459045", "-1e300", "NULL"]),
-        pick(["'ab'", "''"]), pick(["'héllo wörld ✓'", "'x''y'", "NULL"]), pick(["REPEAT('t', 500)", "'s'"]),
-        pick(["'a'", "'b,c'", "NULL"]), pick(["'x,z'", "''", "'y'"]),
-        pick(["X'01'", "X'00FF0000'"]), pick(["X''", "X'DEADBEEF'"]), pick(["X'000102'", "NULL"]),
-        pick(["b'1'", "b'0'"]), pick(["b'1000000001'", "b'11'"]),
-        pick(["'1969-07-20'", "'2038-01-19'", "NULL"]), pick(["'1960-01-02 03:04:05.123456'", "'2024-02-29 23:59:59'"]),
-        pick(["'2021-03-04 05:06:07.123'", "NULL", "'1970-01-02 00:00:00'"]),
-        pick(["'-838:59:59.000'", "'12:34:56.789'", "'00:00:00'"]), pick(["1901", "2155", "NULL"]),
-        pick(["'{\"k\": [1, 2.5, \"s\"], \"a\": null}'", "'[]'", "NULL"]),
-        pick(["ST_GeomFromText('LINESTRING(0 0, 1 1)', 4326)", "NULL"]),
-        pick(["ST_GeomFromText('POINT(1 2)')", "NULL"]),
-    ]) + ")"
+    return (
+        "("
+        + ", ".join(
+            [
+                str(key),
+                pick(["-128", "127", "0", "NULL"]),
+                pick(["255", "0"]),
+                pick(["-32768", "7"]),
+                pick(["16777215", "1"]),
+                pick(["-9223372036854775808", "42"]),
+                pick(["18446744073709551615", "9223372036854775808", "3"]),
+                pick(["-123456789.123", "0.001", "NULL"]),
+                pick(["-1234567890123456789012345678901234567890.0123456789", "1.5"]),
+                pick(["1.1", "-3.4028e38", "1234.5677"]),
+                pick(["2.718281828459045", "-1e300", "NULL"]),
+                pick(["'ab'", "''"]),
+                pick(["'héllo wörld ✓'", "'x''y'", "NULL"]),
+                pick(["REPEAT('t', 500)", "'s'"]),
+                pick(["'a'", "'b,c'", "NULL"]),
+                pick(["'x,z'", "''", "'y'"]),
+                pick(["X'01'", "X'00FF0000'"]),
+                pick(["X''", "X'DEADBEEF'"]),
+                pick(["X'000102'", "NULL"]),
+                pick(["b'1'", "b'0'"]),
+                pick(["b'1000000001'", "b'11'"]),
+                pick(["'1969-07-20'", "'2038-01-19'", "NULL"]),
+                pick(["'1960-01-02 03:04:05.123456'", "'2024-02-29 23:59:59'"]),
+                pick(["'2021-03-04 05:06:07.123'", "NULL", "'1970-01-02 00:00:00'"]),
+                pick(["'-838:59:59.000'", "'12:34:56.789'", "'00:00:00'"]),
+                pick(["1901", "2155", "NULL"]),
+                pick(['\'{"k": [1, 2.5, "s"], "a": null}\'', "'[]'", "NULL"]),
+                pick(["ST_GeomFromText('LINESTRING(0 0, 1 1)', 4326)", "NULL"]),
+                pick(["ST_GeomFromText('POINT(1 2)')", "NULL"]),
+            ]
+        )
+        + ")"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +87,20 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
 
 
 def config_for(server: MySQLServerHandle, db: str, tmp: Path) -> ConnectorConfig:
-    return ConnectorConfig.from_mapping(server.connector_properties(**{
-        "topic.prefix": "vf", "database.include.list": db, "data.dir": str(tmp / "data"),
-        "sink.type": "spark", "sink.spark.warehouse": str(tmp / "wh"), "sink.spark.master": "local[2]",
-        "skipped.operations": "none", "sink.spark.current.buckets": "4"}))
+    return ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{
+                "topic.prefix": "vf",
+                "database.include.list": db,
+                "data.dir": str(tmp / "data"),
+                "sink.type": "spark",
+                "sink.spark.warehouse": str(tmp / "wh"),
+                "sink.spark.master": "local[2]",
+                "skipped.operations": "none",
+                "sink.spark.current.buckets": "4",
+            }
+        )
+    )
 
 
 def catch_up(config: ConnectorConfig) -> None:
@@ -87,16 +118,20 @@ def verify(config: ConnectorConfig, *tables: TableId) -> tuple[int, str]:
 
 
 def test_verify_reports_equality_and_every_kind_of_difference(
-        spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path) -> None:
+    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
+) -> None:
     db, rng = unique_db, random.Random(1)
     mysql_server.execute(DDL, "CREATE TABLE nokey (a INT)", database=db)
     config = config_for(mysql_server, db, tmp_path)
     catch_up(config)  # the connector starts while the tables are empty
-    mysql_server.execute(f"INSERT INTO allt ({COLUMNS}) VALUES " + ", ".join(row_sql(rng, k) for k in range(1, 41)),
-                         "UPDATE allt SET vc = 'updated', d = d + 1 WHERE id % 3 = 0",
-                         "DELETE FROM allt WHERE id % 7 = 0",
-                         "UPDATE allt SET id = id + 100 WHERE id = 5",  # a key change
-                         "INSERT INTO nokey VALUES (1)", database=db)
+    mysql_server.execute(
+        f"INSERT INTO allt ({COLUMNS}) VALUES " + ", ".join(row_sql(rng, k) for k in range(1, 41)),
+        "UPDATE allt SET vc = 'updated', d = d + 1 WHERE id % 3 = 0",
+        "DELETE FROM allt WHERE id % 7 = 0",
+        "UPDATE allt SET id = id + 100 WHERE id = 5",  # a key change
+        "INSERT INTO nokey VALUES (1)",
+        database=db,
+    )
     catch_up(config)
     table = TableId(db, "allt")
     code, text = verify(config, table)
@@ -113,13 +148,16 @@ def test_verify_reports_equality_and_every_kind_of_difference(
     assert code == 1, text
     assert "missing in Spark: key (1000)" in text
     assert "only in Spark: key (1)" in text
-    assert "differs: key (2): tx: MySQL \"changed\"" in text and "tm: MySQL 3600000000" in text
+    assert 'differs: key (2): tx: MySQL "changed"' in text and "tm: MySQL 3600000000" in text
     assert f"{table}: MySQL 35 rows, Spark 35 rows" in text and f"{table}: DIFFERENT" in text
     assert "key ranges compared, 2 differ" in text  # keys 1, 2 and 1000 fall into two ranges of 10
 
     # Changes the connector sees bring the tables back to equal; tables without key cannot be verified.
-    mysql_server.execute(f"INSERT INTO allt ({COLUMNS}) VALUES {row_sql(rng, 1)}",
-                         "DELETE FROM allt WHERE id IN (1, 2, 1000)", database=db)
+    mysql_server.execute(
+        f"INSERT INTO allt ({COLUMNS}) VALUES {row_sql(rng, 1)}",
+        "DELETE FROM allt WHERE id IN (1, 2, 1000)",
+        database=db,
+    )
     catch_up(config)
     code, text = verify(config, table)
     assert code == 0, text
@@ -130,8 +168,9 @@ def test_verify_reports_equality_and_every_kind_of_difference(
 
 
 def test_comparison_rules_ignore_representation_only_differences() -> None:
-    assert column_rule("b", "bigint", "bigint(20) unsigned", "bigint", "bytes").spark(-1) == \
-        column_rule("b", "bigint", "bigint(20) unsigned", "bigint", "bytes").mysql(18446744073709551615)
+    assert column_rule("b", "bigint", "bigint(20) unsigned", "bigint", "bytes").spark(-1) == column_rule(
+        "b", "bigint", "bigint(20) unsigned", "bigint", "bytes"
+    ).mysql(18446744073709551615)
     bits = column_rule("b", "bit", "bit(10)", "binary", "bytes")
     assert bits.mysql(b"\x02\x01") == bits.spark(bytearray(b"\x01\x02"))
     flt = column_rule("f", "float", "float", "float", "bytes")
@@ -141,5 +180,7 @@ def test_comparison_rules_ignore_representation_only_differences() -> None:
     b64 = column_rule("v", "varbinary", "varbinary(5)", "string", "base64")
     assert b64.mysql(b"\x01\x02\x03") == b64.spark("AQID")
     assert column_rule("d", "decimal", "decimal(5,2)", "decimal(12,4)", "bytes").spark(
-        __import__("decimal").Decimal("1.5000")) == column_rule(
-        "d", "decimal", "decimal(5,2)", "decimal(5,2)", "bytes").mysql(__import__("decimal").Decimal("1.50"))
+        __import__("decimal").Decimal("1.5000")
+    ) == column_rule("d", "decimal", "decimal(5,2)", "decimal(5,2)", "bytes").mysql(
+        __import__("decimal").Decimal("1.50")
+    )

@@ -83,8 +83,14 @@ class SnapshotterFactory:
         self.server = server
         self.connection_ids: list[int] = []
 
-    def __call__(self, settings: SnapshotSettings | None = None, *, user: Credentials | None = None,
-                 captured: Callable[[TableId], bool] | None = None, **kwargs: Any) -> Snapshotter:
+    def __call__(
+        self,
+        settings: SnapshotSettings | None = None,
+        *,
+        user: Credentials | None = None,
+        captured: Callable[[TableId], bool] | None = None,
+        **kwargs: Any,
+    ) -> Snapshotter:
         creds = user or self.server.connector
 
         def connect() -> pymysql.connections.Connection:
@@ -93,8 +99,13 @@ class SnapshotterFactory:
             return conn
 
         kwargs.setdefault("progress", NoProgress())
-        return Snapshotter(settings or SnapshotSettings(), connect, captured or (lambda t: True),
-                           self.server.flavor, **kwargs)
+        return Snapshotter(
+            settings or SnapshotSettings(),
+            connect,
+            captured or (lambda t: True),
+            self.server.flavor,
+            **kwargs,
+        )
 
 
 class GeneralLog:
@@ -110,28 +121,33 @@ class GeneralLog:
         ids = ",".join(str(int(i)) for i in thread_ids)
         # The CSV-engine log table returns rows in the order they were written.
         rows = self.server.query(
-            f"SELECT argument FROM mysql.general_log WHERE thread_id IN ({ids}) AND command_type = 'Query'")
+            f"SELECT argument FROM mysql.general_log WHERE thread_id IN ({ids}) AND command_type = 'Query'"
+        )
         return [r[0].decode() if isinstance(r[0], bytes | bytearray) else str(r[0]) for r in rows]
 
     def statements_with_threads(self, thread_ids: Sequence[int]) -> list[tuple[int, str]]:
         ids = ",".join(str(int(i)) for i in thread_ids)
         rows = self.server.query(
             f"SELECT thread_id, argument FROM mysql.general_log WHERE thread_id IN ({ids}) "
-            "AND command_type = 'Query'")
+            "AND command_type = 'Query'"
+        )
         return [(int(t), a.decode() if isinstance(a, bytes | bytearray) else str(a)) for t, a in rows]
 
 
 def fill_rows(server: LocalMySQLServer, table: str, count: int, payload_bytes: int = 0) -> None:
     """Insert ids 1..count (plus a payload column when asked) with one INSERT ... SELECT over a
     digits cross join (no recursion limits, works on MySQL and MariaDB)."""
-    digits = "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 " \
-             "UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+    digits = (
+        "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 "
+        "UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+    )
     places = max(1, len(str(count)))
     joins = ", ".join(f"{digits} d{i}" for i in range(places))
-    number = " + ".join(f"d{i}.d * {10 ** i}" for i in range(places)) + " + 1"
+    number = " + ".join(f"d{i}.d * {10**i}" for i in range(places)) + " + 1"
     payload = f", REPEAT('x', {payload_bytes})" if payload_bytes else ""
-    server.execute(f"INSERT INTO {table} SELECT * FROM (SELECT {number} AS n{payload} FROM {joins}) q "
-                   f"WHERE n <= {count}")
+    server.execute(
+        f"INSERT INTO {table} SELECT * FROM (SELECT {number} AS n{payload} FROM {joins}) q WHERE n <= {count}"
+    )
 
 
 @pytest.fixture

@@ -25,9 +25,15 @@ from tests.snapshot.conftest import fill_rows
 
 
 def props_for(server: LocalMySQLServer, db: str, data_dir: Path, **extra: str) -> dict[str, str]:
-    return server.connector_properties(**{
-        "topic.prefix": "snap", "database.include.list": db, "data.dir": str(data_dir),
-        "poll.interval.ms": "50", **extra})
+    return server.connector_properties(
+        **{
+            "topic.prefix": "snap",
+            "database.include.list": db,
+            "data.dir": str(data_dir),
+            "poll.interval.ms": "50",
+            **extra,
+        }
+    )
 
 
 def as_user(props: dict[str, str], user: Credentials | None) -> dict[str, str]:
@@ -64,12 +70,16 @@ def stored_offset(data_dir: Path) -> dict[str, Any] | None:
 
 @pytest.fixture
 def table(mysql_server: LocalMySQLServer, unique_db: str) -> str:
-    mysql_server.execute(f"CREATE TABLE `{unique_db}`.t (id INT PRIMARY KEY, v VARCHAR(20))",
-                         f"INSERT INTO `{unique_db}`.t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    mysql_server.execute(
+        f"CREATE TABLE `{unique_db}`.t (id INT PRIMARY KEY, v VARCHAR(20))",
+        f"INSERT INTO `{unique_db}`.t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+    )
     return f"`{unique_db}`.t"
 
 
-def test_initial_snapshots_once_then_restarts_stream_from_the_offset(mysql_server, unique_db, table, tmp_path):
+def test_initial_snapshots_once_then_restarts_stream_from_the_offset(
+    mysql_server, unique_db, table, tmp_path
+):
     props = props_for(mysql_server, unique_db, tmp_path)
     engine, memory = engine_for(props)
     try:
@@ -104,7 +114,9 @@ class FailingSink(MemorySink):
 def test_interrupted_snapshot_starts_over(mysql_server, unique_db, table, tmp_path):
     mysql_server.execute(f"DELETE FROM {table}")
     fill_rows(mysql_server, f"`{unique_db}`.t (id)", 50)
-    props = props_for(mysql_server, unique_db, tmp_path, **{"max.batch.size": "10", "offset.flush.interval.ms": "0"})
+    props = props_for(
+        mysql_server, unique_db, tmp_path, **{"max.batch.size": "10", "offset.flush.interval.ms": "0"}
+    )
     engine, _ = engine_for(props, FailingSink(fail_on=4))
     with pytest.raises(RuntimeError, match="sink went away"):
         try:
@@ -210,8 +222,11 @@ def purge_binlogs(server: LocalMySQLServer) -> None:
 @pytest.fixture
 def own_server() -> Iterator[LocalMySQLServer]:
     with LocalMySQLServer() as server:
-        server.execute("CREATE DATABASE own", "CREATE TABLE own.t (id INT PRIMARY KEY, v VARCHAR(20))",
-                       "INSERT INTO own.t VALUES (1, 'a'), (2, 'b')")
+        server.execute(
+            "CREATE DATABASE own",
+            "CREATE TABLE own.t (id INT PRIMARY KEY, v VARCHAR(20))",
+            "INSERT INTO own.t VALUES (1, 'a'), (2, 'b')",
+        )
         yield server
 
 
@@ -263,9 +278,13 @@ def jsonl_ops(path: Path) -> list[tuple[str, int]]:
 def test_cli_snapshot_then_run_continues(mysql_server, unique_db, table, tmp_path, capsys):
     from connector.cli import main
 
-    mysql_server.execute(f"CREATE TABLE `{unique_db}`.u (id INT PRIMARY KEY)", f"INSERT INTO `{unique_db}`.u VALUES (7)")
+    mysql_server.execute(
+        f"CREATE TABLE `{unique_db}`.u (id INT PRIMARY KEY)", f"INSERT INTO `{unique_db}`.u VALUES (7)"
+    )
     events = tmp_path / "events.jsonl"
-    props = props_for(mysql_server, unique_db, tmp_path, **{"sink.type": "jsonl", "sink.jsonl.path": str(events)})
+    props = props_for(
+        mysql_server, unique_db, tmp_path, **{"sink.type": "jsonl", "sink.jsonl.path": str(events)}
+    )
     config = write_properties(tmp_path / "c.properties", props)
     assert main(["snapshot", "--config", str(config)]) == 0
     summary = capsys.readouterr().out
@@ -291,9 +310,13 @@ def test_cli_snapshot_then_run_continues(mysql_server, unique_db, table, tmp_pat
 def test_cli_snapshot_of_one_table(mysql_server, unique_db, table, tmp_path, capsys):
     from connector.cli import main
 
-    mysql_server.execute(f"CREATE TABLE `{unique_db}`.u (id INT PRIMARY KEY)", f"INSERT INTO `{unique_db}`.u VALUES (7)")
+    mysql_server.execute(
+        f"CREATE TABLE `{unique_db}`.u (id INT PRIMARY KEY)", f"INSERT INTO `{unique_db}`.u VALUES (7)"
+    )
     events = tmp_path / "events.jsonl"
-    props = props_for(mysql_server, unique_db, tmp_path, **{"sink.type": "jsonl", "sink.jsonl.path": str(events)})
+    props = props_for(
+        mysql_server, unique_db, tmp_path, **{"sink.type": "jsonl", "sink.jsonl.path": str(events)}
+    )
     config = write_properties(tmp_path / "c.properties", props)
     assert main(["snapshot", "--config", str(config), "--table", f"{unique_db}.u"]) == 0
     assert "1 table(s), 1 row(s)" in capsys.readouterr().out
@@ -327,7 +350,9 @@ class RacingWriter(threading.Thread):
                     kind = self.random.random()
                     key = self.random.randint(1, self.next_id)
                     if kind < 0.4:
-                        cur.execute(f"INSERT INTO {table} VALUES (%s, %s, 0)", (self.next_id, f"new{self.next_id}"))
+                        cur.execute(
+                            f"INSERT INTO {table} VALUES (%s, %s, 0)", (self.next_id, f"new{self.next_id}")
+                        )
                         self.next_id += 1
                     elif kind < 0.8:
                         cur.execute(f"UPDATE {table} SET n = n + 1, v = CONCAT('u', n) WHERE id = %s", (key,))
@@ -373,13 +398,18 @@ class StateFold:
 def test_concurrent_writers_across_the_snapshot_stream_boundary(mysql_server, unique_db, tmp_path, workflow):
     db = unique_db
     for name in TABLES:
-        mysql_server.execute(f"CREATE TABLE `{db}`.{name} (id INT PRIMARY KEY, v VARCHAR(32), n INT NOT NULL DEFAULT 0)")
+        mysql_server.execute(
+            f"CREATE TABLE `{db}`.{name} (id INT PRIMARY KEY, v VARCHAR(32), n INT NOT NULL DEFAULT 0)"
+        )
         fill_rows(mysql_server, f"`{db}`.{name} (id)", ROWS_PER_TABLE)
         mysql_server.execute(f"UPDATE `{db}`.{name} SET v = CONCAT('v', id)")
     user = None
     if workflow == "table locks":
-        user = mysql_server.create_user(f"tl_{db[-24:]}", "pw-tl", "SELECT, SHOW DATABASES, REPLICATION SLAVE, "
-                                        "REPLICATION CLIENT, LOCK TABLES")
+        user = mysql_server.create_user(
+            f"tl_{db[-24:]}",
+            "pw-tl",
+            "SELECT, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES",
+        )
     fold = StateFold()
     props = as_user(props_for(mysql_server, db, tmp_path, **{"max.batch.size": "4096"}), user)
     engine = Engine(ConnectorConfig.from_mapping(props), sinks=[], on_delivered=fold)
@@ -392,7 +422,7 @@ def test_concurrent_writers_across_the_snapshot_stream_boundary(mysql_server, un
         started = time.monotonic()
         engine.prepare()  # the snapshot
         snapshot_done = time.monotonic()
-        time.sleep(1.0)   # keep writing into the streaming phase
+        time.sleep(1.0)  # keep writing into the streaming phase
         for w in writers:
             w.stop_event.set()
             w.join(60)
@@ -410,6 +440,8 @@ def test_concurrent_writers_across_the_snapshot_stream_boundary(mysql_server, un
         # Writes went on while the rows were being read (only the short lock window blocks them).
         assert sum(1 for t in commits if started < t < snapshot_done) > 0
     for name in TABLES:
-        actual = {row[0]: {"id": row[0], "v": row[1], "n": row[2]}
-                  for row in mysql_server.query(f"SELECT id, v, n FROM `{db}`.{name}")}
+        actual = {
+            row[0]: {"id": row[0], "v": row[1], "n": row[2]}
+            for row in mysql_server.query(f"SELECT id, v, n FROM `{db}`.{name}")
+        }
         assert fold.rows[name] == actual, name

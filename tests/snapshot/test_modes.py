@@ -35,7 +35,7 @@ S, OFF, BEG = STREAM_FROM_SNAPSHOT, STREAM_FROM_OFFSET, STREAM_FROM_BEGINNING
 TABLE = [
     ("initial", False, False, (True, True, True, S)),
     ("initial", True, False, (False, False, True, OFF)),
-    ("initial", True, True, (True, True, True, S)),       # interrupted snapshot starts over
+    ("initial", True, True, (True, True, True, S)),  # interrupted snapshot starts over
     ("initial_only", False, False, (True, True, False, None)),
     ("initial_only", True, False, (False, False, False, None)),
     ("initial_only", True, True, (True, True, False, None)),
@@ -46,7 +46,7 @@ TABLE = [
     ("no_data", True, False, (False, False, True, OFF)),
     ("no_data", True, True, (True, False, True, S)),
     ("schema_only", False, False, (True, False, True, S)),  # alias of no_data
-    ("recovery", True, False, (True, False, True, OFF)),      # schema rebuilt, offset kept
+    ("recovery", True, False, (True, False, True, OFF)),  # schema rebuilt, offset kept
     ("schema_only_recovery", True, False, (True, False, True, OFF)),
     ("always", False, False, (True, True, True, S)),
     ("always", True, False, (True, True, True, S)),
@@ -112,7 +112,12 @@ def test_recovery_needs_offsets():
 def test_configuration_based():
     flags = ConfigurationBasedMode(snapshot_data=True, snapshot_schema=True, start_stream=False)
     plan = decide("configuration_based", True, False, configuration=flags)
-    assert (plan.snapshot_schema, plan.snapshot_data, plan.stream, plan.stream_from) == (True, True, False, None)
+    assert (plan.snapshot_schema, plan.snapshot_data, plan.stream, plan.stream_from) == (
+        True,
+        True,
+        False,
+        None,
+    )
 
 
 @pytest.mark.parametrize("bad", ["sometimes", "custom"])
@@ -134,8 +139,10 @@ def test_markers():
 
 
 def test_sql_text_helpers():
-    assert set_statement_for({"collation_server": "utf8mb4_general_ci", "character_set_server": "utf8mb4"}) == \
-        "SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci;"
+    assert (
+        set_statement_for({"collation_server": "utf8mb4_general_ci", "character_set_server": "utf8mb4"})
+        == "SET character_set_server=utf8mb4, collation_server=utf8mb4_general_ci;"
+    )
     assert set_statement_for({"a": "x,y"}) == "SET a='x,y';"
     assert create_database_statement("d`b", "latin1", None) == "CREATE DATABASE `d``b` CHARSET latin1"
     assert quote_table(TableId("a b", "c`d")) == "`a b`.`c``d`"
@@ -165,29 +172,53 @@ def test_locking_modes():
 
 
 def base_props(**extra: str) -> dict[str, str]:
-    return {"database.hostname": "127.0.0.1", "database.user": "u", "database.server.id": "1",
-            "topic.prefix": "p", **extra}
+    return {
+        "database.hostname": "127.0.0.1",
+        "database.user": "u",
+        "database.server.id": "1",
+        "topic.prefix": "p",
+        **extra,
+    }
 
 
 def test_settings_from_config():
-    config = ConnectorConfig.from_mapping(base_props(**{
-        "snapshot.mode": "schema_only", "snapshot.locking.mode": "extended", "snapshot.fetch.size": "500",
-        "snapshot.max.threads": "3", "snapshot.lock.timeout.ms": "2500",
-        "snapshot.select.statement.overrides": "db.t1, db.t2",
-        "snapshot.select.statement.overrides.db.t1": "SELECT * FROM db.t1 WHERE id > 5",
-        "snapshot.select.statement.overrides.db.t2": "SELECT a FROM db.t2",
-        "snapshot.include.collection.list": "db\\.t.*",
-        "schema.history.internal.store.only.captured.tables.ddl": "true"}))
+    config = ConnectorConfig.from_mapping(
+        base_props(
+            **{
+                "snapshot.mode": "schema_only",
+                "snapshot.locking.mode": "extended",
+                "snapshot.fetch.size": "500",
+                "snapshot.max.threads": "3",
+                "snapshot.lock.timeout.ms": "2500",
+                "snapshot.select.statement.overrides": "db.t1, db.t2",
+                "snapshot.select.statement.overrides.db.t1": "SELECT * FROM db.t1 WHERE id > 5",
+                "snapshot.select.statement.overrides.db.t2": "SELECT a FROM db.t2",
+                "snapshot.include.collection.list": "db\\.t.*",
+                "schema.history.internal.store.only.captured.tables.ddl": "true",
+            }
+        )
+    )
     s = SnapshotSettings.from_config(config)
-    assert (s.mode, s.locking_mode, s.fetch_size, s.max_threads, s.lock_timeout_ms) == \
-        ("no_data", "extended", 500, 3, 2500)
-    assert dict(s.select_overrides) == {TableId("db", "t1"): "SELECT * FROM db.t1 WHERE id > 5",
-                                        TableId("db", "t2"): "SELECT a FROM db.t2"}
+    assert (s.mode, s.locking_mode, s.fetch_size, s.max_threads, s.lock_timeout_ms) == (
+        "no_data",
+        "extended",
+        500,
+        3,
+        2500,
+    )
+    assert dict(s.select_overrides) == {
+        TableId("db", "t1"): "SELECT * FROM db.t1 WHERE id > 5",
+        TableId("db", "t2"): "SELECT a FROM db.t2",
+    }
     assert s.snapshot_included(TableId("db", "t9")) and not s.snapshot_included(TableId("db", "x"))
     assert s.store_only_captured_tables_ddl and not s.store_only_captured_databases_ddl
     defaults = SnapshotSettings.from_config(ConnectorConfig.from_mapping(base_props()))
-    assert (defaults.mode, defaults.locking_mode, defaults.fetch_size, defaults.max_threads) == \
-        ("initial", "minimal", None, 1)
+    assert (defaults.mode, defaults.locking_mode, defaults.fetch_size, defaults.max_threads) == (
+        "initial",
+        "minimal",
+        None,
+        1,
+    )
 
 
 def test_listed_override_without_statement_names_the_key():
@@ -198,8 +229,9 @@ def test_listed_override_without_statement_names_the_key():
 
 
 def test_unlisted_override_is_ignored_with_a_warning(caplog):
-    config = ConnectorConfig.from_mapping(base_props(**{"snapshot.select.statement.overrides.db.t1": "SELECT 1"}),
-                                          warn_unknown=False)
+    config = ConnectorConfig.from_mapping(
+        base_props(**{"snapshot.select.statement.overrides.db.t1": "SELECT 1"}), warn_unknown=False
+    )
     assert not SnapshotSettings.from_config(config).select_overrides
     assert "add db.t1 to snapshot.select.statement.overrides" in caplog.text
 

@@ -27,13 +27,15 @@ def only(db: str):
 @pytest.fixture
 def four_tables(mysql_server: LocalMySQLServer, unique_db: str) -> list[TableId]:
     db = unique_db
-    mysql_server.execute(f"CREATE TABLE `{db}`.t1 (id INT PRIMARY KEY, v VARCHAR(8))",
-                         f"INSERT INTO `{db}`.t1 VALUES (1, 'a'), (2, 'b'), (3, 'c')",
-                         f"CREATE TABLE `{db}`.t2 (id INT PRIMARY KEY)",
-                         f"INSERT INTO `{db}`.t2 VALUES (10)",
-                         f"CREATE TABLE `{db}`.t3 (id INT PRIMARY KEY)",
-                         f"CREATE TABLE `{db}`.t4 (id INT PRIMARY KEY)",
-                         f"INSERT INTO `{db}`.t4 VALUES (40), (41)")
+    mysql_server.execute(
+        f"CREATE TABLE `{db}`.t1 (id INT PRIMARY KEY, v VARCHAR(8))",
+        f"INSERT INTO `{db}`.t1 VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        f"CREATE TABLE `{db}`.t2 (id INT PRIMARY KEY)",
+        f"INSERT INTO `{db}`.t2 VALUES (10)",
+        f"CREATE TABLE `{db}`.t3 (id INT PRIMARY KEY)",
+        f"CREATE TABLE `{db}`.t4 (id INT PRIMARY KEY)",
+        f"INSERT INTO `{db}`.t4 VALUES (40), (41)",
+    )
     return [TableId(db, f"t{i}") for i in range(1, 5)]
 
 
@@ -51,7 +53,8 @@ def test_markers_follow_debezium(make_snapshotter, unique_db, four_tables, fetch
     assert kinds[0] == "position" and kinds[-1] == "complete"
     # Per table: start, its rows, end; tables in name order; empty tables reported too.
     assert [(e[0], e[1]) for e in listener.events if e[0] in ("start", "end")] == [
-        (k, t) for t in four_tables for k in ("start", "end")]
+        (k, t) for t in four_tables for k in ("start", "end")
+    ]
     assert [e[2] for e in listener.events if e[0] == "end"] == [3, 1, 0, 2]
 
 
@@ -76,40 +79,54 @@ def test_schema_statements_in_debezium_order(make_snapshotter, mysql_server, uni
     ddl = [e for e in listener.events if e[0] == "ddl"]
     charset, collation = mysql_server.query(
         f"SELECT default_character_set_name, default_collation_name FROM information_schema.schemata "
-        f"WHERE schema_name = '{unique_db}'")[0]
+        f"WHERE schema_name = '{unique_db}'"
+    )[0]
     server_cs, server_coll = mysql_server.query("SELECT @@character_set_server, @@collation_server")[0]
     assert ddl[0] == ("ddl", "", f"SET character_set_server={server_cs}, collation_server={server_coll};")
     mine = [(db, text) for _, db, text in ddl if db == unique_db]
     assert mine[:4] == [(unique_db, f"DROP TABLE IF EXISTS `{unique_db}`.`t{i}`") for i in range(1, 5)]
-    assert mine[4:7] == [(unique_db, f"DROP DATABASE IF EXISTS `{unique_db}`"),
-                         (unique_db, f"CREATE DATABASE `{unique_db}` CHARSET {charset} COLLATE {collation}"),
-                         (unique_db, f"USE `{unique_db}`")]
+    assert mine[4:7] == [
+        (unique_db, f"DROP DATABASE IF EXISTS `{unique_db}`"),
+        (unique_db, f"CREATE DATABASE `{unique_db}` CHARSET {charset} COLLATE {collation}"),
+        (unique_db, f"USE `{unique_db}`"),
+    ]
     created = [text for _, text in mine[7:]]
-    assert created == [mysql_server.query(f"SHOW CREATE TABLE `{unique_db}`.`t{i}`")[0][1] for i in range(1, 5)]
+    assert created == [
+        mysql_server.query(f"SHOW CREATE TABLE `{unique_db}`.`t{i}`")[0][1] for i in range(1, 5)
+    ]
     # data=False (no_data / recovery): position and structure, no rows.
     assert listener.position is not None and not listener.started_tables()
     assert listener.events[-1] == ("complete",) and listener.sql_mode is not None
 
 
-def test_schema_of_other_databases_unless_store_only_captured(make_snapshotter, mysql_server, unique_db, four_tables):
+def test_schema_of_other_databases_unless_store_only_captured(
+    make_snapshotter, mysql_server, unique_db, four_tables
+):
     other = unique_db[:40] + "_other"
-    mysql_server.execute(f"DROP DATABASE IF EXISTS `{other}`", f"CREATE DATABASE `{other}`",
-                         f"CREATE TABLE `{other}`.x (id INT)")
+    mysql_server.execute(
+        f"DROP DATABASE IF EXISTS `{other}`",
+        f"CREATE DATABASE `{other}`",
+        f"CREATE TABLE `{other}`.x (id INT)",
+    )
     try:
         everything = RecordingListener()
         make_snapshotter(captured=lambda t: t == four_tables[0]).run(everything, data=False)
         assert f"CREATE DATABASE `{other}`" in " ".join(everything.ddl())
         assert not any(d.startswith("DROP TABLE IF EXISTS `mysql`") for d in everything.ddl())  # builtin
         tables_only = RecordingListener()
-        make_snapshotter(SnapshotSettings(store_only_captured_tables_ddl=True),
-                         captured=lambda t: t == four_tables[0]).run(tables_only, data=False)
+        make_snapshotter(
+            SnapshotSettings(store_only_captured_tables_ddl=True), captured=lambda t: t == four_tables[0]
+        ).run(tables_only, data=False)
         assert [d for d in tables_only.ddl() if d.startswith("DROP TABLE")] == [
-            f"DROP TABLE IF EXISTS `{unique_db}`.`t1`"]
+            f"DROP TABLE IF EXISTS `{unique_db}`.`t1`"
+        ]
         dbs_only = RecordingListener()
-        make_snapshotter(SnapshotSettings(store_only_captured_databases_ddl=True),
-                         captured=lambda t: t == four_tables[0]).run(dbs_only, data=False)
+        make_snapshotter(
+            SnapshotSettings(store_only_captured_databases_ddl=True), captured=lambda t: t == four_tables[0]
+        ).run(dbs_only, data=False)
         assert [d for d in dbs_only.ddl() if d.startswith("DROP TABLE")] == [
-            f"DROP TABLE IF EXISTS `{unique_db}`.`t{i}`" for i in range(1, 5)]
+            f"DROP TABLE IF EXISTS `{unique_db}`.`t{i}`" for i in range(1, 5)
+        ]
     finally:
         mysql_server.execute(f"DROP DATABASE IF EXISTS `{other}`")
 
@@ -118,8 +135,9 @@ def test_select_override_and_projection(make_snapshotter, unique_db, four_tables
     t1, _, _, t4 = four_tables
     settings = SnapshotSettings(select_overrides={t1: f"SELECT id, v FROM `{unique_db}`.t1 WHERE id >= 2"})
     listener = RecordingListener()
-    make_snapshotter(settings, captured=lambda t: t in (t1, t4),
-                     projection=lambda t: ["id"] if t == t4 else None).run(listener)
+    make_snapshotter(
+        settings, captured=lambda t: t in (t1, t4), projection=lambda t: ["id"] if t == t4 else None
+    ).run(listener)
     assert listener.rows(t1) == [(2, "b"), (3, "c")]
     assert listener.markers(t1) == ["first", "last_in_data_collection"]
     assert [e[2] for e in listener.events if e[0] == "start"] == [None, 2]  # no estimate for overrides
@@ -128,9 +146,12 @@ def test_select_override_and_projection(make_snapshotter, unique_db, four_tables
 
 def test_include_collection_list_and_table_include_order(make_snapshotter, unique_db, four_tables):
     import re
+
     t1, t2, t3, t4 = four_tables
-    settings = SnapshotSettings(include_collections=(re.compile(rf"{unique_db}\.t[124]"),),
-                                table_include_order=(re.compile(rf"{unique_db}\.t4"), re.compile(rf"{unique_db}\..*")))
+    settings = SnapshotSettings(
+        include_collections=(re.compile(rf"{unique_db}\.t[124]"),),
+        table_include_order=(re.compile(rf"{unique_db}\.t4"), re.compile(rf"{unique_db}\..*")),
+    )
     listener = RecordingListener()
     make_snapshotter(settings, captured=only(unique_db)).run(listener)
     assert listener.started_tables() == [t4, t1, t2]
@@ -143,15 +164,20 @@ def test_tables_argument_restricts_rows_not_schema(make_snapshotter, unique_db, 
     assert listener.started_tables() == [four_tables[3]]
     assert len([d for d in listener.ddl() if d.startswith("CREATE TABLE")]) >= 4
     with pytest.raises(SnapshotError, match="not captured or not found"):
-        make_snapshotter(captured=only(unique_db)).run(RecordingListener(), tables=[TableId(unique_db, "nope")])
+        make_snapshotter(captured=only(unique_db)).run(
+            RecordingListener(), tables=[TableId(unique_db, "nope")]
+        )
 
 
-def test_tables_created_after_the_snapshot_started_are_skipped(make_snapshotter, mysql_server, unique_db,
-                                                                four_tables):
+def test_tables_created_after_the_snapshot_started_are_skipped(
+    make_snapshotter, mysql_server, unique_db, four_tables
+):
     def at_first_table(table_id, estimate, ts):
         if table_id == four_tables[0]:
-            mysql_server.execute(f"CREATE TABLE `{unique_db}`.late (id INT PRIMARY KEY)",
-                                 f"INSERT INTO `{unique_db}`.late VALUES (1)")
+            mysql_server.execute(
+                f"CREATE TABLE `{unique_db}`.late (id INT PRIMARY KEY)",
+                f"INSERT INTO `{unique_db}`.late VALUES (1)",
+            )
 
     listener = RecordingListener(hooks={"on_table_start": at_first_table})
     make_snapshotter(captured=only(unique_db)).run(listener)
@@ -174,8 +200,10 @@ def test_parallel_readers_share_one_consistent_view(make_snapshotter, mysql_serv
         if table_id == big_tables[0]:
             # Committed after the position: no reader may see these rows.
             for t in big_tables:
-                mysql_server.execute(f"INSERT INTO `{t.database}`.{t.table} VALUES (1000000)",
-                                     f"DELETE FROM `{t.database}`.{t.table} WHERE id = 1")
+                mysql_server.execute(
+                    f"INSERT INTO `{t.database}`.{t.table} VALUES (1000000)",
+                    f"DELETE FROM `{t.database}`.{t.table} WHERE id = 1",
+                )
 
     listener = RecordingListener(hooks={"on_table_start": after_unlock})
     factory = make_snapshotter
@@ -197,20 +225,25 @@ def test_parallel_readers_share_one_consistent_view(make_snapshotter, mysql_serv
 
 
 def test_parallel_reader_error_stops_the_snapshot(make_snapshotter, unique_db, big_tables):
-    settings = SnapshotSettings(max_threads=2, select_overrides={big_tables[1]: f"SELECT * FROM `{unique_db}`.no_such_table"})
+    settings = SnapshotSettings(
+        max_threads=2, select_overrides={big_tables[1]: f"SELECT * FROM `{unique_db}`.no_such_table"}
+    )
     with pytest.raises(pymysql.err.ProgrammingError, match="no_such_table"):
         make_snapshotter(settings, captured=only(unique_db)).run(RecordingListener())
 
 
-def test_cancel_releases_locks_without_reading_the_rest(make_snapshotter, mysql_server, unique_db, big_tables):
+def test_cancel_releases_locks_without_reading_the_rest(
+    make_snapshotter, mysql_server, unique_db, big_tables
+):
     holder: dict[str, object] = {}
 
     def on_row(table_id, values, marker):
         if values[0] == 100:
             holder["snapshotter"].cancel()  # type: ignore[attr-defined]
 
-    snapshotter = make_snapshotter(SnapshotSettings(locking_mode="extended", fetch_size=50),
-                                   captured=only(unique_db))
+    snapshotter = make_snapshotter(
+        SnapshotSettings(locking_mode="extended", fetch_size=50), captured=only(unique_db)
+    )
     holder["snapshotter"] = snapshotter
     listener = RecordingListener(hooks={"on_row": on_row})
     started = time.monotonic()
@@ -229,25 +262,31 @@ def test_listener_error_aborts_and_releases_the_lock(make_snapshotter, mysql_ser
 
     with pytest.raises(RuntimeError, match="sink down"):
         make_snapshotter(SnapshotSettings(locking_mode="extended"), captured=only(unique_db)).run(
-            RecordingListener(hooks={"on_row": boom}))
+            RecordingListener(hooks={"on_row": boom})
+        )
     mysql_server.execute(f"INSERT INTO `{unique_db}`.p2 VALUES (2000000)")  # would block if still locked
 
 
 class _Counter:
     rows = 0
 
-    def on_schema_statement(self, ddl, database): pass
+    def on_schema_statement(self, ddl, database):
+        pass
 
-    def on_position(self, position): pass
+    def on_position(self, position):
+        pass
 
-    def on_table_start(self, table_id, estimated_rows, source_ts_ms): pass
+    def on_table_start(self, table_id, estimated_rows, source_ts_ms):
+        pass
 
     def on_row(self, table_id, values, marker):
         self.rows += 1
 
-    def on_table_end(self, table_id, rows): pass
+    def on_table_end(self, table_id, rows):
+        pass
 
-    def on_complete(self): pass
+    def on_complete(self):
+        pass
 
 
 def test_memory_does_not_grow_with_the_table(make_snapshotter, mysql_server, unique_db):
@@ -277,8 +316,9 @@ def test_memory_does_not_grow_with_the_table(make_snapshotter, mysql_server, uni
 def test_log_progress_lines(make_snapshotter, unique_db, big_tables, caplog):
     caplog.set_level(logging.INFO, logger="snapshot.progress")
     progress = LogProgress(interval=0.0)
-    make_snapshotter(SnapshotSettings(fetch_size=5000), captured=lambda t: t == big_tables[0],
-                     progress=progress).run(_Counter())
+    make_snapshotter(
+        SnapshotSettings(fetch_size=5000), captured=lambda t: t == big_tables[0], progress=progress
+    ).run(_Counter())
     lines = [r.getMessage() for r in caplog.records if r.name == "snapshot.progress"]
     assert lines[0] == f"Exporting data from table '{big_tables[0]}' (1 of 1 tables)"
     assert any("Exported 5000 of " in line and str(big_tables[0]) in line for line in lines)

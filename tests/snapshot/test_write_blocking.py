@@ -44,11 +44,13 @@ class Writer(threading.Thread):
 
 @pytest.fixture
 def tables(mysql_server: LocalMySQLServer, unique_db: str) -> tuple[TableId, TableId]:
-    mysql_server.execute(f"CREATE TABLE `{unique_db}`.t1 (id INT PRIMARY KEY)",
-                         f"INSERT INTO `{unique_db}`.t1 VALUES (1), (2), (3)",
-                         f"CREATE TABLE `{unique_db}`.t2 (id INT PRIMARY KEY)",
-                         f"INSERT INTO `{unique_db}`.t2 VALUES (1)",
-                         f"CREATE TABLE `{unique_db}`.other (id INT PRIMARY KEY)")
+    mysql_server.execute(
+        f"CREATE TABLE `{unique_db}`.t1 (id INT PRIMARY KEY)",
+        f"INSERT INTO `{unique_db}`.t1 VALUES (1), (2), (3)",
+        f"CREATE TABLE `{unique_db}`.t2 (id INT PRIMARY KEY)",
+        f"INSERT INTO `{unique_db}`.t2 VALUES (1)",
+        f"CREATE TABLE `{unique_db}`.other (id INT PRIMARY KEY)",
+    )
     return TableId(unique_db, "t1"), TableId(unique_db, "t2")
 
 
@@ -63,7 +65,9 @@ def captured_only(db: str):
     return lambda t: t.database == db and t.table != "other"
 
 
-def test_minimal_blocks_writes_only_until_the_structure_is_read(mysql_server, unique_db, tables, make_snapshotter):
+def test_minimal_blocks_writes_only_until_the_structure_is_read(
+    mysql_server, unique_db, tables, make_snapshotter
+):
     t1, _ = tables
     writers: dict[str, Writer] = {}
     alive_during_schema: list[bool] = []
@@ -81,10 +85,13 @@ def test_minimal_blocks_writes_only_until_the_structure_is_read(mysql_server, un
             assert writers["captured"].finished_within(10)
             assert writers["other"].finished_within(10)
 
-    listener = RecordingListener(hooks={
-        "on_position": at_position,
-        "on_schema_statement": lambda ddl, db: alive_during_schema.append(writers["captured"].is_alive()),
-        "on_table_start": at_table_start})
+    listener = RecordingListener(
+        hooks={
+            "on_position": at_position,
+            "on_schema_statement": lambda ddl, db: alive_during_schema.append(writers["captured"].is_alive()),
+            "on_table_start": at_table_start,
+        }
+    )
     make_snapshotter(SnapshotSettings(), captured=captured_only(unique_db)).run(listener)
     assert alive_during_schema and all(alive_during_schema)
     # The consistent snapshot predates the write; the write is in the binlog after the position.
@@ -94,7 +101,9 @@ def test_minimal_blocks_writes_only_until_the_structure_is_read(mysql_server, un
 
 def test_table_locks_block_captured_tables_until_commit(mysql_server, unique_db, tables, make_snapshotter):
     t1, t2 = tables
-    user = mysql_server.create_user(f"nr_{unique_db[-20:]}", "pw", "SELECT, SHOW DATABASES, REPLICATION CLIENT, LOCK TABLES")
+    user = mysql_server.create_user(
+        f"nr_{unique_db[-20:]}", "pw", "SELECT, SHOW DATABASES, REPLICATION CLIENT, LOCK TABLES"
+    )
     writers: dict[str, Writer] = {}
     checks: list[str] = []
 
@@ -116,8 +125,9 @@ def test_table_locks_block_captured_tables_until_commit(mysql_server, unique_db,
         assert writers["captured"].finished_within(10)
         checks.append("complete")
 
-    listener = RecordingListener(hooks={"on_position": at_position, "on_table_end": at_table_end,
-                                        "on_complete": at_complete})
+    listener = RecordingListener(
+        hooks={"on_position": at_position, "on_table_end": at_table_end, "on_complete": at_complete}
+    )
     snapshotter = make_snapshotter(SnapshotSettings(), user=user, captured=captured_only(unique_db))
     snapshotter.run(listener)
     assert checks == ["position", "last table", "complete"]
@@ -144,9 +154,12 @@ def test_extended_blocks_writes_for_the_whole_snapshot(mysql_server, unique_db, 
         assert writers["w"].finished_within(10)
         checks.append("released")
 
-    listener = RecordingListener(hooks={"on_position": at_position, "on_table_end": at_table_end,
-                                        "on_complete": at_complete})
-    make_snapshotter(SnapshotSettings(locking_mode="extended"), captured=captured_only(unique_db)).run(listener)
+    listener = RecordingListener(
+        hooks={"on_position": at_position, "on_table_end": at_table_end, "on_complete": at_complete}
+    )
+    make_snapshotter(SnapshotSettings(locking_mode="extended"), captured=captured_only(unique_db)).run(
+        listener
+    )
     assert checks == ["blocked after last table", "released"]
 
 

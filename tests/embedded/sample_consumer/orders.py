@@ -74,8 +74,13 @@ class OrderBook:
             self.orders.pop(payload["before"]["id"], None)
             return
         row = payload["after"]
-        self.orders[row["id"]] = Order(row["id"], row["customer"], row["status"], _timestamp(row["placed_at"]),
-                                       self._lines.setdefault(row["id"], {}))
+        self.orders[row["id"]] = Order(
+            row["id"],
+            row["customer"],
+            row["status"],
+            _timestamp(row["placed_at"]),
+            self._lines.setdefault(row["id"], {}),
+        )
 
     def _on_line(self, payload: dict[str, Any], schema: dict[str, Any]) -> None:
         if payload["before"] is not None and payload["op"] in ("u", "d"):
@@ -90,4 +95,6 @@ class OrderBook:
         return sum((o.total for o in self.orders.values() if o.status in REVENUE_STATUSES), Decimal("0.00"))
 
     def summary(self) -> dict[int, tuple[str, str, Decimal]]:
-        return {o.id: (o.customer, o.status, o.total) for o in sorted(self.orders.values(), key=lambda o: o.id)}
+        return {
+            o.id: (o.customer, o.status, o.total) for o in sorted(self.orders.values(), key=lambda o: o.id)
+        }

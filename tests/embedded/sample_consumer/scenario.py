@@ -37,19 +37,31 @@ class Shop(Protocol):
 
 def play(shop: Shop) -> None:
     monday = dt.datetime(2024, 3, 4, 9, 30, 0, 250000)
-    shop.insert("orders", {"id": 1, "customer": "ada", "status": "new", "placed_at": monday},
-                {"id": 2, "customer": "bob", "status": "new", "placed_at": monday + dt.timedelta(minutes=5)})
-    shop.insert("order_lines",
-                {"order_id": 1, "line_no": 1, "sku": "tea", "qty": 2, "unit_price": Decimal("9.99")},
-                {"order_id": 1, "line_no": 2, "sku": "cup", "qty": 1, "unit_price": Decimal("0.50")})
-    shop.insert("order_lines", {"order_id": 2, "line_no": 1, "sku": "pot", "qty": 1, "unit_price": Decimal("25.00")})
+    shop.insert(
+        "orders",
+        {"id": 1, "customer": "ada", "status": "new", "placed_at": monday},
+        {"id": 2, "customer": "bob", "status": "new", "placed_at": monday + dt.timedelta(minutes=5)},
+    )
+    shop.insert(
+        "order_lines",
+        {"order_id": 1, "line_no": 1, "sku": "tea", "qty": 2, "unit_price": Decimal("9.99")},
+        {"order_id": 1, "line_no": 2, "sku": "cup", "qty": 1, "unit_price": Decimal("0.50")},
+    )
+    shop.insert(
+        "order_lines", {"order_id": 2, "line_no": 1, "sku": "pot", "qty": 1, "unit_price": Decimal("25.00")}
+    )
     shop.update("orders", {"id": 1}, {"status": "paid"})
     shop.update("order_lines", {"order_id": 1, "line_no": 2}, {"qty": 3})
     with shop.transaction():  # order 3 and its lines commit together
-        shop.insert("orders", {"id": 3, "customer": "cy", "status": "paid", "placed_at": monday + dt.timedelta(days=1)})
-        shop.insert("order_lines",
-                    {"order_id": 3, "line_no": 1, "sku": "tea", "qty": 10, "unit_price": Decimal("9.99")},
-                    {"order_id": 3, "line_no": 2, "sku": "bag", "qty": 1, "unit_price": Decimal("1.25")})
+        shop.insert(
+            "orders",
+            {"id": 3, "customer": "cy", "status": "paid", "placed_at": monday + dt.timedelta(days=1)},
+        )
+        shop.insert(
+            "order_lines",
+            {"order_id": 3, "line_no": 1, "sku": "tea", "qty": 10, "unit_price": Decimal("9.99")},
+            {"order_id": 3, "line_no": 2, "sku": "bag", "qty": 1, "unit_price": Decimal("1.25")},
+        )
     shop.delete("order_lines", {"order_id": 2, "line_no": 1})
     shop.delete("orders", {"id": 2})
     shop.update("order_lines", {"order_id": 3, "line_no": 2}, {"line_no": 7})  # a key change
@@ -82,8 +94,11 @@ class SqlShop:
     def insert(self, table: str, *rows: Row) -> None:
         columns = list(rows[0])
         one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-        self._run(f"INSERT INTO `{table}` ({', '.join(f'`{c}`' for c in columns)}) VALUES "
-                  + ", ".join([one] * len(rows)), [r[c] for r in rows for c in columns])
+        self._run(
+            f"INSERT INTO `{table}` ({', '.join(f'`{c}`' for c in columns)}) VALUES "
+            + ", ".join([one] * len(rows)),
+            [r[c] for r in rows for c in columns],
+        )
 
     def update(self, table: str, key: Row, changes: Row) -> None:
         where, params = _where(key)

@@ -34,8 +34,13 @@ def from_jsonl(path: Path) -> list[Message]:
     for line in path.read_bytes().splitlines():
         event = orjson.loads(line)
         key, value = event["key"], event["value"]
-        out.append((event["topic"], None if key is None else orjson.dumps(key),
-                    None if value is None else orjson.dumps(value)))
+        out.append(
+            (
+                event["topic"],
+                None if key is None else orjson.dumps(key),
+                None if value is None else orjson.dumps(value),
+            )
+        )
     return out
 
 
@@ -94,12 +99,17 @@ def comparable(message: Message, headers: dict[str, str]) -> dict[str, Any]:
             payload.pop(name, None)
         for name in SERVER_AND_CLOCK:
             (payload.get("source") or {}).pop(name, None)
-    return {"topic": topic, "key": orjson.loads(key) if key is not None else None, "value": decoded,
-            "headers": {k: v for k, v in headers.items() if k != "__debezium.context.runId"}}
+    return {
+        "topic": topic,
+        "key": orjson.loads(key) if key is not None else None,
+        "value": decoded,
+        "headers": {k: v for k, v in headers.items() if k != "__debezium.context.runId"},
+    }
 
 
-def test_live_fake_and_jsonl_see_identical_events(cdc_mysql, cdc_database, cdc_engine_factory, cdc_fake,
-                                                  tmp_path):
+def test_live_fake_and_jsonl_see_identical_events(
+    cdc_mysql, cdc_database, cdc_engine_factory, cdc_fake, tmp_path
+):
     out = tmp_path / "events.jsonl"
     engine = cdc_engine_factory({"sink.type": "jsonl", "sink.jsonl.path": str(out)})
     startup = len(engine.drain())  # the start-up schema events (SET, CREATE DATABASE, USE ...)
@@ -117,10 +127,14 @@ def test_live_fake_and_jsonl_see_identical_events(cdc_mysql, cdc_database, cdc_e
     assert jsonl_lines == [jsonl_line(r) for r in engine.events]
     headers_of = [{h: v.decode() for h, v in r.header_items()} for r in live_records]
     live = [comparable(m, h) for m, h in zip(from_records(live_records), headers_of, strict=True)]
-    from_file = [comparable(m, orjson.loads(line)["headers"])
-                 for m, line in zip(from_jsonl(out)[startup:], jsonl_lines[startup:], strict=True)]
-    faked = [comparable(m, {h: v.decode() for h, v in r.header_items()})
-             for m, r in zip(from_records(fake.events), fake.events, strict=True)]
+    from_file = [
+        comparable(m, orjson.loads(line)["headers"])
+        for m, line in zip(from_jsonl(out)[startup:], jsonl_lines[startup:], strict=True)
+    ]
+    faked = [
+        comparable(m, {h: v.decode() for h, v in r.header_items()})
+        for m, r in zip(from_records(fake.events), fake.events, strict=True)
+    ]
 
     assert len(live) == len(fake.events) == len(jsonl_lines) - startup
     assert [r.kind for r in live_records].count(RecordKind.SCHEMA_CHANGE) == 2
@@ -129,7 +143,9 @@ def test_live_fake_and_jsonl_see_identical_events(cdc_mysql, cdc_database, cdc_e
     for index, (ours, theirs) in enumerate(zip(faked, live, strict=True)):
         assert ours == theirs, f"event #{index} differs between the fake and the connector"
     # and the application's view agrees
-    books = [consume(m, "cdc", cdc_database) for m in
-             (from_records(live_records), from_jsonl(out), from_records(fake.events))]
+    books = [
+        consume(m, "cdc", cdc_database)
+        for m in (from_records(live_records), from_jsonl(out), from_records(fake.events))
+    ]
     assert [b.summary() for b in books] == [EXPECTED_SUMMARY] * 3
     assert [b.handled for b in books] == [16, 16, 16]
