@@ -22,8 +22,8 @@ import time
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
-from connector.embedded import EmbeddedEngine
-from connector.local_server import LocalMySQLServer
+from connector.embedded.api import EmbeddedEngine
+from connector.testing.local_server import LocalMySQLServer
 
 DATABASE = "bench"
 TARGET_S = 2.0

@@ -36,12 +36,12 @@ from collections.abc import Sequence  # noqa: E402
 from bench.workload import TABLE, write_workload  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
-from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
-from connector.records import ChangeRecord  # noqa: E402
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
 from sink.base import Sink  # noqa: E402
 from sink.jsonl import JsonlSink  # noqa: E402
 from sink.kafka import KafkaSink  # noqa: E402
 from sink.memory import MemorySink  # noqa: E402
+from sink.records import ChangeRecord  # noqa: E402
 from tests.kafka_support import MockKafkaCluster, record_count  # noqa: E402
 
 

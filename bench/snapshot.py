@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_MB = 300

@@ -27,10 +27,10 @@ from typing import Any
 # bench/kafka.py would shadow the snapshot package and kafka-python.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from connector.cli.verify import run_verify  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
-from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
-from connector.verify import run_verify  # noqa: E402
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
 from sink.base import Sink  # noqa: E402
 from sink.jsonl import JsonlSink  # noqa: E402
 from sink.spark import SparkSink  # noqa: E402

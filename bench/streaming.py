@@ -22,7 +22,7 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from bench.workload import TABLE, write_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
 from sink.jsonl import JsonlSink
 
 

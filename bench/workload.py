@@ -3,7 +3,7 @@ benchmark measures the same kind of row changes."""
 
 from __future__ import annotations
 
-from connector.local_server import MySQLServerHandle
+from connector.testing.local_server import MySQLServerHandle
 
 TABLE = (
     "CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "

@@ -21,6 +21,7 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import NotImplementedEvent
 
 from connector.config import ConnectorConfig
+from connector.errors import ReplicationError
 from connector.server import connection_error
 
 log = logging.getLogger(__name__)
@@ -39,22 +40,22 @@ UNSUPPORTED_DATA_EVENTS = {
 }
 
 
-class UnsupportedEventError(RuntimeError):
+class UnsupportedEventError(ReplicationError):
     pass
 
 
-class BinlogPositionError(RuntimeError):
+class BinlogPositionError(ReplicationError):
     """The server refuses to stream from the requested position (error 1236)."""
 
 
 ER_MASTER_FATAL_ERROR_READING_BINLOG = 1236
 
 
-class ReplicationLost(RuntimeError):
+class ReplicationLost(ReplicationError):
     """The replication connection failed and could not be re-established within the limits."""
 
 
-class StreamDropped(Exception):
+class StreamDropped(ReplicationError):
     """The replication connection broke; ``cause`` is the real error (None: server ended the dump)."""
 
     def __init__(self, cause: BaseException | None) -> None:

@@ -36,9 +36,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig, compile_regex_list
-from connector.connect import ConnectSchema
 from connector.converters import ColumnConverter, Convert
 from ddl.model import Column, JdbcType, TableId
+from sink.connect import ConnectSchema
 
 # java.sql.Types that MaskStrings changes: CHAR, VARCHAR, LONGVARCHAR, CLOB, NCHAR, NVARCHAR,
 # LONGNVARCHAR (-16), NCLOB (2011), DATALINK (70).

@@ -18,15 +18,9 @@ from typing import Any
 
 import javaproperties
 
+from ddl.errors import ConfigError
+
 log = logging.getLogger(__name__)
-
-
-class ConfigError(ValueError):
-    """A missing or invalid property. ``str()`` names the key and what is expected."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,8 @@ import orjson
 from pymysql import converters as pymysql_converters
 from pymysql.constants import FIELD_TYPE
 
-from connector.connect import NO_DEFAULT, ConnectSchema, Field
 from ddl.model import Column, JdbcType, Table
+from sink.connect import NO_DEFAULT, ConnectSchema, Field
 
 Convert = Callable[[Any], Any]
 

@@ -15,211 +15,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig
-from connector.converters import ConverterSettings
+from connector.config import ConnectorConfig
+from connector.delivery import Delivery
 from connector.events import EventBuilder, SourcePosition
+from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
-from connector.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
-from connector.position import BinlogPosition
-from connector.records import ChangeRecord
+from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
 from connector.streaming import StreamingSource
 from ddl.history import SchemaHistory
 from ddl.model import TableId
+from ddl.position import BinlogPosition
 from sink.base import Sink
+from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
-
-
-# -- component factories (name → constructor), so config picks implementations ------------------
-def _kafka_sink(config: ConnectorConfig) -> Sink:
-    from sink.kafka import KafkaSink
-
-    return KafkaSink.from_config(config)
-
-
-def _spark_sink(config: ConnectorConfig) -> Sink:
-    from sink.spark import SparkSink
-
-    return SparkSink.from_config(config)
-
-
-def _jsonl_sink(config: ConnectorConfig) -> Sink:
-    from sink.jsonl import JsonlSink
-
-    return JsonlSink.from_config(config)
-
-
-def _stdout_sink(config: ConnectorConfig) -> Sink:
-    from sink.jsonl import StdoutSink
-
-    return StdoutSink.from_config(config)
-
-
-def _memory_sink(config: ConnectorConfig) -> Sink:
-    from sink.memory import MemorySink
-
-    return MemorySink()
-
-
-SINK_FACTORIES: dict[str, Callable[[ConnectorConfig], Sink]] = {
-    "jsonl": _jsonl_sink,
-    "stdout": _stdout_sink,
-    "memory": _memory_sink,
-    "kafka": _kafka_sink,
-    "spark": _spark_sink,
-}
-
-
-def build_sinks(config: ConnectorConfig) -> list[Sink]:
-    names = config.sink_types or ["jsonl"]
-    sinks = []
-    for name in names:
-        factory = SINK_FACTORIES.get(name.lower())
-        if factory is None:
-            raise ConfigError(
-                "sink.type",
-                f"unknown sink {name!r}; expected a comma-separated list of {', '.join(SINK_FACTORIES)}",
-            )
-        sinks.append(factory(config))
-    return sinks
-
-
-def build_offset_store(config: ConnectorConfig) -> OffsetStore:
-    kind = config.get_choice("offset.storage")
-    if kind == "memory":
-        return MemoryOffsetStore()
-    if kind == "kafka":
-        from connector.kafka_offsets import KafkaOffsetStore
-
-        return KafkaOffsetStore.from_config(config)
-    return FileOffsetStore(
-        config.path_or_default("offset.storage.file.filename", "offsets.json"),
-        config.connector_name,
-        config.topic_prefix,
-    )
-
-
-def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
-    kind = config.get_choice("schema.history.internal")
-    if kind == "memory":
-        from ddl.history import MemorySchemaHistory
-
-        return MemorySchemaHistory()
-    if kind == "kafka":
-        from ddl.kafka_history import KafkaSchemaHistory
-
-        return KafkaSchemaHistory.from_config(config)
-    from ddl.history import FileSchemaHistory
-
-    return FileSchemaHistory(
-        config.path_or_default("schema.history.internal.file.filename", "schema-history.jsonl")
-    )
-
-
-def converter_settings(config: ConnectorConfig) -> ConverterSettings:
-    # Snapshot connections run with time_zone='+00:00', so TIMESTAMP text is already UTC.
-    return ConverterSettings(
-        decimal_handling_mode=config.get_choice("decimal.handling.mode"),
-        time_precision_mode=config.get_choice("time.precision.mode"),
-        bigint_unsigned_handling_mode=config.get_choice("bigint.unsigned.handling.mode"),
-        binary_handling_mode=config.get_choice("binary.handling.mode"),
-        enable_time_adjuster=config.get_bool("enable.time.adjuster", True),
-        propagate_source_type=tuple(config.get_list("column.propagate.source.type")),
-        datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
-        include_schema_comments=config.get_bool("include.schema.comments"),
-    )
-
-
-class Delivery:
-    """Batches records to the sinks and stores offsets once the sinks have them durably.
-
-    Records go to every sink's ``send`` in batches (``max.batch.size``, or after ``poll.interval.ms``);
-    every ``offset.flush.interval.ms`` (and on stop) every sink is flushed (fsync, broker
-    acknowledgement, Spark commit) and only then is the offset of the last flushed record stored.
-    A failure leaves the stored offset where it was, so a restart redelivers from there.
-    """
-
-    def __init__(
-        self,
-        sinks: Sequence[Sink],
-        offsets: OffsetStore,
-        max_batch: int,
-        interval_s: float,
-        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
-        commit_interval_s: float | None = None,
-    ) -> None:
-        self.sinks = list(sinks)
-        self.offsets = offsets
-        self.max_batch = max_batch
-        self.interval_s = interval_s
-        self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
-        self.on_delivered = on_delivered
-        self.pending: list[ChangeRecord] = []
-        self.pending_offset: Mapping[str, Any] | None = None  # offset after the last record emitted
-        self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
-        self.sent_offset: Mapping[str, Any] | None = None
-        self.stored_offset: Mapping[str, Any] | None = None
-        self.failed = False
-        self.last_send = self.last_commit = time.monotonic()
-        self.delivered = 0
-
-    def emit(self, records: list[ChangeRecord]) -> None:
-        self.pending.extend(records)
-        for record in reversed(records):
-            if record.offset is not None:
-                self.pending_offset = record.offset
-                break
-        if len(self.pending) >= self.max_batch:
-            self._send()
-            self.tick()
-
-    def advance(self, offset: Mapping[str, Any]) -> None:
-        self.pending_offset = offset
-        self.tick()
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if now - self.last_commit >= self.commit_interval_s:
-            self.flush()
-        elif self.pending and now - self.last_send >= self.interval_s:
-            self._send()
-
-    def _send(self) -> None:
-        batch, self.pending = self.pending, []
-        if batch:
-            try:
-                for sink in self.sinks:
-                    sink.send(batch)
-            except BaseException:
-                self.failed = True
-                raise
-            self.sent.extend(batch)
-        self.sent_offset = self.pending_offset
-        self.last_send = time.monotonic()
-
-    def flush(self) -> None:
-        """Send what is pending, flush every sink, then store the offset."""
-        if self.failed:
-            return  # never store an offset past records that may not have been delivered
-        self._send()
-        batch, self.sent = self.sent, []
-        offset = self.sent_offset
-        if batch:
-            try:
-                for sink in self.sinks:
-                    sink.flush()
-                self.delivered += len(batch)
-                if self.on_delivered is not None:
-                    self.on_delivered(batch)
-            except BaseException:
-                self.failed = True
-                raise
-        if offset is not None and offset != self.stored_offset:
-            self.offsets.save(offset)
-            self.stored_offset = offset
-        self.last_commit = self.last_send = time.monotonic()
 
 
 class Engine:
@@ -251,7 +62,7 @@ class Engine:
         )
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
-        # streaming, so another thread can ask for a delivery barrier (connector.embedded).
+        # streaming, so another thread can ask for a delivery barrier (connector.embedded.api).
         self.on_progress: Callable[[], None] | None = None
         self._prepared = False
         self.info: ServerInfo | None = None

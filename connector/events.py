@@ -14,14 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from connector import __version__
 from connector.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
 from connector.config import ConfigError, ConnectorConfig
-from connector.connect import ConnectSchema, Field, primitive, struct
 from connector.converters import ColumnConverter, ConverterSettings, column_converter
 from connector.filters import TableFilter
-from connector.records import ChangeRecord, Header, RecordKind
+from connector.version import __version__
 from ddl.model import Table, TableId
+from sink.connect import ConnectSchema, Field, primitive, struct
+from sink.records import ChangeRecord, Header, RecordKind
 
 SOURCE_SCHEMA = struct(
     "io.debezium.connector.mysql.Source",

@@ -17,8 +17,8 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
-from connector.connect import Field, primitive, struct
-from connector.records import ChangeRecord, RecordKind
+from sink.connect import Field, primitive, struct
+from sink.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from ddl.errors import OffsetError
+
 
 def partition_key(connector_name: str, server: str) -> bytes:
     """The Kafka Connect offset key for our single source partition."""
@@ -103,5 +105,5 @@ class FileOffsetStore(OffsetStore):
             os.close(dir_fd)
 
 
-class OffsetStoreError(RuntimeError):
+class OffsetStoreError(OffsetError, RuntimeError):
     pass

@@ -16,17 +16,18 @@ from typing import Any
 from connector.config import ConfigError, ConnectorConfig
 from connector.events import EventBuilder, SourcePosition, schema_change_record
 from connector.filters import TableFilter
-from connector.records import ChangeRecord
+from ddl.errors import DdlError
 from ddl.filters import DdlFilter
 from ddl.history import HistoryRecord, SchemaHistory
 from ddl.model import SchemaModel, TableId
 from ddl.parser import DdlParseError, DdlParser, ParsedStatement
 from ddl.serialize import table_change_to_history, table_change_to_schema_change_payload
+from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 
 
-class UnparseableDdlError(RuntimeError):
+class UnparseableDdlError(DdlError, RuntimeError):
     pass
 
 

@@ -15,13 +15,10 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
-from connector.position import BinlogPosition
+from connector.errors import PrerequisiteError
+from ddl.position import BinlogPosition
 
 log = logging.getLogger(__name__)
-
-
-class PrerequisiteError(RuntimeError):
-    """The server or the connector user is not set up for CDC; the message says how to fix it."""
 
 
 GRANT_HINT = (

@@ -33,18 +33,19 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
 from connector.config import ConnectorConfig
 from connector.converters import restore_empty_sets
+from connector.errors import ReplicationError
 from connector.events import EventBuilder, SourcePosition, topic_name
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
-from connector.records import ChangeRecord
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
+from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 
 
-class InconsistentSchemaError(RuntimeError):
+class InconsistentSchemaError(ReplicationError):
     pass
 
 

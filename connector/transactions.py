@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
-from connector.connect import ConnectSchema, Field, primitive, struct
-from connector.records import ChangeRecord, RecordKind
 from ddl.model import TableId
+from sink.connect import ConnectSchema, Field, primitive, struct
+from sink.records import ChangeRecord, RecordKind
 
 TRANSACTION_KEY_SCHEMA = struct(
     "io.debezium.connector.common.TransactionMetadataKey",

@@ -31,8 +31,10 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
+from ddl.errors import DdlError
 
-class SqlTokenError(ValueError):
+
+class SqlTokenError(DdlError, ValueError):
     """The text cannot be tokenized (unterminated string, comment or quoted identifier)."""
 
     def __init__(self, message: str, offset: int) -> None:

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from sqlglot.tokens import Token, TokenType
 
 from ddl.dialect import DdlDialect, is_word
+from ddl.errors import DdlError
 
 
-class DdlSyntaxError(ValueError):
+class DdlSyntaxError(DdlError, ValueError):
     """The statement does not follow the grammar; ``offset`` is the character offset of the problem."""
 
     def __init__(self, reason: str, offset: int) -> None:

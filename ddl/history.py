@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ddl.errors import SchemaHistoryError
+
 log = logging.getLogger(__name__)
 
 
@@ -52,10 +54,6 @@ class SchemaHistory(ABC):
 
     def stop(self) -> None:  # noqa: B027 - optional hook
         pass
-
-
-class SchemaHistoryError(RuntimeError):
-    pass
 
 
 class MemorySchemaHistory(SchemaHistory):

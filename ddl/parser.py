@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ddl.dialect import MARIADB, MYSQL, DdlDialect, SqlTokenError, split_statements
+from ddl.errors import DdlError
 from ddl.grammar import (
     AddColumns,
     AddKey,
@@ -65,7 +66,7 @@ from ddl.model import ChangeType, Column, Database, JdbcType, SchemaModel, Table
 _STATEMENT_PREVIEW = 200
 
 
-class DdlParseError(Exception):
+class DdlParseError(DdlError):
     """A statement the parser cannot understand (or that contradicts the known schema)."""
 
     def __init__(self, statement: str, position: str, reason: str) -> None:

@@ -10,14 +10,13 @@ again with the database they were recorded under.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ddl.history import HistoryRecord, SchemaHistory, SchemaHistoryError
 from ddl.model import SchemaModel
 from ddl.parser import DdlParseError, DdlParser
+from ddl.position import SourceOffset
 from ddl.serialize import parse_quoted_table_id, table_from_history
 
 log = logging.getLogger(__name__)
@@ -30,119 +29,12 @@ RECOVERY_HINT = (
 )
 
 
-# --- GTID sets --------------------------------------------------------------------------------------
-
-_MYSQL_GTID_ELEMENT = re.compile(r"^\s*([0-9A-Fa-f-]{36})((?::\d+(?:-\d+)?)+)\s*$")
-_MARIADB_GTID_ELEMENT = re.compile(r"^\s*(\d+)-(\d+)-(\d+)\s*$")
-
-
-@dataclass(frozen=True)
-class GtidSet:
-    """A MySQL GTID set (``uuid:1-5:7,uuid2:1-3``) or a MariaDB GTID position (``0-1-100,1-2-7``).
-
-    ``contains`` answers "is every transaction of ``other`` also in this set", the subset test of
-    Debezium's history record comparator. MariaDB positions are compared per replication domain by
-    sequence number.
-    """
-
-    mysql: Mapping[str, tuple[tuple[int, int], ...]]
-    mariadb: Mapping[int, int]
-
-    @classmethod
-    def parse(cls, text: str) -> GtidSet:
-        mysql: dict[str, list[tuple[int, int]]] = {}
-        mariadb: dict[int, int] = {}
-        for element in text.replace("\n", "").split(","):
-            if not element.strip():
-                continue
-            match = _MYSQL_GTID_ELEMENT.match(element)
-            if match:
-                intervals = mysql.setdefault(match.group(1).lower(), [])
-                for part in match.group(2).strip(":").split(":"):
-                    low, _, high = part.partition("-")
-                    intervals.append((int(low), int(high or low)))
-                continue
-            match = _MARIADB_GTID_ELEMENT.match(element)
-            if match:
-                domain, sequence = int(match.group(1)), int(match.group(3))
-                mariadb[domain] = max(mariadb.get(domain, 0), sequence)
-                continue
-            raise SchemaHistoryError(f"invalid GTID set {text!r}")
-        return cls({uuid: _merge(intervals) for uuid, intervals in mysql.items()}, mariadb)
-
-    def contains(self, other: GtidSet) -> bool:
-        for uuid, intervals in other.mysql.items():
-            mine = self.mysql.get(uuid, ())
-            if not all(any(lo <= a and b <= hi for lo, hi in mine) for a, b in intervals):
-                return False
-        return all(self.mariadb.get(domain, -1) >= seq for domain, seq in other.mariadb.items())
-
-
-def _merge(intervals: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    merged: list[tuple[int, int]] = []
-    for low, high in sorted(intervals):
-        if merged and low <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
-        else:
-            merged.append((low, high))
-    return tuple(merged)
-
-
 # --- position comparison ----------------------------------------------------------------------------
-
-
-def _int(position: Mapping[str, Any], key: str) -> int:
-    value = position.get(key)
-    try:
-        return int(value) if value is not None else 0
-    except (TypeError, ValueError):
-        return 0
-
-
-def _is_snapshot(position: Mapping[str, Any]) -> bool:
-    value = position.get("snapshot")
-    if isinstance(value, str):
-        return value.lower() not in ("", "false")
-    return bool(value)
-
-
-def _binlog_file(position: Mapping[str, Any]) -> tuple[str, int]:
-    name = str(position.get("file") or "")
-    base, _, extension = name.rpartition(".")
-    return (base, int(extension)) if extension.isdigit() else (name, 0)
 
 
 def is_position_at_or_before(recorded: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """Debezium's binlog history comparator: is ``recorded`` at or before ``desired``?"""
-    recorded_gtids = recorded.get("gtids") or None
-    desired_gtids = desired.get("gtids") or None
-    if desired_gtids is not None:
-        if recorded_gtids is None:
-            # GTIDs are enabled later, never disabled: a position without them is older.
-            return True
-        recorded_set = GtidSet.parse(str(recorded_gtids))
-        desired_set = GtidSet.parse(str(desired_gtids))
-        if recorded_set == desired_set:
-            if not _is_snapshot(recorded) and _is_snapshot(desired):
-                return False
-            return _int(recorded, "event") <= _int(desired, "event")
-        return desired_set.contains(recorded_set)
-    if recorded_gtids is not None:
-        return False
-    if _int(recorded, "server_id") != _int(desired, "server_id"):
-        return _int(recorded, "ts_sec") <= _int(desired, "ts_sec")
-    recorded_file, desired_file = _binlog_file(recorded), _binlog_file(desired)
-    if recorded_file[0] != desired_file[0]:
-        # Binlog base name changed (server rebuilt/renamed): the recorded DDL is older.
-        return True
-    for key_recorded, key_desired in (
-        (recorded_file[1], desired_file[1]),
-        (_int(recorded, "pos"), _int(desired, "pos")),
-        (_int(recorded, "event"), _int(desired, "event")),
-    ):
-        if key_recorded != key_desired:
-            return key_recorded < key_desired
-    return _int(recorded, "row") <= _int(desired, "row")
+    return SourceOffset.from_map(recorded).is_at_or_before(SourceOffset.from_map(desired))
 
 
 # --- replay -----------------------------------------------------------------------------------------
@@ -175,6 +67,7 @@ def recover(
             f"the schema history holds no records for source {dict(partition)} although an offset "
             f"{dict(offset)} is stored. {RECOVERY_HINT}"
         )
+    desired = SourceOffset.coerce(offset)
     model = SchemaModel()
     for record in records:
         if not record.position:
@@ -183,7 +76,7 @@ def recover(
         if not _same_source(record, partition):
             continue
         try:
-            if offset is not None and not is_position_at_or_before(record.position, offset):
+            if desired is not None and not SourceOffset.from_map(record.position).is_at_or_before(desired):
                 continue
         except SchemaHistoryError as exc:
             raise SchemaHistoryError(f"{exc}. {RECOVERY_HINT}") from exc

@@ -11,10 +11,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
-from connector.records import ChangeRecord
+from ddl.errors import MysqlCdcError
+from sink.records import ChangeRecord
 
 
-class SinkError(RuntimeError):
+class SinkError(MysqlCdcError, RuntimeError):
     """A sink failed in a way retrying will not fix; the message names the target and the cause."""
 
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from connector.records import ChangeRecord, jsonl_line
 from sink.base import Sink, SinkError
+from sink.records import ChangeRecord, jsonl_line
 
 
 class JsonlSink(Sink):

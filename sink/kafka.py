@@ -39,8 +39,8 @@ from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
-from connector.records import ChangeRecord
 from sink.base import Sink, SinkError
+from sink.records import ChangeRecord
 
 if TYPE_CHECKING:
     from connector.config import ConnectorConfig

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from connector.records import ChangeRecord
 from sink.base import Sink
+from sink.records import ChangeRecord
 
 
 class MemorySink(Sink):

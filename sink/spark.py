@@ -124,10 +124,10 @@ from pyspark.sql.types import (
     _parse_datatype_json_string,
 )
 
-from connector.connect import ConnectSchema, Field, struct
-from connector.records import ChangeRecord, RecordKind
 from ddl.model import Table, TableId
 from sink.base import Sink, SinkError
+from sink.connect import ConnectSchema, Field, struct
+from sink.records import ChangeRecord, RecordKind
 from sink.spark_reader import (
     RowConvert,
     changelog_struct_type,

@@ -70,7 +70,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.connect import ConnectSchema
+from sink.connect import ConnectSchema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -1,25 +1,6 @@
-"""Initial consistent snapshot (Debezium's snapshot workflows, locking modes and snapshot modes)."""
+"""Consistent snapshots (Debezium's snapshot workflows, locking modes and snapshot modes).
 
-from snapshot.listener import SnapshotListener, resolve_marker
-from snapshot.modes import SnapshotPlan, decide
-from snapshot.snapshotter import (
-    SnapshotCancelled,
-    SnapshotError,
-    SnapshotSettings,
-    SnapshotSummary,
-    Snapshotter,
-    connection_factory,
-)
-
-__all__ = [
-    "SnapshotCancelled",
-    "SnapshotError",
-    "SnapshotListener",
-    "SnapshotPlan",
-    "SnapshotSettings",
-    "SnapshotSummary",
-    "Snapshotter",
-    "connection_factory",
-    "decide",
-    "resolve_marker",
-]
+The snapshot reads rows under the chosen lock and hands ``(table, row values, position, snapshot
+marker)`` to a ``snapshot.listener.SnapshotListener``; it never builds change events. It imports only
+``ddl`` (and the database driver).
+"""

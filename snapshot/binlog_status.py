@@ -11,14 +11,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from connector.position import BinlogPosition
+from ddl.position import BinlogPosition
+from snapshot.errors import BinlogStatusError
 
 MARIADB: str = "mariadb"
 MYSQL: str = "mysql"
-
-
-class BinlogStatusError(RuntimeError):
-    pass
 
 
 def server_version(version_text: str) -> tuple[int, ...]:

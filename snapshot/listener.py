@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from connector.position import BinlogPosition
 from ddl.model import TableId
+from ddl.position import BinlogPosition
 
 # ``source.snapshot`` values of snapshot rows (Debezium ``SnapshotRecord``, lower-cased).
 FIRST: Final = "first"

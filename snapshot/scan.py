@@ -19,6 +19,7 @@ import pymysql
 import pymysql.cursors
 
 from ddl.model import TableId
+from snapshot.errors import SnapshotCancelled
 from snapshot.listener import TRUE, SnapshotListener, resolve_marker
 from snapshot.progress import ProgressReporter
 
@@ -30,10 +31,6 @@ PARALLEL_QUEUE_BATCHES = 32
 
 Row = tuple[Any, ...]
 Specials = tuple[tuple[int, str], ...]  # (index in batch, marker) for the rows that are not "true"
-
-
-class SnapshotCancelled(RuntimeError):
-    pass
 
 
 @dataclass(frozen=True)

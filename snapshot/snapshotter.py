@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
-from connector.position import BinlogPosition
 from ddl.model import TableId
+from ddl.position import BinlogPosition
 from snapshot.binlog_status import flavor_of, read_binlog_position
+from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.locking import LOCKING_MODE_KEY, LockingStrategy, locking_strategy
 from snapshot.modes import ConfigurationBasedMode, normalize_mode
@@ -72,16 +73,6 @@ __all__ = [
     "quote_table",
     "set_statement_for",
 ]
-
-
-class SnapshotError(RuntimeError):
-    """The snapshot cannot proceed; the message says why and what to change."""
-
-
-class SnapshotConfigError(ValueError):
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
-        self.key = key
 
 
 # -- SQL text helpers (pure) ------------------------------------------------------------------------

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import pymysql
 
-from connector.position import BinlogPosition
 from ddl.model import TableId
+from ddl.position import BinlogPosition
 from snapshot.binlog_status import binlog_files, position_available
 from snapshot.listener import SnapshotListener
 from snapshot.modes import SnapshotPlan, decide

@@ -1,7 +1,7 @@
 """Shared fixtures: a real, throwaway MySQL-compatible server per session or per test.
 
 By default the server is a local ``mariadbd``/``mysqld`` started in a temp datadir (see
-``connector.local_server``). With ``MYSQL_CDC_TEST_TARGET=docker`` and a working Docker engine, the
+``connector.testing.local_server``). With ``MYSQL_CDC_TEST_TARGET=docker`` and a working Docker engine, the
 same tests run against the MySQL 8.4 service of ``docker-compose.yml`` instead (pytest-docker).
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from connector.local_server import (
+from connector.testing.local_server import (
     ExternalMySQLServer,
     LocalMySQLServer,
     MySQLServerHandle,

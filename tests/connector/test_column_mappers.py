@@ -16,9 +16,9 @@ from connector.column_mappers import java_serialized_string, truncate_text
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.events import EventBuilder
-from connector.local_server import MySQLServerHandle
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 from tests.connector.test_streaming import data
 from tests.golden.test_golden_types import snapshot_data_unless_engine_did
 

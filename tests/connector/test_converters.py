@@ -21,7 +21,6 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
-from connector.connect import NO_DEFAULT
 from connector.converters import (
     SNAPSHOT_CONVERSIONS,
     ColumnConverter,
@@ -29,8 +28,9 @@ from connector.converters import (
     column_converter,
     restore_empty_sets,
 )
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.model import Column, JdbcType, Table, TableId
+from sink.connect import NO_DEFAULT
 
 DB = "conv_types"
 DEFAULT = ConverterSettings()

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import orjson
 
-from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
-from connector.position import BinlogPosition
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
+from ddl.position import BinlogPosition
 
 TRANSACTIONS = 10_000
 

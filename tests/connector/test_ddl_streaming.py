@@ -18,10 +18,10 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import LocalMySQLServer
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import LocalMySQLServer
 from ddl.history import FileSchemaHistory
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ import pytest
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.events import EventBuilder
-from connector.local_server import MySQLServerHandle
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 from tests.connector.test_transaction_metadata import FailingSink
 
 

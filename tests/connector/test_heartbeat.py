@@ -16,10 +16,10 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import CONNECTOR_GRANTS, MySQLServerHandle
-from connector.position import BinlogPosition
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import CONNECTOR_GRANTS, MySQLServerHandle
+from ddl.position import BinlogPosition
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 
 HEARTBEAT_KEY = {
     "type": "struct",

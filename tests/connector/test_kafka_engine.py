@@ -31,7 +31,7 @@ from kafka import KafkaConsumer, TopicPartition
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.kafka_offsets import KafkaOffsetStore
-from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, MySQLServerHandle
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, MySQLServerHandle
 from sink.jsonl import JsonlSink
 from sink.kafka import KafkaSink
 from tests.kafka_support import KafkaBroker, consume_all

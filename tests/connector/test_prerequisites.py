@@ -9,8 +9,8 @@ import pytest
 
 from connector.cli import main
 from connector.config import ConnectorConfig
-from connector.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, free_port
 from connector.server import PrerequisiteError, ServerProbe
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, free_port
 
 
 def config_for(

@@ -10,10 +10,10 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import MySQLServerHandle
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import MySQLServerHandle
 from sink.jsonl import JsonlSink
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 
 
 def make_engine(

@@ -12,8 +12,7 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import MySQLServerHandle
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import MySQLServerHandle
 from connector.transactions import (
     TRANSACTION_KEY_SCHEMA,
     TRANSACTION_VALUE_SCHEMA,
@@ -21,6 +20,7 @@ from connector.transactions import (
     java_hashmap_order,
 )
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 
 META = {"provide.transaction.metadata": "true"}
 

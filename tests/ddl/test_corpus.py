@@ -16,7 +16,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.dialect import split_statements
 from ddl.model import SchemaModel, TableId
 from ddl.parser import DdlParseError, DdlParser, parser_for

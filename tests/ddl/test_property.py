@@ -16,7 +16,7 @@ import pymysql
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.model import SchemaModel, Table, TableId
 from ddl.parser import parser_for
 

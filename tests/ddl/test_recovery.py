@@ -11,7 +11,8 @@ from ddl.filters import DdlFilter
 from ddl.history import FileSchemaHistory, HistoryRecord, MemorySchemaHistory, SchemaHistoryError
 from ddl.model import ChangeType, SchemaModel, TableChange
 from ddl.parser import parser_for
-from ddl.recovery import GtidSet, is_position_at_or_before, recover
+from ddl.position import GtidSet
+from ddl.recovery import is_position_at_or_before, recover
 from ddl.serialize import table_change_to_history
 from tests.ddl.helpers import column, table
 

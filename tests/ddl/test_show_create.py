@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.model import JdbcType, SchemaModel, Table, TableId
 from ddl.parser import charset_of_collation, parser_for
 from tests.ddl.helpers import column, parse, table

@@ -11,11 +11,11 @@ import pytest
 
 from connector import EmbeddedEngine
 from connector.config import ConfigError
-from connector.embedded import EngineFailed, EventWaitTimeout
+from connector.embedded.api import EngineFailed, EventWaitTimeout
 from connector.offsets import MemoryOffsetStore
-from connector.records import ChangeRecord, RecordKind
 from connector.server import PrerequisiteError
 from ddl.history import MemorySchemaHistory
+from sink.records import ChangeRecord, RecordKind
 
 
 def dump_threads(server) -> set[int]:

@@ -12,10 +12,10 @@ import pymysql
 import pytest
 
 from connector.converters import SNAPSHOT_CONVERSIONS
-from connector.embedded import EventWaitTimeout
-from connector.fake import FakeConnector
-from connector.records import ChangeRecord, RecordKind, jsonl_line
+from connector.embedded.api import EventWaitTimeout
+from connector.testing.fake import FakeConnector
 from connector.transactions import java_hashmap_order
+from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.kafka_support import consume_all
 
 # One column per type family (and the odd member of each: unsigned, fractional seconds, negative

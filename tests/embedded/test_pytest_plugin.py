@@ -1,5 +1,5 @@
 """The pytest plugin, run the way a consuming project runs it: a separate pytest session with the
-plugin enabled (``-p connector.pytest_plugin``, as the ``pytest11`` entry point does)."""
+plugin enabled (``-p connector.testing.pytest_plugin``, as the ``pytest11`` entry point does)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ STATE = os.environ["CDC_PLUGIN_STATE"]
 
 
 def test_plugin_is_inert_until_a_fixture_is_used():
-    loaded = [m for m in ("pymysql", "connector.embedded", "connector.local_server", "connector.fake")
+    loaded = [m for m in ("pymysql", "connector.embedded.api", "connector.testing.local_server", "connector.testing.fake")
               if m in sys.modules]
     assert loaded == []
 
@@ -89,9 +89,9 @@ def test_plugin_fixtures_in_a_consumer_project(tmp_path: Path):
 
 def test_importing_the_plugin_has_no_side_effects():
     code = (
-        "import sys, connector.pytest_plugin as p; "
+        "import sys, connector.testing.pytest_plugin as p; "
         "heavy = [m for m in sys.modules if m.startswith(('pymysql', 'pymysqlreplication', 'kafka', "
-        "'connector.', 'ddl', 'sink')) and m != 'connector.pytest_plugin']; print(heavy)"
+        "'connector.', 'ddl', 'sink')) and m != 'connector.testing.pytest_plugin']; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -48,9 +48,9 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import LocalMySQLServer
-from connector.records import ChangeRecord, RecordKind, jsonl_line
+from connector.testing.local_server import LocalMySQLServer
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.golden.test_golden_types import EXPECTED, UPDATE, normalise, snapshot_data_unless_engine_did
 
 _TRANSACTION_ID = re.compile(rb'"id":"\d+-\d+-\d+"')

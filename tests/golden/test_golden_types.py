@@ -27,9 +27,9 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import LocalMySQLServer
-from connector.records import ChangeRecord, RecordKind, jsonl_line
+from connector.testing.local_server import LocalMySQLServer
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.connector.test_converters import FAMILIES, Spec, charset_specs, create_sql
 
 DB = "golden_types"

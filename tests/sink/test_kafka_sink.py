@@ -16,10 +16,10 @@ import pytest
 from kafka.partitioner.default import murmur2
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.connect import ConnectSchema, primitive, struct
-from connector.records import ChangeRecord, Header, RecordKind, jsonl_line
 from sink.base import SinkError
+from sink.connect import ConnectSchema, primitive, struct
 from sink.kafka import KafkaSink, client_kwargs
+from sink.records import ChangeRecord, Header, RecordKind, jsonl_line
 from tests.kafka_support import (
     MESSAGE_TOO_LARGE,
     NOT_LEADER_OR_FOLLOWER,

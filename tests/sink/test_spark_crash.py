@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.verify import run_verify
 from sink.spark import SparkSink, Warehouse, in_snapshot, register_warehouse
 from tests.sink.test_spark_support import spark_for_tests
 

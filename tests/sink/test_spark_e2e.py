@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.records import ChangeRecord, RecordKind
-from connector.verify import run_verify
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 from sink.spark import SparkSink, register_warehouse
 from tests.sink.test_spark_support import spark_for_tests
 

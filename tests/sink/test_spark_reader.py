@@ -38,9 +38,9 @@ from pyspark.sql.types import (
 )
 
 from connector.events import schema_change_record
-from connector.records import ChangeRecord, RecordKind
 from ddl.model import JdbcType
 from sink.jsonl import JsonlSink
+from sink.records import ChangeRecord, RecordKind
 from sink.spark_reader import (
     METADATA_NAMES,
     changelog_struct_type,

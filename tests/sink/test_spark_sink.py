@@ -21,9 +21,9 @@ from pyspark.sql.types import DecimalType, LongType, StringType
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.converters import ConverterSettings
-from connector.records import ChangeRecord, RecordKind
 from ddl.model import ChangeType, JdbcType, TableId
 from sink.base import SinkError
+from sink.records import ChangeRecord, RecordKind
 from sink.spark import (
     SparkSink,
     SparkSinkSettings,

@@ -19,9 +19,9 @@ from pyspark.sql import SparkSession
 from connector.config import ConnectorConfig
 from connector.converters import ConverterSettings
 from connector.events import EventBuilder, SourcePosition, TableSchema
-from connector.records import ChangeRecord
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 from ddl.serialize import table_change_to_schema_change_payload
+from sink.records import ChangeRecord
 
 BASE_PROPS = {
     "database.hostname": "127.0.0.1",

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from connector.cli.verify import column_rule, run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import MySQLServerHandle
-from connector.verify import column_rule, run_verify
+from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
 from sink.spark import SparkSink
 from tests.sink.test_spark_support import spark_for_tests

@@ -11,9 +11,9 @@ from typing import Any
 import pymysql
 import pytest
 
-from connector.local_server import Credentials, LocalMySQLServer
-from connector.position import BinlogPosition
+from connector.testing.local_server import Credentials, LocalMySQLServer
 from ddl.model import TableId
+from ddl.position import BinlogPosition
 from snapshot.progress import NoProgress
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
 

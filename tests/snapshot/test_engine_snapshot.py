@@ -16,11 +16,11 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import Credentials, LocalMySQLServer
 from connector.offsets import FileOffsetStore
-from connector.records import ChangeRecord, RecordKind
+from connector.testing.local_server import Credentials, LocalMySQLServer
 from sink.base import Sink
 from sink.memory import MemorySink
+from sink.records import ChangeRecord, RecordKind
 from tests.snapshot.conftest import fill_rows
 
 

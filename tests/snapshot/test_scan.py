@@ -12,7 +12,7 @@ import tracemalloc
 import pymysql
 import pytest
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from snapshot.progress import LogProgress, RichProgress, auto_progress
 from snapshot.scan import SnapshotCancelled

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from snapshot.snapshotter import SnapshotError, SnapshotSettings
 from tests.snapshot.conftest import GeneralLog, RecordingListener, SnapshotterFactory

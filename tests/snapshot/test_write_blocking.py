@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from snapshot.snapshotter import SnapshotSettings
 from tests.snapshot.conftest import RecordingListener

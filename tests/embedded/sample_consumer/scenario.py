@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any, Protocol
 
-from connector.fake import FakeConnector
-from connector.local_server import MySQLServerHandle
+from connector.testing.fake import FakeConnector
+from connector.testing.local_server import MySQLServerHandle
 
 SHOP_DDL = [
     "CREATE TABLE orders (id INT NOT NULL PRIMARY KEY, customer VARCHAR(40) NOT NULL, "

@@ -13,7 +13,7 @@ every change event (a ``ChangeRecord``: topic, key, value, headers, plus ``op``/
 ``stop()`` is safe from any thread and returns only when the engine thread has finished and the
 server no longer holds the replication (Binlog Dump) connection.
 
-``EventStream`` is shared with the database-free fake (``connector.fake.FakeConnector``) so that a
+``EventStream`` is shared with the database-free fake (``connector.testing.fake.FakeConnector``) so that a
 test can drive either with the same calls.
 """
 
@@ -30,14 +30,16 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
-from connector.engine import Engine, build_sinks
+from connector.engine import Engine
+from connector.factories import build_sinks
 from connector.offsets import OffsetStore
-from connector.position import BinlogPosition
-from connector.records import ChangeRecord, RecordKind
 from connector.server import PrerequisiteError, connect
+from ddl.errors import MysqlCdcError
 from ddl.history import SchemaHistory
 from ddl.model import TableId
+from ddl.position import BinlogPosition
 from sink.base import Sink
+from sink.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
 
@@ -55,11 +57,11 @@ Row = Mapping[str, Any]
 RowPredicate = Callable[[Row], bool]
 
 
-class EngineFailed(RuntimeError):
+class EngineFailed(MysqlCdcError, RuntimeError):
     """The embedded connector stopped with an error; ``__cause__`` is the original exception."""
 
 
-class EventWaitTimeout(AssertionError):
+class EventWaitTimeout(MysqlCdcError, AssertionError):
     """``wait_for``/``drain`` gave up; the message lists the events that did arrive.
 
     An ``AssertionError`` so that pytest reports it as a failed expectation, not a crash."""
@@ -343,7 +345,7 @@ def _replication_thread_id(engine: Engine) -> int | None:
     return int(thread_id[0]) if thread_id else None
 
 
-class ShutdownError(RuntimeError):
+class ShutdownError(MysqlCdcError, RuntimeError):
     """The engine did not stop, or the server kept its replication connection open."""
 
 

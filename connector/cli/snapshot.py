@@ -21,7 +21,7 @@ from snapshot.startup import describe_offset, snapshot_in_progress
 
 if TYPE_CHECKING:
     from connector.config import ConnectorConfig
-    from connector.records import ChangeRecord
+    from sink.records import ChangeRecord
 
 
 def _parse_tables(tables: Sequence[str]) -> list[TableId]:

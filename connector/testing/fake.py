@@ -57,18 +57,18 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from connector.config import ConnectorConfig
-from connector.connect import ConnectSchema
-from connector.embedded import EventLog, EventStream
-from connector.engine import converter_settings
+from connector.embedded.api import EventLog, EventStream
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
+from connector.factories import converter_settings
 from connector.filters import TableFilter
-from connector.records import ChangeRecord, RecordKind
 from connector.schema_state import SchemaState
 from connector.transactions import TRANSACTION_KEY_SCHEMA, TRANSACTION_VALUE_SCHEMA, java_hashmap_order
 from ddl.history import MemorySchemaHistory
 from ddl.model import Column, Table, TableId
 from ddl.parser import parser_for
 from sink.base import Sink
+from sink.connect import ConnectSchema
+from sink.records import ChangeRecord, RecordKind
 
 # Connection properties the connector requires; the fake never connects.
 _FAKE_CONNECTION: Mapping[str, str] = {

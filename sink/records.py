@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from connector.connect import ConnectSchema, envelope_bytes
 from ddl.model import TableId
+from sink.connect import ConnectSchema, envelope_bytes
 
 
 class RecordKind(StrEnum):

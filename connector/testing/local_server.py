@@ -25,6 +25,8 @@ from typing import Any
 
 import pymysql
 
+from ddl.errors import MysqlCdcError
+
 log = logging.getLogger(__name__)
 
 # The grants the README documents for the connector user (Debezium's list, plus LOCK TABLES for the
@@ -46,7 +48,7 @@ DEFAULT_SERVER_OPTIONS = (
 )
 
 
-class ServerStartError(RuntimeError):
+class ServerStartError(MysqlCdcError, RuntimeError):
     pass
 
 

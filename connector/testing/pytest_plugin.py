@@ -1,7 +1,7 @@
 """pytest plugin: a throwaway MySQL-compatible server, the connector running against it, and the
 database-free fake, as fixtures for the tests of projects that consume Debezium events.
 
-Enabled by the ``pytest11`` entry point ``mysql_cdc`` (or ``-p connector.pytest_plugin``), and inert
+Enabled by the ``pytest11`` entry point ``mysql_cdc`` (or ``-p connector.testing.pytest_plugin``), and inert
 until a test asks for one of its fixtures: importing it starts nothing and imports nothing heavy.
 
 Fixtures (all cleaned up by the end of the test or session):
@@ -18,14 +18,14 @@ Fixtures (all cleaned up by the end of the test or session):
     ``cdc``) and ``database.include.list`` = ``cdc_database``. Add or override keys with
     ``@pytest.mark.cdc_properties({"key": "value"})`` or by overriding this fixture.
 ``cdc_connector``
-    A started ``connector.embedded.EmbeddedEngine`` on ``cdc_properties``; stopped after the test
+    A started ``connector.embedded.api.EmbeddedEngine`` on ``cdc_properties``; stopped after the test
     (replication connection closed on the server). Every change committed in the test is delivered.
 ``cdc_engine_factory``
     ``cdc_engine_factory({"dotted.key": value, ...}, sinks=..., callback=...)`` starts further
     engines (``cdc_properties`` plus the overrides; keyword arguments go to ``EmbeddedEngine``);
     all are stopped after the test.
 ``cdc_fake``
-    ``cdc_fake(ddl, **kwargs)`` returns a ``connector.fake.FakeConnector`` (topic prefix as above);
+    ``cdc_fake(ddl, **kwargs)`` returns a ``connector.testing.fake.FakeConnector`` (topic prefix as above);
     closed after the test.
 """
 
@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from connector.embedded import EmbeddedEngine
-    from connector.fake import FakeConnector
-    from connector.local_server import LocalMySQLServer
+    from connector.embedded.api import EmbeddedEngine
+    from connector.testing.fake import FakeConnector
+    from connector.testing.local_server import LocalMySQLServer
 
 TOPIC_PREFIX_INI = "mysql_cdc_topic_prefix"
 DEFAULT_TOPIC_PREFIX = "cdc"
@@ -69,7 +69,7 @@ def _topic_prefix(config: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def cdc_mysql() -> Iterator[LocalMySQLServer]:
     """A throwaway MySQL-compatible server for the whole session."""
-    from connector.local_server import local_server
+    from connector.testing.local_server import local_server
 
     with local_server() as server:
         yield server
@@ -78,7 +78,7 @@ def cdc_mysql() -> Iterator[LocalMySQLServer]:
 @pytest.fixture
 def cdc_database(cdc_mysql: LocalMySQLServer, request: pytest.FixtureRequest) -> Iterator[str]:
     """A database of this test's own on ``cdc_mysql``: created empty, dropped afterwards."""
-    from connector.local_server import scratch_database
+    from connector.testing.local_server import scratch_database
 
     with scratch_database(cdc_mysql, request.node.name, "cdc_") as name:
         yield name
@@ -106,7 +106,7 @@ def cdc_properties(
 @pytest.fixture
 def cdc_engine_factory(cdc_properties: dict[str, str]) -> Iterator[Callable[..., EmbeddedEngine]]:
     """Start engines on ``cdc_properties`` plus overrides; stopped after the test."""
-    from connector.embedded import EmbeddedEngine
+    from connector.embedded.api import EmbeddedEngine
 
     engines: list[EmbeddedEngine] = []
 
@@ -144,7 +144,7 @@ def cdc_connector(
 @pytest.fixture
 def cdc_fake(request: pytest.FixtureRequest) -> Iterator[Callable[..., FakeConnector]]:
     """``cdc_fake(ddl, **kwargs)`` -> a ``FakeConnector``; closed after the test."""
-    from connector.fake import FakeConnector
+    from connector.testing.fake import FakeConnector
 
     fakes: list[FakeConnector] = []
     prefix = _topic_prefix(request.config)

@@ -14,8 +14,8 @@ import textwrap
 from collections.abc import Sequence
 from types import FrameType
 
-from connector import __version__
 from connector.config import ConfigError, ConnectorConfig, describe_properties, parse_overrides
+from connector.version import __version__
 
 log = logging.getLogger("mysql_cdc")
 
@@ -170,20 +170,20 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 
 def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
-    from snapshot.cli import snapshot_command
+    from connector.cli.snapshot import snapshot_command
 
     return snapshot_command(config, args.table)
 
 
 def cmd_verify(args: argparse.Namespace, config: ConnectorConfig) -> int:
-    from connector.verify import run_verify
+    from connector.cli.verify import run_verify
     from ddl.model import TableId
 
     return run_verify(config, [TableId.parse(t) for t in args.table], sys.stdout)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from connector.demo import run_demo
+    from connector.cli.demo import run_demo
 
     return run_demo(args.output, args.rows)
 

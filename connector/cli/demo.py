@@ -14,7 +14,7 @@ from rich.table import Table as RichTable
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer
 
 SAMPLE_SCHEMA = (
     "CREATE DATABASE inventory",

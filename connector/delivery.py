@@ -1,0 +1,103 @@
+"""Delivery: batches records to the sinks and stores offsets once the sinks hold them durably."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from connector.offsets import OffsetStore
+from sink.base import Sink
+from sink.records import ChangeRecord
+
+
+class Delivery:
+    """Batches records to the sinks and stores offsets once the sinks have them durably.
+
+    Records go to every sink's ``send`` in batches (``max.batch.size``, or after ``poll.interval.ms``);
+    every ``offset.flush.interval.ms`` (and on stop) every sink is flushed (fsync, broker
+    acknowledgement, Spark commit) and only then is the offset of the last flushed record stored.
+    A failure leaves the stored offset where it was, so a restart redelivers from there.
+    """
+
+    def __init__(
+        self,
+        sinks: Sequence[Sink],
+        offsets: OffsetStore,
+        max_batch: int,
+        interval_s: float,
+        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
+        commit_interval_s: float | None = None,
+    ) -> None:
+        self.sinks = list(sinks)
+        self.offsets = offsets
+        self.max_batch = max_batch
+        self.interval_s = interval_s
+        self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
+        self.on_delivered = on_delivered
+        self.pending: list[ChangeRecord] = []
+        self.pending_offset: Mapping[str, Any] | None = None  # offset after the last record emitted
+        self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
+        self.sent_offset: Mapping[str, Any] | None = None
+        self.stored_offset: Mapping[str, Any] | None = None
+        self.failed = False
+        self.last_send = self.last_commit = time.monotonic()
+        self.delivered = 0
+
+    def emit(self, records: list[ChangeRecord]) -> None:
+        self.pending.extend(records)
+        for record in reversed(records):
+            if record.offset is not None:
+                self.pending_offset = record.offset
+                break
+        if len(self.pending) >= self.max_batch:
+            self._send()
+            self.tick()
+
+    def advance(self, offset: Mapping[str, Any]) -> None:
+        self.pending_offset = offset
+        self.tick()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if now - self.last_commit >= self.commit_interval_s:
+            self.flush()
+        elif self.pending and now - self.last_send >= self.interval_s:
+            self._send()
+
+    def _send(self) -> None:
+        batch, self.pending = self.pending, []
+        if batch:
+            try:
+                for sink in self.sinks:
+                    sink.send(batch)
+            except BaseException:
+                self.failed = True
+                raise
+            self.sent.extend(batch)
+        self.sent_offset = self.pending_offset
+        self.last_send = time.monotonic()
+
+    def flush(self) -> None:
+        """Send what is pending, flush every sink, then store the offset."""
+        if self.failed:
+            return  # never store an offset past records that may not have been delivered
+        self._send()
+        batch, self.sent = self.sent, []
+        offset = self.sent_offset
+        if batch:
+            try:
+                for sink in self.sinks:
+                    sink.flush()
+                self.delivered += len(batch)
+                if self.on_delivered is not None:
+                    self.on_delivered(batch)
+            except BaseException:
+                self.failed = True
+                raise
+        if offset is not None and offset != self.stored_offset:
+            self.offsets.save(offset)
+            self.stored_offset = offset
+        self.last_commit = self.last_send = time.monotonic()
+
+
