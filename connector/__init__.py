@@ -3,20 +3,20 @@
 import importlib
 from typing import TYPE_CHECKING
 
-from connector.errors import (
-    ConfigError,
-    DdlError,
-    MysqlCdcError,
-    OffsetError,
-    PrerequisiteError,
-    ReplicationError,
-    SchemaHistoryError,
-    SinkError,
-    SnapshotError,
-)
-from connector.version import __version__
 
 if TYPE_CHECKING:
+    from connector.version import __version__
+    from connector.errors import (
+        ConfigError,
+        DdlError,
+        MysqlCdcError,
+        OffsetError,
+        PrerequisiteError,
+        ReplicationError,
+        SchemaHistoryError,
+        SinkError,
+        SnapshotError,
+    )
     from connector.embedded.api import EmbeddedEngine, start_engine
     from connector.testing.fake import FakeConnector
 
@@ -36,9 +36,22 @@ __all__ = [
     "start_engine",
 ]
 
-# The embedded API, importable as ``from connector import EmbeddedEngine`` without making a plain
+# The public API, importable as ``from connector import EmbeddedEngine`` without making a plain
 # ``import connector`` (the pytest plugin, the CLI) load the engine.
+_ERRORS = (
+    "ConfigError",
+    "DdlError",
+    "MysqlCdcError",
+    "OffsetError",
+    "PrerequisiteError",
+    "ReplicationError",
+    "SchemaHistoryError",
+    "SinkError",
+    "SnapshotError",
+)
 _EMBEDDED_API = {
+    **dict.fromkeys(_ERRORS, "connector.errors"),
+    "__version__": "connector.version",
     "EmbeddedEngine": "connector.embedded.api",
     "start_engine": "connector.embedded.api",
     "FakeConnector": "connector.testing.fake",
