@@ -3,9 +3,8 @@
 import importlib
 from typing import TYPE_CHECKING
 
-
 if TYPE_CHECKING:
-    from connector.version import __version__
+    from connector.embedded.api import EmbeddedEngine, start_engine
     from connector.errors import (
         ConfigError,
         DdlError,
@@ -17,8 +16,8 @@ if TYPE_CHECKING:
         SinkError,
         SnapshotError,
     )
-    from connector.embedded.api import EmbeddedEngine, start_engine
     from connector.testing.fake import FakeConnector
+    from connector.version import __version__
 
 __all__ = [
     "ConfigError",
