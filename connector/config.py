@@ -522,6 +522,13 @@ class ConnectorConfig:
         except ValueError:
             raise ConfigError(key, f"expected an integer, got {value!r}") from None
 
+    def int_of(self, key: str) -> int:
+        """An integer property's value, or its default from the property table."""
+        value = self.get_int(key)
+        if value is None:
+            raise ConfigError(key, "is required (an integer)")
+        return value
+
     def get_bool(self, key: str, default: bool = False) -> bool:
         value = self.get(key)
         if value is None:

@@ -22,13 +22,12 @@ mysql-replication quirks handled here (found by probing a real server, see the t
   valid dates in year 0000 (irrecoverable: those become null / the NOT NULL fallback in streaming,
   while the snapshot keeps Debezium's adjusted value).
 * a zero TIMESTAMP arrives as ``1970-01-01 00:00:00`` (epoch 0, which no valid TIMESTAMP can be).
-* an empty SET arrives as ``None`` like NULL; ``restore_empty_sets`` tells them apart from the row's
-  ``none_sources`` (the reader calls it before converting).
+* an empty SET arrives as ``None`` like NULL; ``binlog_row_values`` tells them apart from the row's
+  ``none_sources`` (the row decoder calls it before converting).
 * text is decoded with the library's own charset guess (latin1 as strict cp1252, utf16/utf32 in
   the wrong byte order, nothing for dec8/swe7/armscii8/keybcs2/geostd8; a strict decode error would
   stop the stream). ``ColumnConverter.binlog_encoding`` names a codec registered here that decodes
-  like the server converts to utf8mb4; the reader sets it as the library column's
-  ``character_set_name`` before reading rows.
+  like the server converts to utf8mb4; ``connector.row_decoder`` reads the rows with it.
 * YEAR 0000 arrives as 1900; FLOAT(M,D) arrives as the stored float32 (rounded back to D decimals).
 * MySQL binary JSON arrives parsed into Python values (rendered back as MySQL prints JSON; partial
   JSON updates are refused). MariaDB stores JSON as text, so there both paths carry the same text.
@@ -678,6 +677,16 @@ def restore_empty_sets(values: dict[str, Any], none_sources: Mapping[str, str]) 
 
 
 _EMPTY_SET_SOURCE = "empty set"
+
+
+def binlog_row_values(values: Mapping[str, Any], none_sources: Mapping[str, str]) -> list[Any]:
+    """One row image from mysql-replication as a list in column order, with empty SETs put back
+    (``restore_empty_sets`` without touching the library's dicts)."""
+    if not none_sources:
+        return list(values.values())
+    return [
+        EMPTY_SET if none_sources.get(name) == _EMPTY_SET_SOURCE else value for name, value in values.items()
+    ]
 
 
 # ------------------------------------------------------------------------------------------------

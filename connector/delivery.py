@@ -99,5 +99,3 @@ class Delivery:
             self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
-
-

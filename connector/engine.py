@@ -17,6 +17,7 @@ from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.delivery import Delivery
+from connector.dispatcher import EventDispatcher, RowForm
 from connector.events import EventBuilder, SourcePosition
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
@@ -26,7 +27,7 @@ from connector.server import ServerInfo, ServerProbe
 from connector.streaming import StreamingSource
 from ddl.history import SchemaHistory
 from ddl.model import TableId
-from ddl.position import BinlogPosition
+from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
 from sink.base import Sink
 from sink.records import ChangeRecord
 
@@ -250,9 +251,10 @@ class Engine:
 
 
 class SnapshotEmitter:
-    """Receives the snapshot's schema statements and rows and turns them into records.
+    """Receives the snapshot's schema statements and rows and dispatches them as events.
 
-    Implements ``snapshot.listener.SnapshotListener``. Like Debezium's buffering receiver it holds
+    Implements ``snapshot.listener.SnapshotListener``; every row and statement goes through an
+    ``EventDispatcher`` whose emitter is this object. Like Debezium's buffering receiver it holds
     back the most recent records, so that the very last snapshot record (even a schema change, or
     the last row of a table that is not the last one, when later tables are empty) is rewritten to
     ``source.snapshot = "last"`` with the completed offset.
@@ -260,26 +262,32 @@ class SnapshotEmitter:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        assert engine.schema is not None
+        self.dispatcher = EventDispatcher(engine.builder, engine.filter, engine.schema, self)
         self.position: BinlogPosition | None = None
+        self._row_offset: SourceOffset | None = None  # while the snapshot runs
         self.ts_ms = 0
         self.rows = 0
         self._held: list[ChangeRecord] = []
 
-    def _emit(self, records: list[ChangeRecord]) -> None:
+    # -- Emitter: hold back the newest records --------------------------------------------------------
+    def emit(self, records: list[ChangeRecord]) -> None:
         if not records:
             return
         held, self._held = self._held, records
         if held:
             self.engine.delivery.emit(held)
 
-    def _offset(self, done: bool = False) -> dict[str, Any]:
+    def advance(self, offset: SourceOffset) -> None:
+        self.engine.delivery.advance(offset)
+
+    def tick(self) -> None:
+        self.engine.delivery.tick()
+
+    # -- SnapshotListener ----------------------------------------------------------------------------
+    def _offset(self, done: bool = False) -> SourceOffset:
         assert self.position is not None
-        offset: dict[str, Any] = {"file": self.position.file, "pos": self.position.pos}
-        if self.position.gtids:
-            offset["gtids"] = self.position.gtids
-        if not done:
-            offset["snapshot"] = "INITIAL"
-        return offset
+        return SourceOffset.at(self.position, snapshot=None if done else SNAPSHOT_INITIAL)
 
     def _where(self, marker: str | None) -> SourcePosition:
         assert self.position is not None
@@ -290,29 +298,28 @@ class SnapshotEmitter:
     def on_position(self, position: BinlogPosition) -> None:
         self.position = position
         self.ts_ms = int(time.time() * 1000)
+        self._row_offset = self._offset()
 
     def on_schema_statement(self, ddl: str, database: str | None) -> None:
-        schema = self.engine.schema
-        assert schema is not None
-        offset = self._offset()
-        records, _ = schema.apply(ddl, database, offset, self._where("true"), offset)
-        self._emit(records)
+        offset = self._row_offset
+        assert offset is not None
+        self.dispatcher.dispatch_schema_change(ddl, database, offset, self._where("true"), offset)
 
     def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
         self.ts_ms = source_ts_ms
 
     def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
-        schema = self.engine.schema
-        assert schema is not None
-        table = schema.model.table(table_id)
-        if table is None:
-            return
-        ts = self.engine.builder.table_schema(table)
-        after = ts.value_from_snapshot(values)
-        self._emit(
-            self.engine.builder.change_records(ts, "r", None, after, self._where(marker), self._offset())
-        )
-        self.rows += 1
+        assert self._row_offset is not None
+        if self.dispatcher.dispatch_rows(
+            table_id,
+            "r",
+            lambda _schema: ((None, values),),
+            self._where(marker),
+            self._row_offset,
+            form=RowForm.SNAPSHOT,
+            number_rows=False,
+        ):
+            self.rows += 1
 
     def on_table_end(self, table_id: TableId, rows: int) -> None:
         pass
@@ -320,7 +327,7 @@ class SnapshotEmitter:
     def on_complete(self) -> None:
         pass
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> SourceOffset:
         """Deliver the held-back records, the last one marked ``last``; returns the final offset."""
         offset = self._offset(done=True)
         held, self._held = self._held, []

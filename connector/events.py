@@ -18,8 +18,10 @@ from connector.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
 from connector.config import ConfigError, ConnectorConfig
 from connector.converters import ColumnConverter, ConverterSettings, column_converter
 from connector.filters import TableFilter
+from connector.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId
+from ddl.position import SourceOffset
 from sink.connect import ConnectSchema, Field, primitive, struct
 from sink.records import ChangeRecord, Header, RecordKind
 
@@ -85,10 +87,6 @@ class SourcePosition:
     thread: int | None = None
     query: str | None = None
     snapshot: str | None = None  # None in streaming → the schema default "false" is written
-
-
-def _now_ns() -> int:
-    return time.time_ns()
 
 
 @dataclass(frozen=True)
@@ -185,7 +183,7 @@ def topic_name(prefix: str, delimiter: str, *parts: str) -> str:
 
 
 class EventBuilder:
-    """Builds every record the connector emits. Pure apart from the wall clock."""
+    """Builds every change record the connector emits. Pure apart from the injected clock."""
 
     def __init__(
         self,
@@ -193,8 +191,12 @@ class EventBuilder:
         table_filter: TableFilter | None = None,
         converter_settings: ConverterSettings | None = None,
         run_id: str | None = None,
+        clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self.config = config
+        # Wall clock in nanoseconds (envelope ts_*, schema change ts_ms, source ts when the event
+        # time is unknown); the fake connector injects a deterministic one.
+        self.clock = clock
         self.prefix = config.topic_prefix
         self.delimiter = config.get("topic.delimiter") or "."
         self.filter = table_filter or TableFilter.from_config(config)
@@ -302,7 +304,7 @@ class EventBuilder:
         elif where.ts_ms:
             ts_us = where.ts_ms * 1000
         else:
-            ts_us = _now_ns() // 1000
+            ts_us = self.clock() // 1000
         return {
             "version": __version__,
             "connector": "mysql",
@@ -332,36 +334,83 @@ class EventBuilder:
         after: dict[str, Any] | None,
         where: SourcePosition,
         offset: Mapping[str, Any] | None,
-        transaction: dict[str, Any] | None = None,
+        transactions: TransactionMetadata | None = None,
     ) -> list[ChangeRecord]:
-        """Records for one row change: 1 for c/r/u, 2 for d (+tombstone), 3-4 for a key change."""
+        """Records for one row change: 1 for c/r/u, 2 for d (+tombstone), 3-4 for a key change.
+
+        With ``transactions`` each data change event gets its ``transaction`` block and every record
+        the offset with the counters after this row, both decided before any record is built."""
         if op in self.skipped_ops:
             return []
+        events = self._row_events(ts, op, before, after)
+        record_offset = SourceOffset.coerce(offset)
+        blocks: list[dict[str, Any]] | None = None
+        if transactions is not None:
+            blocks = transactions.next_blocks(ts.table.id, sum(1 for e in events if e[0] is not None))
+            if record_offset is not None:
+                record_offset = transactions.apply_to(record_offset)
         source = self.source(ts.table.id, where)
-        now = _now_ns()
+        now = self.clock()
+        out = []
+        data_index = 0
+        for event_op, key, image_before, image_after, headers in events:
+            value = None
+            if event_op is not None:
+                block = blocks[data_index] if blocks is not None else None
+                data_index += 1
+                value = self._envelope(image_before, image_after, source, block, event_op, now)
+            out.append(self._record(ts, ts.key_schema, key, value, headers, record_offset))
+        return out
+
+    # (op or None for a tombstone, key, before, after, headers) per record of one row change.
+    _RowEvent = tuple[str | None, Any, Any, Any, tuple[Header, ...]]
+
+    def _row_events(
+        self, ts: TableSchema, op: str, before: dict[str, Any] | None, after: dict[str, Any] | None
+    ) -> list[_RowEvent]:
         if op == "u" and ts.key_schema is not None:
             old_key, new_key = ts.key_of(before or {}), ts.key_of(after or {})
             if old_key != new_key:
-                return self._key_change(ts, before, after, source, now, offset, transaction, old_key, new_key)
+                return self._key_change(ts, before, after, old_key, new_key)
         key = ts.key_of(after if after is not None else before or {})
-        value = self._envelope(before, after, source, transaction, op, now)
-        out = [
-            ChangeRecord(
-                ts.topic,
-                ts.key_schema,
-                key,
-                ts.envelope_schema,
-                value,
-                RecordKind.DATA,
-                self.headers,
-                offset,
-                None,
-                ts.table.id,
-            )
-        ]
+        events: list[EventBuilder._RowEvent] = [(op, key, before, after, self.headers)]
         if op == "d" and self.tombstones:
-            out.append(self._tombstone(ts, key, self.headers, offset))
-        return out
+            events.append((None, key, None, None, self.headers))
+        return events
+
+    def _key_change(
+        self, ts: TableSchema, before: Any, after: Any, old_key: Any, new_key: Any
+    ) -> list[_RowEvent]:
+        # Debezium: DELETE(old key, header newkey) + tombstone + CREATE(new key, header oldkey).
+        delete_headers = (*self.headers, Header("__debezium.newkey", new_key, ts.key_schema))
+        create_headers = (*self.headers, Header("__debezium.oldkey", old_key, ts.key_schema))
+        events: list[EventBuilder._RowEvent] = []
+        if "d" not in self.skipped_ops:
+            events.append(("d", old_key, before, None, delete_headers))
+            if self.tombstones:
+                events.append((None, old_key, None, None, delete_headers))
+        if "c" not in self.skipped_ops:
+            events.append(("c", new_key, None, after, create_headers))
+        return events
+
+    def truncate_record(
+        self,
+        ts: TableSchema,
+        where: SourcePosition,
+        offset: Mapping[str, Any] | None,
+        transactions: TransactionMetadata | None = None,
+    ) -> list[ChangeRecord]:
+        if "t" in self.skipped_ops:
+            return []
+        record_offset = SourceOffset.coerce(offset)
+        block = None
+        if transactions is not None:
+            blocks = transactions.next_blocks(ts.table.id, 1)
+            block = blocks[0] if blocks else None
+            if record_offset is not None:
+                record_offset = transactions.apply_to(record_offset)
+        value = self._envelope(None, None, self.source(ts.table.id, where), block, "t", self.clock())
+        return [self._record(ts, None, None, value, self.headers, record_offset)]  # no key
 
     def _envelope(
         self, before: Any, after: Any, source: dict[str, Any], transaction: Any, op: str, now_ns: int
@@ -377,88 +426,22 @@ class EventBuilder:
             "ts_ns": now_ns,
         }
 
-    def _tombstone(
-        self, ts: TableSchema, key: Any, headers: tuple[Header, ...], offset: Mapping[str, Any] | None
+    @staticmethod
+    def _record(
+        ts: TableSchema,
+        key_schema: ConnectSchema | None,
+        key: Any,
+        value: dict[str, Any] | None,
+        headers: tuple[Header, ...],
+        offset: SourceOffset | None,
     ) -> ChangeRecord:
+        """The one place a table's change record (data event, tombstone when ``value`` is None,
+        truncate) is built."""
+        kind = RecordKind.DATA if value is not None else RecordKind.TOMBSTONE
+        value_schema = ts.envelope_schema if value is not None else None
         return ChangeRecord(
-            ts.topic, ts.key_schema, key, None, None, RecordKind.TOMBSTONE, headers, offset, None, ts.table.id
+            ts.topic, key_schema, key, value_schema, value, kind, headers, offset, None, ts.table.id
         )
-
-    def _key_change(
-        self,
-        ts: TableSchema,
-        before: Any,
-        after: Any,
-        source: dict[str, Any],
-        now: int,
-        offset: Mapping[str, Any] | None,
-        transaction: Any,
-        old_key: Any,
-        new_key: Any,
-    ) -> list[ChangeRecord]:
-        # Debezium: DELETE(old key, header newkey) + tombstone + CREATE(new key, header oldkey).
-        delete_headers = (*self.headers, Header("__debezium.newkey", new_key, ts.key_schema))
-        create_headers = (*self.headers, Header("__debezium.oldkey", old_key, ts.key_schema))
-        out = []
-        if "d" not in self.skipped_ops:
-            out.append(
-                ChangeRecord(
-                    ts.topic,
-                    ts.key_schema,
-                    old_key,
-                    ts.envelope_schema,
-                    self._envelope(before, None, source, transaction, "d", now),
-                    RecordKind.DATA,
-                    delete_headers,
-                    offset,
-                    None,
-                    ts.table.id,
-                )
-            )
-            if self.tombstones:
-                out.append(self._tombstone(ts, old_key, delete_headers, offset))
-        if "c" not in self.skipped_ops:
-            out.append(
-                ChangeRecord(
-                    ts.topic,
-                    ts.key_schema,
-                    new_key,
-                    ts.envelope_schema,
-                    self._envelope(None, after, source, transaction, "c", now),
-                    RecordKind.DATA,
-                    create_headers,
-                    offset,
-                    None,
-                    ts.table.id,
-                )
-            )
-        return out
-
-    def truncate_record(
-        self,
-        ts: TableSchema,
-        where: SourcePosition,
-        offset: Mapping[str, Any] | None,
-        transaction: dict[str, Any] | None = None,
-    ) -> list[ChangeRecord]:
-        if "t" in self.skipped_ops:
-            return []
-        source = self.source(ts.table.id, where)
-        value = self._envelope(None, None, source, transaction, "t", _now_ns())
-        return [
-            ChangeRecord(
-                ts.topic,
-                None,
-                None,
-                ts.envelope_schema,
-                value,
-                RecordKind.DATA,
-                self.headers,
-                offset,
-                None,
-                ts.table.id,
-            )
-        ]
 
 
 _MESSAGE_KEY_PART = re.compile(r"^\s*([^\s:]+):([^:\s]+)\s*$")
@@ -597,7 +580,7 @@ def schema_change_record(
         value,
         RecordKind.SCHEMA_CHANGE,
         builder.headers,
-        offset,
+        SourceOffset.coerce(offset),
         0,
         None,
     )

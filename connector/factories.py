@@ -110,5 +110,3 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
         datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
         include_schema_comments=config.get_bool("include.schema.comments"),
     )
-
-

@@ -17,6 +17,8 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
+from connector.server import connect
+from ddl.position import SourceOffset
 from sink.connect import Field, primitive, struct
 from sink.records import ChangeRecord, RecordKind
 
@@ -85,7 +87,7 @@ class Heartbeat:
                 {"ts_ms": time.time_ns() // 1_000_000},
                 RecordKind.HEARTBEAT,
                 (),
-                dict(offset),
+                SourceOffset.from_map(offset),
                 0,
                 None,
             )
@@ -94,8 +96,6 @@ class Heartbeat:
     def _run_action_query(self) -> None:
         # Debezium logs a failed action query and carries on (DatabaseHeartbeatImpl#forcedBeat); the
         # connection is re-opened on the next beat.
-        from connector.server import connect
-
         assert self.action_query is not None
         try:
             if self._connection is None:

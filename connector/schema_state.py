@@ -9,7 +9,6 @@ history alone, up to the stored offset.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from ddl.filters import DdlFilter
 from ddl.history import HistoryRecord, SchemaHistory
 from ddl.model import SchemaModel, TableId
 from ddl.parser import DdlParseError, DdlParser, ParsedStatement
+from ddl.position import SourceOffset
 from ddl.serialize import table_change_to_history, table_change_to_schema_change_payload
 from sink.records import ChangeRecord
 
@@ -95,7 +95,7 @@ class SchemaState:
             ) from exc
         self.model = result.model
         records: list[ChangeRecord] = []
-        ts_ms = time.time_ns() // 1_000_000
+        ts_ms = self.builder.clock() // 1_000_000
         for statement in result.statements:
             if statement.kind == "ignored" or statement.kind == "truncate":
                 continue
@@ -105,7 +105,7 @@ class SchemaState:
             self.history.record(
                 HistoryRecord(
                     source=self.partition,
-                    position=dict(history_position),
+                    position=SourceOffset.from_map(history_position).to_map(),
                     ts_ms=ts_ms,
                     ddl=statement.ddl,
                     database_name=statement.database,

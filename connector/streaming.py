@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from pymysqlreplication.event import (
     FormatDescriptionEvent,
@@ -27,61 +27,23 @@ from pymysqlreplication.event import (
     RowsQueryLogEvent,
     XidEvent,
 )
-from pymysqlreplication.gtid import GtidSet
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
 from connector.config import ConnectorConfig
-from connector.converters import restore_empty_sets
-from connector.errors import ReplicationError
-from connector.events import EventBuilder, SourcePosition, topic_name
+from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
+from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
-from sink.records import ChangeRecord
+from ddl.position import GtidSet, SourceOffset
+
+__all__ = ["InconsistentSchemaError", "StreamingSource"]
 
 log = logging.getLogger(__name__)
-
-
-class InconsistentSchemaError(ReplicationError):
-    pass
-
-
-class Emitter(Protocol):
-    def emit(self, records: list[ChangeRecord]) -> None: ...
-
-    def advance(self, offset: Mapping[str, Any]) -> None: ...
-
-    def tick(self) -> None: ...
-
-
-class GtidTracker:
-    """The set of completed GTIDs, in the server flavour's own notation."""
-
-    def __init__(self, flavor: str, initial: str | None) -> None:
-        self.flavor = flavor
-        self._mysql: GtidSet | None = None
-        self._mariadb: dict[int, str] = {}
-        if flavor == "mysql":
-            self._mysql = GtidSet(initial) if initial else None
-        elif initial:
-            for part in initial.split(","):
-                part = part.strip()
-                if part:
-                    self._mariadb[int(part.split("-")[0])] = part
-
-    def add(self, gtid: str) -> None:
-        if self.flavor == "mysql":
-            self._mysql = (self._mysql + GtidSet(gtid)) if self._mysql is not None else GtidSet(gtid)
-        else:
-            self._mariadb[int(gtid.split("-")[0])] = gtid
-
-    def text(self) -> str | None:
-        if self.flavor == "mysql":
-            return str(self._mysql).replace("\n", "") if self._mysql is not None else None
-        return ",".join(self._mariadb[d] for d in sorted(self._mariadb)) or None
 
 
 _OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", DeleteRowsEvent: "d"}
@@ -103,6 +65,9 @@ class _Transaction:
 
 
 class StreamingSource:
+    """Follows the binlog from ``offset`` and hands every captured row, DDL statement, transaction
+    boundary and heartbeat to the one ``EventDispatcher``."""
+
     def __init__(
         self,
         config: ConnectorConfig,
@@ -113,32 +78,36 @@ class StreamingSource:
         emitter: Emitter,
         offset: Mapping[str, Any],
     ) -> None:
+        start = SourceOffset.from_map(offset)
         self.config = config
-        self.schema = schema
-        self.builder = builder
-        self.filter = table_filter
         self.emitter = emitter
-        self.restart_file = str(offset["file"])
-        self.restart_pos = int(offset["pos"])
-        self.skip_events = int(offset.get("event", 0) or 0)
-        self.skip_rows = int(offset.get("row", 0) or 0)
-        self.gtids = GtidTracker(flavor, offset.get("gtids"))
-        self.server_id = int(offset.get("server_id", 0) or 0)
-        self.ts_sec = int(offset.get("ts_sec", 0) or 0)
+        self.restart_file = start.file
+        self.restart_pos = start.pos
+        self.skip_events = start.event
+        self.skip_rows = start.row
+        self.gtids: GtidSet | None = start.gtids
+        self.server_id = start.server_id or 0
+        self.ts_sec = start.ts_sec or 0
         self.include_query = config.get_bool("include.query")
-        self.inconsistent_mode = config.get_choice("inconsistent.schema.handling.mode")
-        self.max_attempts = config.get_int("connect.max.attempts", 5) or 5
-        self.heartbeat_s = (config.get_int("poll.interval.ms", 500) or 500) / 1000
+        self.max_attempts = config.int_of("connect.max.attempts")
+        self.heartbeat_s = config.int_of("poll.interval.ms") / 1000
         # Debezium heartbeats (heartbeat.interval.ms), not the server's binlog heartbeat events.
         self.heartbeat = Heartbeat.from_config(config)
-        self.txmeta: TransactionMetadata | None = None
+        transactions = None
         if config.get_bool("provide.transaction.metadata"):
-            self.txmeta = TransactionMetadata.from_offset(
-                topic_name(
-                    config.topic_prefix, builder.delimiter, config.get("topic.transaction") or "transaction"
-                ),
-                offset,
+            topic = topic_name(
+                config.topic_prefix, builder.delimiter, config.get("topic.transaction") or "transaction"
             )
+            transactions = TransactionMetadata.from_offset(topic, start)
+        self.dispatcher = EventDispatcher(
+            builder,
+            table_filter,
+            schema,
+            emitter,
+            transactions,
+            config.get_choice("inconsistent.schema.handling.mode"),
+        )
+        self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
@@ -156,26 +125,25 @@ class StreamingSource:
             MariadbAnnotateRowsEvent: self._on_annotate_rows,
         }
 
+    @property
+    def txmeta(self) -> TransactionMetadata | None:
+        return self.dispatcher.transactions
+
     # -- offsets ----------------------------------------------------------------------------------
-    def offset(self, row: int = 0) -> dict[str, Any]:
-        out: dict[str, Any] = {"ts_sec": self.ts_sec}
-        if self.txn is not None:
-            out["file"], out["pos"] = self.txn.file, self.txn.pos
+    def offset(self, row: int = 0) -> SourceOffset:
+        """Debezium's restart point now: the current transaction's start (plus events and rows done
+        in it), else the end of the last committed event."""
+        txn = self.txn
+        if txn is not None:
+            offset = SourceOffset(
+                txn.file, txn.pos, self.gtids, txn.events_done, row, self.server_id or None, self.ts_sec
+            )
         else:
-            out["file"], out["pos"] = self.restart_file, self.restart_pos
-        gtids = self.gtids.text()
-        if gtids:
-            out["gtids"] = gtids
-        if self.txn is not None and self.txn.events_done:
-            out["event"] = self.txn.events_done
-        if row:
-            out["row"] = row
-        if self.server_id:
-            out["server_id"] = self.server_id
-        txmeta = self.txmeta
-        if txmeta is not None and txmeta.id is not None:
-            txmeta.store(out)
-        return out
+            offset = SourceOffset(
+                self.restart_file, self.restart_pos, self.gtids, 0, row, self.server_id or None, self.ts_sec
+            )
+        txmeta = self.dispatcher.transactions
+        return txmeta.apply_to(offset) if txmeta is not None else offset
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self, stopping: Callable[[], bool]) -> None:
@@ -240,9 +208,7 @@ class StreamingSource:
         """A heartbeat record with the current offset now (and the action query), if heartbeats are
         on; the engine also calls this right after a snapshot completes, as Debezium does."""
         if self.heartbeat is not None:
-            records = self.heartbeat.beat(self.offset())
-            if records:
-                self.emitter.emit(records)
+            self.dispatcher.dispatch_heartbeat(self.heartbeat, self.offset())
 
     # -- event handling ----------------------------------------------------------------------------
     def _handle(self, raw: RawEvent) -> None:
@@ -284,16 +250,10 @@ class StreamingSource:
     def _commit(self, raw: RawEvent) -> None:
         txn, self.txn = self.txn, None
         if txn is not None and txn.gtid:
-            self.gtids.add(txn.gtid)
+            self.gtids = _with_gtid(self.gtids, txn.gtid)
         self._advance_restart(raw)
         self.skip_events = self.skip_rows = 0
-        end = self.txmeta.end(raw.timestamp * 1000) if self.txmeta is not None else None
-        offset = self.offset()
-        if end is not None:
-            # Its offset is the one after the commit: storing it must not replay the transaction
-            # (Debezium's END offset still points into it, so a crash right there repeats the END).
-            assert self.txmeta is not None
-            self.emitter.emit([self.txmeta.record(end, offset)])
+        offset = self.dispatcher.dispatch_transaction_end(raw.timestamp * 1000, self.offset())
         self.emitter.advance(offset)
 
     def _on_gtid(self, raw: RawEvent) -> None:
@@ -301,21 +261,15 @@ class StreamingSource:
         assert self.txn is not None
         self.txn.gtid = raw.event.gtid
         self._count()
-        if (
-            self.txmeta is not None
-            and isinstance(raw.event, MariadbGtidEvent)
-            and not raw.event.flags & _FL_STANDALONE
-        ):
+        if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
             self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
 
     def _transaction_started(self, raw: RawEvent) -> None:
         """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
         does not replay the begin; a replayed begin of the restored transaction emits nothing)."""
-        assert self.txmeta is not None and self.txn is not None
+        assert self.txn is not None
         txn_id = self.txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
-        record = self.txmeta.begin(txn_id, raw.timestamp * 1000, self.offset())
-        if record is not None:
-            self.emitter.emit([record])
+        self.dispatcher.dispatch_transaction_begin(txn_id, raw.timestamp * 1000, self.offset())
 
     def _on_query(self, raw: RawEvent) -> None:
         event = raw.event
@@ -327,7 +281,7 @@ class StreamingSource:
             assert self.txn is not None
             self.txn.thread = int(event.slave_proxy_id)
             self._count()
-            if self.txmeta is not None and upper == "BEGIN":  # Debezium ignores XA statements
+            if upper == "BEGIN":  # Debezium ignores XA statements
                 self._transaction_started(raw)
             return
         if upper in ("COMMIT", "ROLLBACK") or upper.startswith("XA COMMIT") or upper.startswith("XA END"):
@@ -352,31 +306,15 @@ class StreamingSource:
         history_position = self.offset()
         where = self._where(raw, 0)
         self._count()
-        gtid = self.txn.gtid
-        commit_offset = self._offset_after_commit(raw, gtid)
-        records, statements = self.schema.apply(sql, database or None, history_position, where, commit_offset)
-        for table_id in self.schema.truncated_tables(statements):
-            table = self.schema.model.table(table_id)
-            if table is not None and self.filter.table_captured(table_id):
-                records.extend(
-                    self.builder.truncate_record(self.builder.table_schema(table), where, commit_offset)
-                )
-        if records:
-            self.emitter.emit(records)
+        commit_offset = self._offset_after_commit(raw, self.txn.gtid)
+        self.dispatcher.dispatch_schema_change(sql, database or None, history_position, where, commit_offset)
         self._commit(raw)
 
-    def _offset_after_commit(self, raw: RawEvent, gtid: str | None) -> dict[str, Any]:
-        saved = (self.txn, self.restart_file, self.restart_pos)
-        tracker_text = self.gtids.text()
-        self.txn = None
-        self.restart_file, self.restart_pos = raw.file, raw.end_pos
-        offset = self.offset()
-        if gtid:
-            probe = GtidTracker(self.gtids.flavor, tracker_text)
-            probe.add(gtid)
-            offset["gtids"] = probe.text()
-        self.txn, self.restart_file, self.restart_pos = saved
-        return offset
+    def _offset_after_commit(self, raw: RawEvent, gtid: str | None) -> SourceOffset:
+        gtids = _with_gtid(self.gtids, gtid) if gtid else self.gtids
+        offset = SourceOffset(raw.file, raw.end_pos, gtids, 0, 0, self.server_id or None, self.ts_sec)
+        txmeta = self.dispatcher.transactions
+        return txmeta.apply_to(offset) if txmeta is not None else offset
 
     def _on_xid(self, raw: RawEvent) -> None:
         self._count()
@@ -416,71 +354,25 @@ class StreamingSource:
             self._count()
             return
         table_id = TableId(str(event.schema), str(event.table))
-        if not self.filter.table_captured(table_id):
-            self._count()
-            return
-        table = self.schema.model.table(table_id)
-        if table is None:
-            self._inconsistent(raw, f"no structure is known for table {table_id}")
-            self._count()
-            return
-        schema = self.builder.table_schema(table)
         op = _OPS[type(event)]
-        # The library decodes text with the charset name from the binlog metadata, which it maps
-        # poorly (e.g. MySQL latin1 is cp1252); give it the codec our model says is right.
-        library_columns = event.columns
-        for index, encoding in schema.binlog_encodings:
-            if index < len(library_columns):
-                library_columns[index].character_set_name = encoding
-        rows = event.rows
-        count = len(rows)
         skip, self.skip_rows = self.skip_rows, 0
-        txmeta = self.txmeta
-        for index in range(skip, count):
-            row = rows[index]
-            where = self._where(raw, index)
-            offset = self.offset(row=index + 1)
-            before: dict[str, Any] | None
-            after: dict[str, Any] | None
-            if op == "u":
-                # An empty SET arrives as None; none_sources tells it from NULL (converters).
-                restore_empty_sets(row["before_values"], row["before_none_sources"])
-                restore_empty_sets(row["after_values"], row["after_none_sources"])
-                before_values, after_values = (
-                    list(row["before_values"].values()),
-                    list(row["after_values"].values()),
-                )
-                self._check_width(raw, table_id, len(table.columns), len(after_values))
-                before = schema.value_from_binlog(before_values)
-                after = schema.value_from_binlog(after_values)
-            else:
-                restore_empty_sets(row["values"], row["none_sources"])
-                values = list(row["values"].values())
-                self._check_width(raw, table_id, len(table.columns), len(values))
-                image = schema.value_from_binlog(values)
-                before, after = (image, None) if op == "d" else (None, image)
-            records = self.builder.change_records(schema, op, before, after, where, offset)
-            if records:
-                if txmeta is not None:
-                    txmeta.stamp(records, table_id, offset)
-                self.emitter.emit(records)
+
+        def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:
+            rows = self._decoder(schema).rows(event, op == "u")
+            return rows if op != "c" else [(None, image) for image, _ in rows]
+
+        self.dispatcher.dispatch_rows(
+            table_id, op, read_rows, self._where(raw, 0), self.offset(), form=RowForm.BINLOG, first_row=skip
+        )
         self._count()
 
-    def _check_width(self, raw: RawEvent, table_id: TableId, expected: int, actual: int) -> None:
-        if expected != actual:
-            raise InconsistentSchemaError(
-                f"row event for {table_id} at {raw.file}:{raw.start_pos} has {actual} columns but the "
-                f"known structure has {expected}: the schema history is out of step with the binlog. "
-                "Re-create it with snapshot.mode=recovery"
-            )
+    def _decoder(self, schema: TableSchema) -> BinlogRowDecoder:
+        cached = self._decoders.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cached = (schema, BinlogRowDecoder(schema))
+            self._decoders[id(schema)] = cached
+        return cached[1]
 
-    def _inconsistent(self, raw: RawEvent, message: str) -> None:
-        text = (
-            f"{message} (row event at {raw.file}:{raw.start_pos}); the schema history lacks its DDL. "
-            "Rebuild it with snapshot.mode=recovery, or set inconsistent.schema.handling.mode=warn "
-            "to skip such rows"
-        )
-        if self.inconsistent_mode == "fail":
-            raise InconsistentSchemaError(text)
-        if self.inconsistent_mode == "warn":
-            log.warning(text)
+
+def _with_gtid(gtids: GtidSet | None, gtid: str) -> GtidSet:
+    return gtids.add(gtid) if gtids is not None else GtidSet.parse(gtid)

@@ -21,6 +21,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from ddl.model import TableId
+from ddl.position import SourceOffset
 from sink.connect import ConnectSchema, Field, primitive, struct
 from sink.records import ChangeRecord, RecordKind
 
@@ -51,9 +52,6 @@ TRANSACTION_VALUE_SCHEMA = struct(
     ],
     version=1,
 )
-
-OFFSET_TRANSACTION_ID = "transaction_id"
-OFFSET_COLLECTION_ORDER_PREFIX = "transaction_data_collection_order_"
 
 
 def non_gtid_transaction_id(file: str, begin_pos: int) -> str:
@@ -86,7 +84,9 @@ def java_hashmap_order(keys: Sequence[str]) -> list[str]:
 
 
 class TransactionMetadata:
-    """The transaction context of one stream: current id and event counters, kept in the offsets."""
+    """The transaction context of one stream (Debezium's ``TransactionContext``): the current id and
+    event counters, kept in the offsets. The dispatcher asks it for the ``transaction`` blocks of a
+    row's data events before it builds them, so records are complete at construction."""
 
     __slots__ = ("topic", "id", "total", "per_table")
 
@@ -97,38 +97,44 @@ class TransactionMetadata:
         self.per_table: dict[str, int] = {}
 
     @classmethod
-    def from_offset(cls, topic: str, offset: Mapping[str, Any]) -> TransactionMetadata:
+    def from_offset(cls, topic: str, stored: Mapping[str, Any] | None) -> TransactionMetadata:
         """The context stored in ``offset`` (``TransactionContext#load``): the total is the sum of the
         per-table counters."""
         context = cls(topic)
-        txn_id = offset.get(OFFSET_TRANSACTION_ID)
-        context.id = str(txn_id) if txn_id else None
-        for key, value in offset.items():
-            if key.startswith(OFFSET_COLLECTION_ORDER_PREFIX):
-                context.per_table[key[len(OFFSET_COLLECTION_ORDER_PREFIX) :]] = int(value)
-        context.total = sum(context.per_table.values())
+        offset = SourceOffset.coerce(stored)
+        if offset is not None:
+            context.id = offset.transaction_id
+            context.per_table = dict(offset.collection_orders)
+            context.total = sum(context.per_table.values())
         return context
 
+    def apply_to(self, offset: SourceOffset) -> SourceOffset:
+        """``offset`` carrying this context (``TransactionContext#store``); unchanged outside a
+        transaction."""
+        if self.id is None:
+            return offset
+        return offset.with_(transaction_id=self.id, collection_orders=tuple(self.per_table.items()))
+
     def store(self, offset: MutableMapping[str, Any]) -> None:
-        """Adds the context to an offset map (``TransactionContext#store``)."""
-        if self.id is not None:
-            offset[OFFSET_TRANSACTION_ID] = self.id
-        for name, count in self.per_table.items():
-            offset[OFFSET_COLLECTION_ORDER_PREFIX + name] = count
+        """Adds the context to a plain offset map (``TransactionContext#store``)."""
+        offset.update(self.apply_to(SourceOffset("", 0)).transaction_map())
 
     # -- transaction boundaries --------------------------------------------------------------------
-    def begin(self, txn_id: str, ts_ms: int, offset: MutableMapping[str, Any]) -> ChangeRecord | None:
+    def begin(self, txn_id: str, ts_ms: int, offset: Mapping[str, Any]) -> ChangeRecord | None:
         """Starts ``txn_id``; the BEGIN record, or None when this is the replayed start of the
         transaction restored from the offsets (its counters continue)."""
         if self.id == txn_id:
             return None
         self.id, self.total = txn_id, 0
         self.per_table.clear()
-        self.store(offset)
-        return self._record(
-            {"status": "BEGIN", "id": txn_id, "event_count": None, "data_collections": None, "ts_ms": ts_ms},
-            offset,
-        )
+        value = {
+            "status": "BEGIN",
+            "id": txn_id,
+            "event_count": None,
+            "data_collections": None,
+            "ts_ms": ts_ms,
+        }
+        return self.record(value, self.apply_to(SourceOffset.from_map(offset)))
 
     def end(self, ts_ms: int) -> dict[str, Any] | None:
         """Ends the current transaction: the END record's value (None if none is in progress).
@@ -149,10 +155,7 @@ class TransactionMetadata:
         self.per_table.clear()
         return value
 
-    def record(self, value: dict[str, Any], offset: Mapping[str, Any] | None) -> ChangeRecord:
-        return self._record(value, offset)
-
-    def _record(self, value: dict[str, Any], offset: Mapping[str, Any] | None) -> ChangeRecord:
+    def record(self, value: dict[str, Any], offset: SourceOffset | None) -> ChangeRecord:
         return ChangeRecord(
             self.topic,
             TRANSACTION_KEY_SCHEMA,
@@ -167,22 +170,17 @@ class TransactionMetadata:
         )
 
     # -- data events -------------------------------------------------------------------------------
-    def stamp(
-        self, records: Sequence[ChangeRecord], table_id: TableId, offset: MutableMapping[str, Any]
-    ) -> None:
-        """Numbers the data change events of one row (tombstones do not count) and updates
-        ``offset`` — the offset those records carry — to the counters after them."""
+    def next_blocks(self, table_id: TableId, count: int) -> list[dict[str, Any]] | None:
+        """The ``transaction`` blocks of the next ``count`` data change events of ``table_id``
+        (tombstones do not count), advancing the counters; None outside BEGIN/COMMIT (e.g. XA),
+        where Debezium writes no block."""
         if self.id is None:
-            return  # outside BEGIN/COMMIT (e.g. XA): no block, as Debezium without a transaction id
+            return None
         name = str(table_id)
-        for record in records:
-            if record.kind is RecordKind.DATA:
-                self.total += 1
-                order = self.per_table.get(name, 0) + 1
-                self.per_table[name] = order
-                record.value["transaction"] = {
-                    "id": self.id,
-                    "total_order": self.total,
-                    "data_collection_order": order,
-                }
-        self.store(offset)
+        blocks = []
+        for _ in range(count):
+            self.total += 1
+            order = self.per_table.get(name, 0) + 1
+            self.per_table[name] = order
+            blocks.append({"id": self.id, "total_order": self.total, "data_collection_order": order})
+        return blocks

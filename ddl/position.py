@@ -107,8 +107,7 @@ class GtidSet:
             for uuid, intervals in self.mysql.items()
         )
         mariadb = ",".join(
-            f"{domain}-{server}-{seq}"
-            for domain, (server, seq) in sorted(self.mariadb_positions.items())
+            f"{domain}-{server}-{seq}" for domain, (server, seq) in sorted(self.mariadb_positions.items())
         )
         return ",".join(part for part in (mysql, mariadb) if part)
 
@@ -325,11 +324,17 @@ class SourceOffset(Mapping[str, Any]):
             out[_SERVER_ID] = self.server_id
         if self.snapshot is not None:
             out[_SNAPSHOT] = self.snapshot
+        out.update(self.transaction_map())
+        out.update(self.extra)
+        return out
+
+    def transaction_map(self) -> dict[str, Any]:
+        """Only the transaction context's entries of ``to_map()``."""
+        out: dict[str, Any] = {}
         if self.transaction_id is not None:
             out[_TRANSACTION_ID] = self.transaction_id
         for name, count in self.collection_orders:
             out[_COLLECTION_ORDER_PREFIX + name] = count
-        out.update(self.extra)
         return out
 
     @cached_property

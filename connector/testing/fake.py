@@ -57,18 +57,21 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from connector.config import ConnectorConfig
+from connector.dispatcher import EventDispatcher, RowForm
 from connector.embedded.api import EventLog, EventStream
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.factories import converter_settings
 from connector.filters import TableFilter
 from connector.schema_state import SchemaState
-from connector.transactions import TRANSACTION_KEY_SCHEMA, TRANSACTION_VALUE_SCHEMA, java_hashmap_order
+from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.history import MemorySchemaHistory
 from ddl.model import Column, Table, TableId
 from ddl.parser import parser_for
+from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
 from sink.connect import ConnectSchema
-from sink.records import ChangeRecord, RecordKind
+from sink.records import ChangeRecord
+from snapshot.listener import LAST, resolve_marker
 
 # Connection properties the connector requires; the fake never connects.
 _FAKE_CONNECTION: Mapping[str, str] = {
@@ -346,6 +349,7 @@ class FakeConnector(EventStream):
             self.config.get("topic.transaction") or "transaction",
         )
         self.filter = TableFilter.from_config(self.config)
+        self._event_ts_ms = clock_ms
         self.builder = EventBuilder(
             self.config,
             self.filter,
@@ -353,9 +357,19 @@ class FakeConnector(EventStream):
             run_id=(
                 run_id or str(uuid.uuid5(uuid.NAMESPACE_URL, f"mysql-cdc-fake:{self.config.topic_prefix}"))
             ),
+            clock=self._event_clock_ns,
         )
         self.history = MemorySchemaHistory()
         self.schema = SchemaState(self.config, parser_for(flavor), self.history, self.filter, self.builder)
+        # The connector's own dispatcher; this object is its emitter (publish to the sinks and log).
+        self.dispatcher = EventDispatcher(
+            self.builder,
+            self.filter,
+            self.schema,
+            self,
+            TransactionMetadata(self.transaction_topic) if self.transaction_metadata else None,
+        )
+        self._emitted: list[ChangeRecord] = []
         self.sinks: list[Sink] = []
         self._log = EventLog()
         self._drain_mark = 0
@@ -446,14 +460,35 @@ class FakeConnector(EventStream):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _publish(self, records: list[ChangeRecord]) -> list[ChangeRecord]:
+    # -- the dispatcher's emitter ------------------------------------------------------------------
+    def emit(self, records: list[ChangeRecord]) -> None:
         if records:
             for sink in self.sinks:
                 sink.send(records)
             for sink in self.sinks:
                 sink.flush()
             self._log.append(records)
-        return records
+            self._emitted.extend(records)
+
+    def advance(self, offset: SourceOffset) -> None:
+        pass
+
+    def tick(self) -> None:
+        pass
+
+    def _event_clock_ns(self) -> int:
+        # Deterministic envelope and schema change time: the current operation's event time.
+        return self._event_ts_ms * 1_000_000
+
+    @contextlib.contextmanager
+    def _operation(self, ts_ms: int) -> Iterator[list[ChangeRecord]]:
+        """Collects what the dispatcher emits during one operation, at event time ``ts_ms``."""
+        self._event_ts_ms = ts_ms
+        emitted, self._emitted = self._emitted, []
+        try:
+            yield self._emitted
+        finally:
+            self._emitted = emitted
 
     # -- rows -----------------------------------------------------------------------------------------
     def _normalizers_for(self, table: Table) -> tuple[Normalize, ...]:
@@ -537,33 +572,30 @@ class FakeConnector(EventStream):
             return f"0-{self.server_id}-{self._transactions}"
         return f"{self.server_uuid}:1-{self._transactions}"
 
-    def _offset(self, txn: _FakeTransaction | None = None, row: int = 0) -> dict[str, Any]:
-        offset: dict[str, Any] = {
-            "ts_sec": self.clock_ms // 1000,
-            "file": self.file,
-            "pos": txn.pos if txn is not None else self.pos,
-        }
+    def _offset(self, txn: _FakeTransaction | None = None, row: int = 0) -> SourceOffset:
         gtids = self._gtid_set()
-        if gtids:
-            offset["gtids"] = gtids
-        if txn is not None and txn.events_done:
-            offset["event"] = txn.events_done
-        if row:
-            offset["row"] = row
-        offset["server_id"] = self.server_id
-        return offset
+        return SourceOffset(
+            self.file,
+            txn.pos if txn is not None else self.pos,
+            GtidSet.parse(gtids) if gtids else None,
+            txn.events_done if txn is not None else 0,
+            row,
+            self.server_id,
+            self.clock_ms // 1000,
+        )
 
     def _begin(self, source: Mapping[str, Any] | None, metadata: bool = True) -> _FakeTransaction:
         overrides = dict(source or {})
         number = self._transactions + 1
         gtid = overrides.get("gtid", self._gtid(number))
         ts_ms = int(overrides.get("ts_ms", self.clock_ms))
-        txn_id = gtid if gtid else f"file={self.file},pos={self.pos}"
+        txn_id = gtid if gtid else non_gtid_transaction_id(self.file, self.pos)
         txn = _FakeTransaction(self.file, self.pos, gtid, ts_ms, overrides.get("thread"), txn_id)
         self.pos += _GTID_EVENT + (_BEGIN_EVENT if self.flavor == "mysql" else 0)
         self._txn = txn
-        if metadata and self.transaction_metadata:
-            self._publish([self._transaction_record("BEGIN", txn)])
+        if metadata:
+            with self._operation(ts_ms):
+                self.dispatcher.dispatch_transaction_begin(txn.id, ts_ms, self._offset(txn))
         return txn
 
     def _commit(self, metadata: bool = True) -> None:
@@ -573,35 +605,9 @@ class FakeConnector(EventStream):
         self.pos += _XID_EVENT
         self._transactions += 1
         self.clock_ms = max(self.clock_ms, txn.ts_ms) + 1000
-        if metadata and self.transaction_metadata:
-            self._publish([self._transaction_record("END", txn)])
-
-    def _transaction_record(self, status: str, txn: _FakeTransaction) -> ChangeRecord:
-        value: dict[str, Any] = {
-            "status": status,
-            "id": txn.id,
-            "event_count": None,
-            "data_collections": None,
-            "ts_ms": txn.ts_ms,
-        }
-        if status == "END":
-            value["event_count"] = txn.total_order
-            value["data_collections"] = [
-                {"data_collection": name, "event_count": txn.per_table[name]}
-                for name in java_hashmap_order(list(txn.per_table))
-            ]
-        return ChangeRecord(
-            self.transaction_topic,
-            TRANSACTION_KEY_SCHEMA,
-            {"id": txn.id},
-            TRANSACTION_VALUE_SCHEMA,
-            value,
-            RecordKind.TRANSACTION,
-            (),
-            self._offset(txn),
-            None,
-            None,
-        )
+        if metadata:
+            with self._operation(txn.ts_ms):
+                self.dispatcher.dispatch_transaction_end(txn.ts_ms, self._offset())
 
     @contextlib.contextmanager
     def transaction(self, source: Mapping[str, Any] | None = None) -> Iterator[FakeConnector]:
@@ -633,24 +639,6 @@ class FakeConnector(EventStream):
             raise KeyError(f"unknown source field(s) {sorted(unknown)}; use {sorted(_SOURCE_KEYS)}")
         return replace(where, **overrides) if overrides else where
 
-    def _stamp(self, records: list[ChangeRecord], ts_ms: int, txn: _FakeTransaction | None) -> None:
-        # Deterministic envelope time (the connector's is its wall clock), and Debezium's transaction
-        # block: every data change event counts, tombstones do not.
-        for record in records:
-            if record.kind != RecordKind.DATA or not isinstance(record.value, dict):
-                continue
-            value = record.value
-            value["ts_ms"], value["ts_us"], value["ts_ns"] = ts_ms, ts_ms * 1000, ts_ms * 1_000_000
-            if txn is not None and self.transaction_metadata and record.table_id is not None:
-                name = str(record.table_id)
-                txn.total_order += 1
-                txn.per_table[name] = txn.per_table.get(name, 0) + 1
-                value["transaction"] = {
-                    "id": txn.id,
-                    "total_order": txn.total_order,
-                    "data_collection_order": txn.per_table[name],
-                }
-
     def _rows_event(
         self,
         table: str | TableId,
@@ -658,7 +646,7 @@ class FakeConnector(EventStream):
         images: list[tuple[dict[str, Any] | None, dict[str, Any] | None]],
         source: Mapping[str, Any] | None,
     ) -> list[ChangeRecord]:
-        ts = self.table_schema(table)
+        table_id = self.table(table).id
         implicit = self._txn is None
         txn = self._txn if self._txn is not None else self._begin(source)
         try:
@@ -666,17 +654,11 @@ class FakeConnector(EventStream):
             txn.events_done += 1
             rows_pos = self.pos
             self.pos += _ROWS_EVENT
-            out: list[ChangeRecord] = []
-            if not self.filter.table_captured(ts.table.id):
-                txn.events_done += 1
-                return out
-            for row, (before, after) in enumerate(images):
-                where = self._where(txn, rows_pos, row, source)
-                records = self.builder.change_records(
-                    ts, op, before, after, where, self._offset(txn, row + 1)
+            where = self._where(txn, rows_pos, 0, source)
+            with self._operation(where.ts_ms or txn.ts_ms) as out:
+                self.dispatcher.dispatch_rows(
+                    table_id, op, lambda _schema: images, where, self._offset(txn), form=RowForm.CONVERTED
                 )
-                self._stamp(records, where.ts_ms or txn.ts_ms, txn)
-                out.extend(self._publish(records))
             txn.events_done += 1
             return out
         finally:
@@ -732,19 +714,9 @@ class FakeConnector(EventStream):
             txn.events_done += 1
             commit_offset = self._offset(None)
             db = database if database is not None else self.database
-            records, statements = self.schema.apply(statement, db, history_position, where, commit_offset)
-            for record in records:
-                if isinstance(record.value, dict):
-                    record.value["ts_ms"] = where.ts_ms or txn.ts_ms
-            truncated: list[ChangeRecord] = []
-            for table_id in self.schema.truncated_tables(statements):
-                table = self.schema.model.table(table_id)
-                if table is not None and self.filter.table_captured(table_id):
-                    truncated.extend(
-                        self.builder.truncate_record(self.builder.table_schema(table), where, commit_offset)
-                    )
-            self._stamp(truncated, where.ts_ms or txn.ts_ms, txn)
-            return self._publish(records + truncated)
+            with self._operation(where.ts_ms or txn.ts_ms) as out:
+                self.dispatcher.dispatch_schema_change(statement, db, history_position, where, commit_offset)
+            return out
         finally:
             self._commit(metadata=False)
 
@@ -763,17 +735,24 @@ class FakeConnector(EventStream):
         overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
         if overrides:
             where = replace(where, **overrides)
-        offset: dict[str, Any] = {"file": self.file, "pos": self.pos}
         gtids = self._gtid_set()
-        if gtids:
-            offset["gtids"] = gtids
-        if not last:
-            offset["snapshot"] = "INITIAL"
-        out: list[ChangeRecord] = []
-        for row in rows:
-            records = self.builder.change_records(ts, "r", None, self.row_image(table, row), where, offset)
-            self._stamp(records, where.ts_ms or self.clock_ms, None)
-            out.extend(self._publish(records))
+        offset = SourceOffset(
+            self.file,
+            self.pos,
+            GtidSet.parse(gtids) if gtids else None,
+            snapshot=None if last else SNAPSHOT_INITIAL,
+        )
+        images = [(None, self.row_image(table, row)) for row in rows]
+        with self._operation(where.ts_ms or self.clock_ms) as out:
+            self.dispatcher.dispatch_rows(
+                ts.table.id,
+                "r",
+                lambda _schema: images,
+                where,
+                offset,
+                form=RowForm.CONVERTED,
+                number_rows=False,
+            )
         return out
 
     def snapshot(
@@ -788,8 +767,6 @@ class FakeConnector(EventStream):
         fake binlog position, ``server_id`` 0, no GTID; offsets carry ``snapshot: INITIAL`` until the
         last record. The snapshot's schema change records (SET/DROP/CREATE DATABASE/USE/SHOW CREATE
         TABLE, marker ``true``) are not produced: they need the server's own DDL text."""
-        from snapshot.listener import LAST, resolve_marker
-
         items = list(tables.items()) if isinstance(tables, Mapping) else list(tables)
         plan: list[tuple[str, Row, str]] = []
         for table_index, (table, rows) in enumerate(items):

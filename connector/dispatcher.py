@@ -1,0 +1,208 @@
+"""The event dispatcher: the one way from a source's rows to emitted change records.
+
+After Debezium's ``EventDispatcher``: every source (the binlog stream, the snapshot listener, the
+fake connector) hands it rows with their source position and offset, and it alone
+
+1. filters the table (``table.include.list`` & co.),
+2. looks up the table's current structure and its prepared ``TableSchema``,
+3. converts the row (binlog values, snapshot values, or images already converted),
+4. builds the complete records (``EventBuilder``; the ``transaction`` block and offset are decided
+   before construction, never patched afterwards),
+5. emits them to the source's ``Emitter`` (delivery, or the snapshot's hold-back buffer).
+
+Schema changes, truncates, transaction boundaries and heartbeats go through it too, so a feature
+that touches every event (metrics, signals, incremental-snapshot de-duplication) has one place to
+hook in. Sources differ only in where rows and positions come from.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from enum import StrEnum
+from typing import Any, Protocol
+
+from connector.errors import ReplicationError
+from connector.events import EventBuilder, SourcePosition, TableSchema
+from connector.filters import TableFilter
+from connector.heartbeat import Heartbeat
+from connector.schema_state import SchemaState
+from connector.transactions import TransactionMetadata
+from ddl.model import TableId
+from ddl.parser import ParsedStatement
+from ddl.position import SourceOffset
+from sink.records import ChangeRecord
+
+log = logging.getLogger(__name__)
+
+
+class InconsistentSchemaError(ReplicationError):
+    """A row arrived for a table whose structure the schema history does not know, or which does
+    not fit the known structure."""
+
+
+class Emitter(Protocol):
+    def emit(self, records: list[ChangeRecord]) -> None: ...
+
+    def advance(self, offset: SourceOffset) -> None: ...
+
+    def tick(self) -> None: ...
+
+
+class RowForm(StrEnum):
+    """What a source's row values are, which decides how the dispatcher converts them."""
+
+    BINLOG = "binlog"  # as mysql-replication decodes them (connector.converters, binlog side)
+    SNAPSHOT = "snapshot"  # as pymysql returns them with SNAPSHOT_CONVERSIONS
+    CONVERTED = "converted"  # payload images already converted by the table's converters (the fake)
+
+
+# Row form -> the TableSchema method converting one image of that form (a dispatch table).
+_CONVERT: dict[RowForm, str | None] = {
+    RowForm.BINLOG: "value_from_binlog",
+    RowForm.SNAPSHOT: "value_from_snapshot",
+    RowForm.CONVERTED: None,
+}
+
+# One row's (before, after) images in a source's row form; None where the operation has none.
+RowImages = tuple[Any, Any]
+ReadRows = Callable[[TableSchema], Sequence[RowImages]]
+
+
+class EventDispatcher:
+    def __init__(
+        self,
+        builder: EventBuilder,
+        table_filter: TableFilter,
+        schema: SchemaState,
+        emitter: Emitter,
+        transactions: TransactionMetadata | None = None,
+        inconsistent_mode: str = "fail",
+    ) -> None:
+        self.builder = builder
+        self.filter = table_filter
+        self.schema = schema
+        self.emitter = emitter
+        self.transactions = transactions
+        self.inconsistent_mode = inconsistent_mode
+        self._captured: dict[TableId, bool] = {}
+
+    # -- filter and structure ---------------------------------------------------------------------
+    def is_captured(self, table_id: TableId) -> bool:
+        captured = self._captured.get(table_id)
+        if captured is None:
+            captured = self._captured[table_id] = self.filter.table_captured(table_id)
+        return captured
+
+    # -- data change events -----------------------------------------------------------------------
+    def dispatch_rows(
+        self,
+        table_id: TableId,
+        op: str,
+        read_rows: ReadRows,
+        where: SourcePosition,
+        offset: SourceOffset,
+        *,
+        form: RowForm,
+        first_row: int = 0,
+        number_rows: bool = True,
+    ) -> bool:
+        """Dispatches the rows of one rows event (or one snapshot row): filter → structure →
+        ``read_rows(table schema)`` → convert → build → emit. With ``number_rows`` each row gets
+        ``source.row`` = its index and the offset ``row`` = rows done (Debezium's in-event restart
+        point); rows before ``first_row`` were delivered before a restart and are skipped.
+        Returns False when the table is not captured or its structure is unknown."""
+        if not self.is_captured(table_id):
+            return False
+        table = self.schema.model.table(table_id)
+        if table is None:
+            self._inconsistent(f"no structure is known for table {table_id}", where)
+            return False
+        ts = self.builder.table_schema(table)
+        method = _CONVERT[form]
+        convert: Callable[[Any], dict[str, Any]] | None = getattr(ts, method) if method else None
+        width = len(table.columns) if form is RowForm.BINLOG else None
+        rows = read_rows(ts)
+        builder, emitter, transactions = self.builder, self.emitter, self.transactions
+        for index in range(first_row, len(rows)):
+            before, after = rows[index]
+            if width is not None:
+                self._check_width(table_id, width, before if after is None else after, where)
+            if convert is not None:
+                before = convert(before) if before is not None else None
+                after = convert(after) if after is not None else None
+            row_where, row_offset = where, offset
+            if number_rows:
+                row_where = replace(where, row=index)
+                row_offset = offset.with_(row=index + 1)
+            records = builder.change_records(ts, op, before, after, row_where, row_offset, transactions)
+            if records:
+                emitter.emit(records)
+        return True
+
+    def _check_width(
+        self, table_id: TableId, expected: int, values: Sequence[Any], where: SourcePosition
+    ) -> None:
+        if len(values) != expected:
+            raise InconsistentSchemaError(
+                f"row event for {table_id} at {where.file}:{where.pos} has {len(values)} columns but the "
+                f"known structure has {expected}: the schema history is out of step with the binlog. "
+                "Re-create it with snapshot.mode=recovery"
+            )
+
+    def _inconsistent(self, message: str, where: SourcePosition) -> None:
+        text = (
+            f"{message} (row event at {where.file}:{where.pos}); the schema history lacks its DDL. "
+            "Rebuild it with snapshot.mode=recovery, or set inconsistent.schema.handling.mode=warn "
+            "to skip such rows"
+        )
+        if self.inconsistent_mode == "fail":
+            raise InconsistentSchemaError(text)
+        if self.inconsistent_mode == "warn":
+            log.warning(text)
+
+    # -- schema changes -----------------------------------------------------------------------------
+    def dispatch_schema_change(
+        self,
+        ddl: str,
+        database: str | None,
+        history_position: SourceOffset,
+        where: SourcePosition,
+        record_offset: SourceOffset | None,
+    ) -> list[ParsedStatement]:
+        """Applies one DDL statement's text to the schema (recording it in the history), emits its
+        schema change records and, for TRUNCATE, the ``t`` events of the captured tables."""
+        records, statements = self.schema.apply(ddl, database, history_position, where, record_offset)
+        for table_id in self.schema.truncated_tables(statements):
+            table = self.schema.model.table(table_id)
+            if table is not None and self.is_captured(table_id):
+                ts = self.builder.table_schema(table)
+                records.extend(self.builder.truncate_record(ts, where, record_offset))
+        if records:
+            self.emitter.emit(records)
+        return statements
+
+    # -- transaction boundaries and heartbeats ------------------------------------------------------
+    def dispatch_transaction_begin(self, txn_id: str, ts_ms: int, offset: SourceOffset) -> None:
+        if self.transactions is not None:
+            record = self.transactions.begin(txn_id, ts_ms, offset)
+            if record is not None:
+                self.emitter.emit([record])
+
+    def dispatch_transaction_end(self, ts_ms: int, offset: SourceOffset) -> SourceOffset:
+        """The END record, with ``offset`` (the one after the commit) cleared of the finished
+        transaction's context; returns that offset. Storing it does not replay the transaction
+        (Debezium's END offset still points into it, so a crash there repeats the END)."""
+        if self.transactions is None:
+            return offset
+        value = self.transactions.end(ts_ms)
+        offset = self.transactions.apply_to(offset.with_(transaction_id=None, collection_orders=()))
+        if value is not None:
+            self.emitter.emit([self.transactions.record(value, offset)])
+        return offset
+
+    def dispatch_heartbeat(self, heartbeat: Heartbeat, offset: SourceOffset | None) -> None:
+        records = heartbeat.beat(offset)
+        if records:
+            self.emitter.emit(records)
