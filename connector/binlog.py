@@ -88,7 +88,7 @@ class BinlogReader:
         self.file = file
         self.pos = pos
         self.heartbeat_s = heartbeat_s
-        self.max_attempts = config.get_int("connect.max.attempts", 5) or 5
+        self.max_attempts = config.int_of("connect.max.attempts")
         self._stream: BinLogStreamReader | None = None
         self._closed = False
 
@@ -117,7 +117,7 @@ class BinlogReader:
             "user": self.config.user,
             "passwd": self.config.password,
             "charset": "utf8mb4",
-            "connect_timeout": max(1, (self.config.get_int("connect.timeout.ms", 30000) or 30000) // 1000),
+            "connect_timeout": max(1, self.config.int_of("connect.timeout.ms") // 1000),
         }
         return BinLogStreamReader(
             connection_settings=settings,

@@ -573,7 +573,7 @@ class ConnectorConfig:
 
     @property
     def port(self) -> int:
-        return self.get_int("database.port", 3306) or 3306
+        return self.int_of("database.port")
 
     @property
     def user(self) -> str:
@@ -585,7 +585,7 @@ class ConnectorConfig:
 
     @property
     def server_id(self) -> int:
-        return self.get_int("database.server.id") or 0
+        return self.int_of("database.server.id")
 
     @property
     def data_dir(self) -> Path:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from connector.offsets import OffsetStore
+from ddl.position import SourceOffset
 from sink.base import Sink
 from sink.records import ChangeRecord
 
@@ -36,10 +36,10 @@ class Delivery:
         self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
         self.on_delivered = on_delivered
         self.pending: list[ChangeRecord] = []
-        self.pending_offset: Mapping[str, Any] | None = None  # offset after the last record emitted
+        self.pending_offset: SourceOffset | None = None  # offset after the last record emitted
         self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
-        self.sent_offset: Mapping[str, Any] | None = None
-        self.stored_offset: Mapping[str, Any] | None = None
+        self.sent_offset: SourceOffset | None = None
+        self.stored_offset: SourceOffset | None = None
         self.failed = False
         self.last_send = self.last_commit = time.monotonic()
         self.delivered = 0
@@ -54,7 +54,7 @@ class Delivery:
             self._send()
             self.tick()
 
-    def advance(self, offset: Mapping[str, Any]) -> None:
+    def advance(self, offset: SourceOffset) -> None:
         self.pending_offset = offset
         self.tick()
 

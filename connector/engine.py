@@ -217,12 +217,12 @@ class Engine:
         assert self.info is not None
         target = self.probe.current_position(self.info)
         deadline = time.monotonic() + timeout
-        target_key = (target.file_number, target.pos)
+        target_key = target.key
 
         def reached() -> bool:
             assert self.streaming is not None
             file, pos = self.streaming.last_end
-            done = (BinlogPosition(file, pos).file_number, pos) >= target_key
+            done = BinlogPosition(file, pos).key >= target_key
             return done or self._stop.is_set() or time.monotonic() > deadline
 
         self.streaming.run(reached)

@@ -64,7 +64,7 @@ class Heartbeat:
     @classmethod
     def from_config(cls, config: ConnectorConfig) -> Heartbeat | None:
         """None when heartbeats are off (``heartbeat.interval.ms`` = 0, the default)."""
-        interval = config.get_int("heartbeat.interval.ms", 0) or 0
+        interval = config.int_of("heartbeat.interval.ms")
         return cls(config, interval) if interval > 0 else None
 
     def due(self) -> bool:

@@ -50,7 +50,7 @@ def connect(
             database=database,
             autocommit=autocommit,
             charset="utf8mb4",
-            connect_timeout=max(1, (config.get_int("connect.timeout.ms", 30000) or 30000) // 1000),
+            connect_timeout=max(1, config.int_of("connect.timeout.ms") // 1000),
             **kwargs,
         )
     except pymysql.err.OperationalError as exc:

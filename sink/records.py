@@ -7,7 +7,6 @@ accepted this record and every record before it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import orjson
 
 from ddl.model import TableId
+from ddl.position import SourceOffset
 from sink.connect import ConnectSchema, envelope_bytes
 
 
@@ -46,7 +46,7 @@ class ChangeRecord:
     kind: RecordKind = RecordKind.DATA
     headers: tuple[Header, ...] = ()
     # Source offset after this record (Debezium's offset map); None = nothing new to commit.
-    offset: Mapping[str, Any] | None = None
+    offset: SourceOffset | None = None
     # Kafka partition Debezium pins (0 for heartbeat and schema-change records), else None.
     partition: int | None = None
     table_id: TableId | None = None

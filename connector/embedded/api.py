@@ -331,7 +331,7 @@ class _Barrier:
 
 
 def _position_key(file: str, pos: int) -> tuple[int, int]:
-    return BinlogPosition(file, pos).file_number, pos
+    return BinlogPosition(file, pos).key
 
 
 def _replication_thread_id(engine: Engine) -> int | None:
