@@ -86,8 +86,8 @@ def _pretty(value: Any, level: int, out: list[bytes]) -> None:
 
 
 class KafkaSchemaHistory(SchemaHistory):
-    """The store. Its Kafka clients are configured by the caller (``connector.kafka_stores`` builds
-    them from the connector's properties): ``producer_kwargs``/``consumer_kwargs`` are kafka-python
+    """The store. Its Kafka clients are configured by the caller (the connector builds them from its
+    properties with the shared Kafka client settings): ``producer_kwargs``/``consumer_kwargs`` are kafka-python
     arguments (identity, TLS/SASL, tuning) to which the store adds what its guarantees need (acks=all,
     one request in flight, no consumer group); ``ensure_topic`` creates the topic at start (without
     it the broker's auto-creation makes it on the first write); ``describe_reachability(bootstrap)``

@@ -28,6 +28,7 @@ from ddl.errors import ConfigError
 # The Kafka sink's logger: topic creation and client messages keep the name they always had.
 log = logging.getLogger("sink.kafka")
 
+
 # -- settings translation: Kafka's Java client names → kafka-python keyword arguments -------------
 
 
@@ -438,15 +439,11 @@ class TopicCreator:
             self._admin = None
 
 
-TopicEnsurer = Callable[[str, int, int, Mapping[str, str]], bool]
-"""``(topic, partitions, replication factor, topic configs) -> bool``, as ``TopicCreator.create``."""
-
-
 def topic_ensurer(
     bootstrap: str, admin_kwargs: Mapping[str, Any], timeout_ms: int, what: str
-) -> TopicEnsurer:
-    """A ``TopicEnsurer`` that creates the topic with a short-lived admin client (closed again
-    before it returns), for stores that create their one topic once at start."""
+) -> Callable[[str, int, int, Mapping[str, str]], bool]:
+    """``TopicCreator.create`` with a short-lived admin client (closed again before it returns), for
+    a store that creates its one topic once at start (a ``ddl.kafka_history.TopicEnsurer``)."""
 
     def ensure(topic: str, partitions: int, replication_factor: int, configs: Mapping[str, str]) -> bool:
         creator = TopicCreator(bootstrap, admin_kwargs, timeout_ms, what)
