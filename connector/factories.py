@@ -3,66 +3,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.converters import ConverterSettings
 from connector.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
-from ddl.history import SchemaHistory
+from ddl.history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
 
-
-# -- component factories (name → constructor), so config picks implementations ------------------
-def _kafka_sink(config: ConnectorConfig) -> Sink:
-    from sink.kafka import KafkaSink
-
-    return KafkaSink.from_config(config)
-
-
-def _spark_sink(config: ConnectorConfig) -> Sink:
-    from sink.spark import SparkSink
-
-    return SparkSink.from_config(config)
-
-
-def _jsonl_sink(config: ConnectorConfig) -> Sink:
-    from sink.jsonl import JsonlSink
-
-    return JsonlSink.from_config(config)
-
-
-def _stdout_sink(config: ConnectorConfig) -> Sink:
-    from sink.jsonl import StdoutSink
-
-    return StdoutSink.from_config(config)
-
-
-def _memory_sink(config: ConnectorConfig) -> Sink:
-    from sink.memory import MemorySink
-
-    return MemorySink()
-
-
-SINK_FACTORIES: dict[str, Callable[[ConnectorConfig], Sink]] = {
-    "jsonl": _jsonl_sink,
-    "stdout": _stdout_sink,
-    "memory": _memory_sink,
-    "kafka": _kafka_sink,
-    "spark": _spark_sink,
+# -- component factories (name → "module:callable"), so config picks implementations -------------
+# Imported on first use: the Kafka and Spark implementations need kafka-python / pyspark, which a
+# connector that does not use them (and `mysql-cdc --help`) must not load.
+SINK_FACTORIES: dict[str, str] = {
+    "jsonl": "sink.jsonl:JsonlSink.from_config",
+    "stdout": "sink.jsonl:StdoutSink.from_config",
+    "memory": "sink.memory:MemorySink.from_config",
+    "kafka": "sink.kafka:KafkaSink.from_config",
+    "spark": "sink.spark:SparkSink.from_config",
 }
+KAFKA_OFFSET_STORE = "connector.kafka_offsets:KafkaOffsetStore.from_config"
+KAFKA_SCHEMA_HISTORY = "connector.kafka_stores:kafka_schema_history_from_config"
+
+
+def load_factory(spec: str) -> Any:
+    """The callable a ``"module:attribute.path"`` names, importing its module."""
+    module_name, _, path = spec.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for name in path.split("."):
+        target = getattr(target, name)
+    return target
 
 
 def build_sinks(config: ConnectorConfig) -> list[Sink]:
     names = config.sink_types or ["jsonl"]
     sinks = []
     for name in names:
-        factory = SINK_FACTORIES.get(name.lower())
-        if factory is None:
+        spec = SINK_FACTORIES.get(name.lower())
+        if spec is None:
             raise ConfigError(
                 "sink.type",
                 f"unknown sink {name!r}; expected a comma-separated list of {', '.join(SINK_FACTORIES)}",
             )
-        sinks.append(factory(config))
+        sinks.append(load_factory(spec)(config))
     return sinks
 
 
@@ -71,9 +54,8 @@ def build_offset_store(config: ConnectorConfig) -> OffsetStore:
     if kind == "memory":
         return MemoryOffsetStore()
     if kind == "kafka":
-        from connector.kafka_offsets import KafkaOffsetStore
-
-        return KafkaOffsetStore.from_config(config)
+        store: OffsetStore = load_factory(KAFKA_OFFSET_STORE)(config)
+        return store
     return FileOffsetStore(
         config.path_or_default("offset.storage.file.filename", "offsets.json"),
         config.connector_name,
@@ -84,15 +66,10 @@ def build_offset_store(config: ConnectorConfig) -> OffsetStore:
 def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
     kind = config.get_choice("schema.history.internal")
     if kind == "memory":
-        from ddl.history import MemorySchemaHistory
-
         return MemorySchemaHistory()
     if kind == "kafka":
-        from ddl.kafka_history import KafkaSchemaHistory
-
-        return KafkaSchemaHistory.from_config(config)
-    from ddl.history import FileSchemaHistory
-
+        history: SchemaHistory = load_factory(KAFKA_SCHEMA_HISTORY)(config)
+        return history
     return FileSchemaHistory(
         config.path_or_default("schema.history.internal.file.filename", "schema-history.jsonl")
     )

@@ -16,19 +16,20 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
 
+from connector.config import ConfigError, ConnectorConfig
 from connector.offsets import OffsetStore, OffsetStoreError, partition_key
-from sink.kafka import (
-    BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY,
-)
-from sink.kafka import (
+from ddl.errors import OffsetError
+from ddl.position import SourceOffset
+from sink.kafka import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
+from sink.kafka import PRODUCER_PREFIX
+from sink.kafka_client import (
     CONSUMER_SETTINGS,
-    PRODUCER_PREFIX,
     PRODUCER_SETTINGS,
     TopicCreator,
     bootstrap_list,
@@ -36,9 +37,6 @@ from sink.kafka import (
     describe_reachability,
     security_kwargs,
 )
-
-if TYPE_CHECKING:
-    from connector.config import ConnectorConfig
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +47,6 @@ CONSUMER_KEY_PREFIX = "offset.storage.kafka.consumer."
 PARTITIONS_KEY = "offset.storage.partitions"
 REPLICATION_KEY = "offset.storage.replication.factor"
 TIMEOUT_KEY = "offset.storage.kafka.timeout.ms"
-
-
-def _config_error(key: str, message: str) -> Exception:
-    from connector.config import ConfigError
-
-    return ConfigError(key, message)
 
 
 class KafkaOffsetStore(OffsetStore):
@@ -86,7 +78,7 @@ class KafkaOffsetStore(OffsetStore):
     def from_config(cls, config: ConnectorConfig) -> KafkaOffsetStore:
         topic = config.get(TOPIC_KEY)
         if not topic:
-            raise _config_error(
+            raise ConfigError(
                 TOPIC_KEY,
                 "is required for offset.storage=kafka (the compacted topic "
                 "that holds the connector's offsets, e.g. my-connect-offsets)",
@@ -94,7 +86,7 @@ class KafkaOffsetStore(OffsetStore):
         own_bootstrap = config.get(BOOTSTRAP_KEY)
         bootstrap = own_bootstrap or config.get(SINK_BOOTSTRAP_KEY)
         if not bootstrap:
-            raise _config_error(
+            raise ConfigError(
                 BOOTSTRAP_KEY,
                 f"is required for offset.storage=kafka (or set "
                 f"{SINK_BOOTSTRAP_KEY} to keep offsets on the sink's brokers)",
@@ -112,11 +104,9 @@ class KafkaOffsetStore(OffsetStore):
         replication = config.get_int(REPLICATION_KEY, -1)
         assert partitions is not None and replication is not None
         if partitions < 1:
-            raise _config_error(PARTITIONS_KEY, f"must be at least 1, got {partitions}")
+            raise ConfigError(PARTITIONS_KEY, f"must be at least 1, got {partitions}")
         if replication == 0 or replication < -1:
-            raise _config_error(
-                REPLICATION_KEY, f"must be positive or -1 (broker default), got {replication}"
-            )
+            raise ConfigError(REPLICATION_KEY, f"must be positive or -1 (broker default), got {replication}")
         return cls(
             bootstrap,
             topic,
@@ -130,7 +120,7 @@ class KafkaOffsetStore(OffsetStore):
         )
 
     # -- OffsetStore ----------------------------------------------------------------------------
-    def load(self) -> dict[str, Any] | None:
+    def load(self) -> SourceOffset | None:
         consumer = self._consumer()
         try:
             ids = consumer.partitions_for_topic(self.topic)
@@ -143,7 +133,7 @@ class KafkaOffsetStore(OffsetStore):
             consumer.assign(partitions)
             consumer.seek_to_beginning(*partitions)
             end = consumer.end_offsets(partitions)
-            found: dict[str, Any] | None = None
+            found: SourceOffset | None = None
             seen = False
             deadline = time.monotonic() + self.timeout_ms / 1000
             while any(consumer.position(tp) < end[tp] for tp in partitions):
@@ -159,7 +149,11 @@ class KafkaOffsetStore(OffsetStore):
                         seen = True
                         found = self._parse_value(message.value, tp, message.offset)
             if seen:
-                log.info("loaded offset %s from Kafka topic %s", found, self.topic)
+                log.info(
+                    "loaded offset %s from Kafka topic %s",
+                    None if found is None else found.to_map(),
+                    self.topic,
+                )
             return found
         except kafka_errors.KafkaError as exc:
             raise OffsetStoreError(
@@ -169,10 +163,11 @@ class KafkaOffsetStore(OffsetStore):
         finally:
             consumer.close()
 
-    def save(self, offset: Mapping[str, Any]) -> None:
+    def save(self, offset: SourceOffset | Mapping[str, Any]) -> None:
+        value = orjson.dumps(SourceOffset.from_map(offset).to_map())
         producer = self._ensure_producer()
         try:
-            future = producer.send(self.topic, key=self.key, value=orjson.dumps(dict(offset)))
+            future = producer.send(self.topic, key=self.key, value=value)
             future.get(timeout=self.timeout_ms / 1000)
         except kafka_errors.KafkaError as exc:
             raise OffsetStoreError(
@@ -192,7 +187,7 @@ class KafkaOffsetStore(OffsetStore):
         # always writes it compactly, so a differently spaced key is another connector's.
         return key == self.key
 
-    def _parse_value(self, value: bytes | None, tp: TopicPartition, offset: int) -> dict[str, Any] | None:
+    def _parse_value(self, value: bytes | None, tp: TopicPartition, offset: int) -> SourceOffset | None:
         if value is None:
             return None  # tombstone: the connector's offsets were reset
         try:
@@ -207,7 +202,13 @@ class KafkaOffsetStore(OffsetStore):
                 f"offset topic {self.topic} partition {tp.partition} offset {offset} "
                 f"does not hold a JSON object for key {self.key.decode()}"
             )
-        return parsed
+        try:
+            return SourceOffset.from_map(parsed)
+        except OffsetError as exc:
+            raise OffsetStoreError(
+                f"offset topic {self.topic} partition {tp.partition} offset {offset} "
+                f"holds an invalid offset for key {self.key.decode()}: {exc}"
+            ) from exc
 
     def _consumer(self) -> KafkaConsumer:
         try:

@@ -1,9 +1,10 @@
 """Offset storage: where the connector keeps the source position it has safely delivered up to.
 
-The stored map is Debezium's offset map (``file``, ``pos``, ``gtids``, ``event``, ``row``,
-``ts_sec``, ``server_id``, ``snapshot`` ...) under the source partition ``{"server": <topic.prefix>}``,
-so the Kafka-backed store writes exactly what Kafka Connect writes to its offsets topic:
-key ``["<connector name>",{"server":"<prefix>"}]``, value the offset JSON.
+Stores hand out and take the typed ``ddl.position.SourceOffset``. What they store is its
+``to_map()``, Debezium's offset map (``file``, ``pos``, ``gtids``, ``event``, ``row``, ``ts_sec``,
+``server_id``, ``snapshot`` ...), under the source partition ``{"server": <topic.prefix>}``, so the
+Kafka-backed store writes exactly what Kafka Connect writes to its offsets topic: key
+``["<connector name>",{"server":"<prefix>"}]``, value the offset JSON.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 
 from ddl.errors import OffsetError
+from ddl.position import SourceOffset
 
 
 def partition_key(connector_name: str, server: str) -> bytes:
@@ -27,31 +29,33 @@ def partition_key(connector_name: str, server: str) -> bytes:
 
 
 class OffsetStore(ABC):
-    """Loads and stores the offset map of one source partition."""
+    """Loads and stores the offset of one source partition (stored as Debezium's offset map)."""
 
     @abstractmethod
-    def load(self) -> dict[str, Any] | None: ...
+    def load(self) -> SourceOffset | None:
+        """The stored offset, or None when there is none."""
 
     @abstractmethod
-    def save(self, offset: Mapping[str, Any]) -> None:
-        """Durably store ``offset``; returns only when a crash afterwards would still see it."""
+    def save(self, offset: SourceOffset | Mapping[str, Any]) -> None:
+        """Durably store ``offset`` (a plain map is read as ``SourceOffset.coerce`` reads it);
+        returns only when a crash afterwards would still see it."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
 
 class MemoryOffsetStore(OffsetStore):
-    def __init__(self, initial: Mapping[str, Any] | None = None) -> None:
-        self._offset = dict(initial) if initial is not None else None
+    def __init__(self, initial: SourceOffset | Mapping[str, Any] | None = None) -> None:
+        self._offset = SourceOffset.coerce(initial)
         self._lock = threading.Lock()
 
-    def load(self) -> dict[str, Any] | None:
+    def load(self) -> SourceOffset | None:
         with self._lock:
-            return dict(self._offset) if self._offset is not None else None
+            return self._offset
 
-    def save(self, offset: Mapping[str, Any]) -> None:
+    def save(self, offset: SourceOffset | Mapping[str, Any]) -> None:
         with self._lock:
-            self._offset = dict(offset)
+            self._offset = SourceOffset.from_map(offset)
 
 
 class FileOffsetStore(OffsetStore):
@@ -80,13 +84,19 @@ class FileOffsetStore(OffsetStore):
             raise OffsetStoreError(f"offset file {self.path} does not hold a JSON object")
         return parsed
 
-    def load(self) -> dict[str, Any] | None:
+    def load(self) -> SourceOffset | None:
         value = self._read_all().get(self._key)
-        return dict(value) if isinstance(value, dict) else None
+        if not isinstance(value, dict):
+            return None
+        try:
+            return SourceOffset.from_map(value)
+        except OffsetError as exc:
+            raise OffsetStoreError(f"offset file {self.path} holds an invalid offset: {exc}") from exc
 
-    def save(self, offset: Mapping[str, Any]) -> None:
+    def save(self, offset: SourceOffset | Mapping[str, Any]) -> None:
+        stored = SourceOffset.from_map(offset).to_map()
         data = self._read_all()
-        data[self._key] = dict(offset)
+        data[self._key] = stored
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".offsets-", dir=self.path.parent)
         try:

@@ -12,26 +12,14 @@ import logging
 import os
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from ddl.errors import SchemaHistoryError
+from ddl.errors import SchemaHistoryError as SchemaHistoryError
+from ddl.history_record import HistoryRecord as HistoryRecord
+from ddl.history_record import history_record_from_json, history_record_to_json
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryRecord:
-    source: Mapping[str, Any]
-    position: Mapping[str, Any]
-    ts_ms: int
-    ddl: str
-    database_name: str | None = None
-    schema_name: str | None = None
-    # Debezium's tableChanges array, already in its JSON document form.
-    table_changes: tuple[Mapping[str, Any], ...] = field(default=())
 
 
 class SchemaHistory(ABC):
@@ -105,8 +93,6 @@ class FileSchemaHistory(SchemaHistory):
             return False
 
     def record(self, record: HistoryRecord) -> None:
-        from ddl.serialize import history_record_to_json  # serialize imports this module
-
         line = history_record_to_json(record) + b"\n"
         with self._lock:
             if not self._started:
@@ -119,8 +105,6 @@ class FileSchemaHistory(SchemaHistory):
                 os.fsync(handle.fileno())
 
     def records(self) -> Iterator[HistoryRecord]:
-        from ddl.serialize import history_record_from_json
-
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -163,8 +147,6 @@ class FileSchemaHistory(SchemaHistory):
             data = self.path.read_bytes()
             cut = data.rfind(b"\n") + 1
             tail = data[cut:]
-            from ddl.serialize import history_record_from_json
-
             try:
                 history_record_from_json(tail)
             except SchemaHistoryError:

@@ -14,30 +14,16 @@ from the beginning to the end offset observed at the start, tolerating
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import orjson
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
 
-from ddl.history import HistoryRecord, SchemaHistory, SchemaHistoryError
-from ddl.serialize import history_record_from_json, history_record_to_document
-from sink.kafka import (
-    BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY,
-)
-from sink.kafka import (
-    CONSUMER_SETTINGS,
-    PRODUCER_SETTINGS,
-    TopicCreator,
-    bootstrap_list,
-    client_kwargs,
-    describe_reachability,
-    security_kwargs,
-)
-
-if TYPE_CHECKING:
-    from connector.config import ConnectorConfig
+from ddl.errors import SchemaHistoryError
+from ddl.history import SchemaHistory
+from ddl.history_record import HistoryRecord, history_record_from_json, history_record_to_document
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +36,10 @@ JAVA_LONG_MAX = 9_223_372_036_854_775_807
 # What Debezium creates the topic with: keep every record forever, never compact.
 TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": str(JAVA_LONG_MAX), "retention.bytes": "-1"}
 
-
-def _config_error(key: str, message: str) -> Exception:
-    from connector.config import ConfigError
-
-    return ConfigError(key, message)
+TopicEnsurer = Callable[[str, int, int, Mapping[str, str]], bool]
+"""``(topic, partitions, replication factor, topic configs) -> bool``: create the topic if the
+cluster allows it (True: it exists now; False: creation is not possible here and the broker's
+auto-creation will make it); raises ``kafka.errors.KafkaError`` for other failures."""
 
 
 # -- the document -------------------------------------------------------------------------------
@@ -101,20 +86,33 @@ def _pretty(value: Any, level: int, out: list[bytes]) -> None:
 
 
 class KafkaSchemaHistory(SchemaHistory):
+    """The store. Its Kafka clients are configured by the caller (the connector builds them from its
+    properties with the shared Kafka client settings): ``producer_kwargs``/``consumer_kwargs`` are kafka-python
+    arguments (identity, TLS/SASL, tuning) to which the store adds what its guarantees need (acks=all,
+    one request in flight, no consumer group); ``ensure_topic`` creates the topic at start (without
+    it the broker's auto-creation makes it on the first write); ``describe_reachability(bootstrap)``
+    adds a phrase on whether the brokers answer to the error messages."""
+
     def __init__(
         self,
         bootstrap: str,
         topic: str,
         *,
+        bootstrap_servers: Sequence[str] | None = None,
         producer_kwargs: Mapping[str, Any] | None = None,
         consumer_kwargs: Mapping[str, Any] | None = None,
         client_id: str | None = None,
         poll_interval_ms: int = 100,
         recovery_attempts: int = 100,
         query_timeout_ms: int = 3000,
-        create_timeout_ms: int = 30_000,
+        ensure_topic: TopicEnsurer | None = None,
+        describe_reachability: Callable[[str], str] | None = None,
     ) -> None:
-        self.bootstrap = bootstrap
+        self.bootstrap = bootstrap  # as configured: named in messages
+        # The addresses the clients connect to (kafka-python splits a comma-separated text itself).
+        self.bootstrap_servers: str | list[str] = (
+            list(bootstrap_servers) if bootstrap_servers is not None else bootstrap
+        )
         self.topic = topic
         self.producer_kwargs = dict(producer_kwargs or {})
         self.consumer_kwargs = dict(consumer_kwargs or {})
@@ -124,44 +122,10 @@ class KafkaSchemaHistory(SchemaHistory):
         self.poll_interval_ms = poll_interval_ms
         self.recovery_attempts = recovery_attempts
         self.query_timeout_ms = query_timeout_ms
-        self.create_timeout_ms = create_timeout_ms
+        self._ensure_topic = ensure_topic
+        self._describe_reachability = describe_reachability
         self._producer: KafkaProducer | None = None
         self._partition_count_checked = False
-
-    @classmethod
-    def from_config(cls, config: ConnectorConfig) -> KafkaSchemaHistory:
-        topic = config.get(TOPIC_KEY)
-        if not topic:
-            raise _config_error(
-                TOPIC_KEY,
-                "is required for schema.history.internal=kafka (a topic only "
-                "this connector writes, e.g. schema-changes.<topic.prefix>)",
-            )
-        bootstrap = config.get(BOOTSTRAP_KEY) or config.get(SINK_BOOTSTRAP_KEY)
-        if not bootstrap:
-            raise _config_error(
-                BOOTSTRAP_KEY,
-                "is required for schema.history.internal=kafka "
-                "(host:port[,host:port...] of the Kafka brokers)",
-            )
-
-        def number(name: str, default: int) -> int:
-            value = config.get_int(PREFIX + name, default)
-            if value is None or value < 1:
-                raise _config_error(PREFIX + name, f"must be a positive integer, got {value}")
-            return value
-
-        return cls(
-            bootstrap,
-            topic,
-            producer_kwargs=client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS),
-            consumer_kwargs=client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS),
-            client_id=config.get(PREFIX + "name") or f"{config.topic_prefix}-schemahistory",
-            poll_interval_ms=number("kafka.recovery.poll.interval.ms", 100),
-            recovery_attempts=number("kafka.recovery.attempts", 100),
-            query_timeout_ms=number("kafka.query.timeout.ms", 3000),
-            create_timeout_ms=number("kafka.create.timeout.ms", 30_000),
-        )
 
     # -- SchemaHistory ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -190,7 +154,7 @@ class KafkaSchemaHistory(SchemaHistory):
         except kafka_errors.KafkaError as exc:
             raise SchemaHistoryError(
                 f"cannot store DDL in schema history topic {self.topic} on {self.bootstrap}: "
-                f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})"
+                f"{type(exc).__name__}: {exc}{self._reachability()}"
             ) from exc
         if not self._partition_count_checked:
             # The broker may just have auto-created the topic with its own partition count.
@@ -213,8 +177,8 @@ class KafkaSchemaHistory(SchemaHistory):
                         raise SchemaHistoryError(
                             f"schema history topic {self.topic} could not be read to its end offset {end} "
                             f"(stuck at {consumer.position(tp)}) on {self.bootstrap}; consider increasing "
-                            f"{PREFIX}kafka.recovery.poll.interval.ms or {PREFIX}kafka.recovery.attempts "
-                            f"({describe_reachability(self.bootstrap)})"
+                            f"{PREFIX}kafka.recovery.poll.interval.ms or {PREFIX}kafka.recovery.attempts"
+                            f"{self._reachability()}"
                         )
                     continue
                 empty_polls = 0
@@ -252,14 +216,10 @@ class KafkaSchemaHistory(SchemaHistory):
         return set(ids) if ids else None
 
     def _create_topic(self) -> None:
-        creator = TopicCreator(
-            self.bootstrap,
-            security_kwargs(self.producer_kwargs),
-            self.create_timeout_ms,
-            "the schema history topic's settings (1 partition, infinite retention)",
-        )
+        if self._ensure_topic is None:
+            return  # the broker creates it on the first write; record() then checks its partitions
         try:
-            if creator.create(self.topic, 1, -1, TOPIC_CONFIGS):
+            if self._ensure_topic(self.topic, 1, -1, TOPIC_CONFIGS):
                 self._partition_count_checked = True
         except kafka_errors.KafkaError as exc:
             raise SchemaHistoryError(
@@ -267,13 +227,17 @@ class KafkaSchemaHistory(SchemaHistory):
                 f"{type(exc).__name__}: {exc}; create it yourself with 1 partition, "
                 "cleanup.policy=delete and retention.ms=-1"
             ) from exc
-        finally:
-            creator.close()
+
+    def _reachability(self) -> str:
+        """`` (<whether each broker answers>)`` for an error message, or nothing."""
+        if self._describe_reachability is None:
+            return ""
+        return f" ({self._describe_reachability(self.bootstrap)})"
 
     def _consumer(self) -> _ClosingConsumer:
         try:
             consumer = KafkaConsumer(
-                bootstrap_servers=bootstrap_list(self.bootstrap),
+                bootstrap_servers=self.bootstrap_servers,
                 group_id=None,
                 enable_auto_commit=False,
                 allow_auto_create_topics=False,
@@ -282,8 +246,8 @@ class KafkaSchemaHistory(SchemaHistory):
         except kafka_errors.KafkaError as exc:
             raise SchemaHistoryError(
                 f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read schema history "
-                f"topic {self.topic}: {type(exc).__name__} "
-                f"({describe_reachability(self.bootstrap)})"
+                f"topic {self.topic}: {type(exc).__name__}"
+                f"{self._reachability()}"
             ) from exc
         return _ClosingConsumer(consumer)
 
@@ -294,7 +258,7 @@ class KafkaSchemaHistory(SchemaHistory):
                     **{
                         "retries": 2_147_483_647,
                         **self.producer_kwargs,
-                        "bootstrap_servers": bootstrap_list(self.bootstrap),
+                        "bootstrap_servers": self.bootstrap_servers,
                         "acks": "all",
                         "max_in_flight_requests_per_connection": 1,
                     }
@@ -302,7 +266,7 @@ class KafkaSchemaHistory(SchemaHistory):
             except kafka_errors.KafkaError as exc:
                 raise SchemaHistoryError(
                     f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to write schema history topic "
-                    f"{self.topic}: {type(exc).__name__} ({describe_reachability(self.bootstrap)})"
+                    f"{self.topic}: {type(exc).__name__}{self._reachability()}"
                 ) from exc
         return self._producer
 

@@ -1,7 +1,8 @@
 """Debezium's serialized forms of table changes and history records.
 
-* History documents (``JsonTableChangeSerializer`` + ``HistoryRecord``): what the schema history
-  stores and what recovery reads back (``table_from_history``).
+* History documents (``JsonTableChangeSerializer``): the ``tableChanges`` elements the schema
+  history stores and what recovery reads back (``table_from_history``); the record around them is
+  ``ddl.history_record`` (its conversions are re-exported here).
 * Schema change event payloads (``ConnectTableChangeSerializer``): the ``tableChanges`` elements
   of ``SchemaChangeValue`` as plain dicts in Connect struct field order; the connector builds the
   Connect schemas around them.
@@ -14,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from ddl.history import HistoryRecord, SchemaHistoryError
+from ddl.errors import SchemaHistoryError
+from ddl.history_record import history_record_from_document as history_record_from_document
+from ddl.history_record import history_record_from_json as history_record_from_json
+from ddl.history_record import history_record_to_document as history_record_to_document
+from ddl.history_record import history_record_to_json as history_record_to_json
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 
 _TYPE_SUFFIXES = ((" UNSIGNED ZEROFILL", True, True), (" ZEROFILL", True, True), (" UNSIGNED", True, False))
@@ -101,58 +104,6 @@ def table_change_to_history(change: TableChange) -> dict[str, Any]:
         document["table"] = table_to_history(change.table)
         document["comment"] = change.table.comment
     return document
-
-
-def history_record_to_document(record: HistoryRecord) -> dict[str, Any]:
-    document: dict[str, Any] = {
-        "source": dict(record.source),
-        "position": dict(record.position),
-        "ts_ms": record.ts_ms,
-    }
-    if record.database_name is not None:
-        document["databaseName"] = record.database_name
-    if record.schema_name is not None:
-        document["schemaName"] = record.schema_name
-    document["ddl"] = record.ddl
-    document["tableChanges"] = [dict(change) for change in record.table_changes]
-    return document
-
-
-def history_record_to_json(record: HistoryRecord) -> bytes:
-    """Compact one-line JSON (the file history's line format, without the newline)."""
-    return orjson.dumps(history_record_to_document(record))
-
-
-def history_record_from_document(document: Mapping[str, Any]) -> HistoryRecord:
-    try:
-        source = document["source"]
-        position = document["position"]
-        if not isinstance(source, Mapping) or not isinstance(position, Mapping):
-            raise TypeError("source and position must be objects")
-        changes = document.get("tableChanges") or []
-        if not isinstance(changes, list):
-            raise TypeError("tableChanges must be an array")
-        return HistoryRecord(
-            source=dict(source),
-            position=dict(position),
-            ts_ms=int(document.get("ts_ms", 0)),
-            ddl=str(document.get("ddl") or ""),
-            database_name=document.get("databaseName"),
-            schema_name=document.get("schemaName"),
-            table_changes=tuple(dict(c) for c in changes),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise SchemaHistoryError(f"invalid schema history record: {exc}") from exc
-
-
-def history_record_from_json(data: bytes | str) -> HistoryRecord:
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise SchemaHistoryError(f"invalid schema history record (not JSON): {exc}") from exc
-    if not isinstance(document, Mapping):
-        raise SchemaHistoryError("invalid schema history record: not a JSON object")
-    return history_record_from_document(document)
 
 
 # --- reading history back ---------------------------------------------------------------------------

@@ -4,15 +4,42 @@ The engine hands a sink batches of records in emission order. ``flush()`` return
 record sent so far is durably accepted (written and fsynced, acknowledged by the broker, committed in
 Spark); only then does the engine store the offset of the last record. A sink raises ``SinkError``
 for a failure it cannot retry; the engine stops without storing any offset past the failed batch.
+
+Sinks read their settings through ``SinkConfig``, the part of the connector's configuration they use
+(the connector's ``ConnectorConfig`` satisfies it), and report a bad setting as
+``ddl.errors.ConfigError`` naming the key.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
 
 from ddl.errors import MysqlCdcError
 from sink.records import ChangeRecord
+
+
+class SinkConfig(Protocol):
+    """The configuration methods a sink's ``from_config`` may use (``ConnectorConfig`` has them)."""
+
+    def get(self, key: str, default: str | None = None) -> str | None: ...
+
+    def get_int(self, key: str, default: int | None = None) -> int | None: ...
+
+    def get_bool(self, key: str, default: bool = False) -> bool: ...
+
+    def subset(self, prefix: str) -> Mapping[str, str]:
+        """The keys under ``prefix`` (without it) and their values."""
+        ...
+
+    def path_or_default(self, key: str, filename: str) -> Path:
+        """The path ``key`` names, or ``filename`` in the connector's data directory."""
+        ...
+
+    @property
+    def topic_prefix(self) -> str: ...
 
 
 class SinkError(MysqlCdcError, RuntimeError):

@@ -6,9 +6,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from sink.base import Sink, SinkError
+from sink.base import Sink, SinkConfig, SinkError
 from sink.records import ChangeRecord, jsonl_line
 
 
@@ -31,7 +31,7 @@ class JsonlSink(Sink):
         self._fh: IO[bytes] | None = None
 
     @classmethod
-    def from_config(cls, config: Any) -> JsonlSink:
+    def from_config(cls, config: SinkConfig) -> JsonlSink:
         return cls(
             config.path_or_default("sink.jsonl.path", "events.jsonl"),
             config.get_bool("key.converter.schemas.enable", True),
@@ -79,7 +79,7 @@ class StdoutSink(Sink):
         self.stream = stream
 
     @classmethod
-    def from_config(cls, config: Any) -> StdoutSink:
+    def from_config(cls, config: SinkConfig) -> StdoutSink:
         return cls(
             config.get_bool("key.converter.schemas.enable", True),
             config.get_bool("value.converter.schemas.enable", True),

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
 
-from sink.base import Sink
+from sink.base import Sink, SinkConfig
 from sink.records import ChangeRecord
 
 
@@ -19,7 +18,7 @@ class MemorySink(Sink):
         self._lock = threading.Condition()
 
     @classmethod
-    def from_config(cls, config: Any) -> MemorySink:
+    def from_config(cls, config: SinkConfig) -> MemorySink:
         return cls()
 
     def send(self, records: Sequence[ChangeRecord]) -> None:

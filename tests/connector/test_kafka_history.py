@@ -9,8 +9,9 @@ import orjson
 import pytest
 
 from connector.config import ConfigError, ConnectorConfig
+from connector.kafka_stores import kafka_schema_history_from_config
 from ddl.history import HistoryRecord, SchemaHistoryError
-from ddl.kafka_history import KafkaSchemaHistory, jackson_pretty
+from ddl.kafka_history import jackson_pretty
 from ddl.serialize import history_record_to_document as record_to_document
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
@@ -156,7 +157,7 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
     topic = kafka_broker.unique("schema-changes")
     if not kafka_broker.supports_create_topics:
         kafka_broker.create_topic(topic, 1)  # what CreateTopics would have made
-    history = KafkaSchemaHistory.from_config(history_config(kafka_broker, topic))
+    history = kafka_schema_history_from_config(history_config(kafka_broker, topic))
     history.start()
     assert not history.exists()
     assert list(history.records()) == []
@@ -164,7 +165,7 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
         history.record(record)
     history.stop()
 
-    again = KafkaSchemaHistory.from_config(history_config(kafka_broker, topic))
+    again = kafka_schema_history_from_config(history_config(kafka_broker, topic))
     again.start()
     assert again.exists()
     assert list(again.records()) == [SET, CREATE, ALTER]
@@ -180,7 +181,7 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
     producer = KafkaProducer(bootstrap_servers=str(kafka_broker), acks="all")
     producer.send(topic, value=history_record_to_json(SET), partition=0).get(10)
     producer.close()
-    assert list(KafkaSchemaHistory.from_config(history_config(kafka_broker, topic)).records()) == [
+    assert list(kafka_schema_history_from_config(history_config(kafka_broker, topic)).records()) == [
         SET,
         CREATE,
         ALTER,
@@ -198,7 +199,7 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
 def test_multi_partition_topic_is_refused_with_the_fix(kafka_broker: KafkaBroker) -> None:
     topic = kafka_broker.unique("history-3p")
     kafka_broker.create_topic(topic, 3)
-    history = KafkaSchemaHistory.from_config(history_config(kafka_broker, topic))
+    history = kafka_schema_history_from_config(history_config(kafka_broker, topic))
     with pytest.raises(SchemaHistoryError) as refused:
         history.start()
     message = str(refused.value)
@@ -212,7 +213,7 @@ def test_topic_creation_or_refusal_of_a_broker_made_topic(
     kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture
 ) -> None:
     topic = kafka_broker.unique("history-new")
-    history = KafkaSchemaHistory.from_config(history_config(kafka_broker, topic))
+    history = kafka_schema_history_from_config(history_config(kafka_broker, topic))
     with caplog.at_level(logging.INFO, logger="sink.kafka"):
         history.start()
     if kafka_broker.supports_create_topics:
@@ -232,15 +233,15 @@ def test_topic_creation_or_refusal_of_a_broker_made_topic(
 
 def test_configuration_errors_name_the_key() -> None:
     with pytest.raises(ConfigError) as missing:
-        KafkaSchemaHistory.from_config(ConnectorConfig.from_mapping(BASE_PROPS))
+        kafka_schema_history_from_config(ConnectorConfig.from_mapping(BASE_PROPS))
     assert missing.value.key == "schema.history.internal.kafka.topic"
     with pytest.raises(ConfigError) as no_brokers:
-        KafkaSchemaHistory.from_config(
+        kafka_schema_history_from_config(
             ConnectorConfig.from_mapping({**BASE_PROPS, "schema.history.internal.kafka.topic": "h"})
         )
     assert no_brokers.value.key == "schema.history.internal.kafka.bootstrap.servers"
     with pytest.raises(ConfigError) as bad:
-        KafkaSchemaHistory.from_config(
+        kafka_schema_history_from_config(
             ConnectorConfig.from_mapping(
                 {
                     **BASE_PROPS,
@@ -251,7 +252,7 @@ def test_configuration_errors_name_the_key() -> None:
             )
         )
     assert bad.value.key == "schema.history.internal.consumer.max.poll.recordz"
-    history = KafkaSchemaHistory.from_config(
+    history = kafka_schema_history_from_config(
         ConnectorConfig.from_mapping(
             {
                 **BASE_PROPS,
@@ -269,7 +270,7 @@ def test_configuration_errors_name_the_key() -> None:
 def test_unreachable_broker_is_named(kafka_broker: KafkaBroker) -> None:
     topic = kafka_broker.unique("history-down")
     kafka_broker.stop()
-    history = KafkaSchemaHistory.from_config(
+    history = kafka_schema_history_from_config(
         history_config(
             kafka_broker, topic, **{"schema.history.internal.consumer.api.version.auto.timeout.ms": "1000"}
         )

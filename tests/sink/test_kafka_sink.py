@@ -18,7 +18,8 @@ from kafka.partitioner.default import murmur2
 from connector.config import ConfigError, ConnectorConfig
 from sink.base import SinkError
 from sink.connect import ConnectSchema, primitive, struct
-from sink.kafka import KafkaSink, client_kwargs
+from sink.kafka import KafkaSink
+from sink.kafka_client import client_kwargs
 from sink.records import ChangeRecord, Header, RecordKind, jsonl_line
 from tests.kafka_support import (
     MESSAGE_TOO_LARGE,
