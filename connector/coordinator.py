@@ -88,6 +88,7 @@ class StartupCoordinator:
             sink.start()
         self.schema = self.schema_state(self.info)
         offset = self.starting_offset()
+
         settings = SnapshotSettings.from_config(self.config)
         connect = snapshot_connection_factory(self.config)
         plan = self.plan(settings, offset, connect)
@@ -97,6 +98,7 @@ class StartupCoordinator:
                 "(snapshot.mode=when_needed)"
             )
             offset = None
+
         start: SourceOffset | None
         if plan.snapshot:
             start = self.snapshot(settings, plan, offset, connect)
@@ -104,9 +106,9 @@ class StartupCoordinator:
             self.recover(offset)
             start = offset
         elif plan.stream_from == STREAM_FROM_BEGINNING:
-            start = SourceOffset.at(earliest_position(connect))
+            start = SourceOffset.at(earliest_position(connect))  # an empty schema
         else:
-            start = offset
+            start = None  # the mode does not stream
         return start if plan.stream else None
 
     # -- the steps, in order ----------------------------------------------------------------------
