@@ -1,4 +1,4 @@
-"""The coordinator: start-up checks, schema recovery or snapshot, then streaming, with delivery.
+"""The engine: start-up (``connector.coordinator``), then streaming, with delivery; stop and close.
 
 Data flows one way: sources (snapshot, streaming) → ``EventBuilder`` → ``Delivery`` → sinks. The
 ``Delivery`` batches records, hands them to every sink, waits for every sink's ``flush`` and only
@@ -11,16 +11,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from connector.config import ConnectorConfig
+from connector.coordinator import StartupCoordinator
 from connector.delivery import Delivery
 from connector.dispatcher import EventDispatcher, RowForm
 from connector.events import EventBuilder, SourcePosition
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
+from connector.heartbeat import Heartbeat
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
@@ -30,6 +32,7 @@ from ddl.model import TableId
 from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
 from sink.base import Sink
 from sink.records import ChangeRecord
+from snapshot.snapshotter import Snapshotter
 
 log = logging.getLogger(__name__)
 
@@ -66,134 +69,51 @@ class Engine:
         # streaming, so another thread can ask for a delivery barrier (connector.embedded.api).
         self.on_progress: Callable[[], None] | None = None
         self._prepared = False
-        self.info: ServerInfo | None = None
-        self.schema: SchemaState | None = None
         self.streaming: StreamingSource | None = None
-        self._snapshotter: Any = None
+        self.coordinator = StartupCoordinator(
+            config,
+            probe=self.probe,
+            history=self.history,
+            offsets=self.offsets,
+            sinks=self.sinks,
+            table_filter=self.filter,
+            builder=self.builder,
+            delivery=self.delivery,
+            new_snapshot_receiver=lambda: SnapshotEmitter(self),
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------------
+    @property
+    def info(self) -> ServerInfo | None:
+        return self.coordinator.info
+
+    @property
+    def schema(self) -> SchemaState | None:
+        return self.coordinator.schema
+
+    @property
+    def _snapshotter(self) -> Snapshotter | None:
+        return self.coordinator.snapshotter
+
     def prepare(self) -> None:
-        """Checks, stores, schema recovery or snapshot; leaves the engine ready to stream."""
+        """The start-up (``connector.coordinator``); leaves the engine ready to stream."""
         if self._prepared:
             return
-        from ddl.parser import parser_for
-
-        self.info = self.probe.check(need_snapshot_locks=self._wants_snapshot_locks())
-        self.history.start()
-        for sink in self.sinks:
-            sink.start()
-        parser = parser_for(
-            self.info.flavor, include_comments=self.config.get_bool("include.schema.comments")
-        )
-        self.schema = SchemaState(self.config, parser, self.history, self.filter, self.builder)
-        offset = self._starting_offset()
-        start = self._plan_and_snapshot(offset)
-        snapshot_taken = self._snapshotter is not None
+        start = self.coordinator.start()
+        assert self.info is not None and self.schema is not None
         if start is not None:
             self.streaming = StreamingSource(
                 self.config, self.info.flavor, self.schema, self.builder, self.filter, self.delivery, start
             )
-            if snapshot_taken:
+            if self.coordinator.snapshot_taken:
                 # Debezium emits one heartbeat right after a snapshot (when heartbeats are on).
                 self.streaming.emit_heartbeat()
-        elif snapshot_taken:
-            from connector.heartbeat import Heartbeat
-
+        elif self.coordinator.snapshot_taken:
             heartbeat = Heartbeat.from_config(self.config)
             if heartbeat is not None:
                 self.delivery.emit(heartbeat.beat(self.delivery.stored_offset))
                 self.delivery.flush()
         self._prepared = True
-
-    def _plan_and_snapshot(self, offset: dict[str, Any] | None) -> dict[str, Any] | None:
-        """Debezium's start-up decision (snapshot.mode) and the snapshot it calls for; returns the
-        offset to stream from, or None when the mode does not stream (initial_only)."""
-        from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET
-        from snapshot.snapshotter import SnapshotError, connection_factory
-        from snapshot.startup import (
-            PinnedPositionListener,
-            build_snapshotter,
-            earliest_position,
-            plan_start,
-            position_purged,
-            stored_position,
-        )
-
-        assert self.info is not None and self.schema is not None
-        connect = connection_factory(self.config)
-        plan = plan_start(
-            self.config,
-            offset,
-            history_exists=self.history.exists(),
-            position_purged=position_purged(connect, offset, self.info.flavor),
-        )
-        if plan.error:
-            raise SnapshotError(plan.error)
-        if plan.reset_offsets:
-            log.warning(
-                "the stored binlog position is no longer on the server; taking a new snapshot "
-                "(snapshot.mode=when_needed)"
-            )
-            offset = None
-        start = offset
-        if plan.snapshot:
-            snapshotter = build_snapshotter(self.config, self.info.flavor, self.filter, connect=connect)
-            self._snapshotter = snapshotter
-            listener = SnapshotEmitter(self)
-            if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
-                # recovery: rebuild the history at the stored offset; streaming resumes there.
-                snapshotter.run(
-                    PinnedPositionListener(listener, stored_position(offset)), data=plan.snapshot_data
-                )
-                listener.finish()
-                self.delivery.advance(offset)
-                self.delivery.flush()
-            else:
-                snapshotter.run(listener, data=plan.snapshot_data)
-                start = listener.finish()
-        elif plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
-            self._recover(offset)
-        elif plan.stream_from == STREAM_FROM_BEGINNING:
-            first = earliest_position(connect)
-            start = {"file": first.file, "pos": first.pos}
-        return start if plan.stream else None
-
-    def _wants_snapshot_locks(self) -> bool:
-        return self.config.get("snapshot.locking.mode") != "none"
-
-    def _starting_offset(self) -> dict[str, Any] | None:
-        # The offset store is never ahead of any sink (it is written after every sink flushed), so
-        # it is the safe resume point for all of them; a sink that commits offsets with its data
-        # (Spark) recognises and skips what it already holds. Such a sink's own offset is used only
-        # when the store has none (e.g. it was lost).
-        stored = self.offsets.load()
-        if stored is not None:
-            return stored
-        for sink in self.sinks:
-            committed = sink.committed_offset()
-            if committed is not None:
-                return dict(committed)
-        return None
-
-    def _recover(self, offset: Mapping[str, Any]) -> None:
-        from ddl.recovery import recover
-
-        assert self.schema is not None
-        self.schema.model = recover(
-            self.history,
-            self.schema.partition,
-            offset,
-            self.schema.parser,
-            skip_unparseable=self.schema.skip_unparseable,
-            prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
-            ddl_filter=self.schema.ddl_filter,
-        )
-        log.info(
-            "recovered %d table structures from the schema history; resuming at %s:%s",
-            len(self.schema.model.tables),
-            offset["file"],
-            offset["pos"],
-        )
 
     def run(self) -> None:
         try:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pymysql
 
 from connector.config import ConnectorConfig
+from connector.converters import SNAPSHOT_CONVERSIONS
 from connector.errors import PrerequisiteError
 from ddl.position import BinlogPosition
 
@@ -55,6 +57,15 @@ def connect(
         )
     except pymysql.err.OperationalError as exc:
         raise connection_error(config, exc) from None
+
+
+def snapshot_connection_factory(config: ConnectorConfig) -> Callable[[], pymysql.connections.Connection]:
+    """Opens the snapshot's connections (``snapshot.Snapshotter``'s ``connect``): as the connector
+    user, autocommit off, with the snapshot value conversions (``SNAPSHOT_CONVERSIONS``) and a UTC
+    session, so TIMESTAMP values arrive as UTC text (what the converters expect)."""
+    return lambda: connect(
+        config, autocommit=False, conv=SNAPSHOT_CONVERSIONS, init_command="SET time_zone = '+00:00'"
+    )
 
 
 def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:

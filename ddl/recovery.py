@@ -43,7 +43,7 @@ def is_position_at_or_before(recorded: Mapping[str, Any], desired: Mapping[str, 
 def recover(
     history: SchemaHistory,
     partition: Mapping[str, Any],
-    offset: Mapping[str, Any] | None,
+    offset: SourceOffset | Mapping[str, Any] | None,
     parser: DdlParser,
     *,
     skip_unparseable: bool = False,
@@ -56,18 +56,18 @@ def recover(
     ``snapshot.mode=recovery``) when an offset exists but the history is missing or unreadable.
     ``ddl_filter`` returns True for statements to skip (``schema.history.internal.ddl.filter``).
     """
+    desired = SourceOffset.coerce(offset)
     try:
         records = list(history.records())
     except SchemaHistoryError as exc:
-        if offset is None:
+        if desired is None:
             raise
         raise SchemaHistoryError(f"{exc}. {RECOVERY_HINT}") from exc
-    if offset is not None and not any(_same_source(r, partition) for r in records):
+    if desired is not None and not any(_same_source(r, partition) for r in records):
         raise SchemaHistoryError(
             f"the schema history holds no records for source {dict(partition)} although an offset "
-            f"{dict(offset)} is stored. {RECOVERY_HINT}"
+            f"({desired.describe()}) is stored. {RECOVERY_HINT}"
         )
-    desired = SourceOffset.coerce(offset)
     model = SchemaModel()
     for record in records:
         if not record.position:

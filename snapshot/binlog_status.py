@@ -8,14 +8,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Callable
 from typing import Any
+
+import pymysql
 
 from ddl.position import BinlogPosition
 from snapshot.errors import BinlogStatusError
 
 MARIADB: str = "mariadb"
 MYSQL: str = "mysql"
+
+Connect = Callable[[], pymysql.connections.Connection]
+"""Opens a new connection to the source server as the connector user."""
 
 
 def server_version(version_text: str) -> tuple[int, ...]:
@@ -72,6 +79,22 @@ def position_available(cursor: Any, position: BinlogPosition, flavor: str) -> bo
         subset, missing = cursor.fetchone()
         return bool(int(subset)) and not _text(missing).strip()
     return position.file in binlog_files(cursor)
+
+
+def position_purged(connect: Connect, position: BinlogPosition, flavor: str) -> bool:
+    """True when the server can no longer serve the binlog from ``position`` (``position_available``
+    on a connection of its own)."""
+    with contextlib.closing(connect()) as conn, conn.cursor() as cur:
+        return not position_available(cur, position, flavor)
+
+
+def earliest_position(connect: Connect) -> BinlogPosition:
+    """Start of the oldest binlog on the server (``snapshot.mode=never`` without offsets)."""
+    with contextlib.closing(connect()) as conn, conn.cursor() as cur:
+        files = binlog_files(cur)
+    if not files:
+        raise BinlogStatusError("the server lists no binary logs (SHOW BINARY LOGS); is log_bin enabled?")
+    return BinlogPosition(files[0], 4)
 
 
 def _text(value: Any) -> str:

@@ -92,3 +92,38 @@ class OptionalListenerHooks(Protocol):
     def on_sql_mode(self, sql_mode: str) -> None:
         """The server's global ``sql_mode`` (for ANSI_QUOTES in the DDL parser), read before the
         first schema statement."""
+
+
+class PinnedPositionListener:
+    """Forwards every callback to ``inner``, but reports ``position`` instead of the snapshot's own.
+
+    Serves ``snapshot.mode=recovery``: the rebuilt schema history must carry the stored offset
+    (streaming resumes there), not the position the schema was read at.
+    """
+
+    def __init__(self, inner: SnapshotListener, position: BinlogPosition) -> None:
+        self.inner = inner
+        self.position = position
+
+    def on_schema_statement(self, ddl: str, database: str | None) -> None:
+        self.inner.on_schema_statement(ddl, database)
+
+    def on_position(self, position: BinlogPosition) -> None:
+        self.inner.on_position(self.position)
+
+    def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
+        self.inner.on_table_start(table_id, estimated_rows, source_ts_ms)
+
+    def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
+        self.inner.on_row(table_id, values, marker)
+
+    def on_table_end(self, table_id: TableId, rows: int) -> None:
+        self.inner.on_table_end(table_id, rows)
+
+    def on_complete(self) -> None:
+        self.inner.on_complete()
+
+    def on_sql_mode(self, sql_mode: str) -> None:
+        hook = getattr(self.inner, "on_sql_mode", None)
+        if callable(hook):
+            hook(sql_mode)

@@ -36,22 +36,19 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pymysql
 
 from ddl.model import TableId
 from ddl.position import BinlogPosition
-from snapshot.binlog_status import flavor_of, read_binlog_position
+from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.locking import LOCKING_MODE_KEY, LockingStrategy, locking_strategy
 from snapshot.modes import ConfigurationBasedMode, normalize_mode
 from snapshot.progress import ProgressReporter, auto_progress
 from snapshot.scan import DEFAULT_BATCH_ROWS, SnapshotCancelled, TableJob, scan_parallel, scan_serial
-
-if TYPE_CHECKING:
-    from connector.config import ConnectorConfig
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +60,12 @@ _CONNECTION_LOST = frozenset({2006, 2013, 2055})
 _NO_SUCH_TABLE = 1146
 
 __all__ = [
+    "Connect",
     "SnapshotCancelled",
     "SnapshotError",
     "SnapshotSettings",
     "SnapshotSummary",
     "Snapshotter",
-    "connection_factory",
     "quote_identifier",
     "quote_table",
     "set_statement_for",
@@ -140,6 +137,15 @@ def _regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
 
 
 # -- settings ----------------------------------------------------------------------------------------
+class PropertySource(Protocol):
+    """What ``SnapshotSettings.from_config`` reads: the connector properties (the connector's
+    ``ConnectorConfig`` satisfies it structurally)."""
+
+    def get(self, key: str, default: str | None = None) -> str | None: ...
+
+    def subset(self, prefix: str) -> dict[str, str]: ...
+
+
 @dataclass(frozen=True)
 class SnapshotSettings:
     """The snapshot's Debezium properties (reference section 2.5), validated."""
@@ -199,7 +205,7 @@ class SnapshotSettings:
         )
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> SnapshotSettings:
+    def from_config(cls, config: PropertySource) -> SnapshotSettings:
         """From the connector properties; a bad value raises an error naming the key and the fix."""
 
         def integer(key: str, default: int | None) -> int | None:
@@ -296,27 +302,12 @@ class _Plan:
     data_tables: list[TableId]
 
 
-Connect = Callable[[], pymysql.connections.Connection]
-
-
-def connection_factory(config: ConnectorConfig, *, session_time_zone: str | None = "+00:00") -> Connect:
-    """Snapshot connections as the connector user, with the snapshot value conversions
-    (``connector.converters.SNAPSHOT_CONVERSIONS``) and, by default, a UTC session so TIMESTAMP
-    values arrive as UTC text (what the converters expect)."""
-    from connector.converters import SNAPSHOT_CONVERSIONS
-    from connector.server import connect
-
-    kwargs: dict[str, Any] = {"conv": SNAPSHOT_CONVERSIONS}
-    if session_time_zone is not None:
-        kwargs["init_command"] = f"SET time_zone = {_sql_string(session_time_zone)}"
-    return lambda: connect(config, autocommit=False, **kwargs)
-
-
 # -- the snapshotter ---------------------------------------------------------------------------------
 class Snapshotter:
     """Runs one snapshot per ``run`` call and reports it to a ``SnapshotListener``.
 
-    ``connect`` opens a new connection (called once, plus once per extra reader thread);
+    ``connect`` opens a new connection (called once, plus once per extra reader thread) with the value
+    conversions and session time zone the listener expects;
     ``is_captured`` is the connector's table filter; ``flavor`` is ``mysql`` or ``mariadb`` (checked
     against the server's version string). ``is_database_captured`` (default: "has a captured table")
     serves ``store.only.captured.databases.ddl``; ``projection`` may return the column names to select

@@ -14,19 +14,18 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+from connector.config import ConfigError, ConnectorConfig
+from connector.engine import Engine
+from connector.filters import TableFilter
+from connector.server import connect
 from ddl.model import TableId
-from snapshot.startup import describe_offset, snapshot_in_progress
-
-if TYPE_CHECKING:
-    from connector.config import ConnectorConfig
-    from sink.records import ChangeRecord
+from ddl.position import SourceOffset
+from sink.records import ChangeRecord
 
 
 def _parse_tables(tables: Sequence[str]) -> list[TableId]:
-    from connector.config import ConfigError
-
     parsed = []
     for text in tables:
         try:
@@ -37,10 +36,6 @@ def _parse_tables(tables: Sequence[str]) -> list[TableId]:
 
 
 def _check_tables(config: ConnectorConfig, tables: Sequence[TableId]) -> None:
-    from connector.config import ConfigError
-    from connector.filters import TableFilter
-    from connector.server import connect
-
     table_filter = TableFilter.from_config(config)
     for table_id in tables:
         if not table_filter.table_captured(table_id):
@@ -64,8 +59,6 @@ def snapshot_command(
     config: ConnectorConfig, tables: Sequence[str] = (), *, out: TextIO | None = None
 ) -> int:
     """Run the one-off snapshot; returns the process exit status."""
-    from connector.engine import Engine
-
     out = out or sys.stdout
     table_ids = _parse_tables(tables)
     overrides = {"snapshot.mode": "initial_only"}
@@ -82,12 +75,12 @@ def snapshot_command(
                 rows[record.table_id] += 1
 
     engine = Engine(effective, on_delivered=count)
-    stored = engine.offsets.load()
-    if stored and not snapshot_in_progress(stored):
+    stored = SourceOffset.coerce(engine.offsets.load())
+    if stored is not None and not stored.in_snapshot:
         engine.offsets.close()
         print(
             f"mysql-cdc: a snapshot already completed; `mysql-cdc run` continues from "
-            f"{describe_offset(stored)}. To take a new snapshot, delete the stored offsets and schema "
+            f"{stored.describe()}. To take a new snapshot, delete the stored offsets and schema "
             "history (offset.storage.file.filename, schema.history.internal.file.filename) first.",
             file=sys.stderr,
         )
@@ -95,13 +88,14 @@ def snapshot_command(
     started = time.monotonic()
     try:
         engine.prepare()
-        position = engine.offsets.load()
+        position = SourceOffset.coerce(engine.offsets.load())
     finally:
         engine.close()
     elapsed = time.monotonic() - started
     out.write(f"snapshot complete: {len(rows)} table(s), {sum(rows.values())} row(s) in {elapsed:.1f} s\n")
     for table_id in sorted(rows):
         out.write(f"  {table_id}: {rows[table_id]} row(s)\n")
-    out.write(f"offsets stored at {describe_offset(position)}; `mysql-cdc run` continues from there\n")
+    where = position.describe() if position is not None else None
+    out.write(f"offsets stored at {where}; `mysql-cdc run` continues from there\n")
     out.flush()
     return 0

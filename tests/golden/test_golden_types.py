@@ -144,7 +144,8 @@ def snapshot_data_unless_engine_did(engine: Engine, memory: MemorySink) -> None:
     if any(r.op == "r" for r in memory.records):
         return
     from connector.engine import SnapshotEmitter
-    from snapshot.snapshotter import SnapshotSettings, Snapshotter, connection_factory
+    from connector.server import snapshot_connection_factory as connection_factory
+    from snapshot.snapshotter import SnapshotSettings, Snapshotter
 
     assert engine.info is not None
     emitter = SnapshotEmitter(engine)

@@ -1,0 +1,204 @@
+"""Start-up, from the first server check to the offset streaming starts at.
+
+Debezium's ``ChangeEventSourceCoordinator`` (with ``BaseSourceTask#validateSchemaHistory`` and the
+snapshot mode's ``Snapshotter``): ``StartupCoordinator.start`` runs the steps in order, and reads
+top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapshot.modes.decide``
+(pure); this module gathers its inputs and carries it out.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from connector.config import ConnectorConfig
+from connector.delivery import Delivery
+from connector.events import EventBuilder
+from connector.filters import TableFilter
+from connector.offsets import OffsetStore
+from connector.schema_state import SchemaState
+from connector.server import ServerInfo, ServerProbe, snapshot_connection_factory
+from ddl.history import SchemaHistory
+from ddl.parser import parser_for
+from ddl.position import SourceOffset
+from ddl.recovery import recover
+from sink.base import Sink
+from snapshot.binlog_status import Connect, earliest_position, position_purged
+from snapshot.errors import SnapshotError
+from snapshot.listener import PinnedPositionListener, SnapshotListener
+from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
+from snapshot.snapshotter import SnapshotSettings, Snapshotter
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotReceiver(SnapshotListener, Protocol):
+    """The snapshot's listener on the connector side (the engine's ``SnapshotEmitter``)."""
+
+    def finish(self) -> Mapping[str, Any]:
+        """Delivers what it held back and stores the final offset; returns that offset."""
+        ...
+
+
+class StartupCoordinator:
+    """Runs the connector's start-up once (``start``) and keeps what it found for the engine.
+
+    ``new_snapshot_receiver`` builds the listener a snapshot reports to; it is called only after
+    ``schema`` is set.
+    """
+
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        *,
+        probe: ServerProbe,
+        history: SchemaHistory,
+        offsets: OffsetStore,
+        sinks: Sequence[Sink],
+        table_filter: TableFilter,
+        builder: EventBuilder,
+        delivery: Delivery,
+        new_snapshot_receiver: Callable[[], SnapshotReceiver],
+    ) -> None:
+        self.config = config
+        self.probe = probe
+        self.history = history
+        self.offsets = offsets
+        self.sinks = sinks
+        self.filter = table_filter
+        self.builder = builder
+        self.delivery = delivery
+        self.new_snapshot_receiver = new_snapshot_receiver
+        self.info: ServerInfo | None = None
+        self.schema: SchemaState | None = None
+        # Set before a snapshot runs, so that another thread can cancel it.
+        self.snapshotter: Snapshotter | None = None
+
+    @property
+    def snapshot_taken(self) -> bool:
+        return self.snapshotter is not None
+
+    def start(self) -> SourceOffset | None:
+        """Checks, stores, schema, then the snapshot mode's decision carried out. Returns the offset
+        streaming starts at, or None when the snapshot mode does not stream (``initial_only``)."""
+        self.info = self.probe.check(need_snapshot_locks=self.wants_snapshot_locks())
+        self.history.start()
+        for sink in self.sinks:
+            sink.start()
+        self.schema = self.schema_state(self.info)
+        offset = self.starting_offset()
+
+        settings = SnapshotSettings.from_config(self.config)
+        connect = snapshot_connection_factory(self.config)
+        plan = self.plan(settings, offset, connect)
+        if plan.reset_offsets:
+            log.warning(
+                "the stored binlog position is no longer on the server; taking a new snapshot "
+                "(snapshot.mode=when_needed)"
+            )
+            offset = None
+
+        start: SourceOffset | None
+        if plan.snapshot:
+            start = self.snapshot(settings, plan, offset, connect)
+        elif plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
+            self.recover(offset)
+            start = offset
+        elif plan.stream_from == STREAM_FROM_BEGINNING:
+            start = SourceOffset.at(earliest_position(connect))  # an empty schema
+        else:
+            start = None  # the mode does not stream
+        return start if plan.stream else None
+
+    # -- the steps, in order ----------------------------------------------------------------------
+    def wants_snapshot_locks(self) -> bool:
+        return self.config.get("snapshot.locking.mode") != "none"
+
+    def schema_state(self, info: ServerInfo) -> SchemaState:
+        parser = parser_for(info.flavor, include_comments=self.config.get_bool("include.schema.comments"))
+        return SchemaState(self.config, parser, self.history, self.filter, self.builder)
+
+    def starting_offset(self) -> SourceOffset | None:
+        """The offset store's offset, else the first offset a sink committed with its data."""
+        # The offset store is never ahead of any sink (it is written after every sink flushed), so
+        # it is the safe resume point for all of them; a sink that commits offsets with its data
+        # (Spark) recognises and skips what it already holds. Such a sink's own offset is used only
+        # when the store has none (e.g. it was lost).
+        stored = self.offsets.load()
+        if stored is not None:
+            return SourceOffset.coerce(stored)
+        for sink in self.sinks:
+            committed = sink.committed_offset()
+            if committed is not None:
+                return SourceOffset.coerce(committed)
+        return None
+
+    def plan(self, settings: SnapshotSettings, offset: SourceOffset | None, connect: Connect) -> SnapshotPlan:
+        """Debezium's start-up decision for ``snapshot.mode``; raises ``SnapshotError`` when the
+        mode cannot start from what is stored (the message says what to do)."""
+        assert self.info is not None
+        stored = offset is not None
+        in_snapshot = offset is not None and offset.in_snapshot
+        # An interrupted snapshot's offset is never streamed from, so it is never "purged".
+        purged = (
+            offset is not None
+            and offset.has_position
+            and not offset.in_snapshot
+            and position_purged(connect, offset.binlog_position, self.info.flavor)
+        )
+        plan = decide(
+            settings.mode,
+            stored,
+            in_snapshot,
+            purged,
+            history_exists=self.history.exists(),
+            position=offset.describe() if offset is not None and offset.has_position else None,
+            configuration=settings.configuration_based,
+        )
+        if plan.error:
+            raise SnapshotError(plan.error)
+        return plan
+
+    def snapshot(
+        self, settings: SnapshotSettings, plan: SnapshotPlan, offset: SourceOffset | None, connect: Connect
+    ) -> SourceOffset:
+        """Takes the snapshot the plan calls for; returns the offset streaming continues from."""
+        assert self.info is not None
+        self.snapshotter = Snapshotter(
+            settings,
+            connect,
+            self.filter.table_captured,
+            self.info.flavor,
+            is_database_captured=self.filter.database_captured,
+        )
+        receiver = self.new_snapshot_receiver()
+        if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
+            # recovery: the rebuilt schema history carries the stored offset; streaming resumes there.
+            self.snapshotter.run(
+                PinnedPositionListener(receiver, offset.binlog_position), data=plan.snapshot_data
+            )
+            receiver.finish()
+            self.delivery.advance(offset)
+            self.delivery.flush()
+            return offset
+        self.snapshotter.run(receiver, data=plan.snapshot_data)
+        return SourceOffset.from_map(receiver.finish())
+
+    def recover(self, offset: SourceOffset) -> None:
+        """The table structures at ``offset``, replayed from the schema history."""
+        assert self.schema is not None
+        self.schema.model = recover(
+            self.history,
+            self.schema.partition,
+            offset,
+            self.schema.parser,
+            skip_unparseable=self.schema.skip_unparseable,
+            prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
+            ddl_filter=self.schema.ddl_filter,
+        )
+        log.info(
+            "recovered %d table structures from the schema history; resuming at %s",
+            len(self.schema.model.tables),
+            offset.describe(),
+        )
