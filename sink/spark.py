@@ -68,14 +68,15 @@ carries (its ``after`` struct) decides the table's Spark columns, through the on
 mapping of ``sink/spark_reader.py``. Schema change events (their ``tableChanges``) evolve the tables
 at once when every column's Spark type is certain from the column description (Debezium's type
 mapping with the ``*.handling.mode`` properties; not with a column filter), and otherwise leave the
-evolution to the table's next change event. New columns are added as nullable columns (existing current-state
-rows get the column's default, or the type's zero value for NOT NULL columns, as MySQL fills them);
-dropped columns are kept and null-filled; renames seen in the DDL (``RENAME COLUMN``/``CHANGE``)
-carry values over; type changes widen (INT→BIGINT, FLOAT→DOUBLE, wider DECIMAL ...). The
-current-state table is rewritten with the new types (values cast as MySQL does). The changelog
-keeps its history: its files are read with the widened types, and a change that cannot be read
-that way (e.g. INT→VARCHAR) starts a new generation ``g<G+1>`` — the previous one stays queryable
-as ``<changelog name>_g<G>`` — and is logged as a warning.
+evolution to the table's next change event. New columns are added as nullable columns (existing
+current-state rows get the column's default, or the type's zero value for NOT NULL columns, as
+MySQL fills them); dropped columns are kept and null-filled; renames seen in the DDL
+(``RENAME COLUMN``/``CHANGE``) carry values over (kept in the commit until applied); type changes
+widen (INT→BIGINT, FLOAT→DOUBLE, wider DECIMAL ...). The current-state table is rewritten with the
+new types (values cast as MySQL does). The changelog keeps its history: its files are read with
+the widened types, and a change that cannot be read that way (e.g. INT→VARCHAR) starts a new
+generation ``g<G+1>`` — the previous one stays queryable as ``<changelog name>_g<G>`` — and is
+logged as a warning.
 
 Limits
 ------
@@ -617,8 +618,8 @@ def _column_default(column: MysqlColumn, node: Mapping[str, Any]) -> Any:
     if literal is None or column.generated or (literal.startswith("(") and literal.endswith(")")):
         return _NO_DEFAULT
     kind = column.data_type.upper()
-    if node.get("name") is None and node["type"] in ("int16", "int32", "int64") and kind in _INT_TYPES:
-        if kind in ("BIGINT", "INT8") and column.unsigned:
+    if kind in _INT_TYPES:
+        if kind in ("BIGINT", "INT8") and column.unsigned:  # wrapped or a decimal: not certain here
             return None
         return int(literal) if _INTEGER_LITERAL.fullmatch(literal.strip()) else None
     if kind in _STRING_TYPES:
