@@ -63,15 +63,20 @@ can finish. Another Spark application registers the committed tables with
 
 Schema evolution
 ----------------
-The row schema of each event (and the table structure in schema change events, when they are
-delivered) drives evolution. New columns are added as nullable columns (existing current-state
-rows get the column's default, or the type's zero value for NOT NULL columns, as MySQL fills them);
-dropped columns are kept and null-filled; renames seen in the DDL (``RENAME COLUMN``/``CHANGE``)
-carry values over; type changes widen (INT→BIGINT, FLOAT→DOUBLE, wider DECIMAL ...). The
-current-state table is rewritten with the new types (values cast as MySQL does). The changelog
-keeps its history: its files are read with the widened types, and a change that cannot be read
-that way (e.g. INT→VARCHAR) starts a new generation ``g<G+1>`` — the previous one stays queryable
-as ``<changelog name>_g<G>`` — and is logged as a warning.
+The sink consumes the records as any Debezium consumer would: the Connect schema each change event
+carries (its ``after`` struct) decides the table's Spark columns, through the one Connect → Spark
+mapping of ``sink/spark_reader.py``. Schema change events (their ``tableChanges``) evolve the tables
+at once when every column's Spark type is certain from the column description (Debezium's type
+mapping with the ``*.handling.mode`` properties; not with a column filter), and otherwise leave the
+evolution to the table's next change event. New columns are added as nullable columns (existing
+current-state rows get the column's default, or the type's zero value for NOT NULL columns, as
+MySQL fills them); dropped columns are kept and null-filled; renames seen in the DDL
+(``RENAME COLUMN``/``CHANGE``) carry values over (kept in the commit until applied); type changes
+widen (INT→BIGINT, FLOAT→DOUBLE, wider DECIMAL ...). The current-state table is rewritten with the
+new types (values cast as MySQL does). The changelog keeps its history: its files are read with
+the widened types, and a change that cannot be read that way (e.g. INT→VARCHAR) starts a new
+generation ``g<G+1>`` — the previous one stays queryable as ``<changelog name>_g<G>`` — and is
+logged as a warning.
 
 Limits
 ------
@@ -103,7 +108,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -124,9 +129,13 @@ from pyspark.sql.types import (
     _parse_datatype_json_string,
 )
 
+from ddl.errors import ConfigError, SchemaHistoryError
+from ddl.model import Column as MysqlColumn
 from ddl.model import Table, TableId
+from ddl.position import SourceOffset
+from ddl.serialize import table_from_history
 from sink.base import Sink, SinkError
-from sink.connect import ConnectSchema, Field, struct
+from sink.connect import ConnectSchema
 from sink.records import ChangeRecord, RecordKind
 from sink.spark_reader import (
     RowConvert,
@@ -137,7 +146,6 @@ from sink.spark_reader import (
     row_converter,
     row_schema_of,
     row_struct_type,
-    schema_node,
     widen,
 )
 
@@ -182,40 +190,77 @@ def spark_session(
 # ------------------------------------------------------------------------------------------------
 # Offsets
 # ------------------------------------------------------------------------------------------------
-_RESTARTED_SNAPSHOTS = frozenset({"INITIAL", "BLOCKING", "TRUE"})
-
-
 def in_snapshot(offset: Mapping[str, Any] | None) -> bool:
-    """True while an initial/blocking snapshot runs (such a snapshot restarts from scratch)."""
-    if not offset:
-        return False
-    marker = offset.get("snapshot")
-    return marker is True or (isinstance(marker, str) and marker.upper() in _RESTARTED_SNAPSHOTS)
+    """True for an offset (or a stored offset map) taken while an initial/blocking snapshot runs
+    (such a snapshot restarts from scratch)."""
+    typed = SourceOffset.coerce(offset)
+    return typed is not None and typed.in_snapshot
 
 
-def binlog_position(offset: Mapping[str, Any] | None) -> tuple[str, int, int, int, int] | None:
-    """A totally ordered key for streaming offsets of one server: (binlog base name, file number,
-    transaction position, events done, rows done). Debezium's in-transaction offsets keep the
-    transaction's BEGIN position and count events and rows, so the key grows with every record."""
-    if not offset or "file" not in offset or "pos" not in offset:
+def _replay_limit(committed: SourceOffset | None) -> SourceOffset | None:
+    """The committed offset events are compared with after a restart (None: nothing to skip)."""
+    if committed is None or committed.in_snapshot or not committed.has_position:
         return None
-    file = str(offset["file"])
-    base, _, ext = file.rpartition(".")
-    number = int(ext) if ext.isdigit() else 0
-    return (base, number, int(offset["pos"]), int(offset.get("event") or 0), int(offset.get("row") or 0))
+    return committed
 
 
-def is_replay(offset: Mapping[str, Any] | None, committed: tuple[str, int, int, int, int] | None) -> bool:
-    if committed is None or offset is None or in_snapshot(offset):
+def is_replay(offset: SourceOffset | None, committed: SourceOffset | None) -> bool:
+    """Is ``offset`` at or before ``committed`` in the same server's binlog (already applied)?"""
+    if committed is None or offset is None or offset.in_snapshot or not offset.has_position:
         return False
-    position = binlog_position(offset)
-    return position is not None and position[0] == committed[0] and position[1:] <= committed[1:]
+    mine, theirs = offset.position_key, committed.position_key
+    return mine[0] == theirs[0] and mine[1:] <= theirs[1:]
 
 
 # ------------------------------------------------------------------------------------------------
 # Settings
 # ------------------------------------------------------------------------------------------------
 ColumnFilter = Callable[[TableId, str], bool]
+
+
+class SparkSinkConfig(Protocol):
+    """What :meth:`SparkSink.from_config` reads from the connector's configuration: plain
+    properties (``connector.config.ConnectorConfig`` has these methods)."""
+
+    def get(self, key: str, default: str | None = None) -> str | None: ...
+
+    def get_int(self, key: str, default: int | None = None) -> int | None: ...
+
+    def subset(self, prefix: str) -> dict[str, str]: ...
+
+
+class RepresentationModes(Protocol):
+    """The value representation properties that decide a column's Connect type (the connector's
+    ``ConverterSettings`` has these attributes, as has :class:`ValueModes`)."""
+
+    @property
+    def decimal_handling_mode(self) -> str: ...
+
+    @property
+    def bigint_unsigned_handling_mode(self) -> str: ...
+
+    @property
+    def binary_handling_mode(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ValueModes:
+    """``decimal.handling.mode``, ``bigint.unsigned.handling.mode`` and ``binary.handling.mode``."""
+
+    decimal_handling_mode: str = "precise"
+    bigint_unsigned_handling_mode: str = "long"
+    binary_handling_mode: str = "bytes"
+
+    @classmethod
+    def from_config(cls, config: SparkSinkConfig) -> ValueModes:
+        def mode(key: str, default: str) -> str:
+            return (config.get(key) or default).strip().lower()
+
+        return cls(
+            mode("decimal.handling.mode", "precise"),
+            mode("bigint.unsigned.handling.mode", "long"),
+            mode("binary.handling.mode", "bytes"),
+        )
 
 
 @dataclass(frozen=True)
@@ -229,8 +274,10 @@ class SparkSinkSettings:
     changelog_name_format: str = "{database}.{table}_changelog"
     buckets: int = 8
     retain_ms: int = 300_000
-    # For evolving tables on schema change events (same value representation as the events).
-    converter_settings: Any = None
+    # Lets schema change events evolve the tables before the table's next change event arrives
+    # (the events' value representation modes). None: tables follow the change events only.
+    converter_settings: RepresentationModes | None = None
+    # The columns the change events carry, when the connector leaves some out.
     column_filter: ColumnFilter | None = None
 
 
@@ -238,16 +285,12 @@ def _check_name_format(key: str, text: str) -> str:
     try:
         probe = text.format(database="db", table="t")
     except (KeyError, IndexError, ValueError) as exc:
-        from connector.config import ConfigError
-
         raise ConfigError(
             key,
             f"{text!r} is not a valid name format ({exc}); use the placeholders "
             "{database} and {table}, e.g. {database}.{table}_changelog",
         ) from None
     if "{table}" not in text or not probe.strip():
-        from connector.config import ConfigError
-
         raise ConfigError(key, f"{text!r} must contain {{table}} so that every table gets its own name")
     return text
 
@@ -335,6 +378,8 @@ class TableState:
     old_generations: list[tuple[int, StructType]] = field(default_factory=list)
     # The row type (JSON) of the last schema applied, to notice when events change it.
     row_type_json: str | None = None
+    # Column renames (old, new) of DDL not applied yet: the table's next change event applies them.
+    pending_renames: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def keyed(self) -> bool:
@@ -355,6 +400,7 @@ class TableState:
             "changelog_schema": self.changelog_schema.jsonValue() if self.changelog_schema else None,
             "old_generations": [[g, s.jsonValue()] for g, s in self.old_generations],
             "row_type_json": self.row_type_json,
+            **({"pending_renames": [list(r) for r in self.pending_renames]} if self.pending_renames else {}),
         }
 
     @classmethod
@@ -381,6 +427,7 @@ class TableState:
                 (int(g), s) for g, v in doc.get("old_generations") or () if (s := struct_of(v)) is not None
             ],
             row_type_json=doc.get("row_type_json"),
+            pending_renames=[(str(o), str(n)) for o, n in doc.get("pending_renames") or ()],
         )
 
     def copy(self) -> TableState:
@@ -388,6 +435,7 @@ class TableState:
             self,
             current_files={b: list(f) for b, f in self.current_files.items()},
             old_generations=list(self.old_generations),
+            pending_renames=list(self.pending_renames),
         )
 
 
@@ -442,20 +490,160 @@ def renames_in_ddl(ddl: str) -> list[tuple[str, str]]:
     return [(old, new) for _, old, new in sorted(found)]
 
 
-def table_from_change(change: Mapping[str, Any]) -> Table | None:
-    """The ``ddl.model.Table`` a schema change event's ``tableChanges`` entry describes."""
-    from ddl.serialize import column_from_history, parse_quoted_table_id
+def add_renames(
+    pending: Sequence[tuple[str, str]], renames: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """``pending`` followed by ``renames``; a column renamed twice keeps its first name
+    (``a→b`` then ``b→c`` is ``a→c``)."""
+    out = list(pending)
+    for old, new in renames:
+        for i, (first, last) in enumerate(out):
+            if last.lower() == old.lower():
+                out[i] = (first, new)
+                break
+        else:
+            out.append((old, new))
+    return [(old, new) for old, new in out if old.lower() != new.lower()]
 
-    doc = change.get("table")
-    if not doc:
+
+# The Connect schemas Debezium gives MySQL column types (reference section 4), for the types whose
+# Spark column is certain from the ``tableChanges`` column alone. A schema change event evolves the
+# Spark tables at once only when every column is covered; otherwise the table follows its next
+# change event, whose Connect schema is authoritative. Temporal types differ between
+# ``time.precision.mode`` values only in ways the Spark column does not show.
+_INT_TYPES: dict[str, tuple[str, str | None]] = {  # MySQL type -> (signed, unsigned) Connect type
+    **dict.fromkeys(("TINYINT", "INT1"), ("int16", "int16")),
+    **dict.fromkeys(("SMALLINT", "INT2"), ("int16", "int32")),
+    **dict.fromkeys(("MEDIUMINT", "MIDDLEINT", "INT3"), ("int32", "int32")),
+    **dict.fromkeys(("INT", "INTEGER", "INT4"), ("int32", "int64")),
+    **dict.fromkeys(("BIGINT", "INT8"), ("int64", None)),  # unsigned: bigint.unsigned.handling.mode
+}
+_STRING_TYPES = frozenset(
+    {
+        "CHAR",
+        "CHARACTER",
+        "VARCHAR",
+        "NCHAR",
+        "NVARCHAR",
+        "NATIONAL CHAR",
+        "NATIONAL VARCHAR",
+        "TINYTEXT",
+        "TEXT",
+        "MEDIUMTEXT",
+        "LONGTEXT",
+        "LONG",
+        "LONG VARCHAR",
+        "ENUM",
+        "SET",
+    }
+)
+_BINARY_TYPES = frozenset(
+    {"BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY"}
+)
+_TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
+    "DATE": {"type": "int32", "name": "io.debezium.time.Date"},
+    "DATETIME": {"type": "int64", "name": "io.debezium.time.MicroTimestamp"},
+    "TIMESTAMP": {"type": "string", "name": "io.debezium.time.ZonedTimestamp"},
+    "TIME": {"type": "int64", "name": "io.debezium.time.MicroTime"},
+    "YEAR": {"type": "int32", "name": "io.debezium.time.Year"},
+}
+_DECIMAL_TYPES = frozenset({"DECIMAL", "DEC", "NUMERIC", "FIXED"})
+_INTEGER_LITERAL = re.compile(r"[+-]?\d+")
+
+
+def _decimal_node(precision: int, scale: int) -> dict[str, Any]:
+    return {
+        "type": "bytes",
+        "name": "org.apache.kafka.connect.data.Decimal",
+        "parameters": {"scale": str(scale), "connect.decimal.precision": str(precision)},
+    }
+
+
+def _column_type_node(column: MysqlColumn, modes: RepresentationModes) -> dict[str, Any] | None:
+    """The Connect type of a column's values (without name, optionality and default); None when it
+    is not certain from the column alone."""
+    kind = column.data_type.upper()
+    if kind in _INT_TYPES:
+        signed, unsigned = _INT_TYPES[kind]
+        if not column.unsigned:
+            return {"type": signed}
+        if unsigned is not None:
+            return {"type": unsigned}
+        return {
+            "long": {"type": "int64"},
+            "precise": _decimal_node(20, 0),
+        }.get(modes.bigint_unsigned_handling_mode)
+    if kind in _STRING_TYPES or kind == "JSON":
+        return {"type": "string"}
+    if kind in ("BOOL", "BOOLEAN") or (kind == "BIT" and (column.length or 1) == 1):
+        return {"type": "boolean"}
+    if kind == "BIT":
+        return {"type": "bytes", "name": "io.debezium.data.Bits"}
+    if kind in ("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"):
+        single = kind == "REAL" or (
+            kind == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
+        )
+        return {"type": "float32" if single else "float64"}
+    if kind in _DECIMAL_TYPES:
+        precision = column.length if column.length is not None else 10
+        scale = column.scale if column.scale is not None else 0
+        return {
+            "precise": _decimal_node(precision, scale),
+            "double": {"type": "float64"},
+            "string": {"type": "string"},
+        }.get(modes.decimal_handling_mode)
+    if kind in _BINARY_TYPES:
+        binary = {"bytes": "bytes", "base64": "string", "base64-url-safe": "string", "hex": "string"}
+        mode = binary.get(modes.binary_handling_mode)
+        return {"type": mode} if mode is not None else None
+    return dict(_TEMPORAL_TYPES[kind]) if kind in _TEMPORAL_TYPES else None
+
+
+def _default_literal(text: str) -> str:
+    # A charset introducer (_utf8mb4'x') is not part of the value.
+    if text.startswith("_") and "'" in text:
+        head, _, rest = text.partition("'")
+        if head[1:].isidentifier() and rest.endswith("'"):
+            return rest[:-1].replace("''", "'")
+    return text
+
+
+_NO_DEFAULT = object()
+
+
+def _column_default(column: MysqlColumn, node: Mapping[str, Any]) -> Any:
+    """The Connect default of a column: ``_NO_DEFAULT`` when it has none, None when it is not
+    certain from the column alone."""
+    literal = column.default_expression
+    if literal is None or column.generated or (literal.startswith("(") and literal.endswith(")")):
+        return _NO_DEFAULT
+    kind = column.data_type.upper()
+    if kind in _INT_TYPES:
+        if kind in ("BIGINT", "INT8") and column.unsigned:  # wrapped or a decimal: not certain here
+            return None
+        return int(literal) if _INTEGER_LITERAL.fullmatch(literal.strip()) else None
+    if kind in _STRING_TYPES:
+        return _default_literal(literal)
+    return None
+
+
+def field_of_column(
+    column: MysqlColumn, modes: RepresentationModes, with_default: bool
+) -> dict[str, Any] | None:
+    """The Connect field (JSON layout) a change event carries for ``column``, as far as its Spark
+    column shows; ``with_default``: the default matters (the column is new and fills old rows).
+    None when that is not certain from the ``tableChanges`` column alone."""
+    node = _column_type_node(column, modes)
+    if node is None:
         return None
-    columns = tuple(column_from_history(c) for c in doc.get("columns") or ())
-    return Table(
-        parse_quoted_table_id(str(change["id"])),
-        columns,
-        tuple(doc.get("primaryKeyColumnNames") or ()),
-        default_charset=doc.get("defaultCharsetName"),
-    )
+    node = {**node, "optional": column.optional, "field": column.name}
+    if with_default:
+        default = _column_default(column, node)
+        if default is None:
+            return None
+        if default is not _NO_DEFAULT:
+            node["default"] = default
+    return node
 
 
 # ------------------------------------------------------------------------------------------------
@@ -552,7 +740,6 @@ class _TableBatch:
         self.steps: list[_RowsStep | _EvolveStep] = []
         self.parts: list[_ChangelogPart] = []
         self.events = 0
-        self.pending_renames: list[tuple[str, str]] = []
         self._info: _SchemaInfo | None = None
         self._rows: list[tuple[Any, ...]] = []
         self._net: dict[tuple[Any, ...], tuple[Any, ...] | None] = {}
@@ -641,7 +828,7 @@ class _TableBatch:
                 old_names = {f.name.lower(): f.name for f in old.fields}
                 renames = {
                     n.lower(): o
-                    for o, n in self.pending_renames
+                    for o, n in state.pending_renames
                     if o.lower() in old_names and o.lower() not in live and n.lower() not in old_names
                 }
                 sources: dict[str, str] = {}
@@ -689,7 +876,7 @@ class _TableBatch:
                 )
             state.changelog_schema = merged
         state.row_type_json = info.row_type_json
-        self.pending_renames = []
+        state.pending_renames = []
         self._info = info
 
     def _close_segment(self) -> None:
@@ -751,11 +938,11 @@ class SparkSink(Sink):
         self._recovered = False
         self._failed: BaseException | None = None
         self._commit_no = 0
-        self._offset: dict[str, Any] | None = None
+        self._offset: SourceOffset | None = None
         self._tables: dict[TableId, TableState] = {}
         # catalog name -> (location, schema JSON) registered in our session
         self._registered: dict[str, tuple[Path, str]] = {}
-        self._replay_until: tuple[str, int, int, int, int] | None = None
+        self._replay_until: SourceOffset | None = None
         self._pending: list[ChangeRecord] = []
         self._pending_since = 0.0
         self._schema_cache: dict[int, tuple[ConnectSchema, _SchemaInfo]] = {}
@@ -764,9 +951,7 @@ class SparkSink(Sink):
         self.events_skipped = 0
 
     @classmethod
-    def from_config(cls, config: Any) -> SparkSink:
-        from connector.config import ConfigError
-
+    def from_config(cls, config: SparkSinkConfig) -> SparkSink:
         warehouse = config.get("sink.spark.warehouse")
         if not warehouse:
             raise ConfigError(
@@ -781,14 +966,10 @@ class SparkSink(Sink):
                 raise ConfigError(key, f"must be a positive integer, got {value!r}")
             return int(value)
 
-        try:
-            from connector.engine import converter_settings
-            from connector.filters import TableFilter
-
-            converters = converter_settings(config)
-            column_filter: ColumnFilter | None = TableFilter.from_config(config).column_captured
-        except ImportError:  # pragma: no cover - only while the engine is being built
-            converters, column_filter = None, None
+        # Schema change events describe every column, change events only the captured ones: with
+        # a column filter the tables follow the change events alone.
+        filtered = bool(config.get("column.include.list") or config.get("column.exclude.list"))
+        modes = None if filtered else ValueModes.from_config(config)
         skipped = {s.strip().lower() for s in (config.get("skipped.operations") or "t").split(",")}
         if "t" in skipped:
             log.warning(
@@ -811,8 +992,7 @@ class SparkSink(Sink):
             ),
             buckets=positive("sink.spark.current.buckets", 8),
             retain_ms=positive("sink.spark.retain.ms", 300_000),
-            converter_settings=converters,
-            column_filter=column_filter,
+            converter_settings=modes,
         )
         return cls(settings)
 
@@ -829,10 +1009,10 @@ class SparkSink(Sink):
             for state in self._tables.values():
                 self._register(state)
 
-    def committed_offset(self) -> dict[str, object] | None:
+    def committed_offset(self) -> SourceOffset | None:  # type: ignore[override]
         with self._lock:
             self._recover()
-            return dict(self._offset) if self._offset is not None else None
+            return self._offset
 
     def send(self, records: Sequence[ChangeRecord]) -> None:
         with self._lock:
@@ -872,16 +1052,13 @@ class SparkSink(Sink):
         """Where a full batch ends: after ``limit`` events, extended to the end of the transaction
         in progress (at most to twice the limit) so a reader never sees part of a transaction."""
         pending = self._pending
-        last = pending[limit - 1].offset
-        if last is None or in_snapshot(last) or "event" not in last:
+        last = SourceOffset.coerce(pending[limit - 1].offset)
+        if last is None or last.in_snapshot or not last.event:
             return limit
         cut = limit
         while cut < len(pending) and cut < 2 * limit:
-            offset = pending[cut].offset
-            if offset is not None and (offset.get("file"), offset.get("pos")) != (
-                last.get("file"),
-                last.get("pos"),
-            ):
+            offset = SourceOffset.coerce(pending[cut].offset)
+            if offset is not None and (offset.file, offset.pos) != (last.file, last.pos):
                 break
             cut += 1
         return cut
@@ -899,32 +1076,31 @@ class SparkSink(Sink):
             return
         wh = self.warehouse
         latest = wh.latest_commit()
-        resume_offset: Mapping[str, Any] | None = None
+        resume_offset: SourceOffset | None = None
         if latest is not None:
             self._finish_moves(latest)
-            resume_offset = latest.get("offset")
-            if in_snapshot(resume_offset) and "rolled_back_from" not in latest:
+            resume_offset = _commit_offset(latest)
+            if resume_offset is not None and resume_offset.in_snapshot and "rolled_back_from" not in latest:
                 base = self._last_stable_commit()
                 base_no = int(base["commit"]) if base is not None else 0
                 if self._snapshot_rows_since(base_no):
                     latest = self._roll_back(latest, base)
-                    resume_offset = latest.get("offset")
+                    resume_offset = _commit_offset(latest)
                 else:
                     # Only table structures were committed during the snapshot (its rows were
                     # none, or it never reached them): nothing to undo. The resume point is the
                     # last one outside the snapshot; None lets the engine use its own offsets,
                     # which know whether the snapshot finished.
-                    resume_offset = base.get("offset") if base is not None else None
+                    resume_offset = _commit_offset(base) if base is not None else None
         shutil.rmtree(wh.staging, ignore_errors=True)
         if latest is not None:
             self._commit_no = int(latest["commit"])
-            self._offset = dict(resume_offset) if resume_offset is not None else None
+            self._offset = resume_offset
             self._tables = {
                 s.table_id: s for s in (TableState.from_json(t) for t in latest["tables"].values())
             }
             self._collect_garbage()
-        committed = self._offset if not in_snapshot(self._offset) else None
-        self._replay_until = binlog_position(committed)
+        self._replay_until = _replay_limit(self._offset)
         self._recovered = True
         if latest is not None:
             log.info(
@@ -951,7 +1127,7 @@ class SparkSink(Sink):
         wh = self.warehouse
         for number in reversed(wh.commit_numbers()):
             doc = wh.read_commit(number)
-            if not in_snapshot(doc.get("offset")):
+            if not _in_snapshot_commit(doc):
                 return doc
         return None
 
@@ -1005,7 +1181,7 @@ class SparkSink(Sink):
         for number in reversed(numbers):
             doc = wh.read_commit(number)
             recent = len(keep) < 2 or now_ms - int(doc.get("committed_at") or 0) < self.settings.retain_ms
-            stable = not in_snapshot(doc.get("offset"))
+            stable = not _in_snapshot_commit(doc)
             if recent or (stable and not stable_kept):
                 keep.append(doc)
                 stable_kept = stable_kept or stable
@@ -1066,18 +1242,19 @@ class SparkSink(Sink):
         tables = {tid: s.copy() for tid, s in self._tables.items()}
         work: dict[TableId, _TableBatch] = {}
         offset = self._offset
-        last_offset: Mapping[str, Any] | None = None
+        raw_offset: Mapping[str, Any] | None = None  # the last record's, as it came
+        last_offset: SourceOffset | None = None
         applied = data_events = 0
         for record in batch:
-            if record.offset is not None:
-                last_offset = record.offset
             if self._replay_until is not None:
+                if record.offset is not None:
+                    last_offset = SourceOffset.coerce(record.offset)
                 if is_replay(last_offset, self._replay_until):
                     self.events_skipped += 1
                     continue
                 self._replay_until = None
             if record.offset is not None:
-                offset = dict(record.offset)
+                raw_offset = record.offset
             handler = _HANDLERS.get(record.kind)
             if handler is not None:
                 handler(self, record, tables, work)
@@ -1085,6 +1262,8 @@ class SparkSink(Sink):
             data_events += record.kind is RecordKind.DATA
         if not applied:
             return
+        if raw_offset is not None:
+            offset = SourceOffset.coerce(raw_offset)
         for tb in work.values():
             tb.finish()
         number = self._commit_no + 1
@@ -1116,7 +1295,7 @@ class SparkSink(Sink):
             _fsync_dir(d)
         document = {
             "commit": number,
-            "offset": offset,
+            "offset": offset.to_map() if offset is not None else None,
             "committed_at": int(time.time() * 1000),
             "tables": {str(tid): s.to_json() for tid, s in sorted(tables.items())},
             "moves": [[str(src), str(dst)] for src, dst in moves],
@@ -1166,15 +1345,30 @@ class SparkSink(Sink):
                 # leaves the Spark tables as they were.)
                 log.debug("schema change drops table %s; its Spark tables are kept", change.get("id"))
                 continue
-            info_key = self._schema_from_change(change)
-            if info_key is None:
+            try:
+                table = table_from_history(change)
+            except SchemaHistoryError as exc:
+                log.warning("schema change: %s; the Spark tables follow the table's next change event", exc)
                 continue
-            info, key, _ = info_key
-            table_id = info_key[2]
-            tb = work.get(table_id)
+            if change.get("previousId"):
+                log.info(
+                    "table %s is renamed to %s: its Spark tables are kept, %s gets its own",
+                    change["previousId"],
+                    table.id,
+                    table.id,
+                )
+            tb = work.get(table.id)
+            state = tb.state if tb is not None else tables.get(table.id)
+            derived = self._schema_from_table(table, state)
+            if derived is None:
+                # The table's next change event carries its columns; it applies the renames then.
+                if renames and state is not None:
+                    state.pending_renames = add_renames(state.pending_renames, renames)
+                continue
             if tb is None:
-                tb = work[table_id] = _TableBatch(self._state_for(table_id, tables))
-            tb.pending_renames = renames
+                tb = work[table.id] = _TableBatch(self._state_for(table.id, tables))
+            tb.state.pending_renames = add_renames(tb.state.pending_renames, renames)
+            info, key = derived
             # Events may use a custom key (message.key.columns): keep it while its columns exist.
             known = tb.state.key
             live = {f.name.lower() for f in info.row_type.fields}
@@ -1183,38 +1377,40 @@ class SparkSink(Sink):
             if info.row_type_json != tb.state.row_type_json or key != tb.state.key:
                 tb.evolve(info, key)
 
-    def _schema_from_change(
-        self, change: Mapping[str, Any]
-    ) -> tuple[_SchemaInfo, tuple[str, ...], TableId] | None:
-        settings = self.settings.converter_settings
-        if settings is None:
+    def _schema_from_table(
+        self, table: Table, state: TableState | None
+    ) -> tuple[_SchemaInfo, tuple[str, ...]] | None:
+        """The row schema change events of ``table`` will carry, when the table structure alone
+        makes its Spark columns certain (else None)."""
+        modes = self.settings.converter_settings
+        if modes is None:
             return None
-        try:
-            from connector.converters import column_converter
-
-            table = table_from_change(change)
-            if table is None:
+        column_filter = self.settings.column_filter
+        captured = [c for c in table.columns if column_filter is None or column_filter(table.id, c.name)]
+        existing = (
+            {f.name.lower() for f in state.current_schema.fields}
+            if state is not None and state.current_schema is not None
+            else None
+        )
+        fields = []
+        for column in captured:
+            new = existing is not None and column.name.lower() not in existing
+            node = field_of_column(column, modes, with_default=new)
+            if node is None:
+                log.debug(
+                    "schema change of %s: column %s (%s) is applied with the table's next change event",
+                    table.id,
+                    column.name,
+                    column.type_name,
+                )
                 return None
-            captured = [
-                c
-                for c in table.columns
-                if self.settings.column_filter is None or self.settings.column_filter(table.id, c.name)
-            ]
-            fields = [Field(c.name, column_converter(c, table, settings).schema) for c in captured]
-        except (ValueError, KeyError, TypeError, RuntimeError) as exc:
-            log.warning(
-                "schema change of %s: cannot derive its columns (%s); the Spark tables follow "
-                "with the table's next change event",
-                change.get("id"),
-                exc,
-            )
-            return None
-        schema = struct(None, fields, optional=True)
-        node = schema_node(schema)
-        row_type = row_struct_type(node)
+            fields.append(node)
+        row = {"type": "struct", "optional": True, "fields": fields, "field": "after"}
+        envelope = {"type": "struct", "optional": False, "fields": [row]}
+        row_type = row_struct_type(envelope)
         names = {c.name.lower() for c in captured}
         key = tuple(k for k in table.primary_key if k.lower() in names)
-        return _SchemaInfo(row_type, row_type.json(), node, row_converter(node)), key, table.id
+        return _SchemaInfo(row_type, row_type.json(), row, row_converter(envelope)), key
 
     # -- catalog -------------------------------------------------------------------------------
     def _register(self, state: TableState) -> None:
@@ -1267,6 +1463,15 @@ def _write_changelog(writer: _TableWriter, parts: Sequence[_ChangelogPart]) -> _
 
 def _write_current(writer: _TableWriter, steps: Sequence[_RowsStep | _EvolveStep]) -> _WriteResult:
     return [], writer.write_current(steps)
+
+
+def _commit_offset(document: Mapping[str, Any]) -> SourceOffset | None:
+    return SourceOffset.coerce(document.get("offset"))
+
+
+def _in_snapshot_commit(document: Mapping[str, Any]) -> bool:
+    offset = _commit_offset(document)
+    return offset is not None and offset.in_snapshot
 
 
 def _table_of(value: Mapping[str, Any]) -> TableId | None:

@@ -15,6 +15,7 @@ The exit code is 0 only when every table is equal.
 
 from __future__ import annotations
 
+import base64
 import calendar
 import datetime as dt
 import hashlib
@@ -26,8 +27,12 @@ from typing import Any, TextIO
 import orjson
 import pymysql
 import pymysql.cursors
+from pyspark.sql import functions as F
 
+from connector.server import PrerequisiteError, connect
 from ddl.model import TableId
+from ddl.position import SourceOffset
+from sink.spark import SparkSink, Warehouse, committed_tables, read_current_state, spark_session
 
 Canon = Callable[[Any], Any]
 EQUAL, DIFFERENT, FAILED = 0, 1, 2
@@ -146,8 +151,6 @@ _GEOMETRY_TYPES = (
 
 
 def _binary_rule(name: str, spark_type: str, binary_mode: str) -> ColumnRule:
-    import base64
-
     decoders: dict[str, Canon] = {
         "base64": lambda v: base64.b64decode(v),
         "base64-url-safe": lambda v: base64.urlsafe_b64decode(v),
@@ -323,8 +326,6 @@ def _mysql_stream(
 def _spark_stream(
     frame: Any, rules: Sequence[ColumnRule], key_index: Sequence[int]
 ) -> Iterator[tuple[tuple[Any, ...], list[Any]]]:
-    from pyspark.sql import functions as F
-
     selected = frame.select(
         *[
             F.expr(rule.spark_expression).alias(rule.name)
@@ -348,8 +349,6 @@ def verify_table(
     max_details: int = 20,
 ) -> tuple[TableReport, str]:
     """Compare one table; returns the report and its text."""
-    from sink.spark import read_current_state
-
     report = TableReport(table)
     found = read_current_state(spark, warehouse, table)
     if found is None:
@@ -406,13 +405,12 @@ def verify_table(
 
 
 def _describe_offset(warehouse: Any) -> str:
-    from sink.spark import Warehouse
-
     latest = Warehouse(warehouse).latest_commit()
     if latest is None:
         return "no commit"
-    offset = latest.get("offset") or {}
-    return f"commit {latest['commit']}, binlog {offset.get('file')}:{offset.get('pos')}"
+    offset = SourceOffset.coerce(latest.get("offset"))
+    where = f"{offset.file}:{offset.pos}" if offset is not None and offset.has_position else "None:None"
+    return f"commit {latest['commit']}, binlog {where}"
 
 
 def render(
@@ -478,9 +476,6 @@ def run_verify(
     """Verify each table (all committed keyed tables when ``table_ids`` is empty); print the report
     to ``out``. Returns 0 when every table is equal, 1 when some differ, 2 when one cannot be
     compared (missing table, MySQL unreachable)."""
-    from connector.server import PrerequisiteError, connect
-    from sink.spark import SparkSink, committed_tables, spark_session
-
     settings = SparkSink.from_config(config).settings
     binary_mode = (config.get("binary.handling.mode") or "bytes").lower()
     tables = list(table_ids) or sorted(t for t, s in committed_tables(settings.warehouse).items() if s.keyed)
