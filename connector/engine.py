@@ -12,24 +12,21 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery import Delivery
-from connector.dispatcher import EventDispatcher, RowForm
-from connector.events import EventBuilder, SourcePosition
+from connector.events import EventBuilder
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
+from connector.snapshot_source import SnapshotEmitter
 from connector.streaming import StreamingSource
 from ddl.history import SchemaHistory
-from ddl.model import TableId
-from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
+from ddl.position import BinlogPosition
 from sink.base import Sink
 from sink.records import ChangeRecord
 from snapshot.snapshotter import Snapshotter
@@ -59,10 +56,10 @@ class Engine:
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
-            config.get_int("max.batch.size", 2048) or 2048,
-            (config.get_int("poll.interval.ms", 500) or 500) / 1000,
+            config.int_of("max.batch.size"),
+            config.int_of("poll.interval.ms") / 1000,
             on_delivered,
-            commit_interval_s=(config.get_int("offset.flush.interval.ms", 1000) or 0) / 1000,
+            commit_interval_s=config.int_of("offset.flush.interval.ms") / 1000,
         )
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
@@ -168,95 +165,3 @@ class Engine:
                 sink.close()
             self.history.stop()
             self.offsets.close()
-
-
-class SnapshotEmitter:
-    """Receives the snapshot's schema statements and rows and dispatches them as events.
-
-    Implements ``snapshot.listener.SnapshotListener``; every row and statement goes through an
-    ``EventDispatcher`` whose emitter is this object. Like Debezium's buffering receiver it holds
-    back the most recent records, so that the very last snapshot record (even a schema change, or
-    the last row of a table that is not the last one, when later tables are empty) is rewritten to
-    ``source.snapshot = "last"`` with the completed offset.
-    """
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        assert engine.schema is not None
-        self.dispatcher = EventDispatcher(engine.builder, engine.filter, engine.schema, self)
-        self.position: BinlogPosition | None = None
-        self._row_offset: SourceOffset | None = None  # while the snapshot runs
-        self.ts_ms = 0
-        self.rows = 0
-        self._held: list[ChangeRecord] = []
-
-    # -- Emitter: hold back the newest records --------------------------------------------------------
-    def emit(self, records: list[ChangeRecord]) -> None:
-        if not records:
-            return
-        held, self._held = self._held, records
-        if held:
-            self.engine.delivery.emit(held)
-
-    def advance(self, offset: SourceOffset) -> None:
-        self.engine.delivery.advance(offset)
-
-    def tick(self) -> None:
-        self.engine.delivery.tick()
-
-    # -- SnapshotListener ----------------------------------------------------------------------------
-    def _offset(self, done: bool = False) -> SourceOffset:
-        assert self.position is not None
-        return SourceOffset.at(self.position, snapshot=None if done else SNAPSHOT_INITIAL)
-
-    def _where(self, marker: str | None) -> SourcePosition:
-        assert self.position is not None
-        return SourcePosition(
-            file=self.position.file, pos=self.position.pos, ts_ms=self.ts_ms, snapshot=marker
-        )
-
-    def on_position(self, position: BinlogPosition) -> None:
-        self.position = position
-        self.ts_ms = int(time.time() * 1000)
-        self._row_offset = self._offset()
-
-    def on_schema_statement(self, ddl: str, database: str | None) -> None:
-        offset = self._row_offset
-        assert offset is not None
-        self.dispatcher.dispatch_schema_change(ddl, database, offset, self._where("true"), offset)
-
-    def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
-        self.ts_ms = source_ts_ms
-
-    def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
-        assert self._row_offset is not None
-        if self.dispatcher.dispatch_rows(
-            table_id,
-            "r",
-            lambda _schema: ((None, values),),
-            self._where(marker),
-            self._row_offset,
-            form=RowForm.SNAPSHOT,
-            number_rows=False,
-        ):
-            self.rows += 1
-
-    def on_table_end(self, table_id: TableId, rows: int) -> None:
-        pass
-
-    def on_complete(self) -> None:
-        pass
-
-    def finish(self) -> SourceOffset:
-        """Deliver the held-back records, the last one marked ``last``; returns the final offset."""
-        offset = self._offset(done=True)
-        held, self._held = self._held, []
-        if held:
-            *head, last = held
-            value = last.value
-            if isinstance(value, dict) and isinstance(value.get("source"), dict):
-                value = {**value, "source": {**value["source"], "snapshot": "last"}}
-            self.engine.delivery.emit([*head, replace(last, value=value, offset=offset)])
-        self.engine.delivery.advance(offset)
-        self.engine.delivery.flush()
-        return offset

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ddl.errors import MysqlCdcError
+from ddl.position import SourceOffset
 from sink.records import ChangeRecord
 
 
@@ -63,7 +64,7 @@ class Sink(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources. ``flush`` has already been called when shutting down cleanly."""
 
-    def committed_offset(self) -> dict[str, object] | None:
+    def committed_offset(self) -> SourceOffset | None:
         """A sink that stores offsets transactionally with its data (Spark) returns the last
         committed source offset here so the engine can resume exactly once; others return None."""
         return None

@@ -1009,7 +1009,7 @@ class SparkSink(Sink):
             for state in self._tables.values():
                 self._register(state)
 
-    def committed_offset(self) -> SourceOffset | None:  # type: ignore[override]
+    def committed_offset(self) -> SourceOffset | None:
         with self._lock:
             self._recover()
             return self._offset

@@ -14,8 +14,12 @@ import textwrap
 from collections.abc import Sequence
 from types import FrameType
 
-from connector.config import ConfigError, ConnectorConfig, describe_properties, parse_overrides
+from connector.cli.demo import run_demo
+from connector.cli.snapshot import snapshot_command
+from connector.config import ConfigError, ConnectorConfig, describe_properties, is_secret, parse_overrides
+from connector.engine import Engine
 from connector.version import __version__
+from ddl.model import TableId
 
 log = logging.getLogger("mysql_cdc")
 
@@ -145,8 +149,6 @@ def load_config(args: argparse.Namespace) -> ConnectorConfig:
 
 
 def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
-    from connector.engine import Engine
-
     engine = Engine(config)
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -170,21 +172,18 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 
 def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
-    from connector.cli.snapshot import snapshot_command
-
     return snapshot_command(config, args.table)
 
 
 def cmd_verify(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    # `verify` reads the Spark warehouse: loaded only when asked for, so that every other command
+    # (and --help) starts without pyspark.
     from connector.cli.verify import run_verify
-    from ddl.model import TableId
 
     return run_verify(config, [TableId.parse(t) for t in args.table], sys.stdout)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from connector.cli.demo import run_demo
-
     return run_demo(args.output, args.rows)
 
 
@@ -217,8 +216,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _is_secret(key: str) -> bool:
-    from connector.config import is_secret
-
     return is_secret(key)
 
 

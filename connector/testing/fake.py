@@ -60,7 +60,7 @@ from connector.config import ConnectorConfig
 from connector.dispatcher import EventDispatcher, RowForm
 from connector.embedded.api import EventLog, EventStream
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
-from connector.factories import converter_settings
+from connector.factories import SINK_FACTORIES, converter_settings, load_factory
 from connector.filters import TableFilter
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
@@ -70,6 +70,7 @@ from ddl.parser import parser_for
 from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
 from sink.connect import ConnectSchema
+from sink.jsonl import JsonlSink
 from sink.records import ChangeRecord
 from snapshot.listener import LAST, resolve_marker
 
@@ -418,8 +419,6 @@ class FakeConnector(EventStream):
 
     def publish_to_jsonl(self, path: str | os.PathLike[str]) -> Sink:
         """Also write records to a JSON-lines file, exactly as ``sink.type=jsonl`` does."""
-        from sink.jsonl import JsonlSink
-
         return self.add_sink(
             JsonlSink(
                 path,
@@ -432,8 +431,6 @@ class FakeConnector(EventStream):
     def publish_to_kafka(self, bootstrap_servers: str, **properties: Any) -> Sink:
         """Also produce records to Kafka, exactly as ``sink.type=kafka`` does. ``properties`` are
         further ``sink.kafka.*`` / ``topic.creation.*`` connector properties."""
-        from sink.kafka import KafkaSink
-
         config = ConnectorConfig(
             {
                 **self.config.raw,
@@ -441,7 +438,7 @@ class FakeConnector(EventStream):
                 **{k: str(v) for k, v in properties.items()},
             }
         )
-        return self.add_sink(KafkaSink.from_config(config))
+        return self.add_sink(load_factory(SINK_FACTORIES["kafka"])(config))
 
     def close(self) -> None:
         """Close the sinks; the recorded events stay readable."""
