@@ -28,7 +28,7 @@ mysql-replication quirks handled here (found by probing a real server, see the t
   the wrong byte order, nothing for dec8/swe7/armscii8/keybcs2/geostd8; a strict decode error would
   stop the stream). ``ColumnConverter.binlog_encoding`` names a codec registered here that decodes
   like the server converts to utf8mb4; ``connector.row_decoder`` reads the rows with it.
-* YEAR 0000 arrives as 1900; FLOAT(M,D) arrives as the stored float32 (rounded back to D decimals).
+* YEAR 0000 arrives as 1900; FLOAT(M,D) arrives as the stored float32 (emitted widened to double).
 * MySQL binary JSON arrives parsed into Python values (rendered back as MySQL prints JSON; partial
   JSON updates are refused). MariaDB stores JSON as text, so there both paths carry the same text.
 
@@ -189,9 +189,15 @@ def _bigint(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
     return _BIGINT_UNSIGNED_MODES[settings.bigint_unsigned_handling_mode](column, settings, on_zero)
 
 
+def _bigint_unsigned_default_long(value: Any) -> int:
+    # Debezium's default value for BIGINT UNSIGNED in long mode saturates at Long.MAX_VALUE where the
+    # row values wrap (DEFAULT 18446744073709551615 → 9223372036854775807, the value → -1).
+    return min(_int_from_text(value), _TWO_63 - 1)
+
+
 def _bigint_unsigned_as_long(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     return _Mapping(
-        "int64", _bigint_unsigned_long, _bigint_unsigned_long_text, default=_bigint_unsigned_long_text
+        "int64", _bigint_unsigned_long, _bigint_unsigned_long_text, default=_bigint_unsigned_default_long
     )
 
 
@@ -320,6 +326,13 @@ def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappin
             return _as_float32(float(text))
 
         return _Mapping("float32", _as_float32, narrow_text, default=narrow_text)
+    if key == "FLOAT" and column.scale is not None:
+        # FLOAT(M,D) stores a float32, which Debezium reads as a Java float and widens to double
+        # (FLOAT(7,3) holding 1234.567 → 1234.5670166015625), in the snapshot and in the binlog.
+        def widened_text(text: Any) -> float:
+            return _as_float32(float(text))
+
+        return _Mapping("float64", identity, widened_text, default=widened_text)
     if column.scale is not None:
         digits = column.scale
 

@@ -9,8 +9,8 @@ top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapsh
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from connector.config import ConnectorConfig
 from connector.delivery import Delivery
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 class SnapshotReceiver(SnapshotListener, Protocol):
     """The snapshot's listener on the connector side (the engine's ``SnapshotEmitter``)."""
 
-    def finish(self) -> Mapping[str, Any]:
+    def finish(self) -> SourceOffset:
         """Delivers what it held back and stores the final offset; returns that offset."""
         ...
 
@@ -183,7 +183,7 @@ class StartupCoordinator:
             self.delivery.flush()
             return offset
         self.snapshotter.run(receiver, data=plan.snapshot_data)
-        return SourceOffset.from_map(receiver.finish())
+        return receiver.finish()
 
     def recover(self, offset: SourceOffset) -> None:
         """The table structures at ``offset``, replayed from the schema history."""

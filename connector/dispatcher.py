@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -132,11 +131,12 @@ class EventDispatcher:
             if convert is not None:
                 before = convert(before) if before is not None else None
                 after = convert(after) if after is not None else None
-            row_where, row_offset = where, offset
             if number_rows:
-                row_where = replace(where, row=index)
-                row_offset = offset.with_(row=index + 1)
-            records = builder.change_records(ts, op, before, after, row_where, row_offset, transactions)
+                records = builder.change_records(
+                    ts, op, before, after, where, offset.at_row(index + 1), transactions, row=index
+                )
+            else:
+                records = builder.change_records(ts, op, before, after, where, offset, transactions)
             if records:
                 emitter.emit(records)
         return True

@@ -335,8 +335,10 @@ class EventBuilder:
         where: SourcePosition,
         offset: Mapping[str, Any] | None,
         transactions: TransactionMetadata | None = None,
+        row: int | None = None,
     ) -> list[ChangeRecord]:
         """Records for one row change: 1 for c/r/u, 2 for d (+tombstone), 3-4 for a key change.
+        ``row``: the row's index in its rows event (``source.row``), when not ``where.row``.
 
         With ``transactions`` each data change event gets its ``transaction`` block and every record
         the offset with the counters after this row, both decided before any record is built."""
@@ -350,6 +352,8 @@ class EventBuilder:
             if record_offset is not None:
                 record_offset = transactions.apply_to(record_offset)
         source = self.source(ts.table.id, where)
+        if row is not None:
+            source["row"] = row
         now = self.clock()
         out = []
         data_index = 0
@@ -382,8 +386,9 @@ class EventBuilder:
         self, ts: TableSchema, before: Any, after: Any, old_key: Any, new_key: Any
     ) -> list[_RowEvent]:
         # Debezium: DELETE(old key, header newkey) + tombstone + CREATE(new key, header oldkey).
-        delete_headers = (*self.headers, Header("__debezium.newkey", new_key, ts.key_schema))
-        create_headers = (*self.headers, Header("__debezium.oldkey", old_key, ts.key_schema))
+        # Debezium adds the key headers before the __debezium.context.* ones.
+        delete_headers = (Header("__debezium.newkey", new_key, ts.key_schema), *self.headers)
+        create_headers = (Header("__debezium.oldkey", old_key, ts.key_schema), *self.headers)
         events: list[EventBuilder._RowEvent] = []
         if "d" not in self.skipped_ops:
             events.append(("d", old_key, before, None, delete_headers))

@@ -148,7 +148,8 @@ class SchemaState:
         out = []
         for db, changes in by_db.items():
             names = ",".join(c.id.table for c in changes) or None
-            source = self.builder.source(TableId(db, names or "") if db else None, where, table_names=names)
+            # Database-level statements (no table changes): "table" is null, as Debezium writes it.
+            source = self.builder.source(None, where, table_names=names)
             source["db"] = db
             payload = [table_change_to_schema_change_payload(c) for c in changes]
             out.append(

@@ -73,7 +73,7 @@ class ConnectSchema:
 
     def to_json(self) -> dict[str, Any]:
         """The schema node exactly as ``JsonConverter.asJsonSchema`` builds it."""
-        node: dict[str, Any] = {"type": self.type}
+        node: dict[str, Any] = {"type": _JSON_TYPE_NAMES.get(self.type, self.type)}
         if self.fields is not None:
             node["fields"] = [{**f.schema.to_json(), "field": f.name} for f in self.fields]
         if self.items is not None:
@@ -104,6 +104,10 @@ class ConnectSchema:
         if not self._needs_walk:
             return value
         return _walk(self, value)
+
+
+# Connect types whose name in JsonConverter's schema JSON differs (JsonSchema.FLOAT_TYPE_NAME, ...).
+_JSON_TYPE_NAMES = {"float32": "float", "float64": "double"}
 
 
 def _needs_walk(schema: ConnectSchema) -> bool:

@@ -583,13 +583,13 @@ def _column_type_node(column: MysqlColumn, modes: RepresentationModes) -> dict[s
         single = kind == "REAL" or (
             kind == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
         )
-        return {"type": "float32" if single else "float64"}
+        return {"type": "float" if single else "double"}
     if kind in _DECIMAL_TYPES:
         precision = column.length if column.length is not None else 10
         scale = column.scale if column.scale is not None else 0
         return {
             "precise": _decimal_node(precision, scale),
-            "double": {"type": "float64"},
+            "double": {"type": "double"},
             "string": {"type": "string"},
         }.get(modes.decimal_handling_mode)
     if kind in _BINARY_TYPES:

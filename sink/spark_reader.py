@@ -18,7 +18,7 @@ Connect → Spark type mapping (Debezium 3.6.1.Final representations, ``debezium
 Connect schema                              Spark type
 =========================================  ===================================================
 int8 / int16 / int32 / int64                TINYINT / SMALLINT / INT / BIGINT
-float32 / float64 / boolean / string        FLOAT / DOUBLE / BOOLEAN / STRING
+float / double / boolean / string          FLOAT / DOUBLE / BOOLEAN / STRING
 bytes (base64 in JSON), ``Bits``            BINARY
 ``Decimal`` (base64 unscaled bytes)         DECIMAL(p,s); STRING when p > 38 (Spark's limit)
 ``io.debezium.time.Date``, Connect Date     DATE
@@ -164,8 +164,9 @@ _PRIMITIVES: dict[str, FieldMapping] = {
     "int16": _identity(ShortType()),
     "int32": _identity(IntegerType()),
     "int64": _identity(LongType()),
-    "float32": FieldMapping(FloatType(), FloatType(), _float),
-    "float64": FieldMapping(DoubleType(), DoubleType(), _float),
+    # JsonConverter's names for FLOAT32/FLOAT64 are "float"/"double".
+    "float": FieldMapping(FloatType(), FloatType(), _float),
+    "double": FieldMapping(DoubleType(), DoubleType(), _float),
     "boolean": _identity(BooleanType()),
     "string": _identity(StringType()),
     "bytes": FieldMapping(BinaryType(), StringType(), _b64decode, F.unbase64),

@@ -557,11 +557,12 @@ MORE_NUMBERS = [
         column("fl", "FLOAT", JdbcType.FLOAT),
         [("3.14", 3.140000104904175), ("-1.5", -1.5), ("0", 0.0), ("NULL", None)],
     ),
-    # FLOAT(M,D) -> FLOAT64 (the value the server shows, D decimals).
+    # FLOAT(M,D) -> FLOAT64: the stored float32 (rounded to D decimals by the server) widened to
+    # double, as Debezium 3.6.3 emits it (FLOAT(7,3) 1234.567 -> 1234.5670166015625).
     Spec(
         "FLOAT(10,2)",
         column("fmd", "FLOAT", JdbcType.FLOAT, length=10, scale=2),
-        [("3.14159", 3.14), ("-1", -1.0), ("12345.675", 12345.67), ("NULL", None)],
+        [("3.14159", 3.140000104904175), ("-1", -1.0), ("12345.675", 12345.669921875), ("NULL", None)],
     ),
     Spec(
         "DOUBLE",
@@ -979,7 +980,14 @@ def dflt(name: str, data_type: str, jdbc: int, expr: str | None, **kw: Any) -> C
         # true/false on numeric columns -> 1/0
         (dflt("a", "TINYINT", JdbcType.TINYINT, "TRUE"), DEFAULT, 1),
         (dflt("a", "TINYINT", JdbcType.TINYINT, "false"), DEFAULT, 0),
-        (dflt("a", "BIGINT", JdbcType.BIGINT, "18446744073709551615", unsigned=True), DEFAULT, -1),
+        # BIGINT UNSIGNED default beyond Long.MAX_VALUE (long mode): Long.parseLong fails and
+        # Math.round(Double.parseDouble) saturates, so Debezium 3.6.3's schema default is
+        # 9223372036854775807 while the row value wraps to -1 (recorded with real Debezium).
+        (
+            dflt("a", "BIGINT", JdbcType.BIGINT, "18446744073709551615", unsigned=True),
+            DEFAULT,
+            9223372036854775807,
+        ),
         # DECIMAL defaults take the column scale (HALF_UP): '15.28' on NUMERIC(7,5) -> 15.28000
         (dflt("a", "NUMERIC", JdbcType.NUMERIC, "15.28", length=7, scale=5), DEFAULT, b64(0x17, 0x50, 0xC0)),
         (
@@ -1250,13 +1258,13 @@ GEOMETRY_SCHEMA = {
             column("a", "YEAR", INT),
             {"type": "int32", "optional": True, "name": "io.debezium.time.Year", "version": 1},
         ),
-        (column("a", "FLOAT", JdbcType.FLOAT), {"type": "float32", "optional": True}),
-        (column("a", "FLOAT", JdbcType.FLOAT, length=24), {"type": "float32", "optional": True}),
-        (column("a", "FLOAT", JdbcType.FLOAT, length=25), {"type": "float64", "optional": True}),
-        (column("a", "FLOAT", JdbcType.FLOAT, length=7, scale=2), {"type": "float64", "optional": True}),
-        (column("a", "FLOAT", JdbcType.FLOAT, unsigned=True), {"type": "float32", "optional": True}),
-        (column("a", "DOUBLE", JdbcType.DOUBLE), {"type": "float64", "optional": True}),
-        (column("a", "REAL", JdbcType.REAL), {"type": "float32", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT), {"type": "float", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, length=24), {"type": "float", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, length=25), {"type": "double", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, length=7, scale=2), {"type": "double", "optional": True}),
+        (column("a", "FLOAT", JdbcType.FLOAT, unsigned=True), {"type": "float", "optional": True}),
+        (column("a", "DOUBLE", JdbcType.DOUBLE), {"type": "double", "optional": True}),
+        (column("a", "REAL", JdbcType.REAL), {"type": "float", "optional": True}),
         (column("a", "VARBINARY", JdbcType.VARBINARY, length=3), {"type": "bytes", "optional": True}),
         (
             column("a", "ENUM", JdbcType.CHAR, enum_values=("station", "a,b", "c,'d", "g,'h")),
@@ -1290,8 +1298,8 @@ GEOMETRY_SCHEMA = {
             {
                 "type": "struct",
                 "fields": [
-                    {"type": "float64", "optional": False, "field": "x"},
-                    {"type": "float64", "optional": False, "field": "y"},
+                    {"type": "double", "optional": False, "field": "x"},
+                    {"type": "double", "optional": False, "field": "y"},
                     {"type": "bytes", "optional": True, "field": "wkb"},
                     {"type": "int32", "optional": True, "field": "srid"},
                 ],
