@@ -165,4 +165,23 @@ CASES: dict[str, ModeCase] = {
         stream=("UPDATE people SET email = 'ann@example.org', bio = 'Short' WHERE id = 1",),
         snapshot_data=True,
     ),
+    # Schema changes beyond the snapshot: one table learned from the snapshot (SHOW CREATE TABLE), one
+    # from a streamed CREATE TABLE, both with a MariaDB JSON column and a BIGINT UNSIGNED default at the
+    # top of its range (bigint.unsigned.handling.mode=long); then streamed ALTER and DROP TABLE.
+    "schema_changes": ModeCase(
+        {},
+        setup=(
+            "CREATE TABLE snap (id INT PRIMARY KEY, js JSON, bu BIGINT UNSIGNED DEFAULT 18446744073709551615)",
+            "INSERT INTO snap VALUES (1, '{\"a\": 1}', DEFAULT)",
+        ),
+        stream=(
+            "CREATE TABLE streamed (id INT PRIMARY KEY, js JSON, bu BIGINT UNSIGNED DEFAULT 18446744073709551615)",
+            "INSERT INTO streamed VALUES (1, '{\"a\": 1}', DEFAULT)",
+            "INSERT INTO snap VALUES (2, '[]', 5)",
+            "ALTER TABLE streamed ADD COLUMN note VARCHAR(10)",
+            "INSERT INTO streamed VALUES (2, NULL, 7, 'x')",
+            "DROP TABLE streamed",
+        ),
+        snapshot_data=True,
+    ),
 }
