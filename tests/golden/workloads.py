@@ -1,0 +1,187 @@
+"""The golden workloads, shared by the golden tests (our connector) and ``record_debezium`` (real Debezium).
+
+Both sides run exactly these statements with exactly these connector properties, so the records can be
+compared one for one. Nothing here needs the connector or Java.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from connector.testing.local_server import MySQLServerHandle
+from tests.connector.test_converters import FAMILIES, Spec, charset_specs, create_sql
+
+HERE = Path(__file__).resolve().parent
+DEBEZIUM = HERE / "debezium"  # the recordings of real Debezium 3.6.3 (record_debezium.py)
+
+# -- type families ------------------------------------------------------------------------------------
+
+DB = "golden_types"
+
+# Every representation mode value appears in at least one variant.
+VARIANTS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "default": ({}, tuple(FAMILIES) + ("charsets",)),
+    "double_precise_base64_connect": (
+        {
+            "decimal.handling.mode": "double",
+            "bigint.unsigned.handling.mode": "precise",
+            "binary.handling.mode": "base64",
+            "time.precision.mode": "connect",
+        },
+        ("integers", "decimals", "binaries", "temporals"),
+    ),
+    "string_urlsafe_adaptive": (
+        {
+            "decimal.handling.mode": "string",
+            "binary.handling.mode": "base64-url-safe",
+            "time.precision.mode": "adaptive",
+        },
+        ("decimals", "binaries", "temporals"),
+    ),
+    # string_urlsafe_adaptive without time.precision.mode=adaptive, which Debezium 3.6.3 rejects
+    # ("no longer supported"): so that decimal string and base64-url-safe binaries are compared with it.
+    "string_urlsafe": (
+        {"decimal.handling.mode": "string", "binary.handling.mode": "base64-url-safe"},
+        ("decimals", "binaries"),
+    ),
+    "hex_no_adjuster": (
+        {"binary.handling.mode": "hex", "enable.time.adjuster": "false"},
+        ("binaries", "temporals", "more_numbers"),
+    ),
+}
+
+
+def all_families(server: MySQLServerHandle) -> dict[str, list[Spec]]:
+    return {**FAMILIES, "charsets": charset_specs(server)}
+
+
+def _in_db(sql: str) -> str:
+    return sql.replace("`conv_types`", f"`{DB}`")
+
+
+def create_families(server: MySQLServerHandle, families: dict[str, list[Spec]]) -> None:
+    """(Re)create the database with one table per family, filled with its rows."""
+    server.execute(f"DROP DATABASE IF EXISTS `{DB}`", f"CREATE DATABASE `{DB}` CHARSET utf8mb4")
+    statements = ["SET SESSION sql_mode=''"]
+    for name, specs in families.items():
+        statements += [_in_db(s) for s in create_sql(name, specs)]
+    run_statements(server, statements)
+
+
+def refill_statements(family_names: Sequence[str], families: dict[str, list[Spec]]) -> list[str]:
+    """The streaming workload: empty every captured table and insert the same rows again."""
+    refill = ["SET SESSION sql_mode=''"]
+    for name in family_names:
+        refill.append(f"DELETE FROM `{DB}`.`{name}`")
+        refill += [_in_db(s) for s in create_sql(name, families[name]) if s.startswith("INSERT")]
+    return refill
+
+
+def variant_properties(variant: str) -> dict[str, str]:
+    """The connector properties of a variant, beyond the server's and the stores'."""
+    overrides, family_names = VARIANTS[variant]
+    return {
+        "topic.prefix": f"golden_{variant}",
+        "database.include.list": DB,
+        "table.include.list": ",".join(f"{DB}\\.{n}" for n in family_names),
+        **overrides,
+    }
+
+
+def run_statements(server: MySQLServerHandle, statements: Sequence[str], database: str | None = None) -> None:
+    """Run statements on one connection, in order (a BEGIN ... COMMIT spans several of them)."""
+    with server.connect(database) as conn, conn.cursor() as cur:
+        for sql in statements:
+            cur.execute(sql)
+
+
+# -- modes ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModeCase:
+    """One mode workload: ``setup`` runs in the case's database before the connector starts (so the
+    snapshot sees it), ``stream`` on one connection once the snapshot is done; ``heartbeat`` asks for
+    one more heartbeat at the end (our engine triggers it directly)."""
+
+    overrides: dict[str, str]
+    setup: tuple[str, ...]
+    stream: tuple[str, ...] = ()
+    heartbeat: bool = False
+    snapshot_data: bool = False
+
+    def properties(self, db: str) -> dict[str, str]:
+        return {
+            "topic.prefix": "golden",
+            "database.include.list": db,
+            **{k: v.format(db=db) for k, v in self.overrides.items()},
+        }
+
+
+def mode_db(case: str) -> str:
+    return f"golden_modes_{case}"
+
+
+CASES: dict[str, ModeCase] = {
+    "transaction_metadata": ModeCase(
+        {"provide.transaction.metadata": "true", "skipped.operations": "none"},
+        setup=(
+            "CREATE TABLE orders (id INT PRIMARY KEY, item VARCHAR(20), qty INT NOT NULL)",
+            "CREATE TABLE order_lines (order_id INT, n INT, sku VARCHAR(8), PRIMARY KEY (order_id, n))",
+        ),
+        stream=(
+            "BEGIN",
+            "INSERT INTO orders VALUES (1, 'pen', 2)",
+            "INSERT INTO order_lines VALUES (1, 1, 'P-1'), (1, 2, 'P-2')",
+            "UPDATE orders SET qty = 3 WHERE id = 1",
+            "DELETE FROM order_lines WHERE n = 2",
+            "COMMIT",
+            "TRUNCATE TABLE order_lines",
+        ),
+    ),
+    "heartbeat": ModeCase(
+        {"heartbeat.interval.ms": "600000"},
+        setup=("CREATE TABLE t (id INT PRIMARY KEY)",),
+        heartbeat=True,
+    ),
+    "column_mappers": ModeCase(
+        {
+            "column.mask.with.4.chars": "{db}.people.name,{db}.people.age",
+            "column.mask.hash.SHA-256.with.salt.CzQMA0cB5K": "{db}.people.email",
+            "column.mask.hash.v2.MD5.with.salt.pepper": "{db}.people.code",
+            "column.truncate.to.5.chars": "{db}.people.bio,{db}.people.photo",
+            "column.propagate.source.type": "{db}.people.note",
+            "message.key.columns": "{db}.people:email",
+        },
+        setup=(
+            "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(40), email VARCHAR(100) NOT NULL, "
+            "code CHAR(8), bio TEXT, photo VARBINARY(16), age INT, note VARCHAR(30))",
+            "INSERT INTO people VALUES (1, 'Ann Lee', 'ann@example.com', 'AB-12', 'Likes 😀 and long walks', "
+            "X'00010203040506', 41, 'first')",
+            "INSERT INTO people VALUES (2, NULL, 'bo@example.com', NULL, NULL, NULL, NULL, NULL)",
+        ),
+        stream=("UPDATE people SET email = 'ann@example.org', bio = 'Short' WHERE id = 1",),
+        snapshot_data=True,
+    ),
+    # Schema changes beyond the snapshot: one table learned from the snapshot (SHOW CREATE TABLE), one
+    # from a streamed CREATE TABLE, both with a MariaDB JSON column and a BIGINT UNSIGNED default at the
+    # top of its range (bigint.unsigned.handling.mode=long); then streamed ALTER and DROP TABLE.
+    "schema_changes": ModeCase(
+        {},
+        setup=(
+            "CREATE TABLE snap (id INT PRIMARY KEY, js JSON, bu BIGINT UNSIGNED DEFAULT 18446744073709551615)",
+            "INSERT INTO snap VALUES (1, '{\"a\": 1}', DEFAULT)",
+        ),
+        stream=(
+            "CREATE TABLE streamed (id INT PRIMARY KEY, js JSON, bu BIGINT UNSIGNED DEFAULT 18446744073709551615)",
+            "INSERT INTO streamed VALUES (1, '{\"a\": 1}', DEFAULT)",
+            "INSERT INTO snap VALUES (2, '[]', 5)",
+            "ALTER TABLE streamed ADD COLUMN note VARCHAR(10)",
+            "INSERT INTO streamed VALUES (2, NULL, 7, 'x')",
+            "DROP TABLE streamed",
+        ),
+        snapshot_data=True,
+    ),
+}
