@@ -1317,6 +1317,7 @@ def _parameters(
             params["__debezium.source.column.scale"] = str(column.scale)
         if column.comment:
             params["__debezium.source.column.comment"] = column.comment
+        params["__debezium.source.column.name"] = column.name
     return tuple(params.items()) if params else None
 
 

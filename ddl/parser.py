@@ -16,6 +16,7 @@ parsed from its streamed DDL and from its ``SHOW CREATE TABLE`` text gets the sa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -125,7 +126,7 @@ class DdlParser:
                     raise DdlParseError(text, line_col(sql, exc.offset), exc.reason) from None
                 text = sql[chunk[0].start : chunk[used - 1].end + 1]
                 try:
-                    parsed.append(_apply(tree, text, state))
+                    parsed.extend(_apply(tree, text, state))
                 except _SemanticError as exc:
                     raise DdlParseError(text, line_col(sql, chunk[0].start), str(exc)) from None
                 chunk = chunk[used:]
@@ -271,11 +272,12 @@ class _State:
         return table_id
 
 
-def _apply(tree: Statement, text: str, state: _State) -> ParsedStatement:
+def _apply(tree: Statement, text: str, state: _State) -> list[ParsedStatement]:
     handler = _HANDLERS.get(type(tree))
     if handler is None:  # pragma: no cover - every statement type has a handler
         raise _SemanticError(f"no handler for {type(tree).__name__}")
-    return handler(tree, text, state)
+    result = handler(tree, text, state)
+    return result if isinstance(result, list) else [result]
 
 
 def _ignored(tree: Any, text: str, state: _State) -> ParsedStatement:
@@ -345,6 +347,34 @@ def _alter_table(tree: AlterTable, text: str, state: _State) -> ParsedStatement:
     state.model = state.model.with_tables(put=[new_table], remove=[table_id])
     change = TableChange(ChangeType.ALTER, new_table.id, new_table, previous)
     return ParsedStatement(text, database, "table", (change,))
+
+
+# What precedes the table list of a DROP TABLE statement, and the RESTRICT/CASCADE after it.
+_DROP_TABLE_PREFIX = re.compile(
+    r"\s*(DROP\s+(?:TEMPORARY\s+)?(?:ONLINE\s+|OFFLINE\s+)?TABLES?\s+(?:IF\s+EXISTS\s+)?)", re.IGNORECASE
+)
+_DROP_TYPE_SUFFIX = re.compile(r"\s(RESTRICT|CASCADE)\s*;?\s*$", re.IGNORECASE)
+
+
+def _drop_tables(tree: DropTable, text: str, state: _State) -> list[ParsedStatement]:
+    """Debezium's ``DropTableParserListener``: one statement per dropped table, its text the
+    statement's own prefix plus the table's qualified name (``DROP TABLE `db`.`t` ``) plus any
+    RESTRICT/CASCADE."""
+    dropped = _drop_table(tree, text, state)
+    if dropped.kind != "table":
+        return [dropped]
+    prefix = _DROP_TABLE_PREFIX.match(text)
+    suffix = _DROP_TYPE_SUFFIX.search(text)
+    head = prefix.group(1) if prefix else "DROP TABLE "
+    tail = f" {suffix.group(1)}" if suffix else ""
+    return [
+        ParsedStatement(f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,))
+        for change in dropped.table_changes
+    ]
+
+
+def _backquoted(table_id: TableId) -> str:
+    return "`" + table_id.database.replace("`", "``") + "`.`" + table_id.table.replace("`", "``") + "`"
 
 
 def _drop_table(tree: DropTable, text: str, state: _State) -> ParsedStatement:
@@ -487,10 +517,11 @@ _SET_VARIABLE: dict[str, Callable[[_State, str], SchemaModel]] = {
     "collation_database": _set_database_collation,
 }
 
-_HANDLERS: dict[type, Callable[[Any, str, _State], ParsedStatement]] = {
+# A handler gives one statement, or several where Debezium splits one (DROP TABLE a, b).
+_HANDLERS: dict[type, Callable[[Any, str, _State], ParsedStatement | list[ParsedStatement]]] = {
     CreateTable: _create_table,
     AlterTable: _alter_table,
-    DropTable: _drop_table,
+    DropTable: _drop_tables,
     RenameTable: _rename_table,
     TruncateTable: _truncate,
     CreateIndex: _create_index,

@@ -303,6 +303,7 @@ def test_first_matching_mapper_wins(mysql_server: MySQLServerHandle, unique_db: 
     assert field_schema(event, "c")["parameters"] == {  # propagate came before the hash
         "__debezium.source.column.type": "VARCHAR",
         "__debezium.source.column.length": "30",
+        "__debezium.source.column.name": "c",
     }
     assert field_schema(event, "d")["parameters"] == {"masked": "true"}
 

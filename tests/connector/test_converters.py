@@ -1341,17 +1341,22 @@ def test_propagate_source_type_parameters() -> None:
         "__debezium.source.column.type": "DECIMAL",
         "__debezium.source.column.length": "7",
         "__debezium.source.column.scale": "2",
+        "__debezium.source.column.name": "price",  # recorded with Debezium 3.6.3
     }
     note = column_converter(table.columns[1], table, by_column).schema.to_json()
     assert note["parameters"] == {
         "__debezium.source.column.type": "VARCHAR",
         "__debezium.source.column.length": "40",
         "__debezium.source.column.comment": "free text",
+        "__debezium.source.column.name": "note",
     }
     assert "parameters" not in column_converter(table.columns[2], table, by_column).schema.to_json()
     by_type = ConverterSettings(datatype_propagate_source_type=(r".+\.INT UNSIGNED",))
     qty = column_converter(table.columns[2], table, by_type).schema.to_json()
-    assert qty["parameters"] == {"__debezium.source.column.type": "INT UNSIGNED"}
+    assert qty["parameters"] == {
+        "__debezium.source.column.type": "INT UNSIGNED",
+        "__debezium.source.column.name": "qty",
+    }
     assert "parameters" not in column_converter(table.columns[1], table, by_type).schema.to_json()
 
 

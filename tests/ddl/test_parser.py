@@ -446,7 +446,14 @@ def test_drop_several_tables() -> None:
     r = parse("CREATE TABLE a (x INT); CREATE TABLE other.b (x INT); CREATE TABLE c (x INT)")
     dropped = parse("DROP TABLE IF EXISTS a, other.b, missing RESTRICT", r.model)
     assert dropped.model.table_ids() == [TableId("db", "c")]
-    changes = dropped.statements[0].table_changes
+    # Debezium (DropTableParserListener): one statement per table, the statement's prefix plus the
+    # qualified name plus the drop type.
+    assert [(s.ddl, s.database) for s in dropped.statements] == [
+        ("DROP TABLE IF EXISTS `db`.`a` RESTRICT", "db"),
+        ("DROP TABLE IF EXISTS `other`.`b` RESTRICT", "other"),
+        ("DROP TABLE IF EXISTS `db`.`missing` RESTRICT", "db"),
+    ]
+    changes = [c for s in dropped.statements for c in s.table_changes]
     assert [(c.type, str(c.id), c.table) for c in changes] == [
         (ChangeType.DROP, "db.a", None),
         (ChangeType.DROP, "other.b", None),
@@ -728,7 +735,7 @@ def test_several_statements_in_one_event_keep_their_own_text() -> None:
     assert [s.ddl for s in r.statements] == [
         "CREATE TABLE a (x INT)",
         "CREATE TABLE b (y INT)",
-        "DROP TABLE a",
+        "DROP TABLE `db`.`a`",  # Debezium writes a dropped table's qualified name
     ]
     assert r.model.table_ids() == [TableId("db", "b")]
 

@@ -59,7 +59,46 @@ KNOWN: list[Known] = [
         r"\.value\.payload\.after\.yr",
         lambda ours, theirs: theirs == "1" and ours in ("2000", "0"),
     ),
+    Known(
+        "YEAR 0000 streamed",
+        "Debezium bug we do not copy: its binlog client hands YEAR 0000 over as 1900, which the time "
+        "adjuster leaves alone, while its snapshot (with Connector/J) gives 2000; we give the snapshot's "
+        "value in both paths (0 with enable.time.adjuster=false), so one row has one value.",
+        r"\.value\.payload\.(before|after)\.yr",
+        lambda ours, theirs: theirs == "1900" and ours in ("2000", "0"),
+    ),
+    Known(
+        "TIMESTAMP(n) fraction in the snapshot",
+        "MariaDB-as-MySQL artefact (the MariaDB JDBC driver's value object): Debezium's snapshot writes "
+        "the fewest fraction digits (10.5Z) where its streaming pads to the column's precision "
+        "(10.500Z), as we do in both paths. Only fraction digits may differ.",
+        r"\.value\.payload\.after\.(ts\d|tsz)",
+        lambda ours, theirs: _without_trailing_fraction_zeros(ours) == theirs,
+    ),
+    Known(
+        "ENUM member containing a comma, streamed",
+        "Debezium bug we do not copy: its streaming emits the escaped text of the schema's 'allowed' "
+        "list (a\\,b) where its snapshot and the server say a,b.",
+        r"\.value\.payload\.(before|after)\.en",
+        lambda ours, theirs: ours == "a,b" and theirs == "a\\,b",
+    ),
+    Known(
+        "single-byte character sets, streamed",
+        "Debezium decodes binlog bytes with Java's charsets, which disagree with the server's own "
+        "conversion (its snapshot) for these 17 charsets: undefined bytes become U+FFFD, and charsets "
+        "Java lacks (dec8, hp8, swe7, ...) are decoded as another charset. We decode as the server "
+        "converts, in both paths.",
+        r"\.value\.payload\.(before|after)\.c_(latin1|ascii|cp1250|cp1251|cp1256|cp1257|greek|koi8u|cp866"
+        r"|hebrew|dec8|hp8|armscii8|swe7|keybcs2|geostd8|tis620)",
+    ),
 ]
+
+
+def _without_trailing_fraction_zeros(text: str) -> str:
+    """``...10.500Z`` -> ``...10.5Z``, ``...10.000Z`` -> ``...10Z``."""
+    head, dot, fraction = text.removesuffix("Z").partition(".")
+    fraction = fraction.rstrip("0")
+    return f"{head}.{fraction}Z" if dot and fraction else f"{head}Z"
 
 
 @pytest.fixture(scope="module")
@@ -146,12 +185,6 @@ def test_golden_events(
     mysql_server: LocalMySQLServer, families: dict[str, list[Spec]], tmp_path: Path, variant: str
 ) -> None:
     rejected = DEBEZIUM / variant / REJECTED
-    if rejected.exists():
-        pytest.fail(
-            f"Debezium 3.6.3 refuses this variant's configuration {VARIANTS[variant][0]}, we accept it:\n"
-            f"  {rejected.read_text().strip()}\n"
-            f"(see the variant string_urlsafe for its other modes compared with Debezium)"
-        )
     _, family_names = VARIANTS[variant]
     records = run_variant(mysql_server, variant, family_names, families, tmp_path)
     problems = []
@@ -167,6 +200,13 @@ def test_golden_events(
                     f"{name} row {row_id}:\n  snapshot {snapshot[row_id]}\n"
                     f"  delete   {deleted[row_id]}\n  insert   {inserted[row_id]}"
                 )
+    if rejected.exists():
+        # Debezium 3.6.3 refuses time.precision.mode=adaptive ("no longer supported"); we keep it
+        # (README "Fidelity"). With no recording to compare, this variant checks what it can: the
+        # snapshot, delete and insert images agree; test_converters checks the values per mode.
+        assert "'adaptive' time.precision.mode is no longer supported" in rejected.read_text()
+        assert not problems, "\n".join(problems)
+        return
     kept = [r for r in records if r.kind in (RecordKind.DATA, RecordKind.TOMBSTONE, RecordKind.SCHEMA_CHANGE)]
     ours = split_by_file([jsonl_line(r) for r in kept], variant_properties(variant)["topic.prefix"])
     for name in (*family_names, SCHEMA_CHANGES):
