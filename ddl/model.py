@@ -49,6 +49,31 @@ class JdbcType:
     TIMESTAMP_WITH_TIMEZONE = 2014
 
 
+# MySQL type names by family, as column data types name them (upper case), for code that must know
+# a column's family from its type name alone.
+CHARACTER_TYPES = frozenset(
+    {
+        "CHAR",
+        "CHARACTER",
+        "VARCHAR",
+        "NCHAR",
+        "NVARCHAR",
+        "NATIONAL CHAR",
+        "NATIONAL VARCHAR",
+        "TINYTEXT",
+        "TEXT",
+        "MEDIUMTEXT",
+        "LONGTEXT",
+        "LONG",
+        "LONG VARCHAR",
+        "ENUM",
+    }
+)
+BINARY_TYPES = frozenset(
+    {"BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY"}
+)
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class TableId:
     """A table's identity: ``database.table`` (MySQL has no schema level)."""

@@ -130,8 +130,8 @@ from pyspark.sql.types import (
 )
 
 from ddl.errors import ConfigError, SchemaHistoryError
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Table, TableId
 from ddl.model import Column as MysqlColumn
-from ddl.model import Table, TableId
 from ddl.position import SourceOffset
 from ddl.serialize import table_from_history
 from sink.base import Sink, SinkError
@@ -518,28 +518,7 @@ _INT_TYPES: dict[str, tuple[str, str | None]] = {  # MySQL type -> (signed, unsi
     **dict.fromkeys(("INT", "INTEGER", "INT4"), ("int32", "int64")),
     **dict.fromkeys(("BIGINT", "INT8"), ("int64", None)),  # unsigned: bigint.unsigned.handling.mode
 }
-_STRING_TYPES = frozenset(
-    {
-        "CHAR",
-        "CHARACTER",
-        "VARCHAR",
-        "NCHAR",
-        "NVARCHAR",
-        "NATIONAL CHAR",
-        "NATIONAL VARCHAR",
-        "TINYTEXT",
-        "TEXT",
-        "MEDIUMTEXT",
-        "LONGTEXT",
-        "LONG",
-        "LONG VARCHAR",
-        "ENUM",
-        "SET",
-    }
-)
-_BINARY_TYPES = frozenset(
-    {"BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY"}
-)
+_STRING_TYPES = CHARACTER_TYPES | {"SET"}
 _TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
     "DATE": {"type": "int32", "name": "io.debezium.time.Date"},
     "DATETIME": {"type": "int64", "name": "io.debezium.time.MicroTimestamp"},
@@ -592,7 +571,7 @@ def _column_type_node(column: MysqlColumn, modes: RepresentationModes) -> dict[s
             "double": {"type": "double"},
             "string": {"type": "string"},
         }.get(modes.decimal_handling_mode)
-    if kind in _BINARY_TYPES:
+    if kind in BINARY_TYPES:
         binary = {"bytes": "bytes", "base64": "string", "base64-url-safe": "string", "hex": "string"}
         mode = binary.get(modes.binary_handling_mode)
         return {"type": mode} if mode is not None else None

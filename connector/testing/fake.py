@@ -65,7 +65,7 @@ from connector.filters import TableFilter
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.history import MemorySchemaHistory
-from ddl.model import Column, Table, TableId
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId
 from ddl.parser import parser_for
 from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
@@ -223,34 +223,10 @@ _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
         _as_int,
     ),
     **dict.fromkeys(("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"), _as_float),
+    **dict.fromkeys(CHARACTER_TYPES, _as_text),
     **dict.fromkeys(
         (
-            "CHAR",
-            "CHARACTER",
-            "VARCHAR",
-            "NCHAR",
-            "NVARCHAR",
-            "NATIONAL CHAR",
-            "NATIONAL VARCHAR",
-            "TINYTEXT",
-            "TEXT",
-            "MEDIUMTEXT",
-            "LONGTEXT",
-            "LONG",
-            "LONG VARCHAR",
-            "ENUM",
-        ),
-        _as_text,
-    ),
-    **dict.fromkeys(
-        (
-            "BINARY",
-            "VARBINARY",
-            "TINYBLOB",
-            "BLOB",
-            "MEDIUMBLOB",
-            "LONGBLOB",
-            "LONG VARBINARY",
+            *BINARY_TYPES,
             "GEOMETRY",
             "POINT",
             "LINESTRING",
