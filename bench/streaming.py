@@ -12,6 +12,7 @@ and prints events/s for both and the ratio (b)/(a).
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -82,7 +83,9 @@ def main() -> None:
         engine.catch_up(timeout=3600)
         connector_s = time.perf_counter() - t0
         engine.close()
-        events = sum(1 for line in out.read_bytes().splitlines() if b'"op":' in line)
+        with out.open("rb") as lines:  # streamed: the output can be larger than memory
+            events = sum(1 for line in lines if b'"op":' in line)
+        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
         assert baseline_rows == changes, (baseline_rows, changes)
         base_rate = baseline_rows / baseline_s
@@ -95,6 +98,7 @@ def main() -> None:
             f"(b) connector → jsonl sink:      {events} events in {connector_s:.2f}s = {conn_rate:,.0f} events/s"
         )
         print(f"ratio (b)/(a):                   {conn_rate / base_rate:.2f}")
+        print(f"peak RSS of this process:        {peak_rss_mb:.0f} MB")
 
 
 if __name__ == "__main__":
