@@ -5,8 +5,8 @@ set, so we always use the file/position dump (MariaDB accepts it, and the librar
 GTID events via ``@mariadb_slave_capability``); (b) on a dropped connection it reconnects forever with
 a generic warning, so we refuse its silent reconnects and own the policy (bounded attempts with
 backoff, from our own last position, with the real error in the message); (c) it silently drops event
-types it does not implement, so we ask for them and refuse the ones that carry data we would lose
-(compressed transactions / compressed row events).
+types it does not implement, so we ask for them: ``connector.binlog_guard`` refuses the ones that
+carry data we would lose (compressed transactions / compressed row events).
 """
 
 from __future__ import annotations
@@ -18,30 +18,12 @@ from typing import Any
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.event import NotImplementedEvent
 
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server import connection_error
 
 log = logging.getLogger(__name__)
-
-# Event types that carry row data mysql-replication cannot decode: losing them would lose rows.
-UNSUPPORTED_DATA_EVENTS = {
-    0x28: "TRANSACTION_PAYLOAD_EVENT (MySQL binlog_transaction_compression=ON)",
-    0xA5: "QUERY_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0xA6: "WRITE_ROWS_COMPRESSED_EVENT_V1 (MariaDB log_bin_compress=ON)",
-    0xA7: "UPDATE_ROWS_COMPRESSED_EVENT_V1 (MariaDB log_bin_compress=ON)",
-    0xA8: "DELETE_ROWS_COMPRESSED_EVENT_V1 (MariaDB log_bin_compress=ON)",
-    0xA9: "WRITE_ROWS_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0xAA: "UPDATE_ROWS_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0xAB: "DELETE_ROWS_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0x1A: "INCIDENT_EVENT (the source server lost changes; re-snapshot required)",
-}
-
-
-class UnsupportedEventError(ReplicationError):
-    pass
 
 
 class BinlogPositionError(ReplicationError):
@@ -171,13 +153,6 @@ class BinlogReader:
             # packet.event_size is the whole event (header + body + checksum); the event object's
             # own event_size excludes the header.
             start_pos = end_pos - int(packet.event_size) if end_pos else 0
-            if isinstance(event, NotImplementedEvent) and etype in UNSUPPORTED_DATA_EVENTS:
-                raise UnsupportedEventError(
-                    f"binlog event {UNSUPPORTED_DATA_EVENTS[etype]} at {self.file}:{start_pos} "
-                    "cannot be decoded; refusing to continue rather than lose its rows. Disable binlog "
-                    "compression on the server and take a new snapshot (snapshot.mode=when_needed or "
-                    "delete the stored offsets)"
-                )
             file = stream.log_file or self.file
             raw = RawEvent(
                 event, file, start_pos, end_pos, int(event.timestamp), int(packet.server_id), etype

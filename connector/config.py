@@ -165,6 +165,17 @@ PROPERTIES: tuple[Property, ...] = (
         kind="choice",
         choices=("fail", "warn", "skip", "ignore"),
     ),
+    _p(
+        "event.deserialization.failure.handling.mode",
+        None,
+        "A binlog event that would lose changes if passed (DML logged as SQL, a row image without "
+        "all columns, a partial JSON update, a compressed or unknown event): fail stops before it "
+        "naming the setting and position; warn/skip pass it (logged). Unset: "
+        "event.processing.failure.handling.mode.",
+        kind="choice",
+        choices=("fail", "warn", "skip"),
+        aliases={"ignore": "skip"},
+    ),
     _p("max.batch.size", "2048", "Records handed to the sinks at once.", kind="int", minimum=1),
     _p(
         "max.queue.size",

@@ -30,6 +30,7 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
+from connector.binlog_guard import EventGuard, incomplete_image, statement_problem, unreadable_event
 from connector.config import ConnectorConfig
 from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
@@ -108,6 +109,7 @@ class StreamingSource:
             config.get_choice("inconsistent.schema.handling.mode"),
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
+        self.guard = EventGuard.from_config(config)
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
@@ -230,6 +232,10 @@ class StreamingSource:
         if handler is not None:
             handler(raw)
         else:
+            if not self.skip_events:
+                problem = unreadable_event(event, raw.event_type, self.dispatcher.is_captured)
+                if problem is not None:
+                    self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
             self._count()
             if self.txn is None:
                 self._advance_restart(raw)
@@ -290,6 +296,15 @@ class StreamingSource:
                 return
             self._commit(raw)
             return
+        if not self.skip_events:
+            database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+            problem = statement_problem(sql, database or None, self.dispatcher.is_captured)
+            if problem is not None:
+                self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
+                self._count()
+                if self.txn is None:
+                    self._advance_restart(raw)
+                return
         self._on_ddl(raw, sql)
 
     def _on_ddl(self, raw: RawEvent, sql: str) -> None:
@@ -355,6 +370,12 @@ class StreamingSource:
             return
         table_id = TableId(str(event.schema), str(event.table))
         op = _OPS[type(event)]
+        if self.dispatcher.is_captured(table_id):
+            problem = incomplete_image(event, table_id)
+            if problem is not None:
+                self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
+                self._count()
+                return
         skip, self.skip_rows = self.skip_rows, 0
 
         def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:
