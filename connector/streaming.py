@@ -81,6 +81,7 @@ class StreamingSource:
     ) -> None:
         start = SourceOffset.from_map(offset)
         self.config = config
+        self.flavor = flavor
         self.emitter = emitter
         self.restart_file = start.file
         self.restart_pos = start.pos
@@ -195,7 +196,10 @@ class StreamingSource:
             self.txn = None
         else:
             file, pos = self.restart_file, self.restart_pos
-        self._reader = BinlogReader(self.config, file, pos, heartbeat_s=self.heartbeat_s)
+        # With GTIDs, the first transaction not in the set is the one the restart point is in.
+        self._reader = BinlogReader(
+            self.config, file, pos, heartbeat_s=self.heartbeat_s, gtids=self.gtids, flavor=self.flavor
+        )
         self._events = self._reader.events()
         self.file = file
 
