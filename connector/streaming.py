@@ -34,10 +34,11 @@ from connector.binlog_guard import EventGuard, incomplete_image, statement_probl
 from connector.config import ConnectorConfig
 from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
-from connector.filters import TableFilter
+from connector.filters import TableFilter, gtid_source_filter
 from connector.heartbeat import Heartbeat
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
+from connector.server import connect
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
@@ -63,6 +64,8 @@ class _Transaction:
     events_done: int = 0
     query: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    # Its GTID source is left out by gtid.source.includes/excludes.
+    filtered: bool = False
 
 
 class StreamingSource:
@@ -111,6 +114,10 @@ class StreamingSource:
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         self.guard = EventGuard.from_config(config)
+        self.gtid_filter = gtid_source_filter(config)
+        self.filter_dml = config.get_bool("gtid.source.filter.dml.events", True)
+        if self.gtids is not None and self.gtid_filter is not None:
+            self.gtids = self.gtids.retain(self.gtid_filter)
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
@@ -198,10 +205,27 @@ class StreamingSource:
             file, pos = self.restart_file, self.restart_pos
         # With GTIDs, the first transaction not in the set is the one the restart point is in.
         self._reader = BinlogReader(
-            self.config, file, pos, heartbeat_s=self.heartbeat_s, gtids=self.gtids, flavor=self.flavor
+            self.config,
+            file,
+            pos,
+            heartbeat_s=self.heartbeat_s,
+            gtids=self._restart_gtids(),
+            flavor=self.flavor,
         )
         self._events = self._reader.events()
         self.file = file
+
+    def _restart_gtids(self) -> GtidSet | None:
+        """The GTID set to read from: the offset's, plus, for the sources gtid.source.includes/
+        excludes leave out, everything the server has executed (Debezium's merged set)."""
+        if not self.gtids or self.gtid_filter is None:
+            return self.gtids
+        variable = "gtid_binlog_pos" if self.flavor == "mariadb" else "gtid_executed"
+        with connect(self.config) as conn, conn.cursor() as cur:
+            cur.execute(f"SELECT @@global.{variable}")
+            row = cur.fetchone()
+        executed = GtidSet.parse(str(row[0] or "")) if row else GtidSet()
+        return self.gtids.with_sources_of(executed, self.gtid_filter)
 
     def close(self) -> None:
         if self._reader is not None:
@@ -259,7 +283,7 @@ class StreamingSource:
 
     def _commit(self, raw: RawEvent) -> None:
         txn, self.txn = self.txn, None
-        if txn is not None and txn.gtid:
+        if txn is not None and txn.gtid and not txn.filtered:
             self.gtids = _with_gtid(self.gtids, txn.gtid)
         self._advance_restart(raw)
         self.skip_events = self.skip_rows = 0
@@ -270,6 +294,8 @@ class StreamingSource:
         self._begin(raw)
         assert self.txn is not None
         self.txn.gtid = raw.event.gtid
+        if self.gtid_filter is not None:
+            self.txn.filtered = not self.gtid_filter(GtidSet.source_of(self.txn.gtid))
         self._count()
         if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
             self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
@@ -325,7 +351,7 @@ class StreamingSource:
         history_position = self.offset()
         where = self._where(raw, 0)
         self._count()
-        commit_offset = self._offset_after_commit(raw, self.txn.gtid)
+        commit_offset = self._offset_after_commit(raw, None if self.txn.filtered else self.txn.gtid)
         self.dispatcher.dispatch_schema_change(sql, database or None, history_position, where, commit_offset)
         self._commit(raw)
 
@@ -369,7 +395,7 @@ class StreamingSource:
 
     def _on_rows(self, raw: RawEvent) -> None:
         event = raw.event
-        if self.skip_events:
+        if self.skip_events or (self.filter_dml and self.txn is not None and self.txn.filtered):
             self._count()
             return
         table_id = TableId(str(event.schema), str(event.table))
