@@ -178,10 +178,36 @@ def test_failover_to_another_replica_resumes_by_gtid_and_loses_nothing(tmp_path)
             writer.join()
         assert _replay(_records(out)) == _tables(primary) == _tables(replica2)
         total = len(_records(out))
+
+        # The primary dies too; replica 2 is promoted and takes writes of its own (new GTIDs); the
+        # connector (stopped above), restarted against it, goes on from its GTID position.
+        assert primary._proc is not None
+        os.killpg(primary._proc.pid, signal.SIGKILL)
+        replica2.execute("STOP SLAVE", "RESET SLAVE ALL")
+        _write_more(replica2, range(TRANSACTIONS + 1, TRANSACTIONS + 201))
+        proc = _start(_config(replica2, tmp_path, out), log)
+        try:
+            expected = _tables(replica2)
+            deadline = time.monotonic() + 120
+            while _replay(_records(out)) != expected:
+                assert time.monotonic() < deadline, "the output does not reach the promoted primary's tables"
+                assert proc.poll() is None, log.read_text()[-3000:]
+                time.sleep(0.2)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=60)
         print(
             f"\nrecords from replica 1 before it died: {delivered_from_replica1}; "
-            f"total after failover to replica 2: {total}"
+            f"total after failover to replica 2: {total}; after its promotion: {len(_records(out))}"
         )
+
+
+def _write_more(server: LocalMySQLServer, ids: range) -> None:
+    with server.connect("fo") as conn, conn.cursor() as cur:
+        for n in ids:
+            cur.execute("INSERT INTO t1 VALUES (%s, %s)", (n, n))
+            cur.execute("UPDATE t2 SET s = CONCAT(s, '+') WHERE id = %s", (n - TRANSACTIONS,))
 
 
 def test_a_server_without_the_stored_gtids_is_refused_naming_why(tmp_path):
