@@ -248,7 +248,9 @@ class StreamingSource:
             return
         if isinstance(event, RotateEvent):
             self.file = event.next_binlog
-            if self.txn is None:
+            # A real rotate (end of a file) moves the restart point; the artificial one a dump starts
+            # with does not: by file/pos it repeats the start, by GTID it names the file's start (4).
+            if self.txn is None and raw.end_pos:
                 self.restart_file, self.restart_pos = event.next_binlog, int(event.position)
             return
         if raw.end_pos == 0 or isinstance(event, FormatDescriptionEvent):
