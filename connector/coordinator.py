@@ -72,6 +72,8 @@ class StartupCoordinator:
         self.new_snapshot_receiver = new_snapshot_receiver
         self.info: ServerInfo | None = None
         self.schema: SchemaState | None = None
+        # Why the stored position cannot be read from this server (``plan``), or None.
+        self.position_problem: str | None = None
         # Set before a snapshot runs, so that another thread can cancel it.
         self.snapshotter: Snapshotter | None = None
 
@@ -94,8 +96,10 @@ class StartupCoordinator:
         plan = self.plan(settings, offset, connect)
         if plan.reset_offsets:
             log.warning(
-                "the stored binlog position is no longer on the server; taking a new snapshot "
-                "(snapshot.mode=when_needed)"
+                "the stored position %s cannot be read from this server (%s); taking a new snapshot "
+                "(snapshot.mode=when_needed)",
+                offset.describe() if offset is not None else "?",
+                self.position_problem,
             )
             offset = None
 
@@ -141,7 +145,7 @@ class StartupCoordinator:
         stored = offset is not None
         in_snapshot = offset is not None and offset.in_snapshot
         # An interrupted snapshot's offset is never streamed from, so it is never "purged".
-        problem = (
+        problem = self.position_problem = (
             position_unavailable(connect, offset.binlog_position, self.info.flavor)
             if offset is not None and offset.has_position and not offset.in_snapshot
             else None
