@@ -1,12 +1,13 @@
 """The replication connection: a thin, strict wrapper around mysql-replication's stream reader.
 
 Why a wrapper: mysql-replication 1.0.17 (a) ignores ``log_file``/``log_pos`` when ``is_mariadb`` is
-set, so we always use the file/position dump (MariaDB accepts it, and the library still asks for
-GTID events via ``@mariadb_slave_capability``); (b) on a dropped connection it reconnects forever with
+set, so a file/position start always uses the plain dump (MariaDB accepts it, and the library still
+asks for GTID events via ``@mariadb_slave_capability``), while a GTID start uses ``auto_position``:
+``@slave_connect_state`` and the GTID dump on MariaDB, ``COM_BINLOG_DUMP_GTID`` on MySQL; (b) on a dropped connection it reconnects forever with
 a generic warning, so we refuse its silent reconnects and own the policy (bounded attempts with
 backoff, from our own last position, with the real error in the message); (c) it silently drops event
-types it does not implement, so we ask for them and refuse the ones that carry data we would lose
-(compressed transactions / compressed row events).
+types it does not implement, so we ask for them: ``connector.binlog_guard`` refuses the ones that
+carry data we would lose (compressed transactions / compressed row events).
 """
 
 from __future__ import annotations
@@ -18,30 +19,13 @@ from typing import Any
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.event import NotImplementedEvent
 
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server import connection_error
+from ddl.position import GtidSet
 
 log = logging.getLogger(__name__)
-
-# Event types that carry row data mysql-replication cannot decode: losing them would lose rows.
-UNSUPPORTED_DATA_EVENTS = {
-    0x28: "TRANSACTION_PAYLOAD_EVENT (MySQL binlog_transaction_compression=ON)",
-    0xA5: "QUERY_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0xA6: "WRITE_ROWS_COMPRESSED_EVENT_V1 (MariaDB log_bin_compress=ON)",
-    0xA7: "UPDATE_ROWS_COMPRESSED_EVENT_V1 (MariaDB log_bin_compress=ON)",
-    0xA8: "DELETE_ROWS_COMPRESSED_EVENT_V1 (MariaDB log_bin_compress=ON)",
-    0xA9: "WRITE_ROWS_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0xAA: "UPDATE_ROWS_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0xAB: "DELETE_ROWS_COMPRESSED_EVENT (MariaDB log_bin_compress=ON)",
-    0x1A: "INCIDENT_EVENT (the source server lost changes; re-snapshot required)",
-}
-
-
-class UnsupportedEventError(ReplicationError):
-    pass
 
 
 class BinlogPositionError(ReplicationError):
@@ -83,10 +67,23 @@ class RawEvent:
 
 
 class BinlogReader:
-    def __init__(self, config: ConnectorConfig, file: str, pos: int, heartbeat_s: float = 0.5) -> None:
+    """Streams from ``file``/``pos``, or, when ``gtids`` is given, from the first transaction not in
+    that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor="mariadb"``)."""
+
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        file: str,
+        pos: int,
+        heartbeat_s: float = 0.5,
+        gtids: GtidSet | None = None,
+        flavor: str = "mysql",
+    ) -> None:
         self.config = config
         self.file = file
         self.pos = pos
+        self.gtids = gtids if gtids else None
+        self.flavor = flavor
         self.heartbeat_s = heartbeat_s
         self.max_attempts = config.int_of("connect.max.attempts")
         self._stream: BinLogStreamReader | None = None
@@ -122,11 +119,13 @@ class BinlogReader:
         return BinLogStreamReader(
             connection_settings=settings,
             server_id=self.config.server_id,
-            log_file=self.file,
-            log_pos=self.pos,
+            log_file=None if self.gtids else self.file,
+            log_pos=None if self.gtids else self.pos,
+            auto_position=str(self.gtids) if self.gtids else None,
             resume_stream=True,
             blocking=True,
-            is_mariadb=False,  # see module docstring: keeps file/pos positioning on MariaDB
+            # See the module docstring: is_mariadb only for the GTID dump.
+            is_mariadb=self.gtids is not None and self.flavor == "mariadb",
             slave_heartbeat=self.heartbeat_s,
             filter_non_implemented_events=False,
             pymysql_wrapper=connection_factory,
@@ -150,11 +149,7 @@ class BinlogReader:
             if exc.args and exc.args[0] == ER_MASTER_FATAL_ERROR_READING_BINLOG:
                 # Not a network problem: the server cannot serve this position (purged, or not an
                 # event boundary). Retrying cannot help.
-                raise BinlogPositionError(
-                    f"the server cannot stream the binlog from {self.file}:{self.pos}: {exc.args[1]}. "
-                    "If the file was purged, a new snapshot is required (snapshot.mode=when_needed, or "
-                    "delete the stored offsets and schema history)"
-                ) from None
+                raise BinlogPositionError(self._refusal(str(exc.args[1]))) from None
             if not self._closed:
                 raise StreamDropped(exc) from exc
         except (pymysql.err.InterfaceError, ConnectionError, OSError) as exc:
@@ -162,6 +157,22 @@ class BinlogReader:
                 raise StreamDropped(exc) from exc
         finally:
             self._discard_stream()
+
+    def _refusal(self, server_message: str) -> str:
+        if self.gtids is not None:
+            return (
+                f"the server cannot stream the binlog from GTID position {self.gtids}: {server_message}. "
+                "It has not got these transactions (it is behind or not a replica of the same primary) "
+                "or it purged the ones after them: point the connector at a server that has them, or "
+                "take a new snapshot (snapshot.mode=when_needed, or delete the stored offsets and "
+                "schema history)"
+            )
+        return (
+            f"the server cannot stream the binlog from {self.file}:{self.pos}: {server_message}. "
+            "If the file was purged, a new snapshot is required (snapshot.mode=when_needed, or "
+            "delete the stored offsets and schema history); if this is another server than the one "
+            "the offset was taken on, binlog positions do not carry over: use GTIDs"
+        )
 
     def _iterate(self, stream: BinLogStreamReader) -> Iterator[RawEvent]:
         for event in stream:
@@ -171,13 +182,6 @@ class BinlogReader:
             # packet.event_size is the whole event (header + body + checksum); the event object's
             # own event_size excludes the header.
             start_pos = end_pos - int(packet.event_size) if end_pos else 0
-            if isinstance(event, NotImplementedEvent) and etype in UNSUPPORTED_DATA_EVENTS:
-                raise UnsupportedEventError(
-                    f"binlog event {UNSUPPORTED_DATA_EVENTS[etype]} at {self.file}:{start_pos} "
-                    "cannot be decoded; refusing to continue rather than lose its rows. Disable binlog "
-                    "compression on the server and take a new snapshot (snapshot.mode=when_needed or "
-                    "delete the stored offsets)"
-                )
             file = stream.log_file or self.file
             raw = RawEvent(
                 event, file, start_pos, end_pos, int(event.timestamp), int(packet.server_id), etype

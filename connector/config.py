@@ -165,6 +165,35 @@ PROPERTIES: tuple[Property, ...] = (
         kind="choice",
         choices=("fail", "warn", "skip", "ignore"),
     ),
+    _p(
+        "gtid.source.includes",
+        doc="Regexes of GTID sources (MySQL server UUID, MariaDB domain-server) whose transactions are "
+        "tracked in the offset; the others are skipped (gtid.source.filter.dml.events) and taken from "
+        "the server's executed set on restart.",
+        kind="regex-list",
+    ),
+    _p(
+        "gtid.source.excludes",
+        doc="Regexes of GTID sources to leave out (see gtid.source.includes).",
+        kind="regex-list",
+    ),
+    _p(
+        "gtid.source.filter.dml.events",
+        "true",
+        "Skip the row events of transactions whose GTID source gtid.source.includes/excludes leave out.",
+        kind="bool",
+    ),
+    _p(
+        "event.deserialization.failure.handling.mode",
+        None,
+        "A binlog event that would lose changes if passed (DML logged as SQL, a row image without "
+        "all columns, a partial JSON update, a compressed or unknown event): fail stops before it "
+        "naming the setting and position; warn/skip pass it (logged). Unset: "
+        "event.processing.failure.handling.mode.",
+        kind="choice",
+        choices=("fail", "warn", "skip"),
+        aliases={"ignore": "skip"},
+    ),
     _p("max.batch.size", "2048", "Records handed to the sinks at once.", kind="int", minimum=1),
     _p(
         "max.queue.size",
@@ -442,6 +471,10 @@ class ConnectorConfig:
         if self.raw.get("table.include.list") and self.raw.get("table.exclude.list"):
             raise ConfigError(
                 "table.exclude.list", "set either table.include.list or table.exclude.list, not both"
+            )
+        if self.raw.get("gtid.source.includes") and self.raw.get("gtid.source.excludes"):
+            raise ConfigError(
+                "gtid.source.excludes", "set either gtid.source.includes or gtid.source.excludes, not both"
             )
         if self.raw.get("column.include.list") and self.raw.get("column.exclude.list"):
             raise ConfigError(

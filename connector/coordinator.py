@@ -24,7 +24,7 @@ from ddl.parser import parser_for
 from ddl.position import SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
-from snapshot.binlog_status import Connect, earliest_position, position_purged
+from snapshot.binlog_status import Connect, earliest_position, position_unavailable
 from snapshot.errors import SnapshotError
 from snapshot.listener import PinnedPositionListener, SnapshotListener
 from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
@@ -72,6 +72,8 @@ class StartupCoordinator:
         self.new_snapshot_receiver = new_snapshot_receiver
         self.info: ServerInfo | None = None
         self.schema: SchemaState | None = None
+        # Why the stored position cannot be read from this server (``plan``), or None.
+        self.position_problem: str | None = None
         # Set before a snapshot runs, so that another thread can cancel it.
         self.snapshotter: Snapshotter | None = None
 
@@ -94,8 +96,10 @@ class StartupCoordinator:
         plan = self.plan(settings, offset, connect)
         if plan.reset_offsets:
             log.warning(
-                "the stored binlog position is no longer on the server; taking a new snapshot "
-                "(snapshot.mode=when_needed)"
+                "the stored position %s cannot be read from this server (%s); taking a new snapshot "
+                "(snapshot.mode=when_needed)",
+                offset.describe() if offset is not None else "?",
+                self.position_problem,
             )
             offset = None
 
@@ -141,20 +145,20 @@ class StartupCoordinator:
         stored = offset is not None
         in_snapshot = offset is not None and offset.in_snapshot
         # An interrupted snapshot's offset is never streamed from, so it is never "purged".
-        purged = (
-            offset is not None
-            and offset.has_position
-            and not offset.in_snapshot
-            and position_purged(connect, offset.binlog_position, self.info.flavor)
+        problem = self.position_problem = (
+            position_unavailable(connect, offset.binlog_position, self.info.flavor)
+            if offset is not None and offset.has_position and not offset.in_snapshot
+            else None
         )
         plan = decide(
             settings.mode,
             stored,
             in_snapshot,
-            purged,
+            problem is not None,
             history_exists=self.history.exists(),
             position=offset.describe() if offset is not None and offset.has_position else None,
             configuration=settings.configuration_based,
+            purge_reason=problem,
         )
         if plan.error:
             raise SnapshotError(plan.error)

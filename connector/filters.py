@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from connector.config import ConnectorConfig, compile_regex_list
@@ -61,3 +62,16 @@ class TableFilter:
         if self.column_include:
             return _matches(self.column_include, name)
         return not _matches(self.column_exclude, name)
+
+
+def gtid_source_filter(config: ConnectorConfig) -> Callable[[str], bool] | None:
+    """``gtid.source.includes`` / ``gtid.source.excludes`` as a predicate on a GTID source (MySQL
+    server UUID, MariaDB ``domain-server``; whole-name match, case-insensitive), or None when
+    neither is set."""
+    includes = compile_regex_list("gtid.source.includes", config.get("gtid.source.includes"))
+    excludes = compile_regex_list("gtid.source.excludes", config.get("gtid.source.excludes"))
+    if includes:
+        return lambda source: _matches(includes, source)
+    if excludes:
+        return lambda source: not _matches(excludes, source)
+    return None

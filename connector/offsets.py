@@ -71,14 +71,15 @@ class FileOffsetStore(OffsetStore):
             data = self.path.read_bytes()
         except FileNotFoundError:
             return {}
+        # The store only ever replaces the file atomically, so an empty or torn file was damaged from
+        # outside (a full disk, a copy, an editor): never read it as "no offset" and re-snapshot.
         if not data.strip():
-            return {}
+            raise OffsetStoreError(f"offset file {self.path} is empty ({len(data)} bytes); {_CHOICES}")
         try:
             parsed = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise OffsetStoreError(
-                f"offset file {self.path} is not valid JSON ({exc}); restore it or delete it to "
-                "start over with a new snapshot"
+                f"offset file {self.path} is not valid JSON, it may be truncated ({exc}); {_CHOICES}"
             ) from exc
         if not isinstance(parsed, dict):
             raise OffsetStoreError(f"offset file {self.path} does not hold a JSON object")
@@ -113,6 +114,12 @@ class FileOffsetStore(OffsetStore):
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+_CHOICES = (
+    "restore it from a backup to resume where the connector stopped, or delete it (and the schema "
+    "history file) to start over with a new snapshot as snapshot.mode says"
+)
 
 
 class OffsetStoreError(OffsetError, RuntimeError):

@@ -124,6 +124,7 @@ class ServerProbe:
                 "gtid_mode",
                 "binlog_transaction_compression",
                 "log_bin_compress",
+                "binlog_row_value_options",
             ]
             v = self._variables(cur, *names)
             if v.get("log_bin", "OFF").upper() not in ("ON", "1"):
@@ -156,6 +157,12 @@ class ServerProbe:
                 raise PrerequisiteError(
                     "log_bin_compress is ON; MariaDB compressed binlog events are not supported yet: "
                     "set log_bin_compress=OFF"
+                )
+            if "PARTIAL_JSON" in v.get("binlog_row_value_options", "").upper():
+                raise PrerequisiteError(
+                    f"binlog_row_value_options is {v.get('binlog_row_value_options')!r}: partial JSON "
+                    "updates carry diffs, not the changed documents; set binlog_row_value_options='' in "
+                    "my.cnf (or SET GLOBAL binlog_row_value_options='')"
                 )
             self._check_grants(cur, need_snapshot_locks)
             gtid_mode = (flavor == "mariadb") or v.get("gtid_mode", "OFF").upper() == "ON"

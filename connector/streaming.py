@@ -30,13 +30,15 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
+from connector.binlog_guard import EventGuard, incomplete_image, statement_problem, unreadable_event
 from connector.config import ConnectorConfig
 from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
-from connector.filters import TableFilter
+from connector.filters import TableFilter, gtid_source_filter
 from connector.heartbeat import Heartbeat
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
+from connector.server import connect
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
@@ -62,6 +64,8 @@ class _Transaction:
     events_done: int = 0
     query: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    # Its GTID source is left out by gtid.source.includes/excludes.
+    filtered: bool = False
 
 
 class StreamingSource:
@@ -80,6 +84,7 @@ class StreamingSource:
     ) -> None:
         start = SourceOffset.from_map(offset)
         self.config = config
+        self.flavor = flavor
         self.emitter = emitter
         self.restart_file = start.file
         self.restart_pos = start.pos
@@ -108,6 +113,11 @@ class StreamingSource:
             config.get_choice("inconsistent.schema.handling.mode"),
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
+        self.guard = EventGuard.from_config(config)
+        self.gtid_filter = gtid_source_filter(config)
+        self.filter_dml = config.get_bool("gtid.source.filter.dml.events", True)
+        if self.gtids is not None and self.gtid_filter is not None:
+            self.gtids = self.gtids.retain(self.gtid_filter)
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
@@ -193,9 +203,29 @@ class StreamingSource:
             self.txn = None
         else:
             file, pos = self.restart_file, self.restart_pos
-        self._reader = BinlogReader(self.config, file, pos, heartbeat_s=self.heartbeat_s)
+        # With GTIDs, the first transaction not in the set is the one the restart point is in.
+        self._reader = BinlogReader(
+            self.config,
+            file,
+            pos,
+            heartbeat_s=self.heartbeat_s,
+            gtids=self._restart_gtids(),
+            flavor=self.flavor,
+        )
         self._events = self._reader.events()
         self.file = file
+
+    def _restart_gtids(self) -> GtidSet | None:
+        """The GTID set to read from: the offset's, plus, for the sources gtid.source.includes/
+        excludes leave out, everything the server has executed (Debezium's merged set)."""
+        if not self.gtids or self.gtid_filter is None:
+            return self.gtids
+        variable = "gtid_binlog_pos" if self.flavor == "mariadb" else "gtid_executed"
+        with connect(self.config) as conn, conn.cursor() as cur:
+            cur.execute(f"SELECT @@global.{variable}")
+            row = cur.fetchone()
+        executed = GtidSet.parse(str(row[0] or "")) if row else GtidSet()
+        return self.gtids.with_sources_of(executed, self.gtid_filter)
 
     def close(self) -> None:
         if self._reader is not None:
@@ -218,7 +248,9 @@ class StreamingSource:
             return
         if isinstance(event, RotateEvent):
             self.file = event.next_binlog
-            if self.txn is None:
+            # A real rotate (end of a file) moves the restart point; the artificial one a dump starts
+            # with does not: by file/pos it repeats the start, by GTID it names the file's start (4).
+            if self.txn is None and raw.end_pos:
                 self.restart_file, self.restart_pos = event.next_binlog, int(event.position)
             return
         if raw.end_pos == 0 or isinstance(event, FormatDescriptionEvent):
@@ -230,6 +262,10 @@ class StreamingSource:
         if handler is not None:
             handler(raw)
         else:
+            if not self.skip_events:
+                problem = unreadable_event(event, raw.event_type, self.dispatcher.is_captured)
+                if problem is not None:
+                    self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
             self._count()
             if self.txn is None:
                 self._advance_restart(raw)
@@ -249,7 +285,7 @@ class StreamingSource:
 
     def _commit(self, raw: RawEvent) -> None:
         txn, self.txn = self.txn, None
-        if txn is not None and txn.gtid:
+        if txn is not None and txn.gtid and not txn.filtered:
             self.gtids = _with_gtid(self.gtids, txn.gtid)
         self._advance_restart(raw)
         self.skip_events = self.skip_rows = 0
@@ -260,6 +296,8 @@ class StreamingSource:
         self._begin(raw)
         assert self.txn is not None
         self.txn.gtid = raw.event.gtid
+        if self.gtid_filter is not None:
+            self.txn.filtered = not self.gtid_filter(GtidSet.source_of(self.txn.gtid))
         self._count()
         if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
             self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
@@ -290,6 +328,15 @@ class StreamingSource:
                 return
             self._commit(raw)
             return
+        if not self.skip_events:
+            database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
+            problem = statement_problem(sql, database or None, self.dispatcher.is_captured)
+            if problem is not None:
+                self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
+                self._count()
+                if self.txn is None:
+                    self._advance_restart(raw)
+                return
         self._on_ddl(raw, sql)
 
     def _on_ddl(self, raw: RawEvent, sql: str) -> None:
@@ -306,7 +353,7 @@ class StreamingSource:
         history_position = self.offset()
         where = self._where(raw, 0)
         self._count()
-        commit_offset = self._offset_after_commit(raw, self.txn.gtid)
+        commit_offset = self._offset_after_commit(raw, None if self.txn.filtered else self.txn.gtid)
         self.dispatcher.dispatch_schema_change(sql, database or None, history_position, where, commit_offset)
         self._commit(raw)
 
@@ -350,11 +397,17 @@ class StreamingSource:
 
     def _on_rows(self, raw: RawEvent) -> None:
         event = raw.event
-        if self.skip_events:
+        if self.skip_events or (self.filter_dml and self.txn is not None and self.txn.filtered):
             self._count()
             return
         table_id = TableId(str(event.schema), str(event.table))
         op = _OPS[type(event)]
+        if self.dispatcher.is_captured(table_id):
+            problem = incomplete_image(event, table_id)
+            if problem is not None:
+                self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
+                self._count()
+                return
         skip, self.skip_rows = self.skip_rows, 0
 
         def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:

@@ -17,7 +17,7 @@ them, and the connector stores them. This module is the only place that knows th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -99,6 +99,32 @@ class GtidSet:
                 return False
         mine_seq = self.mariadb
         return all(mine_seq.get(domain, -1) >= seq for domain, seq in other.mariadb.items())
+
+    @staticmethod
+    def source_of(gtid: str) -> str:
+        """The source a GTID's transaction comes from, as ``gtid.source.includes/excludes`` match it:
+        MySQL the server UUID (``uuid:n`` → ``uuid``), MariaDB ``domain-server``."""
+        text = gtid.strip()
+        if ":" in text:
+            return text.partition(":")[0].lower()
+        return text.rpartition("-")[0]
+
+    def retain(self, source_filter: Callable[[str], bool]) -> GtidSet:
+        """Only the sources ``source_filter`` accepts (Debezium's ``retainAll``): MySQL server UUIDs,
+        MariaDB ``domain-server`` streams."""
+        return GtidSet(
+            {uuid: iv for uuid, iv in self.mysql.items() if source_filter(uuid)},
+            {d: (s, q) for d, (s, q) in self.mariadb_positions.items() if source_filter(f"{d}-{s}")},
+        )
+
+    def with_sources_of(self, other: GtidSet, source_filter: Callable[[str], bool]) -> GtidSet:
+        """The GTID set to restart from: this (filtered) set for the sources ``source_filter``
+        accepts, and ``other`` (the server's executed set) for the sources it rejects, whose
+        transactions the connector never needs to read again (Debezium's merged restart set)."""
+        mine = self.retain(source_filter)
+        theirs = other.retain(lambda source: not source_filter(source))
+        mariadb = {**theirs.mariadb_positions, **mine.mariadb_positions}
+        return GtidSet({**mine.mysql, **theirs.mysql}, mariadb)
 
     @cached_property
     def text(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -10,6 +11,8 @@ from typing import IO
 
 from sink.base import Sink, SinkConfig, SinkError
 from sink.records import ChangeRecord, jsonl_line
+
+log = logging.getLogger(__name__)
 
 
 class JsonlSink(Sink):
@@ -41,6 +44,7 @@ class JsonlSink(Sink):
     def start(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            repair_torn_tail(self.path)
             self._fh = self.path.open("ab")
         except OSError as exc:
             raise SinkError(f"cannot open sink.jsonl.path {self.path}: {exc}") from exc
@@ -66,6 +70,40 @@ class JsonlSink(Sink):
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def repair_torn_tail(path: Path, chunk: int = 1 << 16) -> int:
+    """Cut a last line without its newline (a write torn by a crash) off ``path``; returns the
+    number of bytes removed. Nothing a stored offset covers can be in it: offsets are stored only
+    after ``flush`` has fsynced whole lines."""
+    try:
+        fh = path.open("r+b")
+    except FileNotFoundError:
+        return 0
+    with fh:
+        size = fh.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:
+            start = max(0, end - chunk)
+            fh.seek(start)
+            block = fh.read(end - start)
+            if end == size and block.endswith(b"\n"):
+                return 0
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        fh.truncate(end)
+        fh.flush()
+        os.fsync(fh.fileno())
+    log.warning(
+        "sink.jsonl.path %s ended in a torn line (an interrupted write); removed its %d bytes, "
+        "which no stored offset covers",
+        path,
+        size - end,
+    )
+    return size - end
 
 
 class StdoutSink(Sink):

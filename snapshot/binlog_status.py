@@ -15,7 +15,7 @@ from typing import Any
 
 import pymysql
 
-from ddl.position import BinlogPosition
+from ddl.position import BinlogPosition, GtidSet
 from snapshot.errors import BinlogStatusError
 
 MARIADB: str = "mariadb"
@@ -64,28 +64,81 @@ def binlog_files(cursor: Any) -> list[str]:
     return [_text(row[0]) for row in cursor.fetchall()]
 
 
-def position_available(cursor: Any, position: BinlogPosition, flavor: str) -> bool:
-    """False when the server can no longer serve the binlog from ``position`` (purged).
+def position_problem(cursor: Any, position: BinlogPosition, flavor: str) -> str | None:
+    """None when the server can serve the binlog from ``position``; else why not, in words: the
+    server lacks GTIDs the offset already covers (it is behind, or not a replica of the same
+    primary), or it purged what the offset still needs, or the stored binlog file is gone.
 
     MySQL with GTIDs: the stored set must be contained in ``gtid_executed`` and nothing it lacks may
-    have been purged (Debezium's check). Otherwise (and for MariaDB, whose replication can start from
-    any GTID whose binlog file is still there) the stored file must still be listed.
+    have been purged (Debezium's check). MariaDB with a GTID position: every domain's sequence must
+    be in ``gtid_binlog_state`` and not before the GTID list the oldest binlog file starts with.
+    Without GTIDs the stored file must still be listed.
     """
-    if flavor == MYSQL and position.gtids:
+    if position.gtids and flavor == MYSQL:
         cursor.execute(
-            "SELECT GTID_SUBSET(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
+            "SELECT GTID_SUBTRACT(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
             (position.gtids, position.gtids),
         )
-        subset, missing = cursor.fetchone()
-        return bool(int(subset)) and not _text(missing).strip()
-    return position.file in binlog_files(cursor)
+        ahead, missing = (_text(v).replace("\n", "").strip() for v in cursor.fetchone())
+        if ahead:
+            return _lacks(ahead)
+        return _purged(missing) if missing else None
+    if position.gtids and flavor == MARIADB:
+        ours = GtidSet.parse(position.gtids)
+        cursor.execute("SELECT @@global.gtid_binlog_state")
+        row = cursor.fetchone()
+        state = GtidSet.parse(_text(row[0]) if row else "").mariadb
+        lacking = [f"{d}-{s}-{q}" for d, (s, q) in ours.mariadb_positions.items() if state.get(d, -1) < q]
+        if lacking:
+            return _lacks(",".join(lacking))
+        files = binlog_files(cursor)
+        if not files:
+            return "the server lists no binary logs"
+        start = _mariadb_start_state(cursor, files[0])
+        purged = [f"{d}-{q}" for d, q in ours.mariadb.items() if start.get(d, -1) > q]
+        return _purged(",".join(purged) + " (domain-sequence)") if purged else None
+    if position.file in binlog_files(cursor):
+        return None
+    return f"the binlog file {position.file} is no longer on the server (the binlog was purged)"
+
+
+def _lacks(gtids: str) -> str:
+    return (
+        f"the server has not got the transactions {gtids} that the connector has already delivered: it "
+        "is behind (wait until it has caught up, then restart) or it is not a replica of the same "
+        "primary"
+    )
+
+
+def _purged(gtids: str) -> str:
+    return f"the server has purged transactions after {gtids} that the connector has not delivered yet"
+
+
+def _mariadb_start_state(cursor: Any, first_file: str) -> dict[int, int]:
+    """MariaDB: domain → sequence of the GTID list event the oldest binlog file starts with (the
+    transactions up to it are no longer in any binlog file)."""
+    cursor.execute(f"SHOW BINLOG EVENTS IN '{first_file}' LIMIT 5")
+    for row in cursor.fetchall():
+        if _text(row[2]).lower() == "gtid_list":
+            return GtidSet.parse(_text(row[5]).strip().strip("[]")).mariadb
+    return {}
+
+
+def position_available(cursor: Any, position: BinlogPosition, flavor: str) -> bool:
+    """False when the server can no longer serve the binlog from ``position`` (``position_problem``)."""
+    return position_problem(cursor, position, flavor) is None
+
+
+def position_unavailable(connect: Connect, position: BinlogPosition, flavor: str) -> str | None:
+    """``position_problem`` on a connection of its own."""
+    with contextlib.closing(connect()) as conn, conn.cursor() as cur:
+        return position_problem(cur, position, flavor)
 
 
 def position_purged(connect: Connect, position: BinlogPosition, flavor: str) -> bool:
     """True when the server can no longer serve the binlog from ``position`` (``position_available``
     on a connection of its own)."""
-    with contextlib.closing(connect()) as conn, conn.cursor() as cur:
-        return not position_available(cur, position, flavor)
+    return position_unavailable(connect, position, flavor) is not None
 
 
 def earliest_position(connect: Connect) -> BinlogPosition:

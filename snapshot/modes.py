@@ -140,11 +140,12 @@ def behaviour_for(mode: str, configuration: ConfigurationBasedMode | None = None
     return MODES[canonical]
 
 
-def purged_position_message(position: str | None) -> str:
+def purged_position_message(position: str | None, reason: str | None = None) -> str:
     where = f"binlog starting at {position}" if position else "binlog starting at its stored offset"
+    why = reason or "the binlog was purged"
     return (
         f"The connector is trying to read {where}, but this is no longer available on the server "
-        "(the binlog was purged). A new snapshot is required: set snapshot.mode=when_needed to take "
+        f"({why}). Restore or point the connector at a server that has it, or: a new snapshot is required: set snapshot.mode=when_needed to take "
         "one automatically on the next start (or snapshot.mode=always to snapshot on every start), "
         "or delete the stored offsets and schema history to start over with snapshot.mode=initial. "
         "Also raise the server's binlog retention (binlog_expire_logs_seconds / expire_logs_days)."
@@ -179,13 +180,15 @@ def decide(
     history_exists: bool = True,
     position: str | None = None,
     configuration: ConfigurationBasedMode | None = None,
+    purge_reason: str | None = None,
 ) -> SnapshotPlan:
     """Debezium's start-up decision.
 
     ``offset_exists``: an offset is stored for this connector. ``snapshot_in_progress``: that offset
     carries ``snapshot: INITIAL`` (or legacy ``true``), i.e. a snapshot was interrupted.
     ``position_purged``: the stored file (or a GTID it needs) is no longer on the server.
-    ``history_exists``: the schema history store has records. ``position`` only feeds the message.
+    ``history_exists``: the schema history store has records. ``position`` and ``purge_reason``
+    (what exactly the server lacks) only feed the message.
     """
     canonical = normalize_mode(mode)
     b = behaviour_for(canonical, configuration)
@@ -223,7 +226,7 @@ def decide(
         if not b.snapshot_on_schema_error:
             return fail(MISSING_HISTORY_MESSAGE)
         if position_purged:
-            return fail(purged_position_message(position))
+            return fail(purged_position_message(position, purge_reason))
         return plan(True, data)
     if position_purged and streams_from_stored_offset:
         if b.snapshot_on_data_error:
@@ -231,5 +234,5 @@ def decide(
             return plan(
                 b.snapshot_schema(False, False), b.snapshot_data(False, False), reset=True, has_offset=False
             )
-        return fail(purged_position_message(position))
+        return fail(purged_position_message(position, purge_reason))
     return plan(schema, data)
