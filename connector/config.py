@@ -174,6 +174,20 @@ PROPERTIES: tuple[Property, ...] = (
         minimum=1,
     ),
     _p("poll.interval.ms", "500", "Longest wait before a partial batch is delivered.", kind="int", minimum=1),
+    # -- single message transforms (connector/transforms)
+    _p(
+        "transforms",
+        doc="Comma-separated transform aliases, applied in order to every record before the sinks; "
+        "each configured by transforms.<alias>.type (a Java class name, e.g. "
+        "io.debezium.transforms.ExtractNewRecordState) and transforms.<alias>.<option>, optionally "
+        "transforms.<alias>.predicate and .negate (Kafka Connect's syntax).",
+    ),
+    _p(
+        "predicates",
+        doc="Comma-separated predicate aliases for transforms.<alias>.predicate; each configured by "
+        "predicates.<alias>.type (e.g. org.apache.kafka.connect.transforms.predicates.TopicNameMatches) "
+        "and predicates.<alias>.<option>.",
+    ),
     # -- snapshot
     _p(
         "snapshot.mode",
@@ -362,6 +376,8 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
     "sink.spark.",
     "sink.kafka.",
     "driver.",
+    "transforms.",  # validated by connector.transforms.build_chain
+    "predicates.",
 )
 
 _BY_NAME = {p.name: p for p in PROPERTIES}
