@@ -188,6 +188,12 @@ PROPERTIES: tuple[Property, ...] = (
         "predicates.<alias>.type (e.g. org.apache.kafka.connect.transforms.predicates.TopicNameMatches) "
         "and predicates.<alias>.<option>.",
     ),
+    _p(
+        "converters",
+        doc="Comma-separated custom converter aliases; each configured by <alias>.type (e.g. "
+        "io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter) and <alias>.<option> "
+        "(connector/custom_converters.py; register your own with register_converter).",
+    ),
     # -- snapshot
     _p(
         "snapshot.mode",
@@ -517,7 +523,14 @@ class ConnectorConfig:
             compile_regex_list(prop.name, value)
 
     def unknown_keys(self) -> list[str]:
-        return sorted(k for k in self.raw if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES))
+        converters = tuple(
+            f"{a.strip()}." for a in (self.raw.get("converters") or "").split(",") if a.strip()
+        )
+        return sorted(
+            k
+            for k in self.raw
+            if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES) and not k.startswith(converters)
+        )
 
     # -- generic access -------------------------------------------------------------------------
     def get(self, key: str, default: str | None = None) -> str | None:

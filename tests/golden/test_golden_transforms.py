@@ -10,7 +10,9 @@ Cases: ExtractNewRecordState in every ``delete.tombstone.handling.mode`` with ``
 prefix, struct fields), ``add.headers`` (prefix; on kept tombstones too) and ``route.by.field``;
 ReadToInsertEvent; Kafka's RegexRouter, ReplaceField, InsertField, Filter with TopicNameMatches,
 RecordIsTombstone and HasHeaderKey (negated too), ValueToKey and ExtractField; ByLogicalTableRouter with
-and without key enforcement and with a key field regex.
+and without key enforcement and with a key field regex; the custom converters TinyIntOneToBooleanConverter
+(with and without ``length.checker``) and JdbcSinkDataTypesConverter (``selector.boolean``/``.real``/
+``.string``, ``treat.real.as.double``).
 
 ``unwrap_legacy_options`` is not run: its recording shows Debezium 3.6 ignoring the removed 2.x
 options ``drop.tombstones``/``delete.handling.mode`` (its output equals ``unwrap_default``'s), which we
@@ -30,9 +32,20 @@ from connector.testing.local_server import LocalMySQLServer
 from ddl.errors import ConfigError
 from sink.memory import MemorySink
 from sink.records import jsonl_line
-from tests.golden.compare import BLANK, compare, dump, load, own_database, recording
+from tests.golden.compare import BLANK, Known, compare, dump, load, own_database, recording
 from tests.golden.workloads import TRANSFORM_CASES, run_statements, transform_db
 
+# Differences from Debezium we keep on purpose (each with its reason). Everything else fails.
+KNOWN: list[Known] = [
+    Known(
+        "latin1 text through JdbcSinkDataTypesConverter, streamed",
+        "Debezium's streamed value of a latin1 column selected by selector.string is U+FFFD for 'é' (its "
+        "converter decodes the binlog bytes as UTF-8; without the converter, and in its snapshot, it gives "
+        "'é'); we give the text the server stores, in both paths",
+        r"\.value\.payload\.after\.s",
+        lambda ours, theirs: theirs == "\ufffd" and ours == "é",
+    )
+]
 RUN = [case for case in TRANSFORM_CASES if case != "unwrap_legacy_options"]
 # Fields that transforms copy from the envelope into the row or headers, per run like their source.
 PER_RUN_ROW_FIELDS = ("__ts_ms", "__source_ts_ms", "__ts_us", "__ts_ns", "__source_ts_us", "__source_ts_ns")
@@ -118,9 +131,9 @@ def test_golden_transforms(mysql_server: LocalMySQLServer, tmp_path: Path, case:
     ours = _normalise_rows(own_database(load(run_case(mysql_server, tmp_path, case)), db))
     theirs = load(recording(f"transforms/{case}.jsonl").read_bytes().splitlines())
     theirs = _normalise_rows(_without_dummy_events(own_database(theirs, db)))
-    outcome = compare(f"transforms/{case}.jsonl", _like_theirs(ours, theirs), theirs)
+    outcome = compare(f"transforms/{case}.jsonl", _like_theirs(ours, theirs), theirs, KNOWN)
     assert outcome.ok, "\n".join(outcome.problems)
-    assert outcome.compared == outcome.equal == len(theirs) > 0
+    assert outcome.compared == outcome.equal + outcome.allowed == len(theirs) > 0
 
 
 def test_legacy_recording_shows_debezium_ignoring_removed_options() -> None:

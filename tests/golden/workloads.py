@@ -357,3 +357,76 @@ TRANSFORM_CASES: dict[str, ModeCase] = {
 
 def transform_db(case: str) -> str:
     return f"golden_tf_{case}"
+
+
+# -- custom converters (``converters=...``), recorded and compared like the transforms ------------------
+
+BINLOG_CONVERTERS = "io.debezium.connector.binlog.converters."
+
+_FLAGS = (
+    "CREATE TABLE flags (id INT PRIMARY KEY, b TINYINT(1), b2 TINYINT(2), u TINYINT(1) UNSIGNED, "
+    "nn BOOLEAN NOT NULL DEFAULT 1, plain TINYINT)",
+    "INSERT INTO flags VALUES (1, 1, 1, 1, 0, 1), (2, 0, 2, 0, 1, 0), (3, NULL, NULL, NULL, DEFAULT, NULL)",
+)
+_FLAGS_STREAM = (
+    "INSERT INTO flags VALUES (4, -1, 5, 1, 0, 7)",
+    "UPDATE flags SET b = 1, b2 = 0 WHERE id = 2",
+    "DELETE FROM flags WHERE id = 1",
+    "ALTER TABLE flags ADD COLUMN late TINYINT(1) DEFAULT 1",
+    "INSERT INTO flags (id, b) VALUES (5, 1)",
+)
+
+_SINK_TYPES = (
+    "CREATE TABLE sinky (id INT PRIMARY KEY, b BOOLEAN DEFAULT 0, r REAL, f FLOAT(7,2), "
+    "s VARCHAR(12) CHARACTER SET latin1, t TEXT, c CHAR(3) DEFAULT 'x', n INT)",
+    "INSERT INTO sinky VALUES (1, 1, 1.5, 2.25, 'abc', 'text', 'ab', 3), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+)
+_SINK_TYPES_STREAM = (
+    "INSERT INTO sinky VALUES (3, 0, -0.5, 1e3, 'é', 'tt', 'zz', 4)",
+    "UPDATE sinky SET r = 2.5 WHERE id = 1",
+)
+
+TRANSFORM_CASES.update(
+    {
+        "converter_tinyint_boolean": ModeCase(
+            {
+                "converters": "boolean",
+                "boolean.type": BINLOG_CONVERTERS + "TinyIntOneToBooleanConverter",
+                "boolean.selector": "{db}\\.flags\\..*",
+            },
+            setup=_FLAGS,
+            stream=_FLAGS_STREAM,
+        ),
+        "converter_tinyint_boolean_no_length_check": ModeCase(
+            {
+                "converters": "boolean",
+                "boolean.type": BINLOG_CONVERTERS + "TinyIntOneToBooleanConverter",
+                "boolean.selector": ".*\\.b2,.*\\.plain",
+                "boolean.length.checker": "false",
+            },
+            setup=_FLAGS,
+            stream=_FLAGS_STREAM,
+        ),
+        "converter_jdbc_sink_types": ModeCase(
+            {
+                "converters": "jdbc",
+                "jdbc.type": BINLOG_CONVERTERS + "JdbcSinkDataTypesConverter",
+                "jdbc.selector.boolean": ".*\\.sinky\\.b",
+                "jdbc.selector.real": ".*\\.sinky\\.(r|f)",
+                "jdbc.selector.string": ".*\\.sinky\\.(s|t|c)",
+            },
+            setup=_SINK_TYPES,
+            stream=_SINK_TYPES_STREAM,
+        ),
+        "converter_jdbc_sink_types_double": ModeCase(
+            {
+                "converters": "jdbc",
+                "jdbc.type": BINLOG_CONVERTERS + "JdbcSinkDataTypesConverter",
+                "jdbc.selector.real": ".*\\.sinky\\.(r|f)",
+                "jdbc.treat.real.as.double": "false",
+            },
+            setup=_SINK_TYPES,
+            stream=_SINK_TYPES_STREAM,
+        ),
+    }
+)
