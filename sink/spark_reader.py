@@ -431,12 +431,47 @@ def spark_type(schema: SchemaLike) -> DataType:
 # ------------------------------------------------------------------------------------------------
 def row_schema_of(value_schema: SchemaLike) -> SchemaNode:
     """The row-image struct of an envelope schema (its ``after`` field), or the schema itself when
-    it already is a row struct (``<topic>.Value``)."""
+    it already is a row struct (``<topic>.Value``, e.g. after ExtractNewRecordState) without the
+    fields named like the changelog's metadata columns (``__op``, ``__deleted``, ... as its
+    ``add.fields`` adds them), which ``unwrapped_envelope`` reads instead."""
     node = schema_node(value_schema)
     for member in node.get("fields") or ():
         if member.get("field") == "after":
             return member
+    if any(f.get("field") in METADATA_NAMES for f in node.get("fields") or ()):
+        return {**node, "fields": [f for f in node["fields"] if f.get("field") not in METADATA_NAMES]}
     return node
+
+
+def unwrapped_envelope(value: Mapping[str, Any] | None, key: Any) -> dict[str, Any] | None:
+    """A record unwrapped by ``ExtractNewRecordState`` seen as the envelope payload it came from.
+
+    The row is the value without the metadata-named fields; ``__op`` (``add.fields=op``) gives the
+    operation, ``__deleted: "true"`` (``delete.tombstone.handling.mode=rewrite``) or a null value (the
+    ``tombstone``/``delete-to-tombstone`` modes: then the key is the row image) a delete; otherwise
+    the operation is unknown (null): an upsert. ``__ts_ms``, ``__source_ts_ms``, ``__file``,
+    ``__pos``, ``__row``, ``__gtid``, ``__snapshot`` fill the metadata columns when added.
+    None when there is nothing to apply (a null value without a key)."""
+    if value is None:
+        if not isinstance(key, Mapping):
+            return None
+        return {"op": "d", "before": dict(key), "after": None, "source": {}}
+    row = {k: v for k, v in value.items() if k not in METADATA_NAMES}
+    op = value.get("__op")
+    deleted = value.get("__deleted")
+    if op is None and deleted is not None:
+        op = "d" if str(deleted).lower() == "true" else None
+    source = {
+        "ts_ms": value.get("__source_ts_ms"),
+        "file": value.get("__file"),
+        "pos": value.get("__pos"),
+        "row": value.get("__row"),
+        "gtid": value.get("__gtid"),
+        "snapshot": value.get("__snapshot"),
+    }
+    if op == "d":
+        return {"op": "d", "before": row, "after": None, "source": source, "ts_ms": value.get("__ts_ms")}
+    return {"op": op, "before": None, "after": row, "source": source, "ts_ms": value.get("__ts_ms")}
 
 
 @lru_cache(maxsize=4096)
