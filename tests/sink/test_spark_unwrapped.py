@@ -6,6 +6,7 @@ a real tombstone with ``delete-to-tombstone``). Records come from the connector'
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from connector.converters import ConverterSettings
 from connector.testing.fake import FakeConnector
 from ddl.model import TableId
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state, register_warehouse
+from sink.spark_reader import METADATA_NAMES, debezium_changelog, read_jsonl_values
 from tests.sink.test_spark_support import spark_for_tests
 
 UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
@@ -74,3 +76,37 @@ def test_spark_tables_from_unwrapped_records(spark: SparkSession, tmp_path: Path
     if mode == "rewrite":  # the metadata columns come from add.fields
         positions = changelog.select("__file", "__pos").distinct().collect()
         assert all(r["__file"] == "mysql-bin.000001" and r["__pos"] for r in positions)
+
+
+def test_spark_reader_reads_unwrapped_jsonl_values(spark: SparkSession, tmp_path: Path) -> None:
+    """``spark_reader.debezium_changelog`` on the jsonl sink's output of unwrapped records (rewrite
+    mode with op and position fields added): typed rows, metadata columns, deletes from ``__deleted``."""
+    fake = FakeConnector(
+        "CREATE TABLE orders (id INT PRIMARY KEY, qty INT, price DECIMAL(8,2))",
+        database="shop",
+        topic_prefix="srv",
+        properties={
+            "transforms": "unwrap",
+            "transforms.unwrap.type": UNWRAP,
+            "transforms.unwrap.delete.tombstone.handling.mode": "rewrite",
+            "transforms.unwrap.add.fields": "op,file,pos,row",
+        },
+    )
+    path = tmp_path / "events.jsonl"
+    fake.publish_to_jsonl(path)
+    fake.insert("orders", {"id": 1, "qty": 5, "price": Decimal("1.25")}, {"id": 2, "qty": 1})
+    fake.delete("orders", {"id": 1, "qty": 5, "price": Decimal("1.25")})
+    fake.close()
+    tables = debezium_changelog(read_jsonl_values(spark, str(path)))
+    assert list(tables) == ["shop.orders"]
+    frame = tables["shop.orders"]
+    assert frame.columns == ["id", "qty", "price", *METADATA_NAMES]
+    rows = [
+        (r["id"], r["qty"], r["price"], r["__op"], r["__deleted"], r["__file"])
+        for r in frame.orderBy("__pos", "__row").collect()
+    ]
+    assert rows == [
+        (1, 5, Decimal("1.25"), "c", False, "mysql-bin.000001"),
+        (2, 1, None, "c", False, "mysql-bin.000001"),
+        (1, 5, Decimal("1.25"), "d", True, "mysql-bin.000001"),
+    ]
