@@ -6,7 +6,7 @@ real Debezium 3.6.3's embedded engine emitted for the same workload and properti
 ``python -m tests.golden.record_debezium --transform CASE``), after ``compare.py``'s normalisation plus
 the per-run fields that transforms copy into the row (``__ts_ms``, ``__source_ts_ms``).
 
-Cases: ExtractNewRecordState in every ``delete.tombstone.handling.mode`` with ``add.fields`` (renames,
+Cases: ExtractNewRecordState in every ``delete.tombstone.handling.mode`` (and dropping truncates) with ``add.fields`` (renames,
 prefix, struct fields), ``add.headers`` (prefix; on kept tombstones too) and ``route.by.field``;
 ReadToInsertEvent; Kafka's RegexRouter, ReplaceField, InsertField, Filter with TopicNameMatches,
 RecordIsTombstone and HasHeaderKey (negated too), ValueToKey and ExtractField; ByLogicalTableRouter with

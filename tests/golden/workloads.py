@@ -241,6 +241,11 @@ TRANSFORM_CASES: dict[str, ModeCase] = {
             "transforms.unwrap.add.headers.prefix": "h_",
         }
     ),
+    "unwrap_truncate": ModeCase(
+        {**_unwrap(add_fields="op"), "skipped.operations": "none"},
+        setup=("CREATE TABLE items (id INT PRIMARY KEY, v INT)", "INSERT INTO items VALUES (1, 1)"),
+        stream=("INSERT INTO items VALUES (2, 2)", "TRUNCATE TABLE items", "INSERT INTO items VALUES (3, 3)"),
+    ),
     "unwrap_drop": _items_case(_unwrap(delete_tombstone_handling_mode="drop")),
     "unwrap_delete_to_tombstone": _items_case(_unwrap(delete_tombstone_handling_mode="delete-to-tombstone")),
     # Debezium 2.x options (removed in 3.0): what does 3.6 do with a pasted 2.x configuration?
