@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from connector.transforms import kafka, predicates, routing
 from connector.transforms.base import Options, Predicate, Transformation, TransformError
@@ -117,9 +118,12 @@ def _options(props: Mapping[str, str], prefix: str) -> Options:
     return Options(prefix, {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)})
 
 
+_Built = TypeVar("_Built")
+
+
 def _build(
-    props: Mapping[str, str], kind: str, alias: str, table: Mapping[str, Callable[[Options], object]]
-) -> object:
+    props: Mapping[str, str], kind: str, alias: str, table: Mapping[str, Callable[[Options], _Built]]
+) -> _Built:
     options = _options(props, f"{kind}.{alias}.")
     class_name = options.get("type")
     if not class_name:
@@ -153,9 +157,7 @@ def build_chain(props: Mapping[str, str]) -> TransformChain:
                 )
         elif options.get("negate") is not None:
             raise ConfigError(options.key("negate"), "is set but the transform has no predicate")
-        steps.append(
-            Step(alias, transform, predicate, options.get_bool("negate", False))  # type: ignore[arg-type]
-        )
+        steps.append(Step(alias, transform, predicate, options.get_bool("negate", False)))
     return TransformChain(tuple(steps))
 
 
