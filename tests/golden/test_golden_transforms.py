@@ -28,6 +28,7 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
+from connector.offsets import MemoryOffsetStore
 from connector.testing.local_server import LocalMySQLServer
 from ddl.errors import ConfigError
 from sink.memory import MemorySink
@@ -159,6 +160,6 @@ def test_removed_unwrap_options_are_refused(key: str) -> None:
         f"transforms.unwrap.{key}": "false" if key == "drop.tombstones" else "rewrite",
     }
     with pytest.raises(ConfigError) as raised:
-        Engine(ConnectorConfig(props), sinks=[MemorySink()], offsets=None)
+        Engine(ConnectorConfig(props), sinks=[MemorySink()], offsets=MemoryOffsetStore())
     assert f"transforms.unwrap.{key}" in str(raised.value)
     assert "delete.tombstone.handling.mode" in str(raised.value)
