@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from connector.transforms.base import Options, java_replacement, replace_first
+from ddl.errors import ConfigError
 from sink.connect import ConnectSchema, Field
 from sink.records import ChangeRecord
 
@@ -47,6 +48,12 @@ class ByLogicalTableRouter:
             if self.key_field_regex is not None
             else ""
         )
+        adjustment = (options.get("schema.name.adjustment.mode") or "none").lower()
+        if adjustment != "none":
+            raise ConfigError(
+                options.key("schema.name.adjustment.mode"),
+                f"only none is supported (schema names are the new topic's), got {adjustment!r}",
+            )
         self._keys: dict[tuple[int, str], tuple[ConnectSchema, ConnectSchema]] = {}
         self._values: dict[tuple[int, str], tuple[ConnectSchema, ConnectSchema]] = {}
 

@@ -82,6 +82,17 @@ ITEMS = "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20), price INT)"
         ),
         (
             {
+                "transforms": "r",
+                "transforms.r.type": "io.debezium.transforms.ByLogicalTableRouter",
+                "transforms.r.topic.regex": "a",
+                "transforms.r.topic.replacement": "b",
+                "transforms.r.schema.name.adjustment.mode": "avro",
+            },
+            "transforms.r.schema.name.adjustment.mode",
+            "only none",
+        ),
+        (
+            {
                 "transforms": "i",
                 "transforms.i.type": KAFKA + "InsertField$Value",
                 "transforms.i.offset.field": "o",
