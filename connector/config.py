@@ -203,6 +203,26 @@ PROPERTIES: tuple[Property, ...] = (
         minimum=1,
     ),
     _p("poll.interval.ms", "500", "Longest wait before a partial batch is delivered.", kind="int", minimum=1),
+    # -- single message transforms (connector/transforms)
+    _p(
+        "transforms",
+        doc="Comma-separated transform aliases, applied in order to every record before the sinks; "
+        "each configured by transforms.<alias>.type (a Java class name, e.g. "
+        "io.debezium.transforms.ExtractNewRecordState) and transforms.<alias>.<option>, optionally "
+        "transforms.<alias>.predicate and .negate (Kafka Connect's syntax).",
+    ),
+    _p(
+        "predicates",
+        doc="Comma-separated predicate aliases for transforms.<alias>.predicate; each configured by "
+        "predicates.<alias>.type (e.g. org.apache.kafka.connect.transforms.predicates.TopicNameMatches) "
+        "and predicates.<alias>.<option>.",
+    ),
+    _p(
+        "converters",
+        doc="Comma-separated custom converter aliases; each configured by <alias>.type (e.g. "
+        "io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter) and <alias>.<option> "
+        "(connector/custom_converters.py; register your own with register_converter).",
+    ),
     # -- snapshot
     _p(
         "snapshot.mode",
@@ -391,6 +411,8 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
     "sink.spark.",
     "sink.kafka.",
     "driver.",
+    "transforms.",  # validated by connector.transforms.build_chain
+    "predicates.",
 )
 
 _BY_NAME = {p.name: p for p in PROPERTIES}
@@ -534,7 +556,14 @@ class ConnectorConfig:
             compile_regex_list(prop.name, value)
 
     def unknown_keys(self) -> list[str]:
-        return sorted(k for k in self.raw if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES))
+        converters = tuple(
+            f"{a.strip()}." for a in (self.raw.get("converters") or "").split(",") if a.strip()
+        )
+        return sorted(
+            k
+            for k in self.raw
+            if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES) and not k.startswith(converters)
+        )
 
     # -- generic access -------------------------------------------------------------------------
     def get(self, key: str, default: str | None = None) -> str | None:

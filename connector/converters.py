@@ -81,6 +81,8 @@ class ConverterSettings:
     propagate_source_type: tuple[str, ...] = ()
     datatype_propagate_source_type: tuple[str, ...] = ()
     include_schema_comments: bool = False
+    # Custom converters (connector.custom_converters, property ``converters``), in order.
+    custom: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1274,6 +1276,10 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
                 default = value
     when_null = None if optional else (default if default is not NO_DEFAULT else probe.fallback)
     mapping = build(column, settings, when_null)
+    for custom in settings.custom:
+        conversion = custom.converter_for(column, table)
+        if conversion is not None:
+            return _custom_converter(conversion, optional, default, when_null, mapping)
     schema = ConnectSchema(
         mapping.type,
         optional=optional,
@@ -1288,6 +1294,41 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
         schema=schema,
         from_binlog=_guard(mapping.binlog, when_null, mapping.may_invalidate),
         from_snapshot=_guard(mapping.snapshot, when_null, mapping.may_invalidate),
+        binlog_encoding=mapping.binlog_encoding,
+    )
+
+
+def _custom_converter(
+    conversion: Any, optional: bool, default: Any, when_null: Any, mapping: _Mapping
+) -> ColumnConverter:
+    """A custom converter (connector.custom_converters) on top of the built-in payload value."""
+    convert = conversion.convert
+    base = conversion.schema
+    schema = ConnectSchema(
+        base.type,
+        optional=optional,
+        name=base.name,
+        version=base.version,
+        doc=base.doc,
+        parameters=base.parameters,
+        default=convert(default) if default is not NO_DEFAULT and default is not None else NO_DEFAULT,
+        fields=base.fields,
+        items=base.items,
+        keys=base.keys,
+        values=base.values,
+    )
+
+    def chain(builtin: Convert) -> Convert:
+        def converted(value: Any) -> Any:
+            payload = builtin(value)
+            return None if payload is None else convert(payload)
+
+        return converted
+
+    return ColumnConverter(
+        schema=schema,
+        from_binlog=chain(_guard(mapping.binlog, when_null, mapping.may_invalidate)),
+        from_snapshot=chain(_guard(mapping.snapshot, when_null, mapping.may_invalidate)),
         binlog_encoding=mapping.binlog_encoding,
     )
 

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from connector.offsets import OffsetStore
+from connector.transforms import TransformChain
 from ddl.position import SourceOffset
 from sink.base import Sink
 from sink.records import ChangeRecord
@@ -28,6 +29,7 @@ class Delivery:
         interval_s: float,
         on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
         commit_interval_s: float | None = None,
+        transforms: TransformChain | None = None,
     ) -> None:
         self.sinks = list(sinks)
         self.offsets = offsets
@@ -35,6 +37,8 @@ class Delivery:
         self.interval_s = interval_s
         self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
         self.on_delivered = on_delivered
+        # The single message transforms (connector.transforms), applied to every record before the sinks.
+        self.transforms = transforms or None
         self.pending: list[ChangeRecord] = []
         self.pending_offset: SourceOffset | None = None  # offset after the last record emitted
         self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
@@ -45,11 +49,11 @@ class Delivery:
         self.delivered = 0
 
     def emit(self, records: list[ChangeRecord]) -> None:
-        self.pending.extend(records)
         for record in reversed(records):
             if record.offset is not None:
-                self.pending_offset = record.offset
+                self.pending_offset = record.offset  # a record a transform drops still counts
                 break
+        self.pending.extend(self.transforms.apply(records) if self.transforms is not None else records)
         if len(self.pending) >= self.max_batch:
             self._send()
             self.tick()

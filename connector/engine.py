@@ -25,6 +25,7 @@ from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
 from connector.snapshot_source import SnapshotEmitter
 from connector.streaming import StreamingSource
+from connector.transforms import build_chain
 from ddl.history import SchemaHistory
 from ddl.position import BinlogPosition
 from sink.base import Sink
@@ -60,6 +61,7 @@ class Engine:
             config.int_of("poll.interval.ms") / 1000,
             on_delivered,
             commit_interval_s=config.int_of("offset.flush.interval.ms") / 1000,
+            transforms=build_chain(config.raw),
         )
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while

@@ -8,6 +8,7 @@ from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.converters import ConverterSettings
+from connector.custom_converters import build_converters
 from connector.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 from ddl.history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
@@ -86,4 +87,5 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
         propagate_source_type=tuple(config.get_list("column.propagate.source.type")),
         datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
         include_schema_comments=config.get_bool("include.schema.comments"),
+        custom=build_converters(config.raw),
     )

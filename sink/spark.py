@@ -146,6 +146,7 @@ from sink.spark_reader import (
     row_converter,
     row_schema_of,
     row_struct_type,
+    unwrapped_envelope,
     widen,
 )
 
@@ -925,6 +926,9 @@ class SparkSink(Sink):
         self._pending: list[ChangeRecord] = []
         self._pending_since = 0.0
         self._schema_cache: dict[int, tuple[ConnectSchema, _SchemaInfo]] = {}
+        # Tables whose records arrive unwrapped (ExtractNewRecordState): their tombstones are deletes.
+        self._unwrapped: set[TableId] = set()
+        self._unwrapped_row_schema: dict[TableId, ConnectSchema] = {}
         self.commits_written = 0
         self.events_applied = 0
         self.events_skipped = 0
@@ -1298,7 +1302,18 @@ class SparkSink(Sink):
     def _on_data(
         self, record: ChangeRecord, tables: dict[TableId, TableState], work: dict[TableId, _TableBatch]
     ) -> None:
-        if record.value_schema is None or not isinstance(record.value, dict):
+        value_schema = record.value_schema
+        if value_schema is None:
+            return
+        if not (value_schema.name or "").endswith(".Envelope"):
+            # Unwrapped by ExtractNewRecordState (transforms): the row is the value itself.
+            view = unwrapped_envelope(record.value, record.key)
+            if view is None or record.table_id is None:
+                return
+            self._unwrapped.add(record.table_id)
+            self._unwrapped_row_schema[record.table_id] = value_schema
+            record = replace(record, value=view)
+        elif not isinstance(record.value, dict):
             return
         table_id = record.table_id or _table_of(record.value)
         if table_id is None:
@@ -1311,7 +1326,7 @@ class SparkSink(Sink):
             key = tuple(f.name for f in record.key_schema.fields or ())
         if record.value.get("op") == "t":
             key = None  # truncate events carry no key
-        tb.add(record, self._schema_info(record.value_schema), key)
+        tb.add(record, self._schema_info(value_schema), key)
 
     def _on_schema_change(
         self, record: ChangeRecord, tables: dict[TableId, TableState], work: dict[TableId, _TableBatch]
@@ -1466,13 +1481,25 @@ def _ignore(
     """Tombstones, heartbeats and transaction markers only move the offset."""
 
 
+def _on_tombstone(
+    sink: SparkSink, record: ChangeRecord, tables: dict[TableId, TableState], work: dict[TableId, _TableBatch]
+) -> None:
+    """After a delete event a tombstone only moves the offset; for a table whose records arrive
+    unwrapped (``delete.tombstone.handling.mode=delete-to-tombstone``) it is the delete, of the row
+    whose key it carries."""
+    if record.table_id in sink._unwrapped and record.key_schema is not None:
+        schema = sink._unwrapped_row_schema.get(record.table_id)
+        if schema is not None:
+            sink._on_data(replace(record, value_schema=schema), tables, work)
+
+
 _HANDLERS: dict[
     RecordKind,
     Callable[[SparkSink, ChangeRecord, dict[TableId, TableState], dict[TableId, _TableBatch]], None],
 ] = {
     RecordKind.DATA: SparkSink._on_data,
     RecordKind.SCHEMA_CHANGE: SparkSink._on_schema_change,
-    RecordKind.TOMBSTONE: _ignore,
+    RecordKind.TOMBSTONE: _on_tombstone,
     RecordKind.TRANSACTION: _ignore,
     RecordKind.HEARTBEAT: _ignore,
 }

@@ -431,12 +431,47 @@ def spark_type(schema: SchemaLike) -> DataType:
 # ------------------------------------------------------------------------------------------------
 def row_schema_of(value_schema: SchemaLike) -> SchemaNode:
     """The row-image struct of an envelope schema (its ``after`` field), or the schema itself when
-    it already is a row struct (``<topic>.Value``)."""
+    it already is a row struct (``<topic>.Value``, e.g. after ExtractNewRecordState) without the
+    fields named like the changelog's metadata columns (``__op``, ``__deleted``, ... as its
+    ``add.fields`` adds them), which ``unwrapped_envelope`` reads instead."""
     node = schema_node(value_schema)
     for member in node.get("fields") or ():
         if member.get("field") == "after":
             return member
+    if any(f.get("field") in METADATA_NAMES for f in node.get("fields") or ()):
+        return {**node, "fields": [f for f in node["fields"] if f.get("field") not in METADATA_NAMES]}
     return node
+
+
+def unwrapped_envelope(value: Mapping[str, Any] | None, key: Any) -> dict[str, Any] | None:
+    """A record unwrapped by ``ExtractNewRecordState`` seen as the envelope payload it came from.
+
+    The row is the value without the metadata-named fields; ``__op`` (``add.fields=op``) gives the
+    operation, ``__deleted: "true"`` (``delete.tombstone.handling.mode=rewrite``) or a null value (the
+    ``tombstone``/``delete-to-tombstone`` modes: then the key is the row image) a delete; otherwise
+    the operation is unknown (null): an upsert. ``__ts_ms``, ``__source_ts_ms``, ``__file``,
+    ``__pos``, ``__row``, ``__gtid``, ``__snapshot`` fill the metadata columns when added.
+    None when there is nothing to apply (a null value without a key)."""
+    if value is None:
+        if not isinstance(key, Mapping):
+            return None
+        return {"op": "d", "before": dict(key), "after": None, "source": {}}
+    row = {k: v for k, v in value.items() if k not in METADATA_NAMES}
+    op = value.get("__op")
+    deleted = value.get("__deleted")
+    if op is None and deleted is not None:
+        op = "d" if str(deleted).lower() == "true" else None
+    source = {
+        "ts_ms": value.get("__source_ts_ms"),
+        "file": value.get("__file"),
+        "pos": value.get("__pos"),
+        "row": value.get("__row"),
+        "gtid": value.get("__gtid"),
+        "snapshot": value.get("__snapshot"),
+    }
+    if op == "d":
+        return {"op": "d", "before": row, "after": None, "source": source, "ts_ms": value.get("__ts_ms")}
+    return {"op": op, "before": None, "after": row, "source": source, "ts_ms": value.get("__ts_ms")}
 
 
 @lru_cache(maxsize=4096)
@@ -621,6 +656,60 @@ def _typed_part(
     return parsed.select(*typed, *meta), row_type
 
 
+def _is_unwrapped_row(node: SchemaNode) -> bool:
+    """A value schema written by ExtractNewRecordState: the row struct ``<topic>.Value`` itself."""
+    return (
+        node.get("type") == "struct"
+        and str(node.get("name") or "").endswith(".Value")
+        and not _is_envelope(node)
+    )
+
+
+def table_of_row(node: SchemaNode) -> str:
+    """``<prefix>.<db>.<table>.Value`` → ``db.table``."""
+    parts = str(node.get("name") or "").removesuffix(".Value").split(".")
+    return ".".join(parts[-2:])
+
+
+def _typed_unwrapped_part(
+    frame: DataFrame, column: Column, node: SchemaNode, decimal_format: str
+) -> tuple[DataFrame, StructType]:
+    """Like ``_typed_part`` for unwrapped values (see ``unwrapped_envelope``): metadata from the
+    ``add.fields`` named like the metadata columns, the operation from ``__op`` or ``__deleted``."""
+    row = row_schema_of(node)
+    members = [(f["field"], field_mapping(f, decimal_format)) for f in row.get("fields") or ()]
+    present = {f.get("field") for f in node.get("fields") or ()}
+    meta_types = {f.name: (StringType() if f.name == "__deleted" else f.dataType) for f in METADATA_FIELDS}
+    meta_json = [StructField(name, meta_types[name], True) for name in METADATA_NAMES if name in present]
+    payload_type = StructType([*(StructField(n, m.json_type, True) for n, m in members), *meta_json])
+    payload = F.from_json(column, StructType([StructField("payload", payload_type)]))["payload"]
+    parsed = frame.select(payload.alias("p")).where(F.col("p").isNotNull())
+
+    def meta(name: str) -> Column:
+        field = next(f for f in METADATA_FIELDS if f.name == name)
+        return F.col(f"p.{name}") if name in present else F.lit(None).cast(field.dataType)
+
+    deleted = F.lower(F.col("p.__deleted")) == "true" if "__deleted" in present else F.lit(False)
+    op = F.coalesce(meta("__op"), F.when(deleted, F.lit("d")))
+    typed = [
+        (m.to_column(F.col("p")[n]) if m.to_column else F.col("p")[n]).cast(m.spark_type).alias(n)
+        for n, m in members
+    ]
+    metadata = [
+        op.alias("__op"),
+        meta("__ts_ms").alias("__ts_ms"),
+        meta("__source_ts_ms").alias("__source_ts_ms"),
+        meta("__file").alias("__file"),
+        meta("__pos").alias("__pos"),
+        meta("__row").alias("__row"),
+        meta("__gtid").alias("__gtid"),
+        F.coalesce(meta("__snapshot"), F.lit("false")).alias("__snapshot"),
+        F.coalesce(op == "d", F.lit(False)).alias("__deleted"),
+    ]
+    row_type = StructType([StructField(n, m.spark_type, True) for n, m in members])
+    return parsed.select(*typed, *metadata), row_type
+
+
 def _conform(frame: DataFrame, row_type: StructType, target: StructType) -> DataFrame:
     present = {f.name.lower(): f for f in row_type.fields}
     columns = []
@@ -645,7 +734,10 @@ def debezium_changelog(
     ``frame[column]`` holds the value of each Kafka record / the ``value`` of each JSON line, as
     text or bytes: ``{"schema": ..., "payload": ...}`` as written with ``schemas.enable=true``.
     Events whose schema is not a change-event envelope (schema changes, heartbeats, transaction
-    metadata) and tombstones are dropped. Each table's events may carry several schema versions;
+    metadata) and tombstones are dropped. Values unwrapped by ExtractNewRecordState (schema
+    ``<topic>.Value``) are read as rows: ``__op``/``__deleted`` and the other metadata-named fields its
+    ``add.fields`` adds fill the metadata columns (null when not added; a delete shows only with
+    ``delete.tombstone.handling.mode=rewrite``, as the other modes leave no row in the value). Each table's events may carry several schema versions;
     they are unioned by column name with widened types (a type that cannot be widened becomes
     STRING). Pass ``value_schema`` (Connect schema, JSON node or JSON text) for values written
     without schemas; ``decimal_format="numeric"`` when the converter wrote decimals as numbers.
@@ -672,11 +764,13 @@ def debezium_changelog(
             if row["schema"] is None:
                 continue
             node = orjson.loads(row["schema"])
-            if not _is_envelope(node):
-                continue
             subset = keyed.where(F.col("__schema_id") == F.lit(row["__schema_id"]))
-            part = _typed_part(subset, raw, node, fmt, bare=False)
-            parts.setdefault(table_of_envelope(node), []).append(part)
+            if _is_envelope(node):
+                part = _typed_part(subset, raw, node, fmt, bare=False)
+                parts.setdefault(table_of_envelope(node), []).append(part)
+            elif _is_unwrapped_row(node):
+                part = _typed_unwrapped_part(subset, raw, node, fmt)
+                parts.setdefault(table_of_row(node), []).append(part)
     return {table: _union_versions(versions) for table, versions in parts.items()}
 
 

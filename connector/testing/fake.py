@@ -64,6 +64,7 @@ from connector.factories import SINK_FACTORIES, converter_settings, load_factory
 from connector.filters import TableFilter
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
+from connector.transforms import build_chain
 from ddl.history import MemorySchemaHistory
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId
 from ddl.parser import parser_for
@@ -346,6 +347,7 @@ class FakeConnector(EventStream):
             self,
             TransactionMetadata(self.transaction_topic) if self.transaction_metadata else None,
         )
+        self.transforms = build_chain(self.config.raw)  # the same transforms as the engine's delivery
         self._emitted: list[ChangeRecord] = []
         self.sinks: list[Sink] = []
         self._log = EventLog()
@@ -435,6 +437,8 @@ class FakeConnector(EventStream):
 
     # -- the dispatcher's emitter ------------------------------------------------------------------
     def emit(self, records: list[ChangeRecord]) -> None:
+        if self.transforms:
+            records = self.transforms.apply(records)
         if records:
             for sink in self.sinks:
                 sink.send(records)

@@ -40,12 +40,14 @@ from tests.golden.workloads import (
     CASES,
     DB,
     DEBEZIUM,
+    TRANSFORM_CASES,
     VARIANTS,
     all_families,
     create_families,
     mode_db,
     refill_statements,
     run_statements,
+    transform_db,
     variant_properties,
 )
 
@@ -267,10 +269,10 @@ def record_variant(server: LocalMySQLServer, variant: str, scratch: Path) -> Non
         write(DEBEZIUM / variant / f"{name}.jsonl", records)
 
 
-def record_mode(server: LocalMySQLServer, case: str, scratch: Path) -> None:
-    print(f"mode {case}")
-    spec = CASES[case]
-    db = mode_db(case)
+def record_mode(server: LocalMySQLServer, case: str, scratch: Path, transform: bool = False) -> None:
+    print(f"{'transform' if transform else 'mode'} {case}")
+    spec = TRANSFORM_CASES[case] if transform else CASES[case]
+    db = transform_db(case) if transform else mode_db(case)
     server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4")
     run_statements(server, spec.setup, db)
     dbz = Debezium(server, spec.properties(db), scratch / f"mode-{case}").start()
@@ -283,7 +285,7 @@ def record_mode(server: LocalMySQLServer, case: str, scratch: Path) -> None:
     finally:
         dbz.stop()
     server.execute(f"DROP DATABASE IF EXISTS `{db}`")
-    write(DEBEZIUM / "modes" / f"{case}.jsonl", keep(dbz.lines()))
+    write(DEBEZIUM / ("transforms" if transform else "modes") / f"{case}.jsonl", keep(dbz.lines()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -292,10 +294,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--variant", action="append", choices=list(VARIANTS), help="type variant(s)")
     parser.add_argument("--mode", action="append", choices=list(CASES), help="mode case(s)")
+    parser.add_argument(
+        "--transform", action="append", choices=list(TRANSFORM_CASES), help="transform case(s)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (Debezium's logs)")
     args = parser.parse_args(argv)
-    variants = args.variant or ([] if args.mode else list(VARIANTS))
-    modes = args.mode or ([] if args.variant else list(CASES))
+    chosen = args.variant or args.mode or args.transform
+    variants = args.variant or ([] if chosen else list(VARIANTS))
+    modes = args.mode or ([] if chosen else list(CASES))
+    transforms = args.transform or ([] if chosen else list(TRANSFORM_CASES))
     classpath()
     scratch = Path(tempfile.mkdtemp(prefix="golden-debezium-"))
     print(f"scratch: {scratch}")
@@ -309,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
             for case in modes:
                 record_mode(server, case, scratch)
+            for case in transforms:
+                record_mode(server, case, scratch, transform=True)
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)

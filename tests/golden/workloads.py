@@ -185,3 +185,253 @@ CASES: dict[str, ModeCase] = {
         snapshot_data=True,
     ),
 }
+
+
+# -- transforms (single message transforms, connector/transforms) --------------------------------------
+
+UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
+KAFKA_SMT = "org.apache.kafka.connect.transforms."
+
+_ITEMS = (
+    "CREATE TABLE items (id INT PRIMARY KEY, kind VARCHAR(10) NOT NULL, qty INT DEFAULT 7, note VARCHAR(20))",
+    "INSERT INTO items VALUES (1, 'tool', 3, 'a'), (2, 'food', NULL, NULL)",
+    "CREATE TABLE audit (n INT, msg VARCHAR(20))",
+    "INSERT INTO audit VALUES (1, 'x')",
+)
+_ITEMS_STREAM = (
+    "INSERT INTO items VALUES (3, 'tool', 5, 'b')",
+    "UPDATE items SET qty = 4 WHERE id = 1",
+    "UPDATE items SET id = 10 WHERE id = 2",
+    "DELETE FROM items WHERE id = 3",
+    "INSERT INTO audit VALUES (2, 'y')",
+    "DELETE FROM audit",
+    "ALTER TABLE items ADD COLUMN extra INT",
+    "INSERT INTO items VALUES (4, 'food', 1, 'c', 9)",
+)
+
+
+def _items_case(overrides: dict[str, str]) -> ModeCase:
+    return ModeCase(overrides, setup=_ITEMS, stream=_ITEMS_STREAM)
+
+
+def _unwrap(**options: str) -> dict[str, str]:
+    return {
+        "transforms": "unwrap",
+        "transforms.unwrap.type": UNWRAP,
+        **{f"transforms.unwrap.{k.replace('_', '.')}": v for k, v in options.items()},
+    }
+
+
+TRANSFORM_CASES: dict[str, ModeCase] = {
+    "unwrap_default": _items_case(_unwrap()),
+    "unwrap_rewrite": _items_case(
+        {
+            **_unwrap(delete_tombstone_handling_mode="rewrite", add_headers="db,op,table"),
+            "transforms.unwrap.add.fields": "op,table,source.ts_ms,ts_ms",
+        }
+    ),
+    "unwrap_rewrite_with_tombstone": _items_case(
+        {
+            **_unwrap(delete_tombstone_handling_mode="rewrite-with-tombstone", route_by_field="kind"),
+            # route.by.field needs the field in every record (Debezium fails on audit's: DataException)
+            "table.include.list": "{db}\\.items",
+            "transforms.unwrap.add.fields": "op:OPERATION,db,source.snapshot",
+            "transforms.unwrap.add.fields.prefix": "meta_",
+            "transforms.unwrap.add.headers": "op,source.table",
+            "transforms.unwrap.add.headers.prefix": "h_",
+        }
+    ),
+    "unwrap_truncate": ModeCase(
+        {**_unwrap(add_fields="op"), "skipped.operations": "none"},
+        setup=("CREATE TABLE items (id INT PRIMARY KEY, v INT)", "INSERT INTO items VALUES (1, 1)"),
+        stream=("INSERT INTO items VALUES (2, 2)", "TRUNCATE TABLE items", "INSERT INTO items VALUES (3, 3)"),
+    ),
+    "unwrap_drop": _items_case(_unwrap(delete_tombstone_handling_mode="drop")),
+    "unwrap_delete_to_tombstone": _items_case(_unwrap(delete_tombstone_handling_mode="delete-to-tombstone")),
+    # Debezium 2.x options (removed in 3.0): what does 3.6 do with a pasted 2.x configuration?
+    "unwrap_legacy_options": _items_case(
+        {
+            **_unwrap(),
+            "transforms.unwrap.drop.tombstones": "false",
+            "transforms.unwrap.delete.handling.mode": "rewrite",
+        }
+    ),
+    "read_to_insert": _items_case(
+        {
+            "transforms": "snapshotasinsert",
+            "transforms.snapshotasinsert.type": "io.debezium.connector.mysql.transforms.ReadToInsertEvent",
+        }
+    ),
+    "kafka_value_smts": _items_case(
+        {
+            "transforms": "unwrap,dropAudit,route,replace,insert",
+            "transforms.unwrap.type": UNWRAP,
+            "transforms.dropAudit.type": KAFKA_SMT + "Filter",
+            "transforms.dropAudit.predicate": "isAudit",
+            "transforms.route.type": KAFKA_SMT + "RegexRouter",
+            "transforms.route.regex": "golden\\.([a-z_]+)\\.items",
+            "transforms.route.replacement": "items-from-$1",
+            "transforms.replace.type": KAFKA_SMT + "ReplaceField$Value",
+            "transforms.replace.exclude": "note",
+            "transforms.replace.renames": "qty:quantity,kind:category",
+            "transforms.insert.type": KAFKA_SMT + "InsertField$Value",
+            "transforms.insert.static.field": "origin",
+            "transforms.insert.static.value": "mysql",
+            "transforms.insert.topic.field": "topic_name",
+            "predicates": "isAudit",
+            "predicates.isAudit.type": KAFKA_SMT + "predicates.TopicNameMatches",
+            "predicates.isAudit.pattern": ".*\\.audit",
+        }
+    ),
+    "kafka_key_smts": _items_case(
+        {
+            "transforms": "dropTombstones,dropKeyChanges,onlyItems,valueToKey,extractKey,include",
+            "transforms.dropTombstones.type": KAFKA_SMT + "Filter",
+            "transforms.dropTombstones.predicate": "tombstone",
+            "transforms.dropKeyChanges.type": KAFKA_SMT + "Filter",
+            "transforms.dropKeyChanges.predicate": "keyChange",
+            "transforms.onlyItems.type": KAFKA_SMT + "Filter",
+            "transforms.onlyItems.predicate": "items",
+            "transforms.onlyItems.negate": "true",
+            "transforms.valueToKey.type": KAFKA_SMT + "ValueToKey",
+            "transforms.valueToKey.fields": "op,ts_ms",
+            "transforms.extractKey.type": KAFKA_SMT + "ExtractField$Key",
+            "transforms.extractKey.field": "op",
+            "transforms.include.type": KAFKA_SMT + "ReplaceField$Value",
+            "transforms.include.include": "op,after",
+            "predicates": "tombstone,keyChange,items",
+            "predicates.tombstone.type": KAFKA_SMT + "predicates.RecordIsTombstone",
+            "predicates.keyChange.type": KAFKA_SMT + "predicates.HasHeaderKey",
+            "predicates.keyChange.name": "__debezium.newkey",
+            "predicates.items.type": KAFKA_SMT + "predicates.TopicNameMatches",
+            "predicates.items.pattern": ".*\\.items",
+        }
+    ),
+    "logical_router": ModeCase(
+        {
+            "transforms": "reroute",
+            "transforms.reroute.type": "io.debezium.transforms.ByLogicalTableRouter",
+            "transforms.reroute.topic.regex": "(.*)\\.shard_[0-9]+",
+            "transforms.reroute.topic.replacement": "$1.shards",
+        },
+        setup=(
+            "CREATE TABLE shard_1 (id INT PRIMARY KEY, v VARCHAR(10))",
+            "CREATE TABLE shard_2 (id INT PRIMARY KEY, v VARCHAR(10))",
+            "INSERT INTO shard_1 VALUES (1, 'a')",
+            "INSERT INTO shard_2 VALUES (1, 'b')",
+        ),
+        stream=(
+            "INSERT INTO shard_2 VALUES (2, 'c')",
+            "UPDATE shard_1 SET v = 'z' WHERE id = 1",
+            "DELETE FROM shard_2 WHERE id = 1",
+        ),
+    ),
+    "logical_router_key_options": ModeCase(
+        {
+            "transforms": "reroute",
+            "transforms.reroute.type": "io.debezium.transforms.ByLogicalTableRouter",
+            "transforms.reroute.topic.regex": "(.*)\\.shard_([0-9]+)",
+            "transforms.reroute.topic.replacement": "$1.all_shards",
+            "transforms.reroute.key.field.name": "shard",
+            "transforms.reroute.key.field.regex": "(.*)\\.shard_([0-9]+)",
+            "transforms.reroute.key.field.replacement": "$2",
+        },
+        setup=(
+            "CREATE TABLE shard_1 (id INT PRIMARY KEY, v VARCHAR(10))",
+            "CREATE TABLE shard_2 (id INT PRIMARY KEY, v VARCHAR(10))",
+            "INSERT INTO shard_1 VALUES (1, 'a')",
+        ),
+        stream=("INSERT INTO shard_2 VALUES (5, 'c')", "DELETE FROM shard_1 WHERE id = 1"),
+    ),
+    "logical_router_no_key_enforcement": ModeCase(
+        {
+            "transforms": "reroute",
+            "transforms.reroute.type": "io.debezium.transforms.ByLogicalTableRouter",
+            "transforms.reroute.topic.regex": "(.*)\\.shard_[0-9]+",
+            "transforms.reroute.topic.replacement": "$1.shards",
+            "transforms.reroute.key.enforce.uniqueness": "false",
+        },
+        setup=(
+            "CREATE TABLE shard_1 (id INT PRIMARY KEY, v VARCHAR(10))",
+            "INSERT INTO shard_1 VALUES (1, 'a')",
+        ),
+        stream=("INSERT INTO shard_1 VALUES (2, 'c')",),
+    ),
+}
+
+
+def transform_db(case: str) -> str:
+    return f"golden_tf_{case}"
+
+
+# -- custom converters (``converters=...``), recorded and compared like the transforms ------------------
+
+BINLOG_CONVERTERS = "io.debezium.connector.binlog.converters."
+
+_FLAGS = (
+    "CREATE TABLE flags (id INT PRIMARY KEY, b TINYINT(1), b2 TINYINT(2), u TINYINT(1) UNSIGNED, "
+    "nn BOOLEAN NOT NULL DEFAULT 1, plain TINYINT)",
+    "INSERT INTO flags VALUES (1, 1, 1, 1, 0, 1), (2, 0, 2, 0, 1, 0), (3, NULL, NULL, NULL, DEFAULT, NULL)",
+)
+_FLAGS_STREAM = (
+    "INSERT INTO flags VALUES (4, -1, 5, 1, 0, 7)",
+    "UPDATE flags SET b = 1, b2 = 0 WHERE id = 2",
+    "DELETE FROM flags WHERE id = 1",
+    "ALTER TABLE flags ADD COLUMN late TINYINT(1) DEFAULT 1",
+    "INSERT INTO flags (id, b) VALUES (5, 1)",
+)
+
+_SINK_TYPES = (
+    "CREATE TABLE sinky (id INT PRIMARY KEY, b BOOLEAN DEFAULT 0, r REAL, f FLOAT(7,2), "
+    "s VARCHAR(12) CHARACTER SET latin1, t TEXT, c CHAR(3) DEFAULT 'x', n INT)",
+    "INSERT INTO sinky VALUES (1, 1, 1.5, 2.25, 'abc', 'text', 'ab', 3), (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL)",
+)
+_SINK_TYPES_STREAM = (
+    "INSERT INTO sinky VALUES (3, 0, -0.5, 1e3, 'é', 'tt', 'zz', 4)",
+    "UPDATE sinky SET r = 2.5 WHERE id = 1",
+)
+
+TRANSFORM_CASES.update(
+    {
+        "converter_tinyint_boolean": ModeCase(
+            {
+                "converters": "boolean",
+                "boolean.type": BINLOG_CONVERTERS + "TinyIntOneToBooleanConverter",
+                "boolean.selector": "{db}\\.flags\\..*",
+            },
+            setup=_FLAGS,
+            stream=_FLAGS_STREAM,
+        ),
+        "converter_tinyint_boolean_no_length_check": ModeCase(
+            {
+                "converters": "boolean",
+                "boolean.type": BINLOG_CONVERTERS + "TinyIntOneToBooleanConverter",
+                "boolean.selector": ".*\\.b2,.*\\.plain",
+                "boolean.length.checker": "false",
+            },
+            setup=_FLAGS,
+            stream=_FLAGS_STREAM,
+        ),
+        "converter_jdbc_sink_types": ModeCase(
+            {
+                "converters": "jdbc",
+                "jdbc.type": BINLOG_CONVERTERS + "JdbcSinkDataTypesConverter",
+                "jdbc.selector.boolean": ".*\\.sinky\\.b",
+                "jdbc.selector.real": ".*\\.sinky\\.(r|f)",
+                "jdbc.selector.string": ".*\\.sinky\\.(s|t|c)",
+            },
+            setup=_SINK_TYPES,
+            stream=_SINK_TYPES_STREAM,
+        ),
+        "converter_jdbc_sink_types_double": ModeCase(
+            {
+                "converters": "jdbc",
+                "jdbc.type": BINLOG_CONVERTERS + "JdbcSinkDataTypesConverter",
+                "jdbc.selector.real": ".*\\.sinky\\.(r|f)",
+                "jdbc.treat.real.as.double": "false",
+            },
+            setup=_SINK_TYPES,
+            stream=_SINK_TYPES_STREAM,
+        ),
+    }
+)

@@ -1,0 +1,193 @@
+"""Custom converters (Debezium's ``converters`` property): replace the schema and value of selected
+columns, configured with Debezium's syntax::
+
+    converters=boolean
+    boolean.type=io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter
+    boolean.selector=inventory\\.orders\\..*
+
+Built in (outputs recorded from real Debezium 3.6.3 in ``tests/golden/debezium/transforms/converter_*``):
+
+* ``io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter`` (also under its
+  ``io.debezium.connector.mysql.converters`` name): TINYINT(1) columns (any TINYINT with
+  ``length.checker=false``) matching ``selector`` (comma-separated regexes of ``db.table.column``;
+  none = every column) become ``boolean``: a value > 0 is true.
+* ``io.debezium.connector.binlog.converters.JdbcSinkDataTypesConverter``: ``selector.boolean`` columns
+  (BOOLEAN / TINYINT(1)) become ``int16`` 0/1; ``selector.real`` columns (FLOAT, REAL, DOUBLE) become
+  ``float64`` (``float32`` with ``treat.real.as.double=false``); ``selector.string`` text columns get
+  the schema parameter ``__debezium.source.column.character_set``.
+
+Your own, in Python (``register_converter``)::
+
+    from connector.custom_converters import CustomConversion, register_converter
+    from sink.connect import ConnectSchema
+
+    class CentsToEuros:
+        def __init__(self, options):            # options: connector.transforms.base.Options
+            self.selector = options.get_regex("selector")
+
+        def converter_for(self, column, table):  # ddl.model.Column / Table, once per structure
+            name = f"{table.id.database}.{table.id.table}.{column.name}"
+            if column.data_type.upper() != "INT" or not self.selector.fullmatch(name):
+                return None                       # not ours: the built-in conversion applies
+            return CustomConversion(ConnectSchema("float64"), lambda cents: cents / 100)
+
+    register_converter("com.example.CentsToEuros", CentsToEuros)
+    # converters=euros, euros.type=com.example.CentsToEuros, euros.selector=shop\\.orders\\.price
+
+``convert`` receives the column's non-null value as the built-in conversion gives it (the Debezium
+payload without converters: ``int`` for integer types, ``float``, ``str``, ...) on both the snapshot
+and the binlog path, and the column default goes through it too. The schema's optionality is the
+column's; the first converter that returns a conversion for a column wins (``converters`` order).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from connector.transforms.base import Options
+from ddl.errors import ConfigError
+from ddl.model import Column, JdbcType, Table
+from sink.connect import ConnectSchema
+
+
+@dataclass(frozen=True)
+class CustomConversion:
+    """A column's new schema (type, name, version, parameters; optional and default are the column's)
+    and the function from the built-in payload value (never None) to the new payload value."""
+
+    schema: ConnectSchema
+    convert: Callable[[Any], Any]
+
+
+class CustomConverter(Protocol):
+    def converter_for(self, column: Column, table: Table) -> CustomConversion | None: ...
+
+
+ConverterFactory = Callable[[Options], CustomConverter]
+
+
+def _qualified(column: Column, table: Table) -> str:
+    return f"{table.id.database}.{table.id.table}.{column.name}"
+
+
+def _selector(options: Options, name: str) -> tuple[re.Pattern[str], ...] | None:
+    """Comma-separated regexes matched case-insensitively against the whole ``db.table.column``;
+    None when the option is not set."""
+    text = options.get(name)
+    if not text:
+        return None
+    try:
+        return tuple(re.compile(p.strip(), re.IGNORECASE) for p in text.split(",") if p.strip())
+    except re.error as exc:
+        raise ConfigError(options.key(name), f"is not a valid regular expression: {exc}") from None
+
+
+def _selected(
+    patterns: tuple[re.Pattern[str], ...] | None, column: Column, table: Table, default: bool
+) -> bool:
+    if patterns is None:
+        return default
+    name = _qualified(column, table)
+    return any(p.fullmatch(name) for p in patterns)
+
+
+def _is_tinyint_one(column: Column) -> bool:
+    kind = column.data_type.upper()
+    return kind in ("BOOLEAN", "BOOL") or (kind == "TINYINT" and column.length == 1)
+
+
+class TinyIntOneToBooleanConverter:
+    def __init__(self, options: Options) -> None:
+        options.warn_unknown(frozenset({"selector", "length.checker"}))
+        self.selector = _selector(options, "selector")
+        self.length_checker = options.get_bool("length.checker", True)
+
+    def converter_for(self, column: Column, table: Table) -> CustomConversion | None:
+        if self.length_checker:
+            eligible = _is_tinyint_one(column)
+        else:
+            eligible = column.data_type.upper() in ("TINYINT", "BOOLEAN", "BOOL")
+        if not eligible or not _selected(self.selector, column, table, True):
+            return None
+        return CustomConversion(ConnectSchema("boolean"), _positive)
+
+
+def _positive(value: Any) -> bool:
+    return int(value) > 0
+
+
+_REAL_TYPES = frozenset({"FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"})
+_TEXT_TYPES = frozenset(
+    (JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB, JdbcType.NCHAR, JdbcType.NVARCHAR)
+)
+
+
+class JdbcSinkDataTypesConverter:
+    def __init__(self, options: Options) -> None:
+        options.warn_unknown(
+            frozenset({"selector.boolean", "selector.real", "selector.string", "treat.real.as.double"})
+        )
+        self.boolean = _selector(options, "selector.boolean")
+        self.real = _selector(options, "selector.real")
+        self.string = _selector(options, "selector.string")
+        self.real_type = "float64" if options.get_bool("treat.real.as.double", True) else "float32"
+
+    def converter_for(self, column: Column, table: Table) -> CustomConversion | None:
+        kind = column.data_type.upper()
+        if _is_tinyint_one(column) and _selected(self.boolean, column, table, False):
+            return CustomConversion(ConnectSchema("int16"), _small_int)
+        if kind in _REAL_TYPES and _selected(self.real, column, table, False):
+            return CustomConversion(ConnectSchema(self.real_type), float)
+        if (
+            column.jdbc_type in _TEXT_TYPES
+            and kind not in ("ENUM", "SET")
+            and _selected(self.string, column, table, False)
+        ):
+            charset = column.charset or table.default_charset
+            parameters = (("__debezium.source.column.character_set", charset),) if charset else None
+            return CustomConversion(ConnectSchema("string", parameters=parameters), str)
+        return None
+
+
+def _small_int(value: Any) -> int:
+    return int(value)
+
+
+_BINLOG = "io.debezium.connector.binlog.converters."
+CONVERTERS: dict[str, ConverterFactory] = {
+    _BINLOG + "TinyIntOneToBooleanConverter": TinyIntOneToBooleanConverter,
+    "io.debezium.connector.mysql.converters.TinyIntOneToBooleanConverter": TinyIntOneToBooleanConverter,
+    _BINLOG + "JdbcSinkDataTypesConverter": JdbcSinkDataTypesConverter,
+    "io.debezium.connector.mysql.converters.JdbcSinkDataTypesConverter": JdbcSinkDataTypesConverter,
+}
+
+
+def register_converter(class_name: str, factory: ConverterFactory) -> None:
+    """Make ``<alias>.type=<class_name>`` build ``factory(options)`` (see the module docstring)."""
+    CONVERTERS[class_name] = factory
+
+
+def converter_aliases(props: Mapping[str, str]) -> list[str]:
+    return [a.strip() for a in (props.get("converters") or "").split(",") if a.strip()]
+
+
+def build_converters(props: Mapping[str, str]) -> tuple[CustomConverter, ...]:
+    """The custom converters of ``converters=...``, in order; an unknown class is a ConfigError."""
+    out = []
+    for alias in converter_aliases(props):
+        prefix = f"{alias}."
+        options = Options(prefix, {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)})
+        class_name = options.get("type")
+        if not class_name:
+            raise ConfigError(options.key("type"), f"is required: the class of converter {alias!r}")
+        factory = CONVERTERS.get(class_name)
+        if factory is None:
+            raise ConfigError(
+                options.key("type"),
+                f"unknown converter class {class_name}; supported: {', '.join(sorted(CONVERTERS))}",
+            )
+        out.append(factory(options))
+    return tuple(out)

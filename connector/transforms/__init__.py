@@ -1,0 +1,174 @@
+"""Single message transforms and predicates, configured with Kafka Connect's syntax.
+
+    transforms=unwrap,route
+    transforms.unwrap.type=io.debezium.transforms.ExtractNewRecordState
+    transforms.unwrap.delete.tombstone.handling.mode=rewrite
+    transforms.route.type=org.apache.kafka.connect.transforms.RegexRouter
+    transforms.route.regex=dbserver1\\.inventory\\.(.*)
+    transforms.route.replacement=inventory-$1
+    transforms.route.predicate=notHeartbeat
+    transforms.route.negate=false
+    predicates=notHeartbeat
+    predicates.notHeartbeat.type=org.apache.kafka.connect.transforms.predicates.TopicNameMatches
+    predicates.notHeartbeat.pattern=dbserver1\\..*
+
+The chain is applied, in the order of ``transforms``, to every record after the dispatcher built it
+and before any sink sees it: by ``connector.delivery.Delivery`` for the daemon and the embedded engine,
+and by the fake connector's emitter. A transform runs on a record when it has no predicate, or when
+its predicate's result differs from ``negate``. A dropped record's source offset still counts.
+
+The classes are looked up by their Java class names in ``TRANSFORMS`` / ``PREDICATES``; an unknown
+class stops start-up with a ``ConfigError`` naming its key. ``register_transform`` adds a Python one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from connector.transforms import kafka, predicates, routing
+from connector.transforms.base import Options, Predicate, Transformation, TransformError
+from connector.transforms.mysql import ReadToInsertEvent
+from connector.transforms.unwrap import ExtractNewRecordState
+from ddl.errors import ConfigError
+from sink.records import ChangeRecord
+
+TransformFactory = Callable[[Options], Transformation]
+PredicateFactory = Callable[[Options], Predicate]
+
+_KAFKA = "org.apache.kafka.connect.transforms."
+
+TRANSFORMS: dict[str, TransformFactory] = {
+    "io.debezium.transforms.ExtractNewRecordState": ExtractNewRecordState,
+    "io.debezium.connector.mysql.transforms.ReadToInsertEvent": ReadToInsertEvent,
+    "io.debezium.transforms.ByLogicalTableRouter": routing.ByLogicalTableRouter,
+    _KAFKA + "RegexRouter": kafka.RegexRouter,
+    _KAFKA + "Filter": kafka.Filter,
+    _KAFKA + "ReplaceField$Value": kafka.ReplaceField.value,
+    _KAFKA + "ReplaceField$Key": kafka.ReplaceField.key,
+    _KAFKA + "InsertField$Value": kafka.InsertField.value,
+    _KAFKA + "InsertField$Key": kafka.InsertField.key,
+    _KAFKA + "ValueToKey": kafka.ValueToKey,
+    _KAFKA + "ExtractField$Value": kafka.ExtractField.value,
+    _KAFKA + "ExtractField$Key": kafka.ExtractField.key,
+}
+
+PREDICATES: dict[str, PredicateFactory] = {
+    _KAFKA + "predicates.TopicNameMatches": predicates.TopicNameMatches,
+    _KAFKA + "predicates.RecordIsTombstone": predicates.RecordIsTombstone,
+    _KAFKA + "predicates.HasHeaderKey": predicates.HasHeaderKey,
+}
+
+
+def register_transform(class_name: str, factory: TransformFactory) -> None:
+    """Make ``transforms.<alias>.type=<class_name>`` build ``factory(options)``: any object with
+    ``apply(record) -> ChangeRecord | None`` (return a new record with ``dataclasses.replace``)."""
+    TRANSFORMS[class_name] = factory
+
+
+@dataclass(frozen=True)
+class Step:
+    alias: str
+    transform: Transformation
+    predicate: Predicate | None = None
+    negate: bool = False
+
+
+@dataclass(frozen=True)
+class TransformChain:
+    steps: tuple[Step, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    def apply(self, records: Sequence[ChangeRecord]) -> list[ChangeRecord]:
+        """The records after every step, in order; a record a step drops is gone."""
+        out: list[ChangeRecord] = []
+        for record in records:
+            current: ChangeRecord | None = record
+            for step in self.steps:
+                if step.predicate is not None and step.predicate.test(record) == step.negate:
+                    continue
+                try:
+                    current = step.transform.apply(record)
+                except TransformError:
+                    raise
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    raise TransformError(
+                        f"transform {step.alias!r} failed on a record of topic {record.topic}: {exc!r}"
+                    ) from exc
+                if current is None:
+                    break
+                record = current
+            if current is not None:
+                out.append(current)
+        return out
+
+
+def _aliases(props: Mapping[str, str], key: str) -> list[str]:
+    aliases = [a.strip() for a in (props.get(key) or "").split(",") if a.strip()]
+    duplicates = sorted({a for a in aliases if aliases.count(a) > 1})
+    if duplicates:
+        raise ConfigError(key, f"lists {', '.join(duplicates)} more than once")
+    return aliases
+
+
+def _options(props: Mapping[str, str], prefix: str) -> Options:
+    return Options(prefix, {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)})
+
+
+_Built = TypeVar("_Built")
+
+
+def _build(
+    props: Mapping[str, str], kind: str, alias: str, table: Mapping[str, Callable[[Options], _Built]]
+) -> _Built:
+    options = _options(props, f"{kind}.{alias}.")
+    class_name = options.get("type")
+    if not class_name:
+        raise ConfigError(options.key("type"), f"is required: the class of {kind[:-1]} {alias!r}")
+    factory = table.get(class_name)
+    if factory is None:
+        raise ConfigError(
+            options.key("type"),
+            f"unknown {kind[:-1]} class {class_name}; supported: {', '.join(sorted(table))}",
+        )
+    return factory(options)
+
+
+def build_chain(props: Mapping[str, str]) -> TransformChain:
+    """The transform chain of the connector properties (``transforms``, ``predicates``)."""
+    declared = {
+        alias: _build(props, "predicates", alias, PREDICATES) for alias in _aliases(props, "predicates")
+    }
+    steps = []
+    for alias in _aliases(props, "transforms"):
+        transform = _build(props, "transforms", alias, TRANSFORMS)
+        options = _options(props, f"transforms.{alias}.")
+        predicate_alias = options.get("predicate") or None
+        predicate = None
+        if predicate_alias is not None:
+            predicate = declared.get(predicate_alias)
+            if predicate is None:
+                raise ConfigError(
+                    options.key("predicate"),
+                    f"names predicate {predicate_alias!r}, which is not listed in predicates",
+                )
+        elif options.get("negate") is not None:
+            raise ConfigError(options.key("negate"), "is set but the transform has no predicate")
+        steps.append(Step(alias, transform, predicate, options.get_bool("negate", False)))
+    return TransformChain(tuple(steps))
+
+
+__all__ = [
+    "PREDICATES",
+    "TRANSFORMS",
+    "Options",
+    "Predicate",
+    "TransformChain",
+    "TransformError",
+    "Transformation",
+    "build_chain",
+    "register_transform",
+]

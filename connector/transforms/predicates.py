@@ -1,0 +1,41 @@
+"""Kafka Connect's predicates (``org.apache.kafka.connect.transforms.predicates``), used with
+``transforms.<t>.predicate`` / ``.negate`` and declared under ``predicates.<p>.``."""
+
+from __future__ import annotations
+
+from connector.transforms.base import Options
+from sink.records import ChangeRecord
+
+
+class TopicNameMatches:
+    """True for records whose topic matches ``pattern`` entirely."""
+
+    def __init__(self, options: Options) -> None:
+        options.warn_unknown(frozenset({"pattern"}))
+        pattern = options.get_regex("pattern")
+        assert pattern is not None
+        self.pattern = pattern
+
+    def test(self, record: ChangeRecord) -> bool:
+        return self.pattern.fullmatch(record.topic) is not None
+
+
+class RecordIsTombstone:
+    """True for records with a null value."""
+
+    def __init__(self, options: Options) -> None:
+        options.warn_unknown(frozenset())
+
+    def test(self, record: ChangeRecord) -> bool:
+        return record.value is None
+
+
+class HasHeaderKey:
+    """True for records with at least one header called ``name``."""
+
+    def __init__(self, options: Options) -> None:
+        options.warn_unknown(frozenset({"name"}))
+        self.name = options.require("name")
+
+    def test(self, record: ChangeRecord) -> bool:
+        return any(h.name == self.name for h in record.headers)
