@@ -11,6 +11,7 @@ types it does not implement, so we ask for them and refuse the ones that carry d
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pymysqlreplication.event import NotImplementedEvent
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server import connection_error
+from connector.tls import tls_settings
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +89,10 @@ class BinlogReader:
         self.config = config
         self.file = file
         self.pos = pos
-        self.heartbeat_s = heartbeat_s
+        self.keep_alive_s = config.int_of("connect.keep.alive.interval.ms") / 1000
+        # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms; the engine
+        # also wakes on them (poll.interval.ms) to deliver partial batches and notice stop().
+        self.heartbeat_s = min(heartbeat_s, 0.8 * self.keep_alive_s)
         self.max_attempts = config.int_of("connect.max.attempts")
         self._stream: BinLogStreamReader | None = None
         self._closed = False
@@ -95,6 +100,7 @@ class BinlogReader:
     def _open(self) -> BinLogStreamReader:
         connections: list[Any] = []
         last_error: list[BaseException] = []
+        tls = tls_settings(self.config.raw)
         # include.query on MariaDB: its ANNOTATE_ROWS events carry the statement (see _TrackingConnection).
         annotate_rows = self.config.get_bool("include.query")
 
@@ -107,7 +113,13 @@ class BinlogReader:
             for old, new in (("passwd", "password"), ("db", "database")):
                 if old in kwargs:
                     kwargs[new] = kwargs.pop(old)
-            conn = _TrackingConnection(last_error, annotate_rows=annotate_rows, **kwargs)
+            # connect.keep.alive.interval.ms: the server sends a heartbeat at least every 0.8 × the
+            # interval, so a read that waits longer means the connection is dead (Debezium's
+            # keep-alive thread reconnects then; here the read times out and our policy reconnects).
+            kwargs["read_timeout"] = self.keep_alive_s
+            conn = tls.open(
+                functools.partial(_TrackingConnection, last_error, annotate_rows=annotate_rows), **kwargs
+            )
             connections.append(conn)
             return conn
 

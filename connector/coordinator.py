@@ -9,6 +9,7 @@ top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapsh
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -25,7 +26,7 @@ from ddl.position import SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
 from snapshot.binlog_status import Connect, earliest_position, position_purged
-from snapshot.errors import SnapshotError
+from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import PinnedPositionListener, SnapshotListener
 from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
@@ -74,6 +75,13 @@ class StartupCoordinator:
         self.schema: SchemaState | None = None
         # Set before a snapshot runs, so that another thread can cancel it.
         self.snapshotter: Snapshotter | None = None
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """From another thread: end a ``snapshot.delay.ms`` wait and a running snapshot."""
+        self._cancelled.set()
+        if self.snapshotter is not None:
+            self.snapshotter.cancel()
 
     @property
     def snapshot_taken(self) -> bool:
@@ -165,6 +173,11 @@ class StartupCoordinator:
     ) -> SourceOffset:
         """Takes the snapshot the plan calls for; returns the offset streaming continues from."""
         assert self.info is not None
+        delay_s = self.config.int_of("snapshot.delay.ms") / 1000
+        if delay_s:
+            log.info("waiting %.1fs before the snapshot (snapshot.delay.ms)", delay_s)
+            if self._cancelled.wait(delay_s):
+                raise SnapshotCancelled("stopped during snapshot.delay.ms, before the snapshot started")
         self.snapshotter = Snapshotter(
             settings,
             connect,
@@ -172,6 +185,8 @@ class StartupCoordinator:
             self.info.flavor,
             is_database_captured=self.filter.database_captured,
         )
+        if self._cancelled.is_set():
+            self.snapshotter.cancel()
         receiver = self.new_snapshot_receiver()
         if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
             # recovery: the rebuilt schema history carries the stored offset; streaming resumes there.

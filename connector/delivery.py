@@ -18,6 +18,10 @@ class Delivery:
     every ``offset.flush.interval.ms`` (and on stop) every sink is flushed (fsync, broker
     acknowledgement, Spark commit) and only then is the offset of the last flushed record stored.
     A failure leaves the stored offset where it was, so a restart redelivers from there.
+
+    ``max.queue.size`` bounds the records held between the source and the sinks' durable flush
+    (pending plus sent-but-not-flushed): when a source fills it, the sinks are flushed before the
+    source goes on (backpressure, as Debezium's reader blocks on a full ``ChangeEventQueue``).
     """
 
     def __init__(
@@ -28,10 +32,12 @@ class Delivery:
         interval_s: float,
         on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
         commit_interval_s: float | None = None,
+        max_queue: int | None = None,
     ) -> None:
         self.sinks = list(sinks)
         self.offsets = offsets
         self.max_batch = max_batch
+        self.max_queue = max_queue if max_queue is not None else max(8192, 4 * max_batch)
         self.interval_s = interval_s
         self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
         self.on_delivered = on_delivered
@@ -52,7 +58,15 @@ class Delivery:
                 break
         if len(self.pending) >= self.max_batch:
             self._send()
-            self.tick()
+            if len(self.sent) + self.max_batch > self.max_queue:
+                self.flush()  # the queue is full: wait for the sinks before reading on
+            else:
+                self.tick()
+
+    @property
+    def queued(self) -> int:
+        """Records held between the source and the sinks' durable flush (``max.queue.size`` bounds it)."""
+        return len(self.pending) + len(self.sent)
 
     def advance(self, offset: SourceOffset) -> None:
         self.pending_offset = offset
@@ -68,9 +82,14 @@ class Delivery:
     def _send(self) -> None:
         batch, self.pending = self.pending, []
         if batch:
+            size = self.max_batch
+            chunks = (
+                [batch] if len(batch) <= size else [batch[i : i + size] for i in range(0, len(batch), size)]
+            )
             try:
-                for sink in self.sinks:
-                    sink.send(batch)
+                for chunk in chunks:
+                    for sink in self.sinks:
+                        sink.send(chunk)
             except BaseException:
                 self.failed = True
                 raise

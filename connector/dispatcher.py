@@ -41,6 +41,10 @@ class InconsistentSchemaError(ReplicationError):
     not fit the known structure."""
 
 
+class EventProcessingError(ReplicationError):
+    """A binlog event whose rows cannot be decoded or converted (event.processing.failure.handling.mode=fail)."""
+
+
 class Emitter(Protocol):
     def emit(self, records: list[ChangeRecord]) -> None: ...
 
@@ -78,7 +82,9 @@ class EventDispatcher:
         emitter: Emitter,
         transactions: TransactionMetadata | None = None,
         inconsistent_mode: str = "fail",
+        failure_mode: str = "fail",
     ) -> None:
+        self.failure_mode = failure_mode
         self.builder = builder
         self.filter = table_filter
         self.schema = schema
@@ -122,15 +128,26 @@ class EventDispatcher:
         method = _CONVERT[form]
         convert: Callable[[Any], dict[str, Any]] | None = getattr(ts, method) if method else None
         width = len(table.columns) if form is RowForm.BINLOG else None
-        rows = read_rows(ts)
+        try:
+            rows = read_rows(ts)
+            images: list[RowImages] = []
+            for index in range(first_row, len(rows)):
+                before, after = rows[index]
+                if width is not None:
+                    self._check_width(table_id, width, before if after is None else after, where)
+                if convert is not None:
+                    before = convert(before) if before is not None else None
+                    after = convert(after) if after is not None else None
+                images.append((before, after))
+        except InconsistentSchemaError:
+            raise
+        except Exception as exc:
+            if form is not RowForm.BINLOG:
+                raise
+            self._event_failed(table_id, where, exc)
+            return True
         builder, emitter, transactions = self.builder, self.emitter, self.transactions
-        for index in range(first_row, len(rows)):
-            before, after = rows[index]
-            if width is not None:
-                self._check_width(table_id, width, before if after is None else after, where)
-            if convert is not None:
-                before = convert(before) if before is not None else None
-                after = convert(after) if after is not None else None
+        for index, (before, after) in enumerate(images, first_row):
             if number_rows:
                 records = builder.change_records(
                     ts, op, before, after, where, offset.at_row(index + 1), transactions, row=index
@@ -140,6 +157,21 @@ class EventDispatcher:
             if records:
                 emitter.emit(records)
         return True
+
+    def _event_failed(self, table_id: TableId, where: SourcePosition, exc: Exception) -> None:
+        """``event.processing.failure.handling.mode`` for a binlog event whose rows cannot be decoded
+        or converted: fail stops naming the position, warn logs it and skips the event, skip/ignore
+        skip it silently."""
+        text = (
+            f"cannot decode or convert the rows of the binlog event for {table_id} at "
+            f"{where.file}:{where.pos} ({type(exc).__name__}: {exc})"
+        )
+        if self.failure_mode == "fail":
+            raise EventProcessingError(
+                f"{text}. Set event.processing.failure.handling.mode=warn to log and skip such events"
+            ) from exc
+        if self.failure_mode == "warn":
+            log.warning("%s; skipped (event.processing.failure.handling.mode=warn)", text)
 
     def _check_width(
         self, table_id: TableId, expected: int, values: Sequence[Any], where: SourcePosition

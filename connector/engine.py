@@ -60,6 +60,7 @@ class Engine:
             config.int_of("poll.interval.ms") / 1000,
             on_delivered,
             commit_interval_s=config.int_of("offset.flush.interval.ms") / 1000,
+            max_queue=config.int_of("max.queue.size"),
         )
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
@@ -151,9 +152,7 @@ class Engine:
 
     def stop(self) -> None:
         self._stop.set()
-        snapshotter = self._snapshotter
-        if snapshotter is not None:
-            snapshotter.cancel()
+        self.coordinator.cancel()
 
     def close(self) -> None:
         try:

@@ -106,6 +106,7 @@ class StreamingSource:
             emitter,
             transactions,
             config.get_choice("inconsistent.schema.handling.mode"),
+            config.get_choice("event.processing.failure.handling.mode"),
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         self.txn: _Transaction | None = None
