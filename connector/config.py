@@ -57,11 +57,23 @@ PROPERTIES: tuple[Property, ...] = (
     _p(
         "database.ssl.mode",
         "preferred",
-        "TLS to MySQL.",
+        "TLS to MySQL on every connection: disabled; preferred (TLS when offered, unverified); "
+        "required (TLS, unverified); verify_ca (the certificate chains to database.ssl.ca or "
+        "database.ssl.truststore); verify_identity (and names database.hostname).",
         kind="choice",
         choices=("disabled", "preferred", "required", "verify_ca", "verify_identity"),
     ),
     _p("database.ssl.ca", doc="CA file (PEM) for verify_ca / verify_identity."),
+    _p("database.ssl.cert", doc="Client certificate (PEM) presented to the server; with database.ssl.key."),
+    _p("database.ssl.key", doc="Private key (PEM) of database.ssl.cert."),
+    _p("database.ssl.key.password", doc="Password of an encrypted database.ssl.key.", secret=True),
+    _p("database.ssl.keystore", doc="Client certificate and key as a PKCS12 keystore (Debezium's)."),
+    _p("database.ssl.keystore.password", doc="Password of database.ssl.keystore.", secret=True),
+    _p(
+        "database.ssl.truststore",
+        doc="CAs for verify_ca / verify_identity: a PEM bundle or a PKCS12 truststore.",
+    ),
+    _p("database.ssl.truststore.password", doc="Password of a PKCS12 database.ssl.truststore.", secret=True),
     _p(
         "database.connectionTimeZone",
         "SERVER",
