@@ -134,6 +134,23 @@ _INSECURE_TRANSPORT = (3159, 4151)
 CR_SSL_CONNECTION_ERROR = 2026
 
 
+def _tls_hint(config: ConnectorConfig) -> str:
+    """What else an access denial can mean under the TLS settings (MariaDB reports a server that
+    requires secure transport, and a user created REQUIRE SSL/X509, as a plain access denial)."""
+    if (config.get("database.ssl.mode") or "").lower() == "disabled":
+        return (
+            "; or the server refuses unencrypted connections (require_secure_transport=ON, or a user "
+            "created REQUIRE SSL): database.ssl.mode=disabled never uses TLS, set "
+            "database.ssl.mode=verify_identity (or verify_ca, required)"
+        )
+    if not (config.get("database.ssl.cert") or config.get("database.ssl.keystore")):
+        return (
+            "; a user created REQUIRE X509 also needs a client certificate (database.ssl.cert and "
+            "database.ssl.key, or database.ssl.keystore)"
+        )
+    return ""
+
+
 def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:
     code = exc.args[0] if exc.args else None
     tls_message = describe_tls_failure(config.raw, getattr(exc, "original_exception", None))
@@ -155,7 +172,7 @@ def connection_error(config: ConnectorConfig, exc: BaseException) -> Prerequisit
     if code == 1045:
         return PrerequisiteError(
             f"access denied for user {config.user!r} at {config.hostname}:{config.port}: check "
-            "database.user and database.password"
+            f"database.user and database.password{_tls_hint(config)}"
         )
     if code in (2003, 2005, 2006, 2013):
         reason = str(exc.args[1]) if len(exc.args) > 1 else str(exc)

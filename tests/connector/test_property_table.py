@@ -59,7 +59,9 @@ def _test_sources() -> dict[str, str]:
         text = path.read_text()
         for node in ast.parse(text).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-                out[f"{path.relative_to(TESTS)}::{node.name}"] = ast.get_source_segment(text, node) or ""
+                parts = [*node.decorator_list, node]  # parametrize cases count
+                source = "\n".join(ast.get_source_segment(text, part) or "" for part in parts)
+                out[f"{path.relative_to(TESTS)}::{node.name}"] = source
     return out
 
 
