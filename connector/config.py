@@ -336,6 +336,14 @@ PROPERTIES: tuple[Property, ...] = (
     # -- our runtime and sinks
     _p("data.dir", ".mysql-cdc", "Directory for the default offsets and history files."),
     _p(
+        "metrics.port",
+        "0",
+        "Port of the HTTP endpoint with Debezium's metrics (/metrics) and /health; 0: off.",
+        kind="int",
+        minimum=0,
+    ),
+    _p("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
+    _p(
         "sink.type",
         "jsonl",
         "Comma-separated list of sinks to feed.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -17,6 +18,7 @@ from connector.config import ConnectorConfig
 from connector.delivery import Delivery
 from connector.events import EventBuilder
 from connector.filters import TableFilter
+from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe, snapshot_connection_factory
@@ -61,7 +63,9 @@ class StartupCoordinator:
         builder: EventBuilder,
         delivery: Delivery,
         new_snapshot_receiver: Callable[[], SnapshotReceiver],
+        metrics: ConnectorMetrics | None = None,
     ) -> None:
+        self.metrics = metrics
         self.config = config
         self.probe = probe
         self.history = history
@@ -92,6 +96,8 @@ class StartupCoordinator:
         streaming starts at, or None when the snapshot mode does not stream (``initial_only``)."""
         self.info = self.probe.check(need_snapshot_locks=self.wants_snapshot_locks())
         self.history.start()
+        if self.metrics is not None:
+            self.metrics.schema_history.status = "RUNNING"
         for sink in self.sinks:
             sink.start()
         self.schema = self.schema_state(self.info)
@@ -188,6 +194,21 @@ class StartupCoordinator:
         if self._cancelled.is_set():
             self.snapshotter.cancel()
         receiver = self.new_snapshot_receiver()
+        if self.metrics is not None:
+            snapshotter = self.snapshotter
+            self.metrics.total_tables = lambda: len(snapshotter.planned_tables)
+            self.metrics.snapshot_started()
+        try:
+            return self._run_snapshot(plan, offset, receiver)
+        except BaseException:
+            if self.metrics is not None:
+                self.metrics.snapshot_ended(completed=False)
+            raise
+
+    def _run_snapshot(
+        self, plan: SnapshotPlan, offset: SourceOffset | None, receiver: SnapshotReceiver
+    ) -> SourceOffset:
+        assert self.snapshotter is not None
         if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
             # recovery: the rebuilt schema history carries the stored offset; streaming resumes there.
             self.snapshotter.run(
@@ -196,13 +217,23 @@ class StartupCoordinator:
             receiver.finish()
             self.delivery.advance(offset)
             self.delivery.flush()
+            self._snapshot_done()
             return offset
         self.snapshotter.run(receiver, data=plan.snapshot_data)
-        return receiver.finish()
+        done = receiver.finish()
+        self._snapshot_done()
+        return done
+
+    def _snapshot_done(self) -> None:
+        if self.metrics is not None:
+            self.metrics.snapshot_ended(completed=True)
 
     def recover(self, offset: SourceOffset) -> None:
         """The table structures at ``offset``, replayed from the schema history."""
         assert self.schema is not None
+        if self.metrics is not None:
+            self.metrics.schema_history.status = "RECOVERING"
+            self.metrics.schema_history.recovery_start_ms = int(time.time() * 1000)
         self.schema.model = recover(
             self.history,
             self.schema.partition,
@@ -212,6 +243,8 @@ class StartupCoordinator:
             prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
             ddl_filter=self.schema.ddl_filter,
         )
+        if self.metrics is not None:
+            self.metrics.schema_history.status = "RUNNING"
         log.info(
             "recovered %d table structures from the schema history; resuming at %s",
             len(self.schema.model.tables),

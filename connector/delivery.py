@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from ddl.position import SourceOffset
 from sink.base import Sink
@@ -33,7 +34,9 @@ class Delivery:
         on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
         commit_interval_s: float | None = None,
         max_queue: int | None = None,
+        metrics: ConnectorMetrics | None = None,
     ) -> None:
+        self.metrics = metrics
         self.sinks = list(sinks)
         self.offsets = offsets
         self.max_batch = max_batch
@@ -42,6 +45,7 @@ class Delivery:
         self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
         self.on_delivered = on_delivered
         self.pending: list[ChangeRecord] = []
+        self.in_flight = 0  # records the sinks are being handed now
         self.pending_offset: SourceOffset | None = None  # offset after the last record emitted
         self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
         self.sent_offset: SourceOffset | None = None
@@ -66,7 +70,7 @@ class Delivery:
     @property
     def queued(self) -> int:
         """Records held between the source and the sinks' durable flush (``max.queue.size`` bounds it)."""
-        return len(self.pending) + len(self.sent)
+        return len(self.pending) + self.in_flight + len(self.sent)
 
     def advance(self, offset: SourceOffset) -> None:
         self.pending_offset = offset
@@ -86,13 +90,17 @@ class Delivery:
             chunks = (
                 [batch] if len(batch) <= size else [batch[i : i + size] for i in range(0, len(batch), size)]
             )
+            self.in_flight = len(batch)
             try:
                 for chunk in chunks:
                     for sink in self.sinks:
                         sink.send(chunk)
             except BaseException:
                 self.failed = True
+                self._count_failure()
                 raise
+            finally:
+                self.in_flight = 0
             self.sent.extend(batch)
         self.sent_offset = self.pending_offset
         self.last_send = time.monotonic()
@@ -106,15 +114,35 @@ class Delivery:
         offset = self.sent_offset
         if batch:
             try:
-                for sink in self.sinks:
-                    sink.flush()
+                if self.metrics is None:
+                    for sink in self.sinks:
+                        sink.flush()
+                else:
+                    self._timed_flush(len(batch))
                 self.delivered += len(batch)
                 if self.on_delivered is not None:
                     self.on_delivered(batch)
             except BaseException:
                 self.failed = True
+                self._count_failure()
                 raise
         if offset is not None and offset != self.stored_offset:
             self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
+
+    def _timed_flush(self, records: int) -> None:
+        """Flush every sink, counting records, flushes and flush time per sink (metrics)."""
+        assert self.metrics is not None
+        for sink in self.sinks:
+            started = time.perf_counter()
+            sink.flush()
+            figures = self.metrics.sink(type(sink).__name__)
+            figures.flush_seconds += time.perf_counter() - started
+            figures.flushes += 1
+            figures.records += records
+
+    def _count_failure(self) -> None:
+        if self.metrics is not None:
+            for sink in self.sinks:
+                self.metrics.sink(type(sink).__name__).failures += 1

@@ -26,6 +26,7 @@ from connector.errors import ReplicationError
 from connector.events import EventBuilder, SourcePosition, TableSchema
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.metrics import ContextMetrics
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata
 from ddl.model import TableId
@@ -83,8 +84,10 @@ class EventDispatcher:
         transactions: TransactionMetadata | None = None,
         inconsistent_mode: str = "fail",
         failure_mode: str = "fail",
+        metrics: ContextMetrics | None = None,
     ) -> None:
         self.failure_mode = failure_mode
+        self.metrics = metrics
         self.builder = builder
         self.filter = table_filter
         self.schema = schema
@@ -119,6 +122,8 @@ class EventDispatcher:
         point); rows before ``first_row`` were delivered before a restart and are skipped.
         Returns False when the table is not captured or its structure is unknown."""
         if not self.is_captured(table_id):
+            if self.metrics is not None:
+                self.metrics.filtered += 1
             return False
         table = self.schema.model.table(table_id)
         if table is None:
@@ -144,8 +149,13 @@ class EventDispatcher:
         except Exception as exc:
             if form is not RowForm.BINLOG:
                 raise
+            if self.metrics is not None:
+                self.metrics.erroneous += 1
             self._event_failed(table_id, where, exc)
             return True
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.on_rows(table_id, op, len(images), where.ts_ms)
         builder, emitter, transactions = self.builder, self.emitter, self.transactions
         for index, (before, after) in enumerate(images, first_row):
             if number_rows:
@@ -206,6 +216,8 @@ class EventDispatcher:
         """Applies one DDL statement's text to the schema (recording it in the history), emits its
         schema change records and, for TRUNCATE, the ``t`` events of the captured tables."""
         records, statements = self.schema.apply(ddl, database, history_position, where, record_offset)
+        if self.metrics is not None and self.metrics.schema_history is not None and statements:
+            self.metrics.schema_history.on_applied(ddl)
         for table_id in self.schema.truncated_tables(statements):
             table = self.schema.model.table(table_id)
             if table is not None and self.is_captured(table_id):
@@ -226,6 +238,8 @@ class EventDispatcher:
         """The END record, with ``offset`` (the one after the commit) cleared of the finished
         transaction's context; returns that offset. Storing it does not replay the transaction
         (Debezium's END offset still points into it, so a crash there repeats the END)."""
+        if self.metrics is not None:
+            self.metrics.committed_transactions += 1
         if self.transactions is None:
             return offset
         value = self.transactions.end(ts_ms)

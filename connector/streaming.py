@@ -35,6 +35,7 @@ from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaErr
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.metrics import ConnectorMetrics
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
@@ -77,8 +78,10 @@ class StreamingSource:
         table_filter: TableFilter,
         emitter: Emitter,
         offset: Mapping[str, Any],
+        metrics: ConnectorMetrics | None = None,
     ) -> None:
         start = SourceOffset.from_map(offset)
+        self.metrics = metrics
         self.config = config
         self.emitter = emitter
         self.restart_file = start.file
@@ -107,6 +110,7 @@ class StreamingSource:
             transactions,
             config.get_choice("inconsistent.schema.handling.mode"),
             config.get_choice("event.processing.failure.handling.mode"),
+            metrics.streaming if metrics is not None else None,
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         self.txn: _Transaction | None = None
@@ -168,6 +172,9 @@ class StreamingSource:
                         return
             except StreamDropped as exc:
                 self._events = None
+                if self.metrics is not None:
+                    self.metrics.connected = False
+                    self.metrics.disconnects += 1
                 attempt += 1
                 if attempt > self.max_attempts:
                     raise ReplicationLost(
@@ -202,6 +209,8 @@ class StreamingSource:
         if self._reader is not None:
             self._reader.close()
         self._events = None
+        if self.metrics is not None:
+            self.metrics.connected = False
         if self.heartbeat is not None:
             self.heartbeat.close()
 
@@ -215,9 +224,13 @@ class StreamingSource:
     def _handle(self, raw: RawEvent) -> None:
         event = raw.event
         if isinstance(event, HeartbeatLogEvent):
+            if self.metrics is not None:
+                self.metrics.streaming.on_idle()
             self.emitter.tick()
             return
         if isinstance(event, RotateEvent):
+            if self.metrics is not None:
+                self.metrics.connected = True  # sent first on every (re)connect
             self.file = event.next_binlog
             if self.txn is None:
                 self.restart_file, self.restart_pos = event.next_binlog, int(event.position)

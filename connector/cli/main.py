@@ -81,6 +81,12 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         help="override one property (repeatable)",
     )
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve Debezium's metrics (/metrics) and /health on this loopback port (metrics.port)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_config(args: argparse.Namespace) -> ConnectorConfig:
     overrides = parse_overrides(args.set)
+    if getattr(args, "metrics_port", None) is not None:
+        overrides["metrics.port"] = str(args.metrics_port)
     return ConnectorConfig.from_file(args.config, overrides)
 
 
