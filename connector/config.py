@@ -344,6 +344,14 @@ PROPERTIES: tuple[Property, ...] = (
     ),
     _p("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
     _p(
+        "log.format",
+        "text",
+        "Log line format of mysql-cdc run/snapshot: text, or json (one object per line with the "
+        "connector name, server and context snapshot/streaming).",
+        kind="choice",
+        choices=("text", "json"),
+    ),
+    _p(
         "sink.type",
         "jsonl",
         "Comma-separated list of sinks to feed.",

@@ -18,6 +18,7 @@ from connector.config import ConnectorConfig
 from connector.delivery import Delivery
 from connector.events import EventBuilder
 from connector.filters import TableFilter
+from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
@@ -194,6 +195,7 @@ class StartupCoordinator:
         if self._cancelled.is_set():
             self.snapshotter.cancel()
         receiver = self.new_snapshot_receiver()
+        set_context("snapshot")
         if self.metrics is not None:
             snapshotter = self.snapshotter
             self.metrics.total_tables = lambda: len(snapshotter.planned_tables)

@@ -20,6 +20,7 @@ from connector.events import EventBuilder
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, MetricsServer
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
@@ -142,6 +143,8 @@ class Engine:
         try:
             self.prepare()
             if self.streaming is not None:  # None: the snapshot mode does not stream
+                set_context("streaming")
+                log.info("streaming from %s", self.streaming.offset().describe())
                 self.streaming.run(self._stopping)
         finally:
             self.close()

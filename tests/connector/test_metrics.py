@@ -244,3 +244,17 @@ def test_metrics_are_off_by_default_and_the_embedded_engine_has_the_same_figures
     assert figures["snapshot"]["RowsScanned"] == {f"{unique_db}.t": 1}
     assert figures["streaming"]["TotalNumberOfCreateEventsSeen"] == 1
     assert figures["schema-history"]["Status"] == "RUNNING"
+
+
+def test_metrics_host_is_the_address_bound(
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
+) -> None:
+    sink = MemorySink()
+    engine, port = make(mysql_server, unique_db, tmp_path, sink, **{"metrics.host": "127.0.0.2"})
+    try:
+        engine.catch_up()
+        with urllib.request.urlopen(f"http://127.0.0.2:{port}/metrics", timeout=5) as response:
+            assert b"debezium_metrics_TotalNumberOfEventsSeen" in response.read()
+        assert health(port) == (0, {})  # nothing on 127.0.0.1
+    finally:
+        engine.close()

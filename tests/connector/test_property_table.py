@@ -46,6 +46,7 @@ TOKENS: dict[str, tuple[str, str]] = {
     ),
     "schema.history.internal.prefer.ddl": ("ddl/test_recovery.py", "prefer_ddl=prefer_ddl"),
     "offset.storage.partitions": ("connector/test_kafka_offsets.py", '"offset.storage.partitions": "3"'),
+    "metrics.port": ("connector/test_metrics.py", '"metrics.port": str(port)'),
 }
 
 
