@@ -214,7 +214,8 @@ def test_health_flips_when_the_server_goes_away(fresh_mysql_server: LocalMySQLSe
     sink = MemorySink()
     engine, port = make(server, "hdb", tmp_path, sink, **{"connect.max.attempts": "50"})
     with running(engine):
-        wait_until(lambda: health(port)[0] == 200, 30, "ready")
+        # streaming, not still snapshotting (also ready, but a lost server would end the snapshot)
+        wait_until(lambda: engine.metrics.connected and not engine.metrics.snapshot_running, 30, "streaming")
         assert health(port) == (200, {"live": True, "ready": True})
         server.stop()
         wait_until(lambda: health(port)[0] == 503, 30, "not ready")
