@@ -136,6 +136,7 @@ def main() -> None:
                     **spark_common,
                     "sink.spark.warehouse": str(tmp / "wh2"),
                     "max.batch.size": "20000",
+                    "max.queue.size": "80000",
                     "sink.spark.batch.max.events": "20000",
                 },
                 SparkSink.from_config,

@@ -6,7 +6,11 @@ Writes N inserts, N/2 updates and N/4 deletes to a throwaway server, then times
       events, serialise, write, fsync, store offsets),
 and prints events/s for both and the ratio (b)/(a).
 
-    .venv/bin/python -m bench.streaming [--rows 50000]
+    .venv/bin/python -m bench.streaming [--rows 50000] [--metrics]
+
+``--metrics`` also streams the range with Debezium's metrics on (metrics.port served, scraped every
+0.2 s) and off (no metrics hooks), alternating off/on/off/on over the same range, and prints the
+best time of each and the cost of metrics in percent.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from __future__ import annotations
 import argparse
 import resource
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 from pymysqlreplication import BinLogStreamReader
@@ -23,7 +29,7 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from bench.workload import TABLE, write_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, free_port
 from sink.jsonl import JsonlSink
 
 
@@ -54,11 +60,57 @@ def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_
     return count
 
 
+def metrics_engine(server: LocalMySQLServer, tmp: str, index: int, metrics: bool) -> tuple[Engine, Path, int]:
+    """An engine prepared at the current end of the binlog; ``metrics``: served on a port, else
+    without metrics hooks."""
+    port = free_port() if metrics else 0
+    config = ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{
+                "topic.prefix": "bench",
+                "database.include.list": "bench",
+                "data.dir": f"{tmp}/m{index}",
+                "database.server.id": str(6000 + index),
+                "metrics.port": str(port),
+            }
+        )
+    )
+    out = Path(tmp) / f"m{index}.jsonl"
+    engine = Engine(config, sinks=[JsonlSink(out)])
+    engine.catch_up()
+    if not metrics:  # the hooks' cost is what is measured: take them out
+        assert engine.streaming is not None
+        engine.streaming.dispatcher.metrics = None
+        engine.streaming.metrics = None
+        engine.delivery.metrics = None
+    return engine, out, port
+
+
+def timed_catch_up(engine: Engine, port: int) -> float:
+    stop = threading.Event()
+
+    def scraper() -> None:
+        while not stop.wait(0.2):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+                response.read()
+
+    thread = threading.Thread(target=scraper, daemon=True)
+    if port:
+        thread.start()
+    t0 = time.perf_counter()
+    engine.catch_up(timeout=3600)
+    elapsed = time.perf_counter() - t0
+    stop.set()
+    engine.close()
+    return elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--metrics", action="store_true", help="also compare metrics on vs off")
     args = parser.parse_args()
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
@@ -71,6 +123,8 @@ def main() -> None:
         out = Path(tmp) / "events.jsonl"
         engine = Engine(config, sinks=[JsonlSink(out)])
         engine.catch_up()  # schema read; the stream now sits at the start of the range
+        flags = (False, True, False, True) if args.metrics else ()
+        compared = [metrics_engine(server, tmp, i, on) for i, on in enumerate(flags)]
         start_file, start_pos = server.query("SHOW MASTER STATUS")[0][:2]
         changes = write_workload(server, args.rows)
         end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
@@ -99,6 +153,15 @@ def main() -> None:
         )
         print(f"ratio (b)/(a):                   {conn_rate / base_rate:.2f}")
         print(f"peak RSS of this process:        {peak_rss_mb:.0f} MB")
+        if compared:
+            times: dict[bool, list[float]] = {False: [], True: []}
+            for on, (metrics_run, _, port) in zip(flags, compared, strict=True):
+                times[on].append(timed_catch_up(metrics_run, port))
+            off_s, on_s = min(times[False]), min(times[True])
+            print(
+                f"metrics off: {events / off_s:,.0f} events/s; on (served, scraped): {events / on_s:,.0f} events/s"
+            )
+            print(f"metrics cost:                    {100 * (on_s - off_s) / off_s:+.1f}% (best of 2 each)")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ carry data we would lose (compressed transactions / compressed row events).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pymysqlreplication import BinLogStreamReader
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server import connection_error
+from connector.tls import tls_settings
 from ddl.position import GtidSet
 
 log = logging.getLogger(__name__)
@@ -84,7 +86,10 @@ class BinlogReader:
         self.pos = pos
         self.gtids = gtids if gtids else None
         self.flavor = flavor
-        self.heartbeat_s = heartbeat_s
+        self.keep_alive_s = config.int_of("connect.keep.alive.interval.ms") / 1000
+        # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms; the engine
+        # also wakes on them (poll.interval.ms) to deliver partial batches and notice stop().
+        self.heartbeat_s = min(heartbeat_s, 0.8 * self.keep_alive_s)
         self.max_attempts = config.int_of("connect.max.attempts")
         self._stream: BinLogStreamReader | None = None
         self._closed = False
@@ -92,6 +97,7 @@ class BinlogReader:
     def _open(self) -> BinLogStreamReader:
         connections: list[Any] = []
         last_error: list[BaseException] = []
+        tls = tls_settings(self.config.raw)
         # include.query on MariaDB: its ANNOTATE_ROWS events carry the statement (see _TrackingConnection).
         annotate_rows = self.config.get_bool("include.query")
 
@@ -104,7 +110,13 @@ class BinlogReader:
             for old, new in (("passwd", "password"), ("db", "database")):
                 if old in kwargs:
                     kwargs[new] = kwargs.pop(old)
-            conn = _TrackingConnection(last_error, annotate_rows=annotate_rows, **kwargs)
+            # connect.keep.alive.interval.ms: the server sends a heartbeat at least every 0.8 × the
+            # interval, so a read that waits longer means the connection is dead (Debezium's
+            # keep-alive thread reconnects then; here the read times out and our policy reconnects).
+            kwargs["read_timeout"] = self.keep_alive_s
+            conn = tls.open(
+                functools.partial(_TrackingConnection, last_error, annotate_rows=annotate_rows), **kwargs
+            )
             connections.append(conn)
             return conn
 

@@ -57,19 +57,43 @@ PROPERTIES: tuple[Property, ...] = (
     _p(
         "database.ssl.mode",
         "preferred",
-        "TLS to MySQL.",
+        "TLS to MySQL on every connection: disabled; preferred (TLS when offered, unverified); "
+        "required (TLS, unverified); verify_ca (the certificate chains to database.ssl.ca or "
+        "database.ssl.truststore); verify_identity (and names database.hostname).",
         kind="choice",
         choices=("disabled", "preferred", "required", "verify_ca", "verify_identity"),
     ),
-    _p("database.ssl.ca", doc="CA file for verify_ca / verify_identity."),
+    _p("database.ssl.ca", doc="CA file (PEM) for verify_ca / verify_identity."),
+    _p("database.ssl.cert", doc="Client certificate (PEM) presented to the server; with database.ssl.key."),
+    _p("database.ssl.key", doc="Private key (PEM) of database.ssl.cert."),
+    _p("database.ssl.key.password", doc="Password of an encrypted database.ssl.key.", secret=True),
+    _p("database.ssl.keystore", doc="Client certificate and key as a PKCS12 keystore (Debezium's)."),
+    _p("database.ssl.keystore.password", doc="Password of database.ssl.keystore.", secret=True),
+    _p(
+        "database.ssl.truststore",
+        doc="CAs for verify_ca / verify_identity: a PEM bundle or a PKCS12 truststore.",
+    ),
+    _p("database.ssl.truststore.password", doc="Password of a PKCS12 database.ssl.truststore.", secret=True),
     _p(
         "database.connectionTimeZone",
         "SERVER",
-        "Time zone used to read TIMESTAMP values in snapshots (SERVER = the server's time zone).",
+        "Session time zone of the connector's SQL connections (snapshot, heartbeat action): an "
+        "IANA name or ±hh:mm; SERVER keeps the server's. TIMESTAMP values are read in it and "
+        "emitted in UTC whatever it is.",
     ),
-    _p("database.initial.statements", doc="';'-separated SQL run on each JDBC-style connection."),
+    _p(
+        "database.initial.statements",
+        doc="';'-separated SQL run on each SQL (not binlog) connection when it opens; ';;' is a literal ';'.",
+    ),
     _p("connect.timeout.ms", "30000", "Connect timeout.", kind="int", minimum=1),
-    _p("connect.keep.alive.interval.ms", "60000", "Replication heartbeat is 0.8 × this.", kind="int"),
+    _p(
+        "connect.keep.alive.interval.ms",
+        "60000",
+        "The server sends a replication heartbeat every 0.8 × this while the binlog is idle; a "
+        "replication connection silent for longer than this is treated as lost and reconnected.",
+        kind="int",
+        minimum=1,
+    ),
     _p(
         "connect.max.attempts",
         "5",
@@ -161,7 +185,9 @@ PROPERTIES: tuple[Property, ...] = (
     _p(
         "event.processing.failure.handling.mode",
         "fail",
-        "A row that cannot be converted.",
+        "A binlog event whose rows cannot be decoded or converted: fail stops the connector "
+        "naming the position; warn logs the position and skips the event; skip/ignore skip it "
+        "silently.",
         kind="choice",
         choices=("fail", "warn", "skip", "ignore"),
     ),
@@ -198,7 +224,8 @@ PROPERTIES: tuple[Property, ...] = (
     _p(
         "max.queue.size",
         "8192",
-        "Records buffered between the binlog reader and the sinks.",
+        "Most records held between the binlog reader and the sinks' durable flush; when full, "
+        "reading waits for the sinks to flush (backpressure). Must exceed max.batch.size.",
         kind="int",
         minimum=1,
     ),
@@ -268,7 +295,13 @@ PROPERTIES: tuple[Property, ...] = (
     _p("snapshot.max.threads", "1", "Parallel table scans.", kind="int", minimum=1),
     _p("snapshot.include.collection.list", doc="Regexes of captured tables to snapshot.", kind="regex-list"),
     _p("snapshot.select.statement.overrides", doc="db.table list whose SELECT is overridden."),
-    _p("snapshot.delay.ms", "0", "Wait before the snapshot starts.", kind="int", minimum=0),
+    _p(
+        "snapshot.delay.ms",
+        "0",
+        "Wait after start-up checks before the snapshot starts (stop() interrupts it).",
+        kind="int",
+        minimum=0,
+    ),
     # -- offsets and schema history
     _p(
         "offset.storage",
@@ -352,6 +385,22 @@ PROPERTIES: tuple[Property, ...] = (
     # -- our runtime and sinks
     _p("data.dir", ".mysql-cdc", "Directory for the default offsets and history files."),
     _p(
+        "metrics.port",
+        "0",
+        "Port of the HTTP endpoint with Debezium's metrics (/metrics) and /health; 0: off.",
+        kind="int",
+        minimum=0,
+    ),
+    _p("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
+    _p(
+        "log.format",
+        "text",
+        "Log line format of mysql-cdc run/snapshot: text, or json (one object per line with the "
+        "connector name, server and context snapshot/streaming).",
+        kind="choice",
+        choices=("text", "json"),
+    ),
+    _p(
         "sink.type",
         "jsonl",
         "Comma-separated list of sinks to feed.",
@@ -415,6 +464,90 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
     "predicates.",
 )
 
+# Debezium properties that change what is emitted and are not implemented: start-up stops naming
+# the key and the hint. A key matches its entry exactly or as ``entry.`` prefix (``transforms``
+# covers ``transforms.unwrap.type``). Remove an entry when its feature is implemented.
+REFUSED: Mapping[str, str] = {
+    "signal": "signals (ad-hoc and incremental snapshots) are not implemented; restart with "
+    "snapshot.mode=always or when_needed for a new snapshot",
+    "incremental.snapshot": "incremental snapshots are not implemented",
+    "read.only": "read-only incremental snapshots are not implemented",
+    "topic.naming.strategy": "only Debezium's default topic names <topic.prefix>.<db>.<table> are "
+    "implemented (topic.delimiter, topic.transaction and topic.heartbeat.prefix adjust them)",
+    "topic.heartbeat.name": "use topic.heartbeat.prefix",
+    "schema.name.adjustment.mode": "only the default (none) is implemented",
+    "field.name.adjustment.mode": "only the default (none) is implemented",
+    "event.converting.failure.handling.mode": "not implemented: unconvertible values follow "
+    "event.processing.failure.handling.mode",
+    "unavailable.value.placeholder": "not implemented: binlog_row_image must be FULL",
+    "binlog.buffer.size": "the look-ahead binlog buffer is not implemented",
+    "skip.messages.without.change": "not implemented",
+    "post.processors": "post processors are not implemented",
+    "notification.enabled.channels": "notifications are not implemented",
+    "snapshot.query.mode": "only select_all is implemented (use snapshot.select.statement.overrides)",
+    "snapshot.mode.custom.name": "custom snapshot modes are not implemented",
+    "snapshot.locking.mode.custom.name": "custom locking modes are not implemented",
+    "transaction.metadata.factory": "only the default transaction metadata is implemented",
+    "sourceinfo.struct.maker": "only the default source block is implemented",
+    "ddl.parser.type": "only the default DDL parser is implemented",
+    "streaming.delay.ms": "not implemented",
+    "database.server.name": "renamed topic.prefix in Debezium 2.0",
+    "database.history": "renamed schema.history.internal.* in Debezium 2.0",
+}
+
+# Debezium / Kafka Connect keys that configure the Java runtime and do not apply here: accepted
+# without a warning (they change nothing a consumer sees).
+NOT_APPLICABLE: frozenset[str] = frozenset(
+    {
+        "connector.class",
+        "tasks.max",
+        "key.converter",
+        "value.converter",
+        "header.converter",
+        "database.jdbc.driver",
+        "database.protocol",
+        "connect.keep.alive",
+        "errors.max.retries",
+        "errors.retry.delay.initial.ms",
+        "errors.retry.delay.max.ms",
+        "errors.tolerance",
+        "errors.log.enable",
+        "errors.log.include.messages",
+        "retriable.restart.connector.wait.ms",
+        "statistics.metrics.enabled",
+        "advanced.metrics.enable",
+        "custom.metric.tags",
+        "queue.provider.type",
+        "executor.shutdown.timeout.ms",
+        "offset.activity.monitor.interval.ms",
+        "offset.flush.timeout.ms",
+        "database.query.timeout.ms",
+        "connection.validation.timeout.ms",
+        "topic.cache.size",
+        "use.nongraceful.disconnect",
+    }
+)
+
+# Converters whose output is what the connector writes (the JSON converter, schemas per
+# *.converter.schemas.enable); any other converter class changes the format and is refused.
+_JSON_CONVERTERS = frozenset(
+    {
+        "org.apache.kafka.connect.json.JsonConverter",
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter",
+        "org.apache.kafka.connect.storage.StringConverter",
+    }
+)
+_CONVERTER_KEYS = ("key.converter", "value.converter", "header.converter")
+
+
+def refused_hint(key: str) -> str | None:
+    """The reason a Debezium key is refused, or None when it is not."""
+    for entry, hint in REFUSED.items():
+        if key == entry or key.startswith(entry + "."):
+            return hint
+    return None
+
+
 _BY_NAME = {p.name: p for p in PROPERTIES}
 _SECRET_RE = re.compile(r"(password|secret|sasl\.jaas\.config|credential|token)", re.IGNORECASE)
 _ENV_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -446,12 +579,29 @@ def substitute_env(value: str, key: str, environ: Mapping[str, str] | None = Non
 
 
 def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The file's properties; any problem reading it is a ``ConfigError`` naming the file, and the
+    line where the text is at fault."""
     p = Path(path)
     try:
-        with p.open(encoding="utf-8") as fh:
-            return dict(javaproperties.load(fh))
+        data = p.read_bytes()
     except FileNotFoundError:
         raise ConfigError("--config", f"configuration file {p} does not exist") from None
+    except OSError as exc:
+        raise ConfigError("--config", f"cannot read configuration file {p}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            "--config", f"{p} line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"
+        ) from None
+    try:
+        return dict(javaproperties.loads(text))
+    except javaproperties.InvalidUEscapeError as exc:
+        line = next((n for n, t in enumerate(text.splitlines(), 1) if exc.escape in t), 0)
+        raise ConfigError("--config", f"{p} line {line}: invalid \\u escape {exc.escape!r}") from None
+    except ValueError as exc:
+        raise ConfigError("--config", f"{p}: {exc}") from None
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, str]:
@@ -484,8 +634,29 @@ class ConnectorConfig:
 
     def __init__(self, props: Mapping[str, str], *, warn_unknown: bool = True) -> None:
         self.raw: dict[str, str] = {k: substitute_env(str(v), k) for k, v in props.items()}
+        for key in sorted(self.raw):
+            hint = refused_hint(key)
+            if hint is not None:
+                raise ConfigError(key, f"this Debezium property is not supported: {hint}")
+        for key in _CONVERTER_KEYS:
+            value = self.raw.get(key, "").strip()
+            if value and value not in _JSON_CONVERTERS:
+                raise ConfigError(
+                    key,
+                    f"{value} is not supported: events are written in the JSON converter's format "
+                    "(org.apache.kafka.connect.json.JsonConverter; see *.converter.schemas.enable)",
+                )
+        missing = [p.name for p in PROPERTIES if p.required and not (self.raw.get(p.name) or "").strip()]
+        if len(missing) > 1:
+            raise ConfigError(", ".join(missing), "are required")
         for prop in PROPERTIES:
             self._validate(prop)
+        if self.int_of("max.queue.size") <= self.int_of("max.batch.size"):
+            raise ConfigError(
+                "max.queue.size",
+                f"must be larger than max.batch.size ({self.int_of('max.batch.size')}), "
+                f"got {self.int_of('max.queue.size')}",
+            )
         if self.raw.get("database.include.list") and self.raw.get("database.exclude.list"):
             raise ConfigError(
                 "database.exclude.list", "set either database.include.list or database.exclude.list, not both"
@@ -562,7 +733,10 @@ class ConnectorConfig:
         return sorted(
             k
             for k in self.raw
-            if k not in _BY_NAME and not k.startswith(PASSTHROUGH_PREFIXES) and not k.startswith(converters)
+            if k not in _BY_NAME
+            and k not in NOT_APPLICABLE
+            and not k.startswith(PASSTHROUGH_PREFIXES)
+            and not k.startswith(converters)
         )
 
     # -- generic access -------------------------------------------------------------------------

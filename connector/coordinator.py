@@ -9,6 +9,8 @@ top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapsh
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -16,6 +18,8 @@ from connector.config import ConnectorConfig
 from connector.delivery import Delivery
 from connector.events import EventBuilder
 from connector.filters import TableFilter
+from connector.log_format import set_context
+from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe, snapshot_connection_factory
@@ -25,7 +29,7 @@ from ddl.position import SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable
-from snapshot.errors import SnapshotError
+from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import PinnedPositionListener, SnapshotListener
 from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
@@ -60,7 +64,9 @@ class StartupCoordinator:
         builder: EventBuilder,
         delivery: Delivery,
         new_snapshot_receiver: Callable[[], SnapshotReceiver],
+        metrics: ConnectorMetrics | None = None,
     ) -> None:
+        self.metrics = metrics
         self.config = config
         self.probe = probe
         self.history = history
@@ -76,6 +82,13 @@ class StartupCoordinator:
         self.position_problem: str | None = None
         # Set before a snapshot runs, so that another thread can cancel it.
         self.snapshotter: Snapshotter | None = None
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """From another thread: end a ``snapshot.delay.ms`` wait and a running snapshot."""
+        self._cancelled.set()
+        if self.snapshotter is not None:
+            self.snapshotter.cancel()
 
     @property
     def snapshot_taken(self) -> bool:
@@ -86,6 +99,8 @@ class StartupCoordinator:
         streaming starts at, or None when the snapshot mode does not stream (``initial_only``)."""
         self.info = self.probe.check(need_snapshot_locks=self.wants_snapshot_locks())
         self.history.start()
+        if self.metrics is not None:
+            self.metrics.schema_history.status = "RUNNING"
         for sink in self.sinks:
             sink.start()
         self.schema = self.schema_state(self.info)
@@ -169,6 +184,11 @@ class StartupCoordinator:
     ) -> SourceOffset:
         """Takes the snapshot the plan calls for; returns the offset streaming continues from."""
         assert self.info is not None
+        delay_s = self.config.int_of("snapshot.delay.ms") / 1000
+        if delay_s:
+            log.info("waiting %.1fs before the snapshot (snapshot.delay.ms)", delay_s)
+            if self._cancelled.wait(delay_s):
+                raise SnapshotCancelled("stopped during snapshot.delay.ms, before the snapshot started")
         self.snapshotter = Snapshotter(
             settings,
             connect,
@@ -176,7 +196,25 @@ class StartupCoordinator:
             self.info.flavor,
             is_database_captured=self.filter.database_captured,
         )
+        if self._cancelled.is_set():
+            self.snapshotter.cancel()
         receiver = self.new_snapshot_receiver()
+        set_context("snapshot")
+        if self.metrics is not None:
+            snapshotter = self.snapshotter
+            self.metrics.total_tables = lambda: len(snapshotter.planned_tables)
+            self.metrics.snapshot_started()
+        try:
+            return self._run_snapshot(plan, offset, receiver)
+        except BaseException:
+            if self.metrics is not None:
+                self.metrics.snapshot_ended(completed=False)
+            raise
+
+    def _run_snapshot(
+        self, plan: SnapshotPlan, offset: SourceOffset | None, receiver: SnapshotReceiver
+    ) -> SourceOffset:
+        assert self.snapshotter is not None
         if plan.stream_from == STREAM_FROM_OFFSET and offset is not None:
             # recovery: the rebuilt schema history carries the stored offset; streaming resumes there.
             self.snapshotter.run(
@@ -185,13 +223,23 @@ class StartupCoordinator:
             receiver.finish()
             self.delivery.advance(offset)
             self.delivery.flush()
+            self._snapshot_done()
             return offset
         self.snapshotter.run(receiver, data=plan.snapshot_data)
-        return receiver.finish()
+        done = receiver.finish()
+        self._snapshot_done()
+        return done
+
+    def _snapshot_done(self) -> None:
+        if self.metrics is not None:
+            self.metrics.snapshot_ended(completed=True)
 
     def recover(self, offset: SourceOffset) -> None:
         """The table structures at ``offset``, replayed from the schema history."""
         assert self.schema is not None
+        if self.metrics is not None:
+            self.metrics.schema_history.status = "RECOVERING"
+            self.metrics.schema_history.recovery_start_ms = int(time.time() * 1000)
         self.schema.model = recover(
             self.history,
             self.schema.partition,
@@ -201,6 +249,8 @@ class StartupCoordinator:
             prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
             ddl_filter=self.schema.ddl_filter,
         )
+        if self.metrics is not None:
+            self.metrics.schema_history.status = "RUNNING"
         log.info(
             "recovered %d table structures from the schema history; resuming at %s",
             len(self.schema.model.tables),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from connector.transforms import TransformChain
 from ddl.position import SourceOffset
@@ -19,6 +20,10 @@ class Delivery:
     every ``offset.flush.interval.ms`` (and on stop) every sink is flushed (fsync, broker
     acknowledgement, Spark commit) and only then is the offset of the last flushed record stored.
     A failure leaves the stored offset where it was, so a restart redelivers from there.
+
+    ``max.queue.size`` bounds the records held between the source and the sinks' durable flush
+    (pending plus sent-but-not-flushed): when a source fills it, the sinks are flushed before the
+    source goes on (backpressure, as Debezium's reader blocks on a full ``ChangeEventQueue``).
     """
 
     def __init__(
@@ -30,16 +35,21 @@ class Delivery:
         on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
         commit_interval_s: float | None = None,
         transforms: TransformChain | None = None,
+        max_queue: int | None = None,
+        metrics: ConnectorMetrics | None = None,
     ) -> None:
+        self.metrics = metrics
         self.sinks = list(sinks)
         self.offsets = offsets
         self.max_batch = max_batch
+        self.max_queue = max_queue if max_queue is not None else max(8192, 4 * max_batch)
         self.interval_s = interval_s
         self.commit_interval_s = interval_s if commit_interval_s is None else commit_interval_s
         self.on_delivered = on_delivered
         # The single message transforms (connector.transforms), applied to every record before the sinks.
         self.transforms = transforms or None
         self.pending: list[ChangeRecord] = []
+        self.in_flight = 0  # records the sinks are being handed now
         self.pending_offset: SourceOffset | None = None  # offset after the last record emitted
         self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
         self.sent_offset: SourceOffset | None = None
@@ -56,7 +66,15 @@ class Delivery:
         self.pending.extend(self.transforms.apply(records) if self.transforms is not None else records)
         if len(self.pending) >= self.max_batch:
             self._send()
-            self.tick()
+            if len(self.sent) + self.max_batch > self.max_queue:
+                self.flush()  # the queue is full: wait for the sinks before reading on
+            else:
+                self.tick()
+
+    @property
+    def queued(self) -> int:
+        """Records held between the source and the sinks' durable flush (``max.queue.size`` bounds it)."""
+        return len(self.pending) + self.in_flight + len(self.sent)
 
     def advance(self, offset: SourceOffset) -> None:
         self.pending_offset = offset
@@ -72,12 +90,21 @@ class Delivery:
     def _send(self) -> None:
         batch, self.pending = self.pending, []
         if batch:
+            size = self.max_batch
+            chunks = (
+                [batch] if len(batch) <= size else [batch[i : i + size] for i in range(0, len(batch), size)]
+            )
+            self.in_flight = len(batch)
             try:
-                for sink in self.sinks:
-                    sink.send(batch)
+                for chunk in chunks:
+                    for sink in self.sinks:
+                        sink.send(chunk)
             except BaseException:
                 self.failed = True
+                self._count_failure()
                 raise
+            finally:
+                self.in_flight = 0
             self.sent.extend(batch)
         self.sent_offset = self.pending_offset
         self.last_send = time.monotonic()
@@ -91,15 +118,35 @@ class Delivery:
         offset = self.sent_offset
         if batch:
             try:
-                for sink in self.sinks:
-                    sink.flush()
+                if self.metrics is None:
+                    for sink in self.sinks:
+                        sink.flush()
+                else:
+                    self._timed_flush(len(batch))
                 self.delivered += len(batch)
                 if self.on_delivered is not None:
                     self.on_delivered(batch)
             except BaseException:
                 self.failed = True
+                self._count_failure()
                 raise
         if offset is not None and offset != self.stored_offset:
             self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
+
+    def _timed_flush(self, records: int) -> None:
+        """Flush every sink, counting records, flushes and flush time per sink (metrics)."""
+        assert self.metrics is not None
+        for sink in self.sinks:
+            started = time.perf_counter()
+            sink.flush()
+            figures = self.metrics.sink(type(sink).__name__)
+            figures.flush_seconds += time.perf_counter() - started
+            figures.flushes += 1
+            figures.records += records
+
+    def _count_failure(self) -> None:
+        if self.metrics is not None:
+            for sink in self.sinks:
+                self.metrics.sink(type(sink).__name__).failures += 1

@@ -26,6 +26,7 @@ from connector.errors import ReplicationError
 from connector.events import EventBuilder, SourcePosition, TableSchema
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.metrics import ContextMetrics
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata
 from ddl.model import TableId
@@ -39,6 +40,10 @@ log = logging.getLogger(__name__)
 class InconsistentSchemaError(ReplicationError):
     """A row arrived for a table whose structure the schema history does not know, or which does
     not fit the known structure."""
+
+
+class EventProcessingError(ReplicationError):
+    """A binlog event whose rows cannot be decoded or converted (event.processing.failure.handling.mode=fail)."""
 
 
 class Emitter(Protocol):
@@ -78,7 +83,11 @@ class EventDispatcher:
         emitter: Emitter,
         transactions: TransactionMetadata | None = None,
         inconsistent_mode: str = "fail",
+        failure_mode: str = "fail",
+        metrics: ContextMetrics | None = None,
     ) -> None:
+        self.failure_mode = failure_mode
+        self.metrics = metrics
         self.builder = builder
         self.filter = table_filter
         self.schema = schema
@@ -113,6 +122,8 @@ class EventDispatcher:
         point); rows before ``first_row`` were delivered before a restart and are skipped.
         Returns False when the table is not captured or its structure is unknown."""
         if not self.is_captured(table_id):
+            if self.metrics is not None:
+                self.metrics.filtered += 1
             return False
         table = self.schema.model.table(table_id)
         if table is None:
@@ -122,15 +133,31 @@ class EventDispatcher:
         method = _CONVERT[form]
         convert: Callable[[Any], dict[str, Any]] | None = getattr(ts, method) if method else None
         width = len(table.columns) if form is RowForm.BINLOG else None
-        rows = read_rows(ts)
+        try:
+            rows = read_rows(ts)
+            images: list[RowImages] = []
+            for index in range(first_row, len(rows)):
+                before, after = rows[index]
+                if width is not None:
+                    self._check_width(table_id, width, before if after is None else after, where)
+                if convert is not None:
+                    before = convert(before) if before is not None else None
+                    after = convert(after) if after is not None else None
+                images.append((before, after))
+        except InconsistentSchemaError:
+            raise
+        except Exception as exc:
+            if form is not RowForm.BINLOG:
+                raise
+            if self.metrics is not None:
+                self.metrics.erroneous += 1
+            self._event_failed(table_id, where, exc)
+            return True
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.on_rows(table_id, op, len(images), where.ts_ms)
         builder, emitter, transactions = self.builder, self.emitter, self.transactions
-        for index in range(first_row, len(rows)):
-            before, after = rows[index]
-            if width is not None:
-                self._check_width(table_id, width, before if after is None else after, where)
-            if convert is not None:
-                before = convert(before) if before is not None else None
-                after = convert(after) if after is not None else None
+        for index, (before, after) in enumerate(images, first_row):
             if number_rows:
                 records = builder.change_records(
                     ts, op, before, after, where, offset.at_row(index + 1), transactions, row=index
@@ -140,6 +167,21 @@ class EventDispatcher:
             if records:
                 emitter.emit(records)
         return True
+
+    def _event_failed(self, table_id: TableId, where: SourcePosition, exc: Exception) -> None:
+        """``event.processing.failure.handling.mode`` for a binlog event whose rows cannot be decoded
+        or converted: fail stops naming the position, warn logs it and skips the event, skip/ignore
+        skip it silently."""
+        text = (
+            f"cannot decode or convert the rows of the binlog event for {table_id} at "
+            f"{where.file}:{where.pos} ({type(exc).__name__}: {exc})"
+        )
+        if self.failure_mode == "fail":
+            raise EventProcessingError(
+                f"{text}. Set event.processing.failure.handling.mode=warn to log and skip such events"
+            ) from exc
+        if self.failure_mode == "warn":
+            log.warning("%s; skipped (event.processing.failure.handling.mode=warn)", text)
 
     def _check_width(
         self, table_id: TableId, expected: int, values: Sequence[Any], where: SourcePosition
@@ -174,6 +216,8 @@ class EventDispatcher:
         """Applies one DDL statement's text to the schema (recording it in the history), emits its
         schema change records and, for TRUNCATE, the ``t`` events of the captured tables."""
         records, statements = self.schema.apply(ddl, database, history_position, where, record_offset)
+        if self.metrics is not None and self.metrics.schema_history is not None and statements:
+            self.metrics.schema_history.on_applied(ddl)
         for table_id in self.schema.truncated_tables(statements):
             table = self.schema.model.table(table_id)
             if table is not None and self.is_captured(table_id):
@@ -194,6 +238,8 @@ class EventDispatcher:
         """The END record, with ``offset`` (the one after the commit) cleared of the finished
         transaction's context; returns that offset. Storing it does not replay the transaction
         (Debezium's END offset still points into it, so a crash there repeats the END)."""
+        if self.metrics is not None:
+            self.metrics.committed_transactions += 1
         if self.transactions is None:
             return offset
         value = self.transactions.end(ts_ms)

@@ -20,6 +20,8 @@ from connector.events import EventBuilder
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.log_format import set_context
+from connector.metrics import ConnectorMetrics, MetricsServer
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
@@ -54,6 +56,9 @@ class Engine:
         self.filter = TableFilter.from_config(config)
         self.builder = EventBuilder(config, self.filter, converter_settings(config))
         self.probe = ServerProbe(config)
+        # Debezium's metrics (connector.metrics): always kept, served over HTTP when metrics.port is set.
+        self.metrics = ConnectorMetrics(config.topic_prefix, config.int_of("max.queue.size"))
+        self._metrics_server: MetricsServer | None = None
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
@@ -62,7 +67,10 @@ class Engine:
             on_delivered,
             commit_interval_s=config.int_of("offset.flush.interval.ms") / 1000,
             transforms=build_chain(config.raw),
+            max_queue=config.int_of("max.queue.size"),
+            metrics=self.metrics,
         )
+        self.metrics.queued = lambda: self.delivery.queued
         self._stop = threading.Event()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
         # streaming, so another thread can ask for a delivery barrier (connector.embedded.api).
@@ -79,6 +87,7 @@ class Engine:
             builder=self.builder,
             delivery=self.delivery,
             new_snapshot_receiver=lambda: SnapshotEmitter(self),
+            metrics=self.metrics,
         )
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -98,12 +107,30 @@ class Engine:
         """The start-up (``connector.coordinator``); leaves the engine ready to stream."""
         if self._prepared:
             return
+        self.metrics.running = True
+        port = self.config.int_of("metrics.port")
+        if port and self._metrics_server is None:
+            self._metrics_server = MetricsServer(
+                self.metrics, port, self.config.get("metrics.host") or "127.0.0.1"
+            )
+            log.info(
+                "metrics and /health on http://%s:%d/", self._metrics_server.host, self._metrics_server.port
+            )
         start = self.coordinator.start()
         assert self.info is not None and self.schema is not None
         if start is not None:
             self.streaming = StreamingSource(
-                self.config, self.info.flavor, self.schema, self.builder, self.filter, self.delivery, start
+                self.config,
+                self.info.flavor,
+                self.schema,
+                self.builder,
+                self.filter,
+                self.delivery,
+                start,
+                self.metrics,
             )
+            streaming = self.streaming
+            self.metrics.binlog_position = lambda: _position(streaming)
             if self.coordinator.snapshot_taken:
                 # Debezium emits one heartbeat right after a snapshot (when heartbeats are on).
                 self.streaming.emit_heartbeat()
@@ -118,6 +145,8 @@ class Engine:
         try:
             self.prepare()
             if self.streaming is not None:  # None: the snapshot mode does not stream
+                set_context("streaming")
+                log.info("streaming from %s", self.streaming.offset().describe())
                 self.streaming.run(self._stopping)
         finally:
             self.close()
@@ -153,11 +182,13 @@ class Engine:
 
     def stop(self) -> None:
         self._stop.set()
-        snapshotter = self._snapshotter
-        if snapshotter is not None:
-            snapshotter.cancel()
+        self.coordinator.cancel()
 
     def close(self) -> None:
+        self.metrics.running = False
+        if self._metrics_server is not None:
+            self._metrics_server.close()
+            self._metrics_server = None
         try:
             if self.streaming is not None:
                 self.streaming.close()
@@ -167,3 +198,9 @@ class Engine:
                 sink.close()
             self.history.stop()
             self.offsets.close()
+
+
+def _position(streaming: StreamingSource) -> tuple[str, int, str]:
+    """BinlogFilename, BinlogPosition and GtidSet of the last event read (metrics)."""
+    file, pos = streaming.last_end
+    return file, pos, str(streaming.gtids) if streaming.gtids is not None else ""

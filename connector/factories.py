@@ -10,6 +10,7 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.converters import ConverterSettings
 from connector.custom_converters import build_converters
 from connector.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
+from connector.server import session_time_zone
 from ddl.history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
 
@@ -77,8 +78,9 @@ def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
 
 
 def converter_settings(config: ConnectorConfig) -> ConverterSettings:
-    # Snapshot connections run with time_zone='+00:00', so TIMESTAMP text is already UTC.
+    # Snapshot connections run in database.connectionTimeZone (UTC unless a fixed offset is set).
     return ConverterSettings(
+        server_time_zone=session_time_zone(config)[1],
         decimal_handling_mode=config.get_choice("decimal.handling.mode"),
         time_precision_mode=config.get_choice("time.precision.mode"),
         bigint_unsigned_handling_mode=config.get_choice("bigint.unsigned.handling.mode"),

@@ -71,6 +71,11 @@ class FileOffsetStore(OffsetStore):
             data = self.path.read_bytes()
         except FileNotFoundError:
             return {}
+        except OSError as exc:
+            raise OffsetStoreError(
+                f"cannot read the offset file {self.path} (offset.storage.file.filename, default "
+                f"<data.dir>/offsets.json): {exc.strerror or exc}"
+            ) from exc
         # The store only ever replaces the file atomically, so an empty or torn file was damaged from
         # outside (a full disk, a copy, an editor): never read it as "no offset" and re-snapshot.
         if not data.strip():
@@ -98,6 +103,15 @@ class FileOffsetStore(OffsetStore):
         stored = SourceOffset.from_map(offset).to_map()
         data = self._read_all()
         data[self._key] = stored
+        try:
+            self._write(data)
+        except OSError as exc:
+            raise OffsetStoreError(
+                f"cannot write the offset file {self.path} (offset.storage.file.filename, default "
+                f"<data.dir>/offsets.json): {exc.strerror or exc}"
+            ) from exc
+
+    def _write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".offsets-", dir=self.path.parent)
         try:

@@ -7,6 +7,7 @@ my.cnf setting or the exact GRANT to add), because that is what an operator need
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import re
 from collections.abc import Callable
@@ -18,6 +19,8 @@ import pymysql
 from connector.config import ConnectorConfig
 from connector.converters import SNAPSHOT_CONVERSIONS
 from connector.errors import PrerequisiteError
+from connector.tls import describe_tls_failure, tls_settings
+from ddl.errors import ConfigError
 from ddl.position import BinlogPosition
 
 log = logging.getLogger(__name__)
@@ -38,13 +41,55 @@ _PRIVILEGE_SPELLINGS = {
 }
 
 
+_OFFSET_RE = re.compile(r"^([+-])(\d{1,2}):(\d{2})$")
+_UTC_NAMES = frozenset({"UTC", "Z", "GMT", "+00:00", "-00:00"})
+
+
+def session_time_zone(config: ConnectorConfig) -> tuple[str | None, dt.tzinfo]:
+    """``database.connectionTimeZone`` as (the session's ``time_zone`` value, its tzinfo); None:
+    the server's zone (SERVER, the default), where snapshot connections still run in UTC.
+
+    SERVER and UTC read TIMESTAMP text in UTC: exact whatever the server's own zone is. A fixed offset ±hh:mm runs the session there (what session-dependent SQL,
+    e.g. NOW() in heartbeat.action.query or snapshot.select.statement.overrides, sees) and TIMESTAMP
+    text is converted back to UTC. Zone names are refused: with daylight saving their repeated hour
+    is ambiguous, which would make TIMESTAMP values wrong."""
+    value = (config.get("database.connectionTimeZone") or "SERVER").strip()
+    if value.upper() == "SERVER":
+        return None, dt.UTC
+    if value.upper() in _UTC_NAMES:
+        return "+00:00", dt.UTC
+    match = _OFFSET_RE.match(value)
+    if match is None or int(match.group(2)) > 14 or int(match.group(3)) > 59:
+        raise ConfigError(
+            "database.connectionTimeZone",
+            f"expected SERVER, UTC or a fixed offset such as +05:30, got {value!r} (zone names are "
+            "not accepted: their daylight-saving hour is ambiguous)",
+        )
+    sign = 1 if match.group(1) == "+" else -1
+    delta = dt.timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
+    return f"{match.group(1)}{int(match.group(2)):02d}:{match.group(3)}", dt.timezone(sign * delta)
+
+
+def initial_statements(config: ConnectorConfig) -> list[str]:
+    """``database.initial.statements`` split as Debezium does: ';' separates, ';;' is a literal ';'."""
+    text = config.get("database.initial.statements") or ""
+    parts = text.replace(";;", "\0").split(";")
+    return [p.replace("\0", ";").strip() for p in parts if p.strip()]
+
+
 def connect(
     config: ConnectorConfig, *, database: str | None = None, autocommit: bool = True, **kwargs: Any
 ) -> pymysql.connections.Connection:
-    """A client connection as the connector user; connection failures become messages that name
-    the property to fix (never the password)."""
+    """A client connection as the connector user, under ``database.ssl.*``, in the session time
+    zone of ``database.connectionTimeZone``, after ``database.initial.statements``; connection
+    failures become messages that name the property to fix (never the password)."""
+    tls = tls_settings(config.raw)
+    zone, _ = session_time_zone(config)
+    if zone is not None:
+        kwargs.setdefault("init_command", f"SET time_zone = '{zone}'")
     try:
-        return pymysql.connect(
+        conn = tls.open(
+            pymysql.connections.Connection,
             host=config.hostname,
             port=config.port,
             user=config.user,
@@ -57,23 +102,77 @@ def connect(
         )
     except pymysql.err.OperationalError as exc:
         raise connection_error(config, exc) from None
+    statements = initial_statements(config)
+    if statements:
+        try:
+            with conn.cursor() as cur:
+                for statement in statements:
+                    cur.execute(statement)
+                    cur.fetchall()
+            if not autocommit:
+                conn.commit()
+        except pymysql.err.MySQLError as exc:
+            conn.close()
+            raise ConfigError(
+                "database.initial.statements", f"statement {statement!r} failed: {exc.args[-1]}"
+            ) from None
+    return conn
 
 
 def snapshot_connection_factory(config: ConnectorConfig) -> Callable[[], pymysql.connections.Connection]:
     """Opens the snapshot's connections (``snapshot.Snapshotter``'s ``connect``): as the connector
-    user, autocommit off, with the snapshot value conversions (``SNAPSHOT_CONVERSIONS``) and a UTC
-    session, so TIMESTAMP values arrive as UTC text (what the converters expect)."""
-    return lambda: connect(
-        config, autocommit=False, conv=SNAPSHOT_CONVERSIONS, init_command="SET time_zone = '+00:00'"
-    )
+    user, autocommit off, with the snapshot value conversions (``SNAPSHOT_CONVERSIONS``) and the
+    session time zone of ``session_time_zone`` (the converters read TIMESTAMP text in it)."""
+    zone, _ = session_time_zone(config)
+    init = f"SET time_zone = '{zone or '+00:00'}'"
+    return lambda: connect(config, autocommit=False, conv=SNAPSHOT_CONVERSIONS, init_command=init)
+
+
+# Server error codes: a TLS requirement the client did not meet (MySQL 3159; MariaDB 4151 and,
+# before 10.5, the generic access-denied text), and the client's "server offers no TLS" (2026).
+_INSECURE_TRANSPORT = (3159, 4151)
+CR_SSL_CONNECTION_ERROR = 2026
+
+
+def _tls_hint(config: ConnectorConfig) -> str:
+    """What else an access denial can mean under the TLS settings (MariaDB reports a server that
+    requires secure transport, and a user created REQUIRE SSL/X509, as a plain access denial)."""
+    if (config.get("database.ssl.mode") or "").lower() == "disabled":
+        return (
+            "; or the server refuses unencrypted connections (require_secure_transport=ON, or a user "
+            "created REQUIRE SSL): database.ssl.mode=disabled never uses TLS, set "
+            "database.ssl.mode=verify_identity (or verify_ca, required)"
+        )
+    if not (config.get("database.ssl.cert") or config.get("database.ssl.keystore")):
+        return (
+            "; a user created REQUIRE X509 also needs a client certificate (database.ssl.cert and "
+            "database.ssl.key, or database.ssl.keystore)"
+        )
+    return ""
 
 
 def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:
     code = exc.args[0] if exc.args else None
+    tls_message = describe_tls_failure(config.raw, getattr(exc, "original_exception", None))
+    if tls_message is not None:
+        return PrerequisiteError(f"cannot connect to MySQL at {config.hostname}:{config.port}: {tls_message}")
+    text = str(exc.args[1]) if len(exc.args) > 1 else ""
+    if code in _INSECURE_TRANSPORT or "insecure transport" in text.lower():
+        return PrerequisiteError(
+            f"MySQL at {config.hostname}:{config.port} refuses connections without TLS "
+            f"(require_secure_transport=ON) and database.ssl.mode={config.get('database.ssl.mode')}: "
+            "set database.ssl.mode=verify_identity (or verify_ca, required)"
+        )
+    if code == CR_SSL_CONNECTION_ERROR:
+        return PrerequisiteError(
+            f"MySQL at {config.hostname}:{config.port} does not offer TLS but "
+            f"database.ssl.mode={config.get('database.ssl.mode')} requires it: enable TLS on the server "
+            "(ssl_cert, ssl_key in my.cnf) or set database.ssl.mode=preferred"
+        )
     if code == 1045:
         return PrerequisiteError(
             f"access denied for user {config.user!r} at {config.hostname}:{config.port}: check "
-            "database.user and database.password"
+            f"database.user and database.password{_tls_hint(config)}"
         )
     if code in (2003, 2005, 2006, 2013):
         reason = str(exc.args[1]) if len(exc.args) > 1 else str(exc)

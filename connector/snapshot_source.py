@@ -15,6 +15,7 @@ from connector.delivery import Delivery
 from connector.dispatcher import EventDispatcher, RowForm
 from connector.events import EventBuilder, SourcePosition
 from connector.filters import TableFilter
+from connector.metrics import ConnectorMetrics
 from connector.schema_state import SchemaState
 from ddl.model import TableId
 from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
@@ -45,7 +46,14 @@ class SnapshotEmitter:
     def __init__(self, engine: EngineParts) -> None:
         self.engine = engine
         assert engine.schema is not None
-        self.dispatcher = EventDispatcher(engine.builder, engine.filter, engine.schema, self)
+        self.metrics: ConnectorMetrics | None = getattr(engine, "metrics", None)
+        self.dispatcher = EventDispatcher(
+            engine.builder,
+            engine.filter,
+            engine.schema,
+            self,
+            metrics=self.metrics.snapshot if self.metrics is not None else None,
+        )
         self.position: BinlogPosition | None = None
         self._row_offset: SourceOffset | None = None  # while the snapshot runs
         self.ts_ms = 0
@@ -104,7 +112,8 @@ class SnapshotEmitter:
             self.rows += 1
 
     def on_table_end(self, table_id: TableId, rows: int) -> None:
-        pass
+        if self.metrics is not None:
+            self.metrics.tables_done += 1
 
     def on_complete(self) -> None:
         pass

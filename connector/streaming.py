@@ -36,6 +36,7 @@ from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaErr
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.filters import TableFilter, gtid_source_filter
 from connector.heartbeat import Heartbeat
+from connector.metrics import ConnectorMetrics
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
 from connector.server import connect
@@ -81,8 +82,10 @@ class StreamingSource:
         table_filter: TableFilter,
         emitter: Emitter,
         offset: Mapping[str, Any],
+        metrics: ConnectorMetrics | None = None,
     ) -> None:
         start = SourceOffset.from_map(offset)
+        self.metrics = metrics
         self.config = config
         self.flavor = flavor
         self.emitter = emitter
@@ -111,6 +114,8 @@ class StreamingSource:
             emitter,
             transactions,
             config.get_choice("inconsistent.schema.handling.mode"),
+            config.get_choice("event.processing.failure.handling.mode"),
+            metrics.streaming if metrics is not None else None,
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         self.guard = EventGuard.from_config(config)
@@ -177,6 +182,9 @@ class StreamingSource:
                         return
             except StreamDropped as exc:
                 self._events = None
+                if self.metrics is not None:
+                    self.metrics.connected = False
+                    self.metrics.disconnects += 1
                 attempt += 1
                 if attempt > self.max_attempts:
                     raise ReplicationLost(
@@ -231,6 +239,8 @@ class StreamingSource:
         if self._reader is not None:
             self._reader.close()
         self._events = None
+        if self.metrics is not None:
+            self.metrics.connected = False
         if self.heartbeat is not None:
             self.heartbeat.close()
 
@@ -244,9 +254,13 @@ class StreamingSource:
     def _handle(self, raw: RawEvent) -> None:
         event = raw.event
         if isinstance(event, HeartbeatLogEvent):
+            if self.metrics is not None:
+                self.metrics.streaming.on_idle()
             self.emitter.tick()
             return
         if isinstance(event, RotateEvent):
+            if self.metrics is not None:
+                self.metrics.connected = True  # sent first on every (re)connect
             self.file = event.next_binlog
             # A real rotate (end of a file) moves the restart point; the artificial one a dump starts
             # with does not: by file/pos it repeats the start, by GTID it names the file's start (4).

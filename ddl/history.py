@@ -8,6 +8,7 @@ Debezium's history document (``source``, ``position``, ``ts_ms``, ``databaseName
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -81,10 +82,20 @@ class FileSchemaHistory(SchemaHistory):
         self._started = False
 
     def start(self) -> None:
-        with self._lock:
+        with self._lock, self._naming_the_file():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._repair_torn_tail()
             self._started = True
+
+    @contextlib.contextmanager
+    def _naming_the_file(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            raise SchemaHistoryError(
+                f"cannot write the schema history file {self.path} (schema.history.internal.file."
+                f"filename, default <data.dir>/schema-history.jsonl): {exc.strerror or exc}"
+            ) from exc
 
     def exists(self) -> bool:
         try:
@@ -94,7 +105,7 @@ class FileSchemaHistory(SchemaHistory):
 
     def record(self, record: HistoryRecord) -> None:
         line = history_record_to_json(record) + b"\n"
-        with self._lock:
+        with self._lock, self._naming_the_file():
             if not self._started:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._repair_torn_tail()

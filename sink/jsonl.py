@@ -42,8 +42,8 @@ class JsonlSink(Sink):
         )
 
     def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             repair_torn_tail(self.path)
             self._fh = self.path.open("ab")
         except OSError as exc:
@@ -54,7 +54,10 @@ class JsonlSink(Sink):
             self.start()
         assert self._fh is not None
         ks, vs = self.key_schemas, self.value_schemas
-        self._fh.write(b"".join(jsonl_line(r, ks, vs) + b"\n" for r in records))
+        try:
+            self._fh.write(b"".join(jsonl_line(r, ks, vs) + b"\n" for r in records))
+        except OSError as exc:
+            raise SinkError(f"cannot write sink.jsonl.path {self.path}: {exc}") from exc
 
     def flush(self) -> None:
         if self._fh is None:

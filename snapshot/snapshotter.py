@@ -333,6 +333,8 @@ class Snapshotter:
         self.projection = projection
         self.progress = progress
         self._cancelled = threading.Event()
+        # The tables whose rows this run reads, once planned (metrics: TotalTableCount).
+        self.planned_tables: tuple[TableId, ...] = ()
         self.last_summary: SnapshotSummary | None = None
 
     def cancel(self) -> None:
@@ -365,6 +367,7 @@ class Snapshotter:
             flavor = flavor_of(version)
             cur = main.cursor()
             plan = self._plan(self._list_tables(cur), tables)
+            self.planned_tables = tuple(plan.data_tables) if data else ()
             readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
             for _ in range(readers - 1):
                 connections.append(self._open_reader())

@@ -18,6 +18,7 @@ from connector.cli.demo import run_demo
 from connector.cli.snapshot import snapshot_command
 from connector.config import ConfigError, ConnectorConfig, describe_properties, is_secret, parse_overrides
 from connector.engine import Engine
+from connector.log_format import JsonFormatter
 from connector.version import __version__
 from ddl.model import TableId
 
@@ -42,9 +43,12 @@ class SecretFilter(logging.Filter):
         return True
 
 
-def setup_logging(level: str, secrets: Sequence[str] = ()) -> None:
+def setup_logging(level: str, secrets: Sequence[str] = (), config: ConnectorConfig | None = None) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    if config is not None and config.get_choice("log.format") == "json":
+        handler.setFormatter(JsonFormatter(config.connector_name, config.topic_prefix))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(SecretFilter(secrets))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -81,6 +85,12 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         help="override one property (repeatable)",
     )
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve Debezium's metrics (/metrics) and /health on this loopback port (metrics.port)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,6 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_config(args: argparse.Namespace) -> ConnectorConfig:
     overrides = parse_overrides(args.set)
+    if getattr(args, "metrics_port", None) is not None:
+        overrides["metrics.port"] = str(args.metrics_port)
     return ConnectorConfig.from_file(args.config, overrides)
 
 
@@ -201,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
         return 2
-    setup_logging(args.log_level, secrets=[v for k, v in config.raw.items() if _is_secret(k)])
+    setup_logging(args.log_level, secrets=[v for k, v in config.raw.items() if _is_secret(k)], config=config)
     try:
         return COMMANDS[args.command](args, config)
     except ConfigError as exc:

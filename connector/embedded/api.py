@@ -32,6 +32,7 @@ import pymysql
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.factories import build_sinks
+from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from connector.server import PrerequisiteError, connect
 from ddl.errors import MysqlCdcError
@@ -464,6 +465,12 @@ class EmbeddedEngine(EventStream):
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self.stop(raise_error=exc is None)
+
+    @property
+    def metrics(self) -> ConnectorMetrics:
+        """Debezium's snapshot, streaming and schema-history figures (``metrics.figures()``: every
+        attribute by context, as served on ``metrics.port``)."""
+        return self.engine.metrics
 
     @property
     def running(self) -> bool:

@@ -1,0 +1,44 @@
+"""``log.format=json``: one JSON object per log line with Debezium's MDC context fields.
+
+Debezium's logs carry ``connector.context`` (the connector ``name``, the logical ``server`` name =
+``topic.prefix`` and the task ``context``: snapshot or streaming). The context is kept in a context
+variable that the coordinator and the engine set when the snapshot and the streaming start.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import time
+
+import orjson
+
+CONTEXT: contextvars.ContextVar[str] = contextvars.ContextVar("mysql_cdc_context", default="")
+
+
+def set_context(context: str) -> None:
+    """The phase the current thread works in: ``snapshot`` or ``streaming``."""
+    CONTEXT.set(context)
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, name: str, server: str) -> None:
+        super().__init__()
+        self.connector_name = name
+        self.server = server
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "thread": record.threadName,
+            "message": record.getMessage(),
+            "name": self.connector_name,
+            "server": self.server,
+            "context": CONTEXT.get(),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return orjson.dumps(entry).decode()

@@ -1,0 +1,218 @@
+"""TLS to MySQL, as Debezium's ``database.ssl.*`` properties ask, on every connection the connector
+opens (binlog, snapshot, start-up probe, heartbeat action, verify).
+
+``database.ssl.mode``:
+
+* ``disabled``: plain TCP (a server with ``require_secure_transport=ON`` refuses it);
+* ``preferred`` (default): TLS when the server offers it, the certificate not checked;
+* ``required``: TLS or no connection, the certificate not checked;
+* ``verify_ca``: TLS, the server certificate must chain to the CA (``database.ssl.ca``, or
+  ``database.ssl.truststore``; the system's CAs when neither is set);
+* ``verify_identity``: as ``verify_ca``, and the certificate must name ``database.hostname``.
+
+A client certificate comes from ``database.ssl.cert`` + ``database.ssl.key`` (PEM) or from
+Debezium's PKCS12 ``database.ssl.keystore`` + ``database.ssl.keystore.password``. The key of a
+PKCS12 keystore is handed to OpenSSL through a private temporary file, encrypted with a one-off
+password, and removed at once.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import ssl
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+from pymysql.constants import CLIENT
+
+from ddl.errors import ConfigError
+
+VERIFYING_MODES = frozenset({"verify_ca", "verify_identity"})
+
+_C = TypeVar("_C")
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """What one connection needs: the mode and, unless disabled, the SSL context."""
+
+    mode: str
+    context: ssl.SSLContext | None
+
+    @property
+    def required(self) -> bool:
+        return self.mode not in ("disabled", "preferred")
+
+    def open(self, factory: Callable[..., _C], **kwargs: Any) -> _C:
+        """``factory(**kwargs)`` (a pymysql ``Connection`` class) connected under this mode."""
+        if self.context is None:
+            return factory(ssl_disabled=True, **kwargs)
+        if self.required:
+            return factory(ssl=self.context, **kwargs)
+        # preferred: PyMySQL only offers a context with required semantics, so it is opened deferred
+        # and relaxed to "TLS when the server offers it" (the handshake then checks the flag).
+        conn: Any = factory(ssl=self.context, defer_connect=True, **kwargs)
+        conn._ssl_required = False
+        conn.client_flag &= ~CLIENT.SSL
+        conn.connect()
+        return conn
+
+
+def _readable(key: str, path: str) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(key, f"file {p} does not exist or is not a regular file")
+    if not os.access(p, os.R_OK):
+        raise ConfigError(key, f"file {p} is not readable by this user")
+    return p
+
+
+def _pem_or_pkcs12_cas(key: str, path: str, password: str | None) -> str:
+    """A CA bundle as PEM text: a PEM file as it is, a PKCS12 truststore's certificates converted."""
+    data = _readable(key, path).read_bytes()
+    if b"-----BEGIN CERTIFICATE-----" in data:
+        return data.decode("ascii", "replace")
+    try:
+        _, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+    except ValueError as exc:
+        raise ConfigError(
+            key,
+            f"{path} is neither a PEM CA bundle nor a PKCS12 truststore this password opens ({exc}); "
+            "convert a JKS truststore with keytool -importkeystore -deststoretype PKCS12",
+        ) from None
+    certs: list[x509.Certificate] = ([cert] if cert is not None else []) + list(extra)
+    if not certs:
+        raise ConfigError(key, f"{path} holds no certificates")
+    return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certs)
+
+
+def _load_keystore(context: ssl.SSLContext, path: str, password: str | None) -> None:
+    key_name = "database.ssl.keystore"
+    data = _readable(key_name, path).read_bytes()
+    try:
+        private_key, cert, extra = pkcs12.load_key_and_certificates(
+            data, password.encode() if password else None
+        )
+    except ValueError as exc:
+        raise ConfigError(
+            key_name,
+            f"cannot open PKCS12 keystore {path} ({exc}): check database.ssl.keystore.password; a JKS "
+            "keystore converts with keytool -importkeystore -deststoretype PKCS12",
+        ) from None
+    if private_key is None or cert is None:
+        raise ConfigError(key_name, f"{path} holds no private key with its certificate")
+    one_off = secrets.token_urlsafe(24)
+    pem = private_key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(one_off.encode()),
+    ) + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in [cert, *extra])
+    with tempfile.TemporaryDirectory(prefix="mysql-cdc-tls-") as tmp:
+        chain = Path(tmp) / "client.pem"
+        chain.touch(mode=0o600)
+        chain.write_bytes(pem)
+        context.load_cert_chain(str(chain), password=one_off)
+
+
+def _context(props: Mapping[str, str], mode: str, hostname_check: bool) -> ssl.SSLContext:
+    ca = props.get("database.ssl.ca")
+    truststore = props.get("database.ssl.truststore")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if mode in VERIFYING_MODES:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.check_hostname = hostname_check
+        if ca:
+            try:
+                context.load_verify_locations(cafile=str(_readable("database.ssl.ca", ca)))
+            except ssl.SSLError as exc:
+                raise ConfigError("database.ssl.ca", f"{ca} is not a PEM CA certificate ({exc})") from None
+        if truststore:
+            cadata = _pem_or_pkcs12_cas(
+                "database.ssl.truststore", truststore, props.get("database.ssl.truststore.password")
+            )
+            context.load_verify_locations(cadata=cadata)
+        if not ca and not truststore:
+            context.load_default_certs()
+    else:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    cert, key = props.get("database.ssl.cert"), props.get("database.ssl.key")
+    if cert or key:
+        if not (cert and key):
+            raise ConfigError("database.ssl.key" if cert else "database.ssl.cert", "set both or neither")
+        try:
+            context.load_cert_chain(
+                str(_readable("database.ssl.cert", cert)),
+                str(_readable("database.ssl.key", key)),
+                password=props.get("database.ssl.key.password") or None,
+            )
+        except ssl.SSLError as exc:
+            raise ConfigError(
+                "database.ssl.cert", f"cannot load the client certificate {cert} with key {key} ({exc})"
+            ) from None
+    keystore = props.get("database.ssl.keystore")
+    if keystore:
+        _load_keystore(context, keystore, props.get("database.ssl.keystore.password"))
+    return context
+
+
+_TLS_KEYS = (
+    "database.ssl.mode",
+    "database.ssl.ca",
+    "database.ssl.cert",
+    "database.ssl.key",
+    "database.ssl.key.password",
+    "database.ssl.keystore",
+    "database.ssl.keystore.password",
+    "database.ssl.truststore",
+    "database.ssl.truststore.password",
+)
+_CACHE: dict[tuple[str, ...], TlsSettings] = {}
+
+
+def tls_settings(props: Mapping[str, str]) -> TlsSettings:
+    """The TLS settings these properties ask for (cached: every connection reuses one context).
+    Missing or unreadable files are ``ConfigError`` naming the property."""
+    values = {k: (props.get(k) or "").strip() for k in _TLS_KEYS}
+    mode = (values["database.ssl.mode"] or "preferred").lower()
+    cache_key = tuple(values.values())
+    cached = _CACHE.get(cache_key)
+    if cached is not None:
+        return cached
+    settings = TlsSettings(
+        mode, None if mode == "disabled" else _context(values, mode, mode == "verify_identity")
+    )
+    _CACHE[cache_key] = settings
+    return settings
+
+
+def describe_tls_failure(props: Mapping[str, str], cause: BaseException | None) -> str | None:
+    """An operator's message for a TLS handshake failure, naming the property to fix; None when
+    ``cause`` is no TLS problem."""
+    mode = (props.get("database.ssl.mode") or "preferred").lower()
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        reason = cause.verify_message or str(cause)
+        if "hostname" in reason.lower() or "ip address mismatch" in reason.lower():
+            return (
+                f"the server's TLS certificate does not name {props.get('database.hostname')} "
+                f"({reason}): database.ssl.mode=verify_identity needs a certificate for the host in "
+                "database.hostname (or use verify_ca)"
+            )
+        source = "database.ssl.ca" if props.get("database.ssl.ca") else "database.ssl.truststore"
+        if not props.get("database.ssl.ca") and not props.get("database.ssl.truststore"):
+            source = "database.ssl.ca (unset: the system's CAs were used)"
+        return (
+            f"the server's TLS certificate is not trusted ({reason}) under database.ssl.mode={mode}: "
+            f"check {source}"
+        )
+    if isinstance(cause, ssl.SSLError):
+        return f"TLS handshake with the server failed under database.ssl.mode={mode}: {cause}"
+    return None
