@@ -79,6 +79,8 @@ def repair_torn_tail(path: Path, chunk: int = 1 << 16) -> int:
     """Cut a last line without its newline (a write torn by a crash) off ``path``; returns the
     number of bytes removed. Nothing a stored offset covers can be in it: offsets are stored only
     after ``flush`` has fsynced whole lines."""
+    if not path.is_file():
+        return 0  # nothing written yet, or not a regular file (a pipe, /dev/stdout): nothing to cut
     try:
         fh = path.open("r+b")
     except FileNotFoundError:

@@ -37,9 +37,7 @@ def props_text(props: dict[str, str]) -> str:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("transforms", "unwrap"),
-        ("transforms.unwrap.type", "io.debezium.transforms.ExtractNewRecordState"),
-        ("converters", "boolean"),
+        # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
         ("signal.data.collection", "inventory.signals"),
         ("signal.enabled.channels", "source,kafka"),
         ("read.only", "true"),
