@@ -101,7 +101,7 @@ def _is_tinyint_one(column: Column) -> bool:
 
 class TinyIntOneToBooleanConverter:
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset({"selector", "length.checker"}))
+        options.check_options(frozenset({"selector", "length.checker"}))
         self.selector = _selector(options, "selector")
         self.length_checker = options.get_bool("length.checker", True)
 
@@ -127,7 +127,7 @@ _TEXT_TYPES = frozenset(
 
 class JdbcSinkDataTypesConverter:
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(
+        options.check_options(
             frozenset({"selector.boolean", "selector.real", "selector.string", "treat.real.as.double"})
         )
         self.boolean = _selector(options, "selector.boolean")

@@ -80,9 +80,16 @@ class Options:
         except re.error as exc:
             raise ConfigError(self.key(name), f"is not a valid regular expression: {exc}") from None
 
-    def warn_unknown(self, known: frozenset[str]) -> None:
+    def check_options(self, known: frozenset[str]) -> None:
+        """Warns about unknown options (as for unknown connector keys) and refuses the known ones
+        this implementation does not do."""
         for name in sorted(set(self.values) - known - {"type", "predicate", "negate"}):
             log.warning("unknown transform option %s is ignored (check its spelling)", self.key(name))
+        replace_null = self.get("replace.null.with.default", "true") or "true"
+        if "replace.null.with.default" in known and replace_null.lower() != "true":
+            # Kafka's default (true) is what the JSON converter writes here: a null with a schema
+            # default becomes the default. Keeping nulls (false) is not implemented.
+            raise ConfigError(self.key("replace.null.with.default"), "only true (the default) is implemented")
 
 
 _JAVA_GROUP = re.compile(r"\\(.)|\$(\d+|\{[A-Za-z][A-Za-z0-9]*\})")

@@ -43,7 +43,7 @@ class RegexRouter:
     """``regex`` matching the whole topic → ``replacement`` (Java ``$1`` groups)."""
 
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset({"regex", "replacement"}))
+        options.check_options(frozenset({"regex", "replacement"}))
         pattern = options.get_regex("regex")
         assert pattern is not None
         self.pattern = pattern
@@ -58,7 +58,7 @@ class Filter:
     """Drops every record it is applied to (use it with a predicate)."""
 
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset())
+        options.check_options(frozenset())
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         return None
@@ -68,7 +68,7 @@ class ReplaceField:
     """``exclude`` / ``include`` field names, ``renames`` (``old:new,...``) of the key or value struct."""
 
     def __init__(self, options: Options, part: _Part) -> None:
-        options.warn_unknown(
+        options.check_options(
             frozenset(
                 {"exclude", "include", "renames", "blacklist", "whitelist", "replace.null.with.default"}
             )
@@ -124,7 +124,7 @@ class InsertField:
     """Appends ``topic.field`` (the topic), ``partition.field`` and ``static.field`` = ``static.value``."""
 
     def __init__(self, options: Options, part: _Part) -> None:
-        options.warn_unknown(
+        options.check_options(
             frozenset(
                 {
                     "topic.field",
@@ -186,7 +186,7 @@ class ValueToKey:
     """The key becomes a struct of the value's ``fields``."""
 
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset({"fields", "replace.null.with.default"}))
+        options.check_options(frozenset({"fields", "replace.null.with.default"}))
         self.fields = options.get_list("fields")
         if not self.fields:
             raise ConfigError(options.key("fields"), "is required: the value fields that make the key")
@@ -219,7 +219,7 @@ class ExtractField:
     """The key or value becomes one of its fields."""
 
     def __init__(self, options: Options, part: _Part) -> None:
-        options.warn_unknown(frozenset({"field", "field.syntax.version", "replace.null.with.default"}))
+        options.check_options(frozenset({"field", "field.syntax.version", "replace.null.with.default"}))
         if (options.get("field.syntax.version") or "v1").lower() != "v1":
             raise ConfigError(options.key("field.syntax.version"), "only V1 (plain field names) is supported")
         self.part = part

@@ -12,7 +12,7 @@ from sink.records import ChangeRecord, RecordKind
 
 class ReadToInsertEvent:
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset())
+        options.check_options(frozenset())
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         if record.kind is not RecordKind.DATA or not isinstance(record.value, dict):

@@ -11,7 +11,7 @@ class TopicNameMatches:
     """True for records whose topic matches ``pattern`` entirely."""
 
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset({"pattern"}))
+        options.check_options(frozenset({"pattern"}))
         pattern = options.get_regex("pattern")
         assert pattern is not None
         self.pattern = pattern
@@ -24,7 +24,7 @@ class RecordIsTombstone:
     """True for records with a null value."""
 
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset())
+        options.check_options(frozenset())
 
     def test(self, record: ChangeRecord) -> bool:
         return record.value is None
@@ -34,7 +34,7 @@ class HasHeaderKey:
     """True for records with at least one header called ``name``."""
 
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(frozenset({"name"}))
+        options.check_options(frozenset({"name"}))
         self.name = options.require("name")
 
     def test(self, record: ChangeRecord) -> bool:

@@ -35,7 +35,7 @@ OPTIONS = frozenset(
 
 class ByLogicalTableRouter:
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(OPTIONS)
+        options.check_options(OPTIONS)
         pattern = options.get_regex("topic.regex")
         assert pattern is not None
         self.topic_regex = pattern

@@ -121,7 +121,7 @@ def _refuse_removed(options: Options) -> None:
 
 class ExtractNewRecordState:
     def __init__(self, options: Options) -> None:
-        options.warn_unknown(OPTIONS)
+        options.check_options(OPTIONS)
         _refuse_removed(options)
         self.mode = options.get_choice("delete.tombstone.handling.mode", MODES, "tombstone")
         self.rewrite = self.mode.startswith("rewrite")

@@ -100,6 +100,15 @@ ITEMS = "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(20), price INT)"
             "transforms.i.offset.field",
             "not supported",
         ),
+        (
+            {
+                "transforms": "u",
+                "transforms.u.type": UNWRAP,
+                "transforms.u.replace.null.with.default": "false",
+            },
+            "transforms.u.replace.null.with.default",
+            "only true",
+        ),
     ],
 )
 def test_configuration_errors_stop_start_up_naming_the_key(
