@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Self
 
 from connector.transforms.base import Options, TransformError, java_replacement, replace_first, struct_like
 from ddl.errors import ConfigError
@@ -39,6 +39,21 @@ class _Part:
 KEY, VALUE = _Part(True), _Part(False)
 
 
+class _KeyOrValue:
+    """Kafka's ``$Key`` and ``$Value`` variants of one transform class (the factory table's entries)."""
+
+    def __init__(self, options: Options, part: _Part) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def key(cls, options: Options) -> Self:
+        return cls(options, KEY)
+
+    @classmethod
+    def value(cls, options: Options) -> Self:
+        return cls(options, VALUE)
+
+
 class RegexRouter:
     """``regex`` matching the whole topic → ``replacement`` (Java ``$1`` groups)."""
 
@@ -64,7 +79,7 @@ class Filter:
         return None
 
 
-class ReplaceField:
+class ReplaceField(_KeyOrValue):
     """``exclude`` / ``include`` field names, ``renames`` (``old:new,...``) of the key or value struct."""
 
     def __init__(self, options: Options, part: _Part) -> None:
@@ -83,14 +98,6 @@ class ReplaceField:
                 raise ConfigError(options.key("renames"), f"expected old:new pairs, got {pair!r}")
             self.renames[old.strip()] = new.strip()
         self._cache: dict[int, tuple[ConnectSchema, ConnectSchema, tuple[tuple[str, str], ...]]] = {}
-
-    @classmethod
-    def key(cls, options: Options) -> ReplaceField:
-        return cls(options, KEY)
-
-    @classmethod
-    def value(cls, options: Options) -> ReplaceField:
-        return cls(options, VALUE)
 
     def _keep(self, name: str) -> bool:
         return name not in self.exclude and (not self.include or name in self.include)
@@ -120,7 +127,7 @@ def _insert_spec(options: Options, name: str) -> tuple[str, bool] | None:
     return text.removesuffix("?"), False
 
 
-class InsertField:
+class InsertField(_KeyOrValue):
     """Appends ``topic.field`` (the topic), ``partition.field`` and ``static.field`` = ``static.value``."""
 
     def __init__(self, options: Options, part: _Part) -> None:
@@ -158,14 +165,6 @@ class InsertField:
             (name, replace(schema, optional=not required), get) for name, required, schema, get in inserts
         )
         self._cache: dict[int, tuple[ConnectSchema, ConnectSchema]] = {}
-
-    @classmethod
-    def key(cls, options: Options) -> InsertField:
-        return cls(options, KEY)
-
-    @classmethod
-    def value(cls, options: Options) -> InsertField:
-        return cls(options, VALUE)
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         schema, value = self.part.get(record)
@@ -215,7 +214,7 @@ class ValueToKey:
         return replace(record, key_schema=cached[1], key={name: value.get(name) for name in self.fields})
 
 
-class ExtractField:
+class ExtractField(_KeyOrValue):
     """The key or value becomes one of its fields."""
 
     def __init__(self, options: Options, part: _Part) -> None:
@@ -225,14 +224,6 @@ class ExtractField:
         self.part = part
         self.field = options.require("field")
         self.alias = options.prefix
-
-    @classmethod
-    def key(cls, options: Options) -> ExtractField:
-        return cls(options, KEY)
-
-    @classmethod
-    def value(cls, options: Options) -> ExtractField:
-        return cls(options, VALUE)
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         schema, value = self.part.get(record)
