@@ -247,11 +247,20 @@ class LocalMySQLServer(MySQLServerHandle):
                 f"--datadir={self.datadir}",
                 "--auth-root-authentication-method=normal",
                 "--skip-test-db",
+                # Its own temp dir, as the server has: bootstraps running side by side in the shared
+                # /tmp have collided on temporary table files ("Could not remove temporary table").
+                f"--tmpdir={self.workdir}",
             ]
             if os.geteuid() == 0:
                 cmd.append("--user=root")
         else:
-            cmd = [self.binary, "--no-defaults", "--initialize-insecure", f"--datadir={self.datadir}"]
+            cmd = [
+                self.binary,
+                "--no-defaults",
+                "--initialize-insecure",
+                f"--datadir={self.datadir}",
+                f"--tmpdir={self.workdir}",
+            ]
             if os.geteuid() == 0:
                 cmd.append("--user=root")
         result = subprocess.run(cmd, capture_output=True, text=True)
