@@ -5,9 +5,13 @@ schema history (and the last events' schema) has the new structure.
 
 * gh-ost (triggerless): ``CREATE TABLE _t_gho LIKE t``, ``ALTER TABLE _t_gho ...``, the changelog
   table ``_t_ghc``, chunked ``INSERT IGNORE INTO _t_gho ... SELECT ... LOCK IN SHARE MODE`` while the
-  writes to ``t`` are applied to ``_t_gho`` too (gh-ost's binlog applier: ``REPLACE``/``DELETE``), then
-  the cut-over ``RENAME TABLE t TO _t_del, _t_gho TO t`` with writes paused, ``DROP TABLE _t_del``,
-  ``_t_ghc``.
+  writes to ``t`` are applied to ``_t_gho`` too (gh-ost's binlog applier: ``replace``/``update``/
+  ``delete`` by primary key), then gh-ost's atomic cut-over with the writes going on: session A creates
+  the sentry table ``_t_del`` and runs ``lock tables t write, _t_del write`` (the writes block), session
+  B's ``rename table t to _t_del, _t_gho to t`` blocks behind it, A runs ``drop table _t_del`` and
+  ``unlock tables``, the rename goes through and the blocked writes proceed on the new ``t``; then
+  ``DROP TABLE _t_del``, ``_t_ghc``. The statements are gh-ost's own (``/* gh-ost */`` comments,
+  quoted names).
 * pt-online-schema-change: ``CREATE TABLE _t_new LIKE t``, ``ALTER TABLE _t_new ...``, AFTER
   INSERT/UPDATE/DELETE triggers on ``t`` writing to ``_t_new``, chunked ``INSERT LOW_PRIORITY IGNORE
   ... LOCK IN SHARE MODE``, the atomic ``RENAME TABLE t TO _t_old, _t_new TO t`` with writes going on,
@@ -21,6 +25,7 @@ Debezium's documentation suggests for gh-ost and filtered out with a ``Filter`` 
 from __future__ import annotations
 
 import random
+import re
 import threading
 import time
 from pathlib import Path
@@ -38,15 +43,18 @@ KAFKA = "org.apache.kafka.connect.transforms."
 
 
 class Writer(threading.Thread):
-    """Random inserts, updates and deletes on ``t`` until stopped; ``mirror`` (gh-ost's applier)
-    repeats each change on the ghost table while it is set; ``paused`` holds the writes."""
+    """Random inserts, updates and deletes on ``t`` until stopped. While ``mirror`` names the ghost
+    table, each change is repeated there from its row image, the way gh-ost's binlog applier does
+    (``replace``/``update``/``delete`` by primary key, never reading ``t``)."""
 
     def __init__(self, server: Any, db: str) -> None:
         super().__init__(daemon=True)
         self.conn = server.connect(db)
+        with self.conn.cursor() as cur:
+            cur.execute("SELECT CONNECTION_ID()")
+            self.connection_id: int = cur.fetchone()[0]
+        self.db = db
         self.stop = threading.Event()
-        self.paused = threading.Event()
-        self.idle = threading.Event()
         self.mirror: str | None = None
         self.changes = 0
         self.error: BaseException | None = None
@@ -56,42 +64,35 @@ class Writer(threading.Thread):
         try:
             with self.conn.cursor() as cur:
                 while not self.stop.is_set():
-                    if self.paused.is_set():
-                        self.idle.set()
-                        time.sleep(0.01)
-                        continue
-                    self.idle.clear()
                     self.change(cur)
         except BaseException as exc:  # reported by the test
             self.error = exc
         finally:
-            self.idle.set()
             self.conn.close()
 
     def change(self, cur: Any) -> None:
         key = self.random.randint(1, 400)
         what = self.random.random()
+        value = f"{'i' if what < 0.5 else 'u'}{self.changes}"
         if what < 0.5:
-            cur.execute("INSERT IGNORE INTO t (id, v) VALUES (%s, %s)", (key, f"i{self.changes}"))
+            changed = cur.execute("INSERT IGNORE INTO t (id, v) VALUES (%s, %s)", (key, value))
         elif what < 0.8:
-            cur.execute("UPDATE t SET v = %s WHERE id = %s", (f"u{self.changes}", key))
+            changed = cur.execute("UPDATE t SET v = %s WHERE id = %s", (value, key))
         else:
-            cur.execute("DELETE FROM t WHERE id = %s", (key,))
-        mirror = self.mirror
-        if mirror is not None:
-            if what < 0.8:
-                cur.execute(f"REPLACE INTO {mirror} (id, v) SELECT id, v FROM t WHERE id = %s", (key,))
+            changed = cur.execute("DELETE FROM t WHERE id = %s", (key,))
+        mirror = self.mirror  # read after the change: a change blocked by the cut-over lock is not mirrored
+        if mirror is not None and changed:
+            ghost = f"`{self.db}`.`{mirror}`"
+            hint = f"/* gh-ost `{self.db}`.`t` */"
+            if what < 0.5:
+                cur.execute(f"replace {hint} into {ghost} (`id`, `v`) values (%s, %s)", (key, value))
+            elif what < 0.8:
+                cur.execute(
+                    f"update {hint} {ghost} set `id`=%s, `v`=%s where ((`id` = %s))", (key, value, key)
+                )
             else:
-                cur.execute(f"DELETE FROM {mirror} WHERE id = %s", (key,))
+                cur.execute(f"delete {hint} from {ghost} where ((`id` = %s))", (key,))
         self.changes += 1
-
-    def pause(self) -> None:
-        self.paused.set()
-        self.idle.clear()
-        assert self.idle.wait(30)
-
-    def resume(self) -> None:
-        self.paused.clear()
 
 
 def copy_in_chunks(server: Any, db: str, target: str, insert: str) -> None:
@@ -104,26 +105,95 @@ def copy_in_chunks(server: Any, db: str, target: str, insert: str) -> None:
         time.sleep(0.02)
 
 
+CUT_OVER_LOCK_TIMEOUT = 10  # gh-ost's --cut-over-lock-timeout-seconds (its maximum; the default is 3)
+
+
+def wait_for_session(server: Any, session: int, state: str, info: str = "%") -> None:
+    """Until ``session`` waits in ``state`` on a statement like ``info`` (gh-ost's processlist check)."""
+    deadline = time.monotonic() + 30
+    while not server.query(
+        "SELECT id FROM information_schema.processlist "
+        f"WHERE id = {session} AND state LIKE '{state}%' AND info LIKE '{info}'"
+    ):
+        assert time.monotonic() < deadline, f"session {session} never waited on {state}"
+        time.sleep(0.01)
+
+
 def gh_ost(server: Any, db: str, writer: Writer) -> None:
+    table, ghost, sentry, changelog = (f"`{db}`.`{name}`" for name in ("t", "_t_gho", "_t_del", "_t_ghc"))
     server.execute(
-        "CREATE TABLE _t_gho LIKE t",
-        "ALTER TABLE _t_gho ADD COLUMN extra INT NOT NULL DEFAULT 7, MODIFY v VARCHAR(40)",
-        "CREATE TABLE _t_ghc (id BIGINT AUTO_INCREMENT, last_update TIMESTAMP NOT NULL DEFAULT "
-        "CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, hint VARCHAR(64) NOT NULL, value VARCHAR(4096) "
-        "NOT NULL, PRIMARY KEY (id), UNIQUE KEY hint_uidx (hint))",
-        "INSERT INTO _t_ghc (id, hint, value) VALUES (1, 'heartbeat', 'start')",
+        f"create /* gh-ost */ table {ghost} like {table}",
+        f"alter /* gh-ost */ table {ghost} ADD COLUMN extra INT NOT NULL DEFAULT 7, MODIFY v VARCHAR(40)",
+        f"create /* gh-ost */ table {changelog} (id bigint unsigned auto_increment, last_update timestamp not "
+        "null DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, hint varchar(64) charset ascii not null, "
+        "value varchar(4096) charset ascii not null, primary key(id), unique key hint_uidx(hint)) "
+        "auto_increment=256 comment='gh-ost changelog'",
+        f"insert /* gh-ost */ into {changelog} (id, hint, value) values (NULLIF(1, 0), 'heartbeat', 'start') "
+        "on duplicate key update last_update=NOW(), value=VALUES(value)",
         database=db,
     )
     writer.mirror = "_t_gho"
     copy_in_chunks(server, db, "_t_gho", "INSERT IGNORE")
+    # The atomic cut-over (gh-ost's Applier.AtomicCutOverMagicLock / AtomicCutoverRename):
+    # session A creates the sentry table and locks t with it, session B's RENAME blocks behind the
+    # lock, then A drops the sentry and unlocks; the RENAME goes first, the blocked writes follow
+    # on the new t.
+    lock = server.connect(db)
+    rename = server.connect(db)
+    renamed: list[BaseException | None] = []
+    try:
+        with lock.cursor() as a:
+            a.execute("begin")
+            a.execute("select /* gh-ost */ connection_id()")
+            lock_session = a.fetchone()[0]
+            a.execute("select /* gh-ost */ get_lock(%s, 0)", (f"gh-ost.{lock_session}.lock",))
+            assert a.fetchone()[0] == 1
+            a.execute(f"set /* gh-ost */ session lock_wait_timeout:={CUT_OVER_LOCK_TIMEOUT * 2}")
+            server.execute(
+                f"drop /* gh-ost */ table if exists {sentry}",
+                f"create /* gh-ost */ table {sentry} (id int auto_increment primary key) "
+                "engine=InnoDB comment='ghost-cut-over-sentry'",
+                database=db,
+            )
+            a.execute(f"set /* gh-ost */ session wait_timeout:={CUT_OVER_LOCK_TIMEOUT * 3}")
+            a.execute(f"lock /* gh-ost */ tables {table} write, {sentry} write")
+            # waitForEventsUpToLock: the state hint, then every change made before the lock is on
+            # the ghost table (the writer, which applies its own changes, is blocked on t)
+            server.execute(
+                f"insert /* gh-ost */ into {changelog} (id, hint, value) values (NULLIF(2, 0), 'state', "
+                f"'AllEventsUpToLockProcessed:{time.time_ns()}') "
+                "on duplicate key update last_update=NOW(), value=VALUES(value)",
+                database=db,
+            )
+            wait_for_session(server, writer.connection_id, "Waiting for table metadata lock")
+            writer.mirror = None
+
+            def atomic_rename() -> None:
+                try:
+                    with rename.cursor() as b:
+                        b.execute("begin")
+                        b.execute(f"set /* gh-ost */ session lock_wait_timeout:={CUT_OVER_LOCK_TIMEOUT}")
+                        b.execute(f"rename /* gh-ost */ table {table} to {sentry}, {ghost} to {table}")
+                    renamed.append(None)
+                except BaseException as exc:  # reported below
+                    renamed.append(exc)
+
+            renamer = threading.Thread(target=atomic_rename, daemon=True)
+            renamer.start()
+            wait_for_session(server, rename.thread_id(), "Waiting for table metadata lock", "%rename%")
+            assert not renamed  # the RENAME blocks
+            a.execute(f"drop /* gh-ost */ table if exists {sentry}")
+            a.execute("unlock /* gh-ost */ tables")
+            renamer.join(30)
+            assert renamed == [None], renamed
+    finally:
+        lock.close()
+        rename.close()
     server.execute(
-        "REPLACE INTO _t_ghc (id, hint, value) VALUES (2, 'state', 'AllEventsUpToLockProcessed')", database=db
+        f"drop /* gh-ost */ table if exists {sentry}",
+        f"drop /* gh-ost */ table if exists {changelog}",
+        database=db,
     )
-    writer.pause()  # gh-ost's cut-over lock: writes wait, the applier has caught up
-    writer.mirror = None
-    server.execute("RENAME TABLE t TO _t_del, _t_gho TO t", database=db)
-    writer.resume()
-    server.execute("DROP TABLE IF EXISTS _t_del", "DROP TABLE IF EXISTS _t_ghc", database=db)
 
 
 def pt_online_schema_change(server: Any, db: str, writer: Writer) -> None:
@@ -230,7 +300,7 @@ def test_online_schema_change_under_write_load(
     assert [c.name for c in model.columns] == ["id", "v", "extra"]
     assert model.column("v").length == 40  # type: ignore[union-attr]
     ddl = [r.value.get("ddl") for r in memory.records if r.kind is RecordKind.SCHEMA_CHANGE]
-    rename = next(d for d in ddl if d and d.startswith("RENAME TABLE"))
+    rename = next(d for d in ddl if d and re.match(r"rename\s+(/\*.*?\*/\s*)?table", d, re.IGNORECASE))
     assert "_t_" in rename
     # the write load overlapped the migration: changes of t before and after the cut-over
     cut = next(
