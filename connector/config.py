@@ -393,6 +393,14 @@ PROPERTIES: tuple[Property, ...] = (
     ),
     _p("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
     _p(
+        "progress.interval.ms",
+        "0",
+        "Interval of the streaming progress log line (events/s, records delivered, "
+        "MilliSecondsBehindSource, binlog position); 0: off. mysql-cdc run uses 10000 when unset.",
+        kind="int",
+        minimum=0,
+    ),
+    _p(
         "log.format",
         "text",
         "Log line format of mysql-cdc run/snapshot: text, or json (one object per line with the "
