@@ -40,7 +40,11 @@ USER 10001:10001
 WORKDIR /data
 VOLUME ["/data"]
 
-# No HEALTHCHECK yet: it comes with the connector's /health endpoint (issue 17).
+# /health answers 200 once the connector is connected and snapshotting or streaming (503 otherwise);
+# the port is metrics.port of docker/connector.properties (8083). A mounted configuration must keep
+# metrics.port=8083 (or override this HEALTHCHECK) for the check to pass.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8083/health', timeout=4)"]
 
 # Exec form: mysql-cdc is PID 1 and gets SIGTERM itself; `run` stops after the current batch, flushes
 # the sinks and offsets and exits 0 (allow a stop timeout longer than one batch, e.g. `docker stop -t 30`).

@@ -393,6 +393,14 @@ PROPERTIES: tuple[Property, ...] = (
     ),
     _p("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
     _p(
+        "progress.interval.ms",
+        "0",
+        "Interval of the streaming progress log line (events/s, records delivered, "
+        "MilliSecondsBehindSource, binlog position); 0: off. mysql-cdc run uses 10000 when unset.",
+        kind="int",
+        minimum=0,
+    ),
+    _p(
         "log.format",
         "text",
         "Log line format of mysql-cdc run/snapshot: text, or json (one object per line with the "
@@ -413,6 +421,13 @@ PROPERTIES: tuple[Property, ...] = (
     _p("sink.kafka.bootstrap.servers", doc="Kafka brokers for sink.type=kafka."),
     _p("sink.spark.warehouse", doc="Spark warehouse directory for sink.type=spark."),
     _p("sink.spark.master", "local[*]", "Spark master URL."),
+    _p(
+        "sink.spark.log.level",
+        doc="Spark's own log level (SparkContext.setLogLevel). Unset: warn for a session the sink "
+        "creates, an application's existing session is left alone.",
+        kind="choice",
+        choices=("all", "trace", "debug", "info", "warn", "error", "fatal", "off"),
+    ),
     _p("sink.spark.batch.max.events", "10000", "Events per Spark batch.", kind="int", minimum=1),
     _p(
         "sink.spark.batch.max.interval.ms",

@@ -21,7 +21,7 @@ from connector.factories import build_offset_store, build_schema_history, build_
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
 from connector.log_format import set_context
-from connector.metrics import ConnectorMetrics, MetricsServer
+from connector.metrics import ConnectorMetrics, MetricsServer, ProgressReporter
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
@@ -48,7 +48,10 @@ class Engine:
         offsets: OffsetStore | None = None,
         history: SchemaHistory | None = None,
         on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
+        progress_interval_ms: int = 0,
     ) -> None:
+        """``progress_interval_ms``: the progress line's interval when ``progress.interval.ms`` is
+        not set (``mysql-cdc run`` passes 10000; embedded, the line is off unless configured)."""
         self.config = config
         self.sinks = list(sinks) if sinks is not None else build_sinks(config)
         self.offsets = offsets or build_offset_store(config)
@@ -59,6 +62,11 @@ class Engine:
         # Debezium's metrics (connector.metrics): always kept, served over HTTP when metrics.port is set.
         self.metrics = ConnectorMetrics(config.topic_prefix, config.int_of("max.queue.size"))
         self._metrics_server: MetricsServer | None = None
+        configured = (config.raw.get("progress.interval.ms") or "").strip()
+        self._progress_interval_ms = (
+            config.int_of("progress.interval.ms") if configured else progress_interval_ms
+        )
+        self._progress: ProgressReporter | None = None
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
@@ -147,6 +155,10 @@ class Engine:
             if self.streaming is not None:  # None: the snapshot mode does not stream
                 set_context("streaming")
                 log.info("streaming from %s", self.streaming.offset().describe())
+                if self._progress_interval_ms > 0:
+                    self._progress = ProgressReporter(
+                        self.metrics, lambda: self.delivery.delivered, self._progress_interval_ms / 1000
+                    )
                 self.streaming.run(self._stopping)
         finally:
             self.close()
@@ -186,6 +198,9 @@ class Engine:
 
     def close(self) -> None:
         self.metrics.running = False
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
         if self._metrics_server is not None:
             self._metrics_server.close()
             self._metrics_server = None

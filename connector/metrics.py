@@ -16,6 +16,7 @@ thread runs; ready: connected and snapshotting or streaming; 503 when not ready)
 from __future__ import annotations
 
 import json
+import logging
 import socketserver
 import threading
 import time
@@ -31,6 +32,8 @@ from prometheus_client.registry import Collector
 from ddl.model import TableId
 
 PREFIX = "debezium_metrics_"
+
+log = logging.getLogger(__name__)
 
 
 def _now_ms() -> int:
@@ -298,3 +301,43 @@ class MetricsServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class ProgressReporter:
+    """Logs a streaming progress line every ``interval_s`` (``progress.interval.ms``) in a daemon
+    thread: events/s since the previous line, records delivered, MilliSecondsBehindSource and the
+    binlog position, all read from ``metrics`` (nothing on the hot path)."""
+
+    def __init__(self, metrics: ConnectorMetrics, delivered: Callable[[], int], interval_s: float) -> None:
+        self.metrics = metrics
+        self.delivered = delivered
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._seen = metrics.streaming.events_seen
+        self._at = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="mysql-cdc-progress", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.report()
+
+    def report(self) -> None:
+        now, seen = time.monotonic(), self.metrics.streaming.events_seen
+        rate = (seen - self._seen) / max(now - self._at, 1e-9)
+        self._seen, self._at = seen, now
+        file, pos, _ = self.metrics.binlog_position()
+        log.info(
+            "streaming: %.1f events/s, %d events seen, %d records delivered, "
+            "MilliSecondsBehindSource=%d, binlog %s:%d",
+            rate,
+            seen,
+            self.delivered(),
+            self.metrics.streaming.lag_ms(),
+            file,
+            pos,
+        )
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)

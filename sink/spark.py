@@ -159,33 +159,55 @@ _SESSION_LOCK = threading.Lock()
 SESSION_DEFAULTS: dict[str, str] = {
     "spark.app.name": "mysql-cdc",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",  # no progress bars in the connector's output
+    "spark.driver.host": "127.0.0.1",  # loopback unless sink.spark.conf.* says otherwise
+    "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
 }
 
 
+# Spark's own log level for a session the sink creates (sink.spark.log.level overrides it).
+DEFAULT_LOG_LEVEL = "WARN"
+
+
+def session_settings(
+    conf: Mapping[str, str] | None = None, warehouse: str | os.PathLike[str] | None = None
+) -> dict[str, str]:
+    """The settings of a session the sink creates: ``SESSION_DEFAULTS``, then the user's ``conf``."""
+    settings = dict(SESSION_DEFAULTS)
+    if warehouse is not None:
+        settings["spark.sql.warehouse.dir"] = str(Path(warehouse).resolve())
+    settings.update(conf or {})
+    return settings
+
+
 def spark_session(
     master: str = "local[*]",
     conf: Mapping[str, str] | None = None,
     warehouse: str | os.PathLike[str] | None = None,
+    log_level: str | None = None,
 ) -> SparkSession:
-    """The process's SparkSession: created once (with ``master`` and ``conf``), then reused."""
+    """The process's SparkSession: created once (with ``master`` and ``conf``), then reused.
+
+    Spark's log level is ``log_level``, or WARN for a session created here; an existing session
+    keeps its level unless ``log_level`` is given."""
     with _SESSION_LOCK:
         active = SparkSession.getActiveSession()
         if active is not None:
             for key, value in (conf or {}).items():
                 if active.conf.isModifiable(key):
                     active.conf.set(key, value)
+            if log_level:
+                active.sparkContext.setLogLevel(log_level.upper())
             return active
         builder = SparkSession.builder.master(master)
-        settings = dict(SESSION_DEFAULTS)
-        if warehouse is not None:
-            settings["spark.sql.warehouse.dir"] = str(Path(warehouse).resolve())
-        settings.update(conf or {})
-        for key, value in settings.items():
+        for key, value in session_settings(conf, warehouse).items():
             builder = builder.config(key, value)
-        return builder.getOrCreate()
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel((log_level or DEFAULT_LOG_LEVEL).upper())
+        return session
 
 
 # ------------------------------------------------------------------------------------------------
@@ -269,6 +291,7 @@ class SparkSinkSettings:
     warehouse: Path
     master: str = "local[*]"
     conf: Mapping[str, str] = field(default_factory=dict)
+    log_level: str | None = None
     batch_max_events: int = 10000
     batch_max_interval_ms: int = 5000
     table_name_format: str = "{database}.{table}"
@@ -963,6 +986,7 @@ class SparkSink(Sink):
             warehouse=Path(warehouse),
             master=config.get("sink.spark.master") or "local[*]",
             conf=config.subset("sink.spark.conf."),
+            log_level=config.get("sink.spark.log.level") or None,
             batch_max_events=positive("sink.spark.batch.max.events", 10000),
             batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms", 5000),
             table_name_format=_check_name_format(
@@ -983,7 +1007,9 @@ class SparkSink(Sink):
     @property
     def spark(self) -> SparkSession:
         if self._spark is None:
-            self._spark = spark_session(self.settings.master, self.settings.conf, self.settings.warehouse)
+            self._spark = spark_session(
+                self.settings.master, self.settings.conf, self.settings.warehouse, self.settings.log_level
+            )
         return self._spark
 
     def start(self) -> None:

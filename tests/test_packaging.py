@@ -212,3 +212,26 @@ def test_dockerfile_sources_are_in_the_build_context() -> None:
                 assert (ROOT / source).exists(), f"COPY {source}: no such file"
                 top = PurePosixPath(source).parts[0]
                 assert top not in ignored and source not in ignored, f"COPY {source} is in .dockerignore"
+
+
+def test_dockerfile_healthcheck_asks_health_on_the_configured_metrics_port() -> None:
+    """The HEALTHCHECK fetches /health on loopback at the port the image's default configuration serves."""
+    runtime = dockerfile_stages()[-1]
+    checks = instructions(runtime, "HEALTHCHECK")
+    assert len(checks) == 1, checks
+    options, _, command = checks[0].partition("CMD ")
+    assert command, f"HEALTHCHECK without CMD: {checks[0]}"
+    argv = exec_form(command)
+    assert argv[:2] == ["python", "-c"], argv
+    urls = re.findall(r"http://([\d.]+):(\d+)(/\S*?)['\"]", argv[2])
+    assert len(urls) == 1, argv[2]
+    host, port, path = urls[0]
+    assert (host, path) == ("127.0.0.1", "/health")
+    compile(argv[2], "<healthcheck>", "exec")  # the one-liner is valid Python
+
+    config = ConnectorConfig.from_file(ROOT / "docker" / "connector.properties")
+    assert config.int_of("metrics.port") == int(port)
+    # the check runs inside the container, so the endpoint must answer on its loopback; with compose's
+    # host networking, binding loopback keeps it off the host's other interfaces
+    assert services()["connector"].get("network_mode") == "host"
+    assert config.get("metrics.host") == "127.0.0.1"

@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# mysql-cdc run logs a streaming progress line this often unless progress.interval.ms is set.
+CLI_PROGRESS_INTERVAL_MS = 10_000
+
+
 def load_config(args: argparse.Namespace) -> ConnectorConfig:
     overrides = parse_overrides(args.set)
     if getattr(args, "metrics_port", None) is not None:
@@ -161,7 +165,7 @@ def load_config(args: argparse.Namespace) -> ConnectorConfig:
 
 
 def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
-    engine = Engine(config)
+    engine = Engine(config, progress_interval_ms=CLI_PROGRESS_INTERVAL_MS)
 
     def stop(signum: int, frame: FrameType | None) -> None:
         log.info("signal %d received; stopping after the current batch", signum)

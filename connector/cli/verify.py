@@ -487,7 +487,7 @@ def run_verify(
     except PrerequisiteError as exc:
         out.write(f"verify: {exc}\n")
         return FAILED
-    spark = spark_session(settings.master, settings.conf, settings.warehouse)
+    spark = spark_session(settings.master, settings.conf, settings.warehouse, settings.log_level)
     worst = EQUAL
     try:
         for table in tables:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import re
 import threading
 import time
 import urllib.error
@@ -11,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from connector.config import ConnectorConfig
@@ -259,3 +262,67 @@ def test_metrics_host_is_the_address_bound(
         assert health(port) == (0, {})  # nothing on 127.0.0.1
     finally:
         engine.close()
+
+
+PROGRESS = re.compile(
+    r"streaming: (?P<rate>[\d.]+) events/s, (?P<seen>\d+) events seen, (?P<delivered>\d+) records "
+    r"delivered, MilliSecondsBehindSource=(?P<lag>\d+), binlog (?P<file>\S+):(?P<pos>\d+)$"
+)
+
+
+def progress_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, str]]:
+    found = [PROGRESS.match(r.getMessage()) for r in caplog.records if r.name == "connector.metrics"]
+    return [m.groupdict() for m in found if m]
+
+
+def test_progress_line_while_streaming(
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="connector.metrics")
+    mysql_server.execute("CREATE TABLE p (id INT PRIMARY KEY)", database=unique_db)
+    memory = MemorySink()
+    engine, _ = make(
+        mysql_server,
+        unique_db,
+        tmp_path,
+        memory,
+        **{"progress.interval.ms": "200", "offset.flush.interval.ms": "100"},
+    )
+    with running(engine, memory) as errors:
+        wait_until(lambda: engine.metrics.connected, 30, "streaming")
+        before = engine.delivery.delivered
+        mysql_server.execute(*(f"INSERT INTO p VALUES ({i})" for i in range(50)), database=unique_db)
+        wait_until(lambda: engine.delivery.delivered >= before + 50, 30, "the 50 rows flushed")
+        delivered = engine.delivery.delivered
+        file, pos, _ = engine.metrics.binlog_position()
+
+        def settled() -> bool:
+            lines = progress_lines(caplog)
+            last = lines[-1] if lines else {}
+            return (last.get("seen"), last.get("delivered"), last.get("file"), last.get("pos")) == (
+                "50",
+                str(delivered),
+                file,
+                str(pos),
+            )
+
+        wait_until(settled, 5, "a progress line with the 50 rows, the records and the binlog position")
+        seen_lines = len(progress_lines(caplog))
+        wait_until(lambda: len(progress_lines(caplog)) > seen_lines, 5, "an idle interval's line")
+    assert not errors
+    lines = progress_lines(caplog)
+    assert len(lines) >= 2
+    assert any(float(line["rate"]) > 0 for line in lines)  # the rows moved the rate...
+    assert float(lines[-1]["rate"]) == 0  # ...and an idle interval shows none
+    assert (lines[-1]["seen"], lines[-1]["file"], lines[-1]["pos"]) == ("50", file, str(pos))
+    assert [int(line["seen"]) for line in lines] == sorted(int(line["seen"]) for line in lines)
+    assert 0 <= int(lines[-1]["lag"]) < 60_000
+
+    # off unless configured; `mysql-cdc run` passes 10000 as the default, an explicit value wins
+    props = dict(engine.config.raw)
+    props.pop("progress.interval.ms")
+    config = ConnectorConfig.from_mapping(props)
+    assert Engine(config, sinks=[MemorySink()])._progress_interval_ms == 0
+    assert Engine(config, sinks=[MemorySink()], progress_interval_ms=10_000)._progress_interval_ms == 10_000
+    explicit = ConnectorConfig.from_mapping({**props, "progress.interval.ms": "0"})
+    assert Engine(explicit, sinks=[MemorySink()], progress_interval_ms=10_000)._progress_interval_ms == 0

@@ -32,6 +32,7 @@ from sink.spark import (
     read_current_state,
     register_warehouse,
     renames_in_ddl,
+    session_settings,
 )
 from tests.sink.test_spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
 
@@ -488,3 +489,37 @@ def test_schema_change_event_creates_empty_tables(spark: SparkSession, tmp_path:
     sink.flush()
     assert spark.table("fresh.t").count() == 0
     assert spark.table("fresh.t_changelog").count() == 0
+
+
+def root_log_level(spark: SparkSession) -> str:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    return str(jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel().toString())
+
+
+def test_session_is_quiet_and_on_loopback_unless_configured(spark: SparkSession, tmp_path: Path) -> None:
+    """The session the sink creates: no progress bars, no UI, driver on loopback, Spark logging at WARN;
+    sink.spark.conf.* and sink.spark.log.level win."""
+    conf = spark.sparkContext.getConf()
+    quiet = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+    }
+    assert {key: conf.get(key) for key in quiet} == quiet
+    assert root_log_level(spark) == "WARN"
+
+    user = {"spark.ui.showConsoleProgress": "true", "spark.driver.host": "192.0.2.7"}
+    assert session_settings(user) == {**session_settings(), **user}
+    assert session_settings()["spark.driver.bindAddress"] == "127.0.0.1"
+
+    props = {**BASE_PROPS, "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
+    sink = SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.log.level": "error"}))
+    try:
+        assert sink.spark is spark  # the process's session, its level set as asked
+        assert root_log_level(spark) == "ERROR"
+    finally:
+        spark.sparkContext.setLogLevel("WARN")
+    with pytest.raises(ConfigError, match="sink.spark.log.level"):
+        ConnectorConfig.from_mapping({**props, "sink.spark.log.level": "loud"})
