@@ -69,7 +69,7 @@ def _properties_epilog() -> str:
     return "\n".join(lines)
 
 
-def _add_config_args(p: argparse.ArgumentParser) -> None:
+def _add_config_args(p: argparse.ArgumentParser, *, metrics_port: bool = True) -> None:
     p.add_argument(
         "--config",
         "-c",
@@ -86,6 +86,8 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         help="override one property (repeatable)",
     )
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    if not metrics_port:
+        return
     p.add_argument(
         "--metrics-port",
         type=int,
@@ -136,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print the stored offset (offset.storage), the server's current binlog "
         "position and the lag in bytes and transactions; exit 1 when no offset is stored.",
     )
-    _add_config_args(status)
+    _add_config_args(status, metrics_port=False)
 
     verify = sub.add_parser(
         "verify",
