@@ -100,6 +100,21 @@ class GtidSet:
         mine_seq = self.mariadb
         return all(mine_seq.get(domain, -1) >= seq for domain, seq in other.mariadb.items())
 
+    def count_missing(self, other: GtidSet) -> int:
+        """How many transactions of ``other`` this set lacks (a connector's lag in transactions
+        behind the server's executed set). MySQL counts the GTIDs of ``other``'s intervals outside
+        this set's; MariaDB counts, per replication domain, the sequence numbers ``other`` is ahead."""
+        missing = 0
+        for uuid, intervals in other.mysql.items():
+            mine = self.mysql.get(uuid, ())
+            for low, high in intervals:
+                covered = sum(max(0, min(high, hi) - max(low, lo) + 1) for lo, hi in mine)
+                missing += high - low + 1 - covered
+        mine_seq = self.mariadb
+        for domain, seq in other.mariadb.items():
+            missing += max(0, seq - mine_seq.get(domain, 0))
+        return missing
+
     @staticmethod
     def source_of(gtid: str) -> str:
         """The source a GTID's transaction comes from, as ``gtid.source.includes/excludes`` match it:

@@ -16,6 +16,7 @@ from types import FrameType
 
 from connector.cli.demo import run_demo
 from connector.cli.snapshot import snapshot_command
+from connector.cli.status import status_command
 from connector.config import ConfigError, ConnectorConfig, describe_properties, is_secret, parse_overrides
 from connector.engine import Engine
 from connector.log_format import JsonFormatter
@@ -68,7 +69,7 @@ def _properties_epilog() -> str:
     return "\n".join(lines)
 
 
-def _add_config_args(p: argparse.ArgumentParser) -> None:
+def _add_config_args(p: argparse.ArgumentParser, *, metrics_port: bool = True) -> None:
     p.add_argument(
         "--config",
         "-c",
@@ -85,6 +86,8 @@ def _add_config_args(p: argparse.ArgumentParser) -> None:
         help="override one property (repeatable)",
     )
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    if not metrics_port:
+        return
     p.add_argument(
         "--metrics-port",
         type=int,
@@ -128,6 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DB.TABLE",
         help="snapshot only this captured table (repeatable)",
     )
+
+    status = sub.add_parser(
+        "status",
+        help="print the stored offset, the server's position and the lag",
+        description="Print the stored offset (offset.storage), the server's current binlog "
+        "position and the lag in bytes and transactions; exit 1 when no offset is stored.",
+    )
+    _add_config_args(status, metrics_port=False)
 
     verify = sub.add_parser(
         "verify",
@@ -191,6 +202,10 @@ def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
     return snapshot_command(config, args.table)
 
 
+def cmd_status(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    return status_command(config)
+
+
 def cmd_verify(args: argparse.Namespace, config: ConnectorConfig) -> int:
     # `verify` reads the Spark warehouse: loaded only when asked for, so that every other command
     # (and --help) starts without pyspark.
@@ -203,7 +218,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
 
-COMMANDS = {"run": cmd_run, "snapshot": cmd_snapshot, "verify": cmd_verify}
+COMMANDS = {"run": cmd_run, "snapshot": cmd_snapshot, "status": cmd_status, "verify": cmd_verify}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
