@@ -55,14 +55,13 @@ from pathlib import Path
 
 import pytest
 
-from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
 from sink.memory import MemorySink
 from sink.records import jsonl_line
 from tests.golden.compare import Known, compare, load, own_database, recording
 from tests.golden.test_golden_types import snapshot_data_unless_engine_did
-from tests.golden.workloads import CASES, mode_db, run_statements
+from tests.golden.workloads import CASES, golden_config, mode_db, run_statements
 
 # Differences from Debezium we keep on purpose (each with its reason). Everything else fails.
 KNOWN: list[Known] = []
@@ -73,17 +72,8 @@ def test_golden_modes(mysql_server: LocalMySQLServer, tmp_path: Path, case: str)
     spec = CASES[case]
     db = mode_db(case)
     mysql_server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4")
-    props = mysql_server.connector_properties(
-        **{
-            "data.dir": str(tmp_path),
-            "offset.storage": "memory",
-            "schema.history.internal": "memory",
-            "poll.interval.ms": "50",
-            **spec.properties(db),
-        }
-    )
     memory = MemorySink()
-    engine = Engine(ConnectorConfig.from_mapping(props), sinks=[memory])
+    engine = Engine(golden_config(mysql_server, tmp_path, spec.properties(db)), sinks=[memory])
     try:
         run_statements(mysql_server, spec.setup, db)
         engine.catch_up()

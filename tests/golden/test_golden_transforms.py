@@ -34,7 +34,7 @@ from ddl.errors import ConfigError
 from sink.memory import MemorySink
 from sink.records import jsonl_line
 from tests.golden.compare import BLANK, Known, compare, dump, load, own_database, recording
-from tests.golden.workloads import TRANSFORM_CASES, run_statements, transform_db
+from tests.golden.workloads import TRANSFORM_CASES, golden_config, run_statements, transform_db
 
 # Differences from Debezium we keep on purpose (each with its reason). Everything else fails.
 KNOWN: list[Known] = [
@@ -103,17 +103,8 @@ def run_case(server: LocalMySQLServer, tmp_path: Path, case: str) -> list[bytes]
     spec = TRANSFORM_CASES[case]
     db = transform_db(case)
     server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4")
-    props = server.connector_properties(
-        **{
-            "data.dir": str(tmp_path),
-            "offset.storage": "memory",
-            "schema.history.internal": "memory",
-            "poll.interval.ms": "50",
-            **spec.properties(db),
-        }
-    )
     memory = MemorySink()
-    engine = Engine(ConnectorConfig.from_mapping(props), sinks=[memory])
+    engine = Engine(golden_config(server, tmp_path, spec.properties(db)), sinks=[memory])
     try:
         run_statements(server, spec.setup, db)
         engine.catch_up()

@@ -26,7 +26,6 @@ from typing import Any
 
 import pytest
 
-from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
 from sink.memory import MemorySink
@@ -39,6 +38,7 @@ from tests.golden.workloads import (
     VARIANTS,
     all_families,
     create_families,
+    golden_config,
     refill_statements,
     run_statements,
     variant_properties,
@@ -118,17 +118,8 @@ def run_variant(
     families: dict[str, list[Spec]],
     tmp_path: Path,
 ) -> list[ChangeRecord]:
-    props = server.connector_properties(
-        **{
-            "data.dir": str(tmp_path),
-            "offset.storage": "memory",
-            "schema.history.internal": "memory",
-            "poll.interval.ms": "50",
-            **variant_properties(variant),
-        }
-    )
     memory = MemorySink()
-    engine = Engine(ConnectorConfig.from_mapping(props), sinks=[memory])
+    engine = Engine(golden_config(server, tmp_path, variant_properties(variant)), sinks=[memory])
     try:
         engine.catch_up(120)
         snapshot_data_unless_engine_did(engine, memory)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from connector.config import ConnectorConfig
 from connector.testing.local_server import MySQLServerHandle
 from tests.connector.test_converters import FAMILIES, Spec, charset_specs, create_sql
 
@@ -88,6 +89,21 @@ def variant_properties(variant: str) -> dict[str, str]:
         "table.include.list": ",".join(f"{DB}\\.{n}" for n in family_names),
         **overrides,
     }
+
+
+def golden_config(server: MySQLServerHandle, tmp_path: Path, properties: dict[str, str]) -> ConnectorConfig:
+    """Our connector's configuration for a golden run: the workload's properties, state in memory."""
+    return ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{
+                "data.dir": str(tmp_path),
+                "offset.storage": "memory",
+                "schema.history.internal": "memory",
+                "poll.interval.ms": "50",
+                **properties,
+            }
+        )
+    )
 
 
 def run_statements(server: MySQLServerHandle, statements: Sequence[str], database: str | None = None) -> None:
