@@ -156,7 +156,9 @@ class EventDispatcher:
         metrics = self.metrics
         if metrics is not None:
             metrics.on_rows(table_id, op, len(images), where.ts_ms)
-        builder, emitter, transactions = self.builder, self.emitter, self.transactions
+        # One emit per rows event: delivery batches then end on event boundaries.
+        builder, transactions = self.builder, self.transactions
+        out: list[ChangeRecord] = []
         for index, (before, after) in enumerate(images, first_row):
             if number_rows:
                 records = builder.change_records(
@@ -164,8 +166,9 @@ class EventDispatcher:
                 )
             else:
                 records = builder.change_records(ts, op, before, after, where, offset, transactions)
-            if records:
-                emitter.emit(records)
+            out.extend(records)
+        if out:
+            self.emitter.emit(out)
         return True
 
     def _event_failed(self, table_id: TableId, where: SourcePosition, exc: Exception) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from connector.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
 from connector.config import ConfigError, ConnectorConfig
-from connector.converters import ColumnConverter, ConverterSettings, column_converter
+from connector.converters import ColumnConverter, ConverterSettings, column_converter, identity
 from connector.filters import TableFilter
 from connector.transactions import TransactionMetadata
 from connector.version import __version__
@@ -105,6 +105,8 @@ class TableSchema:
     binlog_encodings: tuple[tuple[int, str], ...] = field(default=(), repr=False)
     _binlog: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
     _snapshot: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
+    _convert_binlog: Callable[[Sequence[Any]], dict[str, Any]] = field(default=dict, repr=False)
+    _convert_snapshot: Callable[[Sequence[Any]], dict[str, Any]] = field(default=dict, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -116,18 +118,41 @@ class TableSchema:
         object.__setattr__(
             self, "_snapshot", tuple((i, n, c.from_snapshot) for i, n, c in self.value_columns)
         )
+        object.__setattr__(self, "_convert_binlog", compile_image_converter(self._binlog))
+        object.__setattr__(self, "_convert_snapshot", compile_image_converter(self._snapshot))
 
     # Converters get nulls too: a NOT NULL column's null (a zero date) becomes its default/fallback.
     def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
-        return {name: conv(values[i]) for i, name, conv in self._binlog}
+        return self._convert_binlog(values)
 
     def value_from_snapshot(self, values: Sequence[Any]) -> dict[str, Any]:
-        return {name: conv(values[i]) for i, name, conv in self._snapshot}
+        return self._convert_snapshot(values)
 
     def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.key_schema is None:
             return None
         return {name: value.get(name) for name in self.key_fields}
+
+
+def compile_image_converter(
+    columns: Sequence[tuple[int, str, Callable[[Any], Any]]],
+) -> Callable[[Sequence[Any]], dict[str, Any]]:
+    """One function turning a row image (values in table column order) into its value payload:
+    a dict display with every emitted column in order, calling only the converters that are not
+    ``identity``. Generated once per table structure; per row it saves a loop, a call per column
+    and a tuple unpacking per column over the equivalent dict comprehension."""
+    namespace: dict[str, Any] = {}
+    items = []
+    for number, (index, name, convert) in enumerate(columns):
+        if convert is identity:
+            items.append(f"{name!r}: values[{index}]")
+        else:
+            namespace[f"convert{number}"] = convert
+            items.append(f"{name!r}: convert{number}(values[{index}])")
+    source = "def convert_image(values):\n    return {" + ", ".join(items) + "}"
+    exec(compile(source, "<row image converter>", "exec"), namespace)  # noqa: S102
+    converter: Callable[[Sequence[Any]], dict[str, Any]] = namespace["convert_image"]
+    return converter
 
 
 class RowImage(dict[str, Any]):
@@ -205,6 +230,7 @@ class EventBuilder:
         skipped = {s.lower() for s in config.get_list("skipped.operations")}
         self.skipped_ops = frozenset() if skipped == {"none"} else frozenset(skipped)
         self._cache: dict[int, tuple[Table, TableSchema]] = {}
+        self._source_block: tuple[SourcePosition, TableSchema, dict[str, Any]] | None = None
         self.headers: tuple[Header, ...] = ()
         if config.get_bool("extended.headers.enabled", True):
             self.headers = (
@@ -351,7 +377,18 @@ class EventBuilder:
             blocks = transactions.next_blocks(ts.table.id, sum(1 for e in events if e[0] is not None))
             if record_offset is not None:
                 record_offset = transactions.apply_to(record_offset)
-        source = self.source(ts.table.id, where)
+        # The rows of one event share their position: build its source block once, copy it per row
+        # (not when the block takes the clock's time, which moves from row to row).
+        cached = self._source_block
+        if cached is None or cached[0] is not where or cached[1] is not ts:
+            fresh = self.source(ts.table.id, where)
+            if not (where.ts_ms or where.ts_us):
+                source = fresh
+            else:
+                cached = self._source_block = (where, ts, fresh)
+                source = fresh.copy()
+        else:
+            source = cached[2].copy()
         if row is not None:
             source["row"] = row
         now = self.clock()

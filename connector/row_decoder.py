@@ -374,6 +374,11 @@ def remaining_body(event: Any) -> bytes:
     return data
 
 
+# Compiled readers by table-map structure (column metadata and codecs), oldest dropped first.
+_COMPILED: dict[tuple[str, tuple[tuple[int, str], ...]], ImageReader | None] = {}
+_COMPILED_LIMIT = 1024
+
+
 class BinlogRowDecoder:
     """The (before, after) images of a rows event for one ``TableSchema``."""
 
@@ -386,12 +391,18 @@ class BinlogRowDecoder:
         self._library = _LibraryRows(self.encodings)
 
     def _reader_for(self, columns: Sequence[Any]) -> ImageReader | None:
-        # A table map's column list is shared by the rows events of its table until the next map.
+        # A table map's column list is shared by the rows events of its table until the next map;
+        # every transaction brings a new map of the same structure, so readers are kept by structure.
         if columns is not self._source_columns:
-            try:
-                self._reader = compile_image_reader(columns, dict(self.encodings))
-            except _Unsupported:
-                self._reader = None
+            key = (repr([column.__dict__ for column in columns]), self.encodings)
+            if key not in _COMPILED:
+                if len(_COMPILED) >= _COMPILED_LIMIT:
+                    _COMPILED.pop(next(iter(_COMPILED)))
+                try:
+                    _COMPILED[key] = compile_image_reader(columns, dict(self.encodings))
+                except _Unsupported:
+                    _COMPILED[key] = None
+            self._reader = _COMPILED[key]
             self._source_columns = columns
         return self._reader
 

@@ -60,14 +60,7 @@ class ChangeRecord:
 
     def header_items(self) -> list[tuple[str, bytes]]:
         """Headers as Kafka carries them: name and UTF-8 bytes."""
-        out = []
-        for h in self.headers:
-            if isinstance(h.value, str):
-                out.append((h.name, h.value.encode()))
-            else:
-                payload = h.schema.payload_for_json(h.value) if h.schema is not None else h.value
-                out.append((h.name, orjson.dumps(payload)))
-        return out
+        return list(_rendered_headers(self.headers)[0])
 
     # -- convenient accessors for embedded users and tests ---------------------------------------
     @property
@@ -92,7 +85,6 @@ def jsonl_line(record: ChangeRecord, key_schemas: bool = True, value_schemas: bo
     ``{"topic", "key", "value", "headers"}`` with key/value exactly as the JSON converter writes them."""
     key = record.key_bytes(key_schemas)
     value = record.value_bytes(value_schemas)
-    headers = {name: raw.decode() for name, raw in record.header_items()}
     return b"".join(
         (
             b'{"topic":',
@@ -102,7 +94,33 @@ def jsonl_line(record: ChangeRecord, key_schemas: bool = True, value_schemas: bo
             b',"value":',
             value if value is not None else b"null",
             b',"headers":',
-            orjson.dumps(headers),
+            _rendered_headers(record.headers)[1],
             b"}",
         )
     )
+
+
+# Rendered header tuples by identity: the context headers are one tuple shared by every record of a
+# connector, so their bytes are made once. Tuples holding a struct header (the key-change pair) are
+# made per record and rendered each time.
+_HEADER_RENDERINGS: dict[int, tuple[tuple[Header, ...], tuple[tuple[str, bytes], ...], bytes]] = {}
+
+
+def _rendered_headers(headers: tuple[Header, ...]) -> tuple[tuple[tuple[str, bytes], ...], bytes]:
+    """(Kafka header items, the jsonl ``headers`` object) of a record's headers."""
+    cached = _HEADER_RENDERINGS.get(id(headers))
+    if cached is not None and cached[0] is headers:
+        return cached[1], cached[2]
+    items = []
+    for h in headers:
+        if isinstance(h.value, str):
+            items.append((h.name, h.value.encode()))
+        else:
+            payload = h.schema.payload_for_json(h.value) if h.schema is not None else h.value
+            items.append((h.name, orjson.dumps(payload)))
+    rendered = tuple(items), orjson.dumps({name: raw.decode() for name, raw in items})
+    if all(isinstance(h.value, str) for h in headers):
+        if len(_HEADER_RENDERINGS) >= 64:
+            _HEADER_RENDERINGS.clear()
+        _HEADER_RENDERINGS[id(headers)] = (headers, *rendered)
+    return rendered
