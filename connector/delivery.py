@@ -59,6 +59,16 @@ class Delivery:
         self.delivered = 0
 
     def emit(self, records: list[ChangeRecord]) -> None:
+        """Takes the records of one source event (all rows of a rows event). Batches are cut where
+        they fill, record by record, as if each had come alone: what a sink is handed, what a flush
+        covers and ``max.queue.size`` do not depend on how many rows an event holds."""
+        if len(self.pending) + len(records) < self.max_batch:
+            self._emit(records)  # the common case: the batch does not fill
+        else:
+            for record in records:
+                self._emit([record])
+
+    def _emit(self, records: list[ChangeRecord]) -> None:
         for record in reversed(records):
             if record.offset is not None:
                 self.pending_offset = record.offset  # a record a transform drops still counts

@@ -125,7 +125,9 @@ _LENGTHS = {
 def _text(src: _Source, var: str, size: int, codec: str | None, d: int) -> None:
     _length(src, size, d)
     if codec is None:
-        src.emit(d, f"{var} = data[p:p + n]; p += n")
+        # The library's decode of an empty value succeeds even with a codec Python does not know
+        # (CPython returns '' for empty bytes before looking the codec up): '' then, else bytes.
+        src.emit(d, f"{var} = data[p:p + n] if n else ''; p += n")
     else:
         name = src.constant("codec", codec)
         src.emit(d, f"{var} = str(data[p:p + n], {name}); p += n")
@@ -140,7 +142,8 @@ def _blob(src: _Source, var: str, column: Any, codec: str | None, d: int) -> Non
 
 
 def _geometry(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    _text(src, var, column.length_size, None, d)
+    _length(src, column.length_size, d)
+    src.emit(d, f"{var} = data[p:p + n]; p += n")
 
 
 def _json(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
