@@ -13,6 +13,10 @@ memory) pushed through (c) the jsonl sink and (d) the kafka sink alone, flushing
 ``--bootstrap host:port`` names a real one.
 
     .venv/bin/python -m bench.kafka [--rows 50000] [--compression gzip] [--bootstrap 127.0.0.1:9092]
+                                    [--baseline REV]
+
+``--baseline REV`` also runs the same workload (this tree's ``bench/``) with the connector of git
+revision REV, on its own server and broker, and prints the ratio of the two connector → Kafka rates.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import time  # noqa: E402
 import uuid  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
+from bench.baseline import figures_at, print_json  # noqa: E402
 from bench.workload import TABLE, write_workload  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
@@ -76,6 +81,10 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--compression", default="none", help="sink.kafka.producer.compression.type")
     parser.add_argument("--bootstrap", help="a real broker instead of the mock cluster")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run the same workload with the connector of git revision REV"
+    )
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # the mock's ApiVersions fallback is noisy
@@ -171,6 +180,21 @@ def main() -> int:
 
     crc = "C (crc32c package)" if record_util.crc32c_c is not None else "pure Python (install crc32c)"
     print(f"kafka-python record CRC32C: {crc}")
+    figures = {"jsonl": rate_a, "kafka": rate_b, "kafka_sink_alone": rate_d}
+    if args.baseline:
+        old = figures_at(
+            args.baseline, "bench.kafka", ["--rows", str(args.rows), "--compression", args.compression]
+        )
+        print(f"--- the same at {args.baseline} (its own server and broker, same workload) ---")
+        print(f"(a') connector → jsonl sink:         {old['jsonl']:>9,.0f} events/s")
+        print(f"(b') connector → kafka sink:         {old['kafka']:>9,.0f} events/s")
+        print(f"(d') kafka sink alone:               {old['kafka_sink_alone']:>9,.0f} records/s")
+        print(f"ratio (b)/(b'), kafka now vs then:   {rate_b / old['kafka']:.2f}")
+        print(
+            f"kafka as a fraction of jsonl, now:   {rate_b / rate_a:.2f}  (then {old['kafka'] / old['jsonl']:.2f})"
+        )
+    if args.json:
+        print_json(figures)
     return 0
 
 

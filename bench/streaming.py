@@ -6,7 +6,10 @@ Writes N inserts, N/2 updates and N/4 deletes to a throwaway server, then times
       events, serialise, write, fsync, store offsets),
 and prints events/s for both and the ratio (b)/(a).
 
-    .venv/bin/python -m bench.streaming [--rows 50000] [--metrics]
+    .venv/bin/python -m bench.streaming [--rows 50000] [--metrics] [--baseline REV]
+
+``--baseline REV`` also runs the same workload (this tree's ``bench/``) with the connector of git
+revision REV, on its own throwaway server, and prints its figures and the ratio of the two.
 
 ``--metrics`` also streams the range with Debezium's metrics on (metrics.port served, scraped every
 0.2 s) and off (no metrics hooks), alternating off/on/off/on over the same range, and prints the
@@ -26,6 +29,7 @@ from pathlib import Path
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
+from bench.baseline import figures_at, print_json
 from bench.workload import TABLE, write_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
@@ -111,6 +115,10 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--metrics", action="store_true", help="also compare metrics on vs off")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run the same workload with the connector of git revision REV"
+    )
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
@@ -153,6 +161,14 @@ def main() -> None:
         )
         print(f"ratio (b)/(a):                   {conn_rate / base_rate:.2f}")
         print(f"peak RSS of this process:        {peak_rss_mb:.0f} MB")
+        figures = {"bare": base_rate, "connector": conn_rate, "ratio": conn_rate / base_rate}
+        if args.baseline:
+            old = figures_at(args.baseline, "bench.streaming", ["--rows", str(args.rows)])
+            print(f"--- the same at {args.baseline} (its own server, same workload) ---")
+            print(f"(a') bare loop:                  {old['bare']:,.0f} rows/s")
+            print(f"(b') connector → jsonl sink:     {old['connector']:,.0f} events/s")
+            print(f"ratio (b')/(a'):                 {old['ratio']:.2f}")
+            print(f"ratio (b)/(b'):                  {conn_rate / old['connector']:.2f}")
         if compared:
             times: dict[bool, list[float]] = {False: [], True: []}
             for on, (metrics_run, _, port) in zip(flags, compared, strict=True):
@@ -162,6 +178,8 @@ def main() -> None:
                 f"metrics off: {events / off_s:,.0f} events/s; on (served, scraped): {events / on_s:,.0f} events/s"
             )
             print(f"metrics cost:                    {100 * (on_s - off_s) / off_s:+.1f}% (best of 2 each)")
+        if args.json:
+            print_json(figures)
 
 
 if __name__ == "__main__":

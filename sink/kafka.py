@@ -56,6 +56,7 @@ PRODUCER_PREFIX = "sink.kafka.producer."
 TOPIC_CREATION_PREFIX = "topic.creation.default."
 DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024  # Kafka's buffer.memory default
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
+DEFAULT_BATCH_SIZE = 1024 * 1024  # see KafkaSink.start
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
 
@@ -153,15 +154,24 @@ def murmur2(data: bytes) -> int:
     little-endian 32-bit words in one ``struct`` call. Partitioning hashes every keyed record, so
     this is on the sink's hot path."""
     length = len(data)
+    h = _murmur2_words((0x9747B28C ^ length) & 0xFFFFFFFF, data, 0, length >> 2)
+    return _murmur2_finish(h, data, length)
+
+
+def _murmur2_words(h: int, data: bytes, first: int, end: int) -> int:
+    """murmur2's body over the little-endian 32-bit words ``first`` to ``end`` of ``data``."""
     m = 0x5BD1E995
-    h = (0x9747B28C ^ length) & 0xFFFFFFFF
-    words = length >> 2
-    for k in struct.unpack_from(f"<{words}I", data):
+    for k in struct.unpack_from(f"<{end - first}I", data, first << 2):
         k = (k * m) & 0xFFFFFFFF
         k ^= k >> 24
         k = (k * m) & 0xFFFFFFFF
         h = ((h * m) & 0xFFFFFFFF) ^ k
-    tail, rest = words << 2, length & 3
+    return h
+
+
+def _murmur2_finish(h: int, data: bytes, length: int) -> int:
+    m = 0x5BD1E995
+    tail, rest = (length >> 2) << 2, length & 3
     if rest == 3:
         h ^= data[tail + 2] << 16
     if rest >= 2:
@@ -174,11 +184,45 @@ def murmur2(data: bytes) -> int:
     return h ^ (h >> 15)
 
 
+class KeyPartitioner:
+    """Kafka's default partitioner for the sink's keyed records, without hashing the same bytes
+    twice: a key is ``{"schema":<the key schema>,"payload":...}``, and murmur2's state after the
+    whole 4-byte words of that prefix depends only on the prefix and the key's length (its seed
+    mixes in the length), so it is kept per (key schema, length) and only the payload is hashed.
+    Partition lists come from the producer's metadata, refreshed at every flush."""
+
+    def __init__(self) -> None:
+        self._states: dict[tuple[int, int], tuple[bytes, int]] = {}
+        self.partitions: dict[str, list[int]] = {}
+
+    def partition(self, partitions: Sequence[int], key: bytes, prefix: bytes | None) -> int:
+        if len(partitions) == 1:
+            return partitions[0]
+        return partitions[(self.murmur2(key, prefix) & 0x7FFFFFFF) % len(partitions)]
+
+    def murmur2(self, key: bytes, prefix: bytes | None) -> int:
+        length = len(key)
+        words = 0 if prefix is None else min(len(prefix) + 10, length) >> 2  # 10: b'{"schema":'
+        if words < 8:
+            return murmur2(key)
+        assert prefix is not None
+        cache_key = (id(prefix), length)
+        cached = self._states.get(cache_key)
+        if cached is None or cached[0] is not prefix:
+            if len(self._states) >= 4096:
+                self._states.clear()
+            seed = (0x9747B28C ^ length) & 0xFFFFFFFF
+            cached = self._states[cache_key] = (prefix, _murmur2_words(seed, key, 0, words))
+        return _murmur2_finish(_murmur2_words(cached[1], key, words, length >> 2), key, length)
+
+
 def java_default_partition(key: bytes | None, all_partitions: Sequence[int], available: Sequence[int]) -> int:
     """Kafka's default partitioner: a key goes to ``toPositive(murmur2(key)) % partitions`` (the
     partition Kafka Connect would choose); a null key to any available partition."""
     if key is None:
         return random.choice(available or all_partitions)
+    if len(all_partitions) == 1:
+        return all_partitions[0]  # any hash modulo 1: skip hashing the key
     return all_partitions[(murmur2(key) & 0x7FFFFFFF) % len(all_partitions)]
 
 
@@ -224,6 +268,7 @@ class KafkaSink(Sink):
         self._ready_topics: set[str] = set()
         self._creator: TopicCreator | None = None
         self._failure: SinkError | None = None
+        self._partitioner = KeyPartitioner()
         self.acknowledged = 0  # records the broker has acknowledged (for metrics and tests)
 
     @classmethod
@@ -238,6 +283,11 @@ class KafkaSink(Sink):
             # Kafka 4.0's default (KIP-1030); with kafka-python it also means far fewer, fuller
             # batches and sender wake-ups than linger 0.
             "linger_ms": 5,
+            # Change records with their schemas inline run to kilobytes: Kafka's 16 KiB default
+            # batch holds a handful, and with one request in flight each batch costs a round trip.
+            # 1 MiB (Kafka's max.request.size) lets a request carry hundreds; set
+            # sink.kafka.producer.batch.size to change it.
+            "batch_size": DEFAULT_BATCH_SIZE,
             **s.producer_kwargs,
             "bootstrap_servers": bootstrap_list(s.bootstrap),
             "acks": "all",
@@ -290,6 +340,9 @@ class KafkaSink(Sink):
             key = record.key_bytes(s.key_schemas)
             value = record.value_bytes(s.value_schemas)
             headers = record.header_items()
+            partition = record.partition
+            if partition is None and key is not None:
+                partition = self._key_partition(producer, topic, key, record)
             size = (
                 (len(key) if key else 0)
                 + (len(value) if value else 0)
@@ -301,7 +354,7 @@ class KafkaSink(Sink):
                     value=value,
                     key=_NULL_KEY if key is None and value is None else key,
                     headers=headers or None,
-                    partition=record.partition,
+                    partition=partition,
                 )
             except kafka_errors.KafkaTimeoutError as exc:
                 # send() itself only times out waiting for the topic's metadata (max.block.ms).
@@ -324,11 +377,26 @@ class KafkaSink(Sink):
             elif len(self._pending) > 4096:
                 self._reap_done()
 
+    def _key_partition(
+        self, producer: KafkaProducer, topic: str, key: bytes, record: ChangeRecord
+    ) -> int | None:
+        """The partition of a keyed record, as the producer's partitioner would choose it (None: the
+        topic's partitions are not known yet; the producer then waits for them and partitions)."""
+        partitions = self._partitioner.partitions.get(topic)
+        if partitions is None:
+            known = producer.partitions_for(topic)
+            if not known:
+                return None
+            partitions = self._partitioner.partitions[topic] = sorted(known)
+        schema = record.key_schema if self.settings.key_schemas else None
+        return self._partitioner.partition(partitions, key, schema.json_bytes if schema is not None else None)
+
     def flush(self) -> None:
         self._raise_if_failed()
         producer = self._producer
         if producer is None:
             return
+        self._partitioner.partitions.clear()  # topics may have gained partitions: ask again
         bound = self._ack_bound_seconds()
         try:
             producer.flush(timeout=bound)
