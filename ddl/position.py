@@ -36,7 +36,11 @@ def binlog_file_key(name: str) -> tuple[str, int]:
 
 # -- GTID sets --------------------------------------------------------------------------------------
 
-_MYSQL_GTID_ELEMENT = re.compile(r"^\s*([0-9A-Fa-f-]{36})((?::\d+(?:-\d+)?)+)\s*$")
+# MySQL: ``uuid:1-5:7`` and, since 8.3, tagged GTIDs: ``uuid:1-5:tag1:1-3`` (a tag applies to the
+# intervals after it; tags are case-insensitive and kept in lower case).
+_MYSQL_GTID_ELEMENT = re.compile(
+    r"^\s*([0-9A-Fa-f-]{36})((?::(?:[A-Za-z_][A-Za-z0-9_]{0,31}:)?\d+(?:-\d+)?)+)\s*$"
+)
 _MARIADB_GTID_ELEMENT = re.compile(r"^\s*(\d+)-(\d+)-(\d+)\s*$")
 
 
@@ -44,8 +48,8 @@ _MARIADB_GTID_ELEMENT = re.compile(r"^\s*(\d+)-(\d+)-(\d+)\s*$")
 class GtidSet:
     """A MySQL GTID set or a MariaDB GTID position, in either flavour's own notation.
 
-    MySQL: ``mysql`` maps each server UUID (in the order first seen, as the server lists them) to its
-    merged intervals. MariaDB: ``mariadb`` maps each replication domain to ``(server_id, sequence)``
+    MySQL: ``mysql`` maps each server UUID (in the order first seen, as the server lists them), or
+    ``uuid:tag`` for MySQL 8.4's tagged GTIDs, to its merged intervals. MariaDB: ``mariadb`` maps each replication domain to ``(server_id, sequence)``
     of its newest transaction. ``str()`` gives the flavour's text form.
     """
 
@@ -61,8 +65,12 @@ class GtidSet:
                 continue
             match = _MYSQL_GTID_ELEMENT.match(element)
             if match:
-                intervals = mysql.setdefault(match.group(1).lower(), [])
+                uuid = match.group(1).lower()
+                intervals = mysql.setdefault(uuid, [])
                 for part in match.group(2).strip(":").split(":"):
+                    if not part[0].isdigit():  # a tag: the intervals after it are uuid:tag's
+                        intervals = mysql.setdefault(f"{uuid}:{part.lower()}", [])
+                        continue
                     low, _, high = part.partition("-")
                     intervals.append((int(low), int(high or low)))
                 continue
@@ -73,7 +81,7 @@ class GtidSet:
                     mariadb[domain] = (server, sequence)
                 continue
             raise InvalidGtidSetError(f"invalid GTID set {text!r}")
-        return cls({uuid: _merge(intervals) for uuid, intervals in mysql.items()}, mariadb)
+        return cls({key: _merge(intervals) for key, intervals in mysql.items() if intervals}, mariadb)
 
     @property
     def mariadb(self) -> dict[int, int]:
@@ -128,7 +136,7 @@ class GtidSet:
         """Only the sources ``source_filter`` accepts (Debezium's ``retainAll``): MySQL server UUIDs,
         MariaDB ``domain-server`` streams."""
         return GtidSet(
-            {uuid: iv for uuid, iv in self.mysql.items() if source_filter(uuid)},
+            {key: iv for key, iv in self.mysql.items() if source_filter(key.partition(":")[0])},
             {d: (s, q) for d, (s, q) in self.mariadb_positions.items() if source_filter(f"{d}-{s}")},
         )
 
@@ -143,9 +151,18 @@ class GtidSet:
 
     @cached_property
     def text(self) -> str:
+        # MySQL's form: per server UUID its untagged intervals, then each tag (sorted) and its own.
+        by_uuid: dict[str, dict[str, tuple[tuple[int, int], ...]]] = {}
+        for key, intervals in self.mysql.items():
+            uuid, _, tag = key.partition(":")
+            by_uuid.setdefault(uuid, {})[tag] = intervals
         mysql = ",".join(
-            uuid + "".join(f":{lo}" if lo == hi else f":{lo}-{hi}" for lo, hi in intervals)
-            for uuid, intervals in self.mysql.items()
+            uuid
+            + "".join(
+                (f":{tag}" if tag else "") + "".join(f":{lo}" if lo == hi else f":{lo}-{hi}" for lo, hi in iv)
+                for tag, iv in sorted(tags.items())
+            )
+            for uuid, tags in by_uuid.items()
         )
         mariadb = ",".join(
             f"{domain}-{server}-{seq}" for domain, (server, seq) in sorted(self.mariadb_positions.items())
