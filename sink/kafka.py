@@ -340,15 +340,16 @@ class KafkaSink(Sink):
             key = record.key_bytes(s.key_schemas)
             value = record.value_bytes(s.value_schemas)
             headers = record.header_items()
-            partition = record.partition
-            if partition is None and key is not None:
-                partition = self._key_partition(producer, topic, key, record)
+
             size = (
                 (len(key) if key else 0)
                 + (len(value) if value else 0)
                 + sum(len(n) + len(v) for n, v in headers)
             )
             try:
+                partition = record.partition
+                if partition is None and key is not None:
+                    partition = self._key_partition(producer, topic, key, record)
                 future = producer.send(
                     topic,
                     value=value,
@@ -357,7 +358,8 @@ class KafkaSink(Sink):
                     partition=partition,
                 )
             except kafka_errors.KafkaTimeoutError as exc:
-                # send() itself only times out waiting for the topic's metadata (max.block.ms).
+                # send() (and partitions_for) only time out waiting for the topic's metadata
+                # (max.block.ms).
                 self._failure = SinkError(
                     f"Kafka sink: brokers {s.bootstrap} gave no metadata for topic '{topic}' within "
                     f"max.block.ms={self.settings.producer_kwargs.get('max_block_ms', 60_000)} "
