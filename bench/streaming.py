@@ -4,9 +4,11 @@ Writes N inserts, N/2 updates and N/4 deletes to a throwaway server, then times
   (a) baseline: mysql-replication iterating every row of the range (decoding only), and
   (b) the connector streaming the same range into the jsonl sink (decode, convert, build Debezium
       events, serialise, write, fsync, store offsets),
-and prints events/s for both and the ratio (b)/(a).
+and prints events/s for both and the ratio (b)/(a). The two alternate ``--repeat`` times (each
+connector run with its own engine, offsets and output), and medians are quoted, so a machine whose
+speed drifts during the run affects both sides alike.
 
-    .venv/bin/python -m bench.streaming [--rows 50000] [--metrics] [--baseline REV]
+    .venv/bin/python -m bench.streaming [--rows 50000] [--repeat 3] [--metrics] [--baseline REV]
 
 ``--baseline REV`` also runs the same workload (this tree's ``bench/``) with the connector of git
 revision REV, on its own throwaway server, and prints its figures and the ratio of the two.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import tempfile
 import threading
 import time
@@ -109,11 +112,30 @@ def timed_catch_up(engine: Engine, port: int) -> float:
     return elapsed
 
 
+def connector_engine(server: LocalMySQLServer, tmp: str, index: int) -> tuple[Engine, Path]:
+    """An engine with its own offsets, history and output, prepared at the current end of the binlog."""
+    config = ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{
+                "topic.prefix": "bench",
+                "database.include.list": "bench",
+                "data.dir": f"{tmp}/run{index}",
+                "database.server.id": str(7000 + index),
+            }
+        )
+    )
+    out = Path(tmp) / f"run{index}.jsonl"
+    engine = Engine(config, sinks=[JsonlSink(out)])
+    engine.catch_up()  # schema read; the stream now sits at the start of the range
+    return engine, out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rows", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each side (medians)")
     parser.add_argument("--metrics", action="store_true", help="also compare metrics on vs off")
     parser.add_argument(
         "--baseline", metavar="REV", help="also run the same workload with the connector of git revision REV"
@@ -123,47 +145,46 @@ def main() -> None:
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
         server.execute("CREATE DATABASE bench", TABLE)
-        config = ConnectorConfig.from_mapping(
-            server.connector_properties(
-                **{"topic.prefix": "bench", "database.include.list": "bench", "data.dir": tmp}
-            )
-        )
-        out = Path(tmp) / "events.jsonl"
-        engine = Engine(config, sinks=[JsonlSink(out)])
-        engine.catch_up()  # schema read; the stream now sits at the start of the range
+        engines = [connector_engine(server, tmp, i) for i in range(args.repeat)]
         flags = (False, True, False, True) if args.metrics else ()
         compared = [metrics_engine(server, tmp, i, on) for i, on in enumerate(flags)]
         start_file, start_pos = server.query("SHOW MASTER STATUS")[0][:2]
         changes = write_workload(server, args.rows)
         end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
 
-        t0 = time.perf_counter()
-        baseline_rows = bare_loop(server, start_file, start_pos, end_file, end_pos)
-        baseline_s = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        engine.catch_up(timeout=3600)
-        connector_s = time.perf_counter() - t0
-        engine.close()
-        with out.open("rb") as lines:  # streamed: the output can be larger than memory
-            events = sum(1 for line in lines if b'"op":' in line)
+        # Bare loop and connector alternate, so that a change in the machine's speed hits both.
+        bare_s, connector_s = [], []
+        for engine, out in engines:
+            t0 = time.perf_counter()
+            baseline_rows = bare_loop(server, start_file, start_pos, end_file, end_pos)
+            bare_s.append(time.perf_counter() - t0)
+            assert baseline_rows == changes, (baseline_rows, changes)
+            t0 = time.perf_counter()
+            engine.catch_up(timeout=3600)
+            connector_s.append(time.perf_counter() - t0)
+            engine.close()
+            with out.open("rb") as lines:  # streamed: the output can be larger than memory
+                events = sum(1 for line in lines if b'"op":' in line)
+            assert events == changes, (events, changes)
+            out.unlink()
         peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-        assert baseline_rows == changes, (baseline_rows, changes)
-        base_rate = baseline_rows / baseline_s
-        conn_rate = events / connector_s
-        print(f"row changes in range:            {changes}")
+        base_rate = changes / statistics.median(bare_s)
+        conn_rate = changes / statistics.median(connector_s)
+        ratios = sorted(b / c for b, c in zip(bare_s, connector_s, strict=True))
+        print(f"row changes in range:            {changes}, {args.repeat} interleaved runs of each")
+        print(f"(a) bare mysql-replication loop: {base_rate:,.0f} rows/s (median)")
+        print(f"(b) connector → jsonl sink:      {conn_rate:,.0f} events/s (median)")
         print(
-            f"(a) bare mysql-replication loop: {baseline_rows} rows in {baseline_s:.2f}s = {base_rate:,.0f} rows/s"
+            f"ratio (b)/(a):                   {statistics.median(ratios):.2f} "
+            f"(median of pairs; {' '.join(f'{r:.2f}' for r in ratios)})"
         )
-        print(
-            f"(b) connector → jsonl sink:      {events} events in {connector_s:.2f}s = {conn_rate:,.0f} events/s"
-        )
-        print(f"ratio (b)/(a):                   {conn_rate / base_rate:.2f}")
         print(f"peak RSS of this process:        {peak_rss_mb:.0f} MB")
-        figures = {"bare": base_rate, "connector": conn_rate, "ratio": conn_rate / base_rate}
+        figures = {"bare": base_rate, "connector": conn_rate, "ratio": statistics.median(ratios)}
         if args.baseline:
-            old = figures_at(args.baseline, "bench.streaming", ["--rows", str(args.rows)])
+            old = figures_at(
+                args.baseline, "bench.streaming", ["--rows", str(args.rows), "--repeat", str(args.repeat)]
+            )
             print(f"--- the same at {args.baseline} (its own server, same workload) ---")
             print(f"(a') bare loop:                  {old['bare']:,.0f} rows/s")
             print(f"(b') connector → jsonl sink:     {old['connector']:,.0f} events/s")
@@ -175,7 +196,7 @@ def main() -> None:
                 times[on].append(timed_catch_up(metrics_run, port))
             off_s, on_s = min(times[False]), min(times[True])
             print(
-                f"metrics off: {events / off_s:,.0f} events/s; on (served, scraped): {events / on_s:,.0f} events/s"
+                f"metrics off: {changes / off_s:,.0f} events/s; on (served, scraped): {changes / on_s:,.0f} events/s"
             )
             print(f"metrics cost:                    {100 * (on_s - off_s) / off_s:+.1f}% (best of 2 each)")
         if args.json:

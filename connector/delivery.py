@@ -60,13 +60,15 @@ class Delivery:
 
     def emit(self, records: list[ChangeRecord]) -> None:
         """Takes the records of one source event (all rows of a rows event). Batches are cut where
-        they fill, record by record, as if each had come alone: what a sink is handed, what a flush
+        they fill, as if each record had come alone: what a sink is handed, what a flush
         covers and ``max.queue.size`` do not depend on how many rows an event holds."""
-        if len(self.pending) + len(records) < self.max_batch:
-            self._emit(records)  # the common case: the batch does not fill
-        else:
-            for record in records:
-                self._emit([record])
+        start, size = 0, self.max_batch
+        while len(self.pending) + len(records) - start >= size:
+            fill = size - len(self.pending)  # exactly what completes the batch
+            self._emit(records[start : start + fill])
+            start += fill
+        if start < len(records):
+            self._emit(records[start:] if start else records)
 
     def _emit(self, records: list[ChangeRecord]) -> None:
         for record in reversed(records):

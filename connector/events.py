@@ -107,6 +107,7 @@ class TableSchema:
     _snapshot: tuple[tuple[int, str, Callable[[Any], Any]], ...] = field(default=(), repr=False)
     _convert_binlog: Callable[[Sequence[Any]], dict[str, Any]] = field(default=dict, repr=False)
     _convert_snapshot: Callable[[Sequence[Any]], dict[str, Any]] = field(default=dict, repr=False)
+    _key_from_value: Callable[[Mapping[str, Any]], dict[str, Any]] = field(default=dict, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -120,6 +121,7 @@ class TableSchema:
         )
         object.__setattr__(self, "_convert_binlog", compile_image_converter(self._binlog))
         object.__setattr__(self, "_convert_snapshot", compile_image_converter(self._snapshot))
+        object.__setattr__(self, "_key_from_value", compile_key_extractor(self.key_fields))
 
     # Converters get nulls too: a NOT NULL column's null (a zero date) becomes its default/fallback.
     def value_from_binlog(self, values: Sequence[Any]) -> dict[str, Any]:
@@ -131,7 +133,17 @@ class TableSchema:
     def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.key_schema is None:
             return None
-        return {name: value.get(name) for name in self.key_fields}
+        return self._key_from_value(value)
+
+
+def compile_key_extractor(fields: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """One function building a row's key payload from its value payload (a dict display of the key
+    fields in key order), generated once per table structure like ``compile_image_converter``."""
+    namespace: dict[str, Any] = {}
+    items = ", ".join(f"{name!r}: value.get({name!r})" for name in fields)
+    exec(compile(f"def key_of(value):\n    return {{{items}}}", "<row key extractor>", "exec"), namespace)  # noqa: S102
+    extractor: Callable[[Mapping[str, Any]], dict[str, Any]] = namespace["key_of"]
+    return extractor
 
 
 def compile_image_converter(

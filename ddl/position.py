@@ -419,6 +419,8 @@ class SourceOffset(Mapping[str, Any]):
         return len(self._map)
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, SourceOffset):
+            return self._map == other._map
         if isinstance(other, Mapping):
             return self._map == dict(other.items())
         return NotImplemented

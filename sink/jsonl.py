@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO
 
 from sink.base import Sink, SinkConfig, SinkError
-from sink.records import ChangeRecord, jsonl_line
+from sink.records import ChangeRecord, jsonl_lines, jsonl_parts
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,8 @@ class JsonlSink(Sink):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             repair_torn_tail(self.path)
-            self._fh = self.path.open("ab")
+            # Unbuffered: send() writes each batch with one gathering write per IOV_MAX pieces.
+            self._fh = self.path.open("ab", buffering=0)
         except OSError as exc:
             raise SinkError(f"cannot open sink.jsonl.path {self.path}: {exc}") from exc
 
@@ -55,7 +56,7 @@ class JsonlSink(Sink):
         assert self._fh is not None
         ks, vs = self.key_schemas, self.value_schemas
         try:
-            self._fh.write(b"".join(jsonl_line(r, ks, vs) + b"\n" for r in records))
+            write_all(self._fh.fileno(), jsonl_parts(records, ks, vs))
         except OSError as exc:
             raise SinkError(f"cannot write sink.jsonl.path {self.path}: {exc}") from exc
 
@@ -73,6 +74,24 @@ class JsonlSink(Sink):
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+_IOV_MAX = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+
+
+def write_all(fd: int, parts: list[bytes]) -> None:
+    """Write every piece, in order, with ``os.writev`` (a short write continues where it stopped)."""
+    start = 0
+    while start < len(parts):
+        chunk = parts[start : start + _IOV_MAX]
+        written = os.writev(fd, chunk)
+        for part in chunk:
+            if written < len(part):
+                # A short write ended inside this piece: its rest goes first next time.
+                parts[start] = part[written:]
+                break
+            written -= len(part)
+            start += 1
 
 
 def repair_torn_tail(path: Path, chunk: int = 1 << 16) -> int:
@@ -130,7 +149,7 @@ class StdoutSink(Sink):
 
     def send(self, records: Sequence[ChangeRecord]) -> None:
         out = self.stream or sys.stdout.buffer
-        out.write(b"".join(jsonl_line(r, self.key_schemas, self.value_schemas) + b"\n" for r in records))
+        out.write(jsonl_lines(records, self.key_schemas, self.value_schemas))
 
     def flush(self) -> None:
         (self.stream or sys.stdout.buffer).flush()

@@ -7,6 +7,7 @@ accepted this record and every record before it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -15,7 +16,7 @@ import orjson
 
 from ddl.model import TableId
 from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, envelope_bytes
+from sink.connect import ConnectSchema, envelope_bytes, envelope_parts
 
 
 class RecordKind(StrEnum):
@@ -83,21 +84,45 @@ class ChangeRecord:
 def jsonl_line(record: ChangeRecord, key_schemas: bool = True, value_schemas: bool = True) -> bytes:
     """The JSON-lines form shared by the ``jsonl`` and ``stdout`` sinks (no trailing newline):
     ``{"topic", "key", "value", "headers"}`` with key/value exactly as the JSON converter writes them."""
-    key = record.key_bytes(key_schemas)
-    value = record.value_bytes(value_schemas)
-    return b"".join(
-        (
-            b'{"topic":',
-            orjson.dumps(record.topic),
-            b',"key":',
-            key if key is not None else b"null",
-            b',"value":',
-            value if value is not None else b"null",
-            b',"headers":',
-            _rendered_headers(record.headers)[1],
-            b"}",
-        )
-    )
+    parts: list[bytes] = []
+    _append_jsonl_parts(parts, record, key_schemas, value_schemas)
+    parts.pop()  # the newline
+    return b"".join(parts)
+
+
+def jsonl_lines(
+    records: Sequence[ChangeRecord], key_schemas: bool = True, value_schemas: bool = True
+) -> bytes:
+    """``jsonl_line`` of every record, each ended by a newline, joined in one copy."""
+    return b"".join(jsonl_parts(records, key_schemas, value_schemas))
+
+
+def jsonl_parts(
+    records: Sequence[ChangeRecord], key_schemas: bool = True, value_schemas: bool = True
+) -> list[bytes]:
+    """``jsonl_lines`` as the pieces that make it up, for a gathering write (``os.writev``): the
+    schemas' kilobytes per record are then copied once, by the kernel, and no batch-sized buffer
+    is built first."""
+    parts: list[bytes] = []
+    for record in records:
+        _append_jsonl_parts(parts, record, key_schemas, value_schemas)
+    return parts
+
+
+def _append_jsonl_parts(
+    parts: list[bytes], record: ChangeRecord, key_schemas: bool, value_schemas: bool
+) -> None:
+    key = envelope_parts(record.key_schema, record.key, key_schemas)
+    value = envelope_parts(record.value_schema, record.value, value_schemas)
+    parts.append(b'{"topic":')
+    parts.append(orjson.dumps(record.topic))
+    parts.append(b',"key":')
+    parts.extend(key if key is not None else (b"null",))
+    parts.append(b',"value":')
+    parts.extend(value if value is not None else (b"null",))
+    parts.append(b',"headers":')
+    parts.append(_rendered_headers(record.headers)[1])
+    parts.append(b"}\n")
 
 
 # Rendered header tuples by identity: the context headers are one tuple shared by every record of a
