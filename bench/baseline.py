@@ -47,6 +47,17 @@ def figures_at(rev: str, module: str, args: list[str]) -> dict[str, Any]:
             )
 
 
+def with_daemon_allocator(module: str) -> None:
+    """Re-run this benchmark under the allocator settings ``mysql-cdc run`` uses
+    (``connector.cli.allocator``), so both sides of every comparison measure what users run. A
+    baseline checkout older than those settings inherits them from the run that started it."""
+    try:
+        from connector.cli.allocator import reexec_with_tuned_allocator
+    except ImportError:
+        return
+    reexec_with_tuned_allocator(["-m", module, *sys.argv[1:]])
+
+
 def print_json(figures: dict[str, Any]) -> None:
     """The line ``figures_at`` reads back."""
     print(json.dumps(figures))

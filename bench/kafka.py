@@ -37,7 +37,7 @@ import time  # noqa: E402
 import uuid  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
-from bench.baseline import figures_at, print_json  # noqa: E402
+from bench.baseline import figures_at, print_json, with_daemon_allocator  # noqa: E402
 from bench.workload import TABLE, write_workload  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
@@ -86,6 +86,7 @@ def main() -> int:
     )
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
+    with_daemon_allocator("bench.kafka")
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # the mock's ApiVersions fallback is noisy
 

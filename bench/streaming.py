@@ -32,7 +32,7 @@ from pathlib import Path
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from bench.baseline import figures_at, print_json
+from bench.baseline import figures_at, print_json, with_daemon_allocator
 from bench.workload import TABLE, write_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
@@ -142,6 +142,7 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
+    with_daemon_allocator("bench.streaming")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
         server.execute("CREATE DATABASE bench", TABLE)

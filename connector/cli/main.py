@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Sequence
 from types import FrameType
 
+from connector.cli.allocator import reexec_with_tuned_allocator
 from connector.cli.demo import run_demo
 from connector.cli.snapshot import snapshot_command
 from connector.cli.status import status_command
@@ -223,6 +224,9 @@ COMMANDS = {"run": cmd_run, "snapshot": cmd_snapshot, "status": cmd_status, "ver
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if argv is None and args.command in ("run", "snapshot"):
+        # The process entry point of a long-running command (not a call from Python code).
+        reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
     if args.command == "demo":
         setup_logging(args.log_level)
         return cmd_demo(args)

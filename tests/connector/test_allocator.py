@@ -1,0 +1,52 @@
+"""The allocator settings of the long-running commands (``connector.cli.allocator``)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from connector.cli.allocator import OPT_OUT, TUNED, tuned_environment
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the settings are glibc's")
+
+
+@glibc
+def test_tuned_environment_adds_the_settings_and_keeps_the_operators() -> None:
+    env = tuned_environment({"PATH": "/bin", "MALLOC_TOP_PAD_": "1"})
+    assert env is not None
+    assert env["PYTHONMALLOC"] == "malloc" and env["PATH"] == "/bin"
+    assert env["MALLOC_TOP_PAD_"] == "1"  # the operator's own value wins
+    assert env["MALLOC_MMAP_THRESHOLD_"] == TUNED["MALLOC_MMAP_THRESHOLD_"]
+
+
+def test_nothing_to_do_when_already_set_or_turned_off() -> None:
+    assert tuned_environment({"PYTHONMALLOC": "pymalloc"}) is None
+    assert tuned_environment({OPT_OUT: "default"}) is None
+
+
+@glibc
+def test_run_command_reexecutes_itself_with_the_settings(tmp_path: object) -> None:
+    """``mysql-cdc run`` started as a process replaces itself (same PID) by one with the tuned
+    environment before it reads its configuration: the child reports a configuration error for
+    the missing file, and the allocator it ran with is visible to a ``sitecustomize`` probe."""
+    probe = os.path.join(str(tmp_path), "sitecustomize.py")
+    with open(probe, "w") as fh:
+        fh.write("import os, sys\nsys.stderr.write('allocator=%s\\n' % os.environ.get('PYTHONMALLOC'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC" and k != OPT_OUT}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), REPO])
+    result = subprocess.run(
+        [sys.executable, "-m", "connector.cli", "run", "--config", "/nonexistent.properties"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines()[0] == "allocator=None"  # the first interpreter
+    assert "allocator=malloc" in result.stderr.splitlines()  # the re-executed one
+    assert "nonexistent.properties" in result.stderr
