@@ -22,6 +22,7 @@ import time
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
+from bench.workload import replication_settings
 from connector.embedded.api import EmbeddedEngine
 from connector.testing.local_server import LocalMySQLServer
 
@@ -33,12 +34,7 @@ def baseline_round(server: LocalMySQLServer, row_id: int) -> float:
     file, pos = server.query("SHOW MASTER STATUS")[0][:2]
     started = time.perf_counter()
     stream = BinLogStreamReader(
-        connection_settings={
-            "host": server.host,
-            "port": server.port,
-            "user": server.connector.user,
-            "passwd": server.connector.password,
-        },
+        connection_settings=replication_settings(server),
         server_id=9000 + row_id,
         log_file=file,
         log_pos=pos,

@@ -33,7 +33,7 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from bench.baseline import figures_at, print_json, with_daemon_allocator
-from bench.workload import TABLE, write_workload
+from bench.workload import TABLE, replication_settings, write_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, free_port
@@ -42,12 +42,7 @@ from sink.jsonl import JsonlSink
 
 def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_pos: int) -> int:
     stream = BinLogStreamReader(
-        connection_settings={
-            "host": server.host,
-            "port": server.port,
-            "user": server.connector.user,
-            "passwd": server.connector.password,
-        },
+        connection_settings=replication_settings(server),
         server_id=9999,
         log_file=file,
         log_pos=pos,
@@ -71,20 +66,7 @@ def metrics_engine(server: LocalMySQLServer, tmp: str, index: int, metrics: bool
     """An engine prepared at the current end of the binlog; ``metrics``: served on a port, else
     without metrics hooks."""
     port = free_port() if metrics else 0
-    config = ConnectorConfig.from_mapping(
-        server.connector_properties(
-            **{
-                "topic.prefix": "bench",
-                "database.include.list": "bench",
-                "data.dir": f"{tmp}/m{index}",
-                "database.server.id": str(6000 + index),
-                "metrics.port": str(port),
-            }
-        )
-    )
-    out = Path(tmp) / f"m{index}.jsonl"
-    engine = Engine(config, sinks=[JsonlSink(out)])
-    engine.catch_up()
+    engine, out = prepared_engine(server, tmp, f"m{index}", 6000 + index, **{"metrics.port": str(port)})
     if not metrics:  # the hooks' cost is what is measured: take them out
         assert engine.streaming is not None
         engine.streaming.dispatcher.metrics = None
@@ -112,21 +94,25 @@ def timed_catch_up(engine: Engine, port: int) -> float:
     return elapsed
 
 
-def connector_engine(server: LocalMySQLServer, tmp: str, index: int) -> tuple[Engine, Path]:
-    """An engine with its own offsets, history and output, prepared at the current end of the binlog."""
+def prepared_engine(
+    server: LocalMySQLServer, tmp: str, name: str, server_id: int, **extra: str
+) -> tuple[Engine, Path]:
+    """An engine with its own offsets, history and output file, prepared at the current end of the
+    binlog (schema read; its stream sits at the start of the range written next)."""
     config = ConnectorConfig.from_mapping(
         server.connector_properties(
             **{
                 "topic.prefix": "bench",
                 "database.include.list": "bench",
-                "data.dir": f"{tmp}/run{index}",
-                "database.server.id": str(7000 + index),
+                "data.dir": f"{tmp}/{name}",
+                "database.server.id": str(server_id),
+                **extra,
             }
         )
     )
-    out = Path(tmp) / f"run{index}.jsonl"
+    out = Path(tmp) / f"{name}.jsonl"
     engine = Engine(config, sinks=[JsonlSink(out)])
-    engine.catch_up()  # schema read; the stream now sits at the start of the range
+    engine.catch_up()
     return engine, out
 
 
@@ -146,7 +132,7 @@ def main() -> None:
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
         server.execute("CREATE DATABASE bench", TABLE)
-        engines = [connector_engine(server, tmp, i) for i in range(args.repeat)]
+        engines = [prepared_engine(server, tmp, f"run{i}", 7000 + i) for i in range(args.repeat)]
         flags = (False, True, False, True) if args.metrics else ()
         compared = [metrics_engine(server, tmp, i, on) for i, on in enumerate(flags)]
         start_file, start_pos = server.query("SHOW MASTER STATUS")[0][:2]

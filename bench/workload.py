@@ -19,6 +19,17 @@ _INSERT = "INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
 _STATES = ("new", "paid", "sent")
 
 
+def replication_settings(server: MySQLServerHandle) -> dict[str, object]:
+    """``connection_settings`` of a bare mysql-replication reader as the connector user (defined
+    here, not on the server handle, so that a baseline checkout of an older connector runs it too)."""
+    return {
+        "host": server.host,
+        "port": server.port,
+        "user": server.connector.user,
+        "passwd": server.connector.password,
+    }
+
+
 def write_workload(server: MySQLServerHandle, rows: int, first: int = 0) -> int:
     """Insert ``rows`` rows with ids from ``first``, update half, delete a quarter; returns the number
     of row changes written."""

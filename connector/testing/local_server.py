@@ -131,6 +131,16 @@ class MySQLServerHandle:
             self.execute(f"GRANT {grants} ON *.* TO '{user}'@'%'")
         return Credentials(user, password)
 
+    def replication_settings(self) -> dict[str, Any]:
+        """``connection_settings`` for a bare mysql-replication ``BinLogStreamReader`` as the
+        connector user (benchmarks' baselines and tests that read the binlog themselves)."""
+        return {
+            "host": self.host,
+            "port": self.port,
+            "user": self.connector.user,
+            "passwd": self.connector.password,
+        }
+
     def connector_properties(self, **overrides: Any) -> dict[str, str]:
         """Debezium properties that point the connector at this server as the connector user."""
         props = {

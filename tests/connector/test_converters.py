@@ -107,12 +107,7 @@ def binlog_rows(
     """
     end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
     stream = BinLogStreamReader(
-        connection_settings={
-            "host": server.host,
-            "port": server.port,
-            "user": server.connector.user,
-            "passwd": server.connector.password,
-        },
+        connection_settings=server.replication_settings(),
         server_id=random.randint(10_000, 2**31),
         is_mariadb=True,
         blocking=True,

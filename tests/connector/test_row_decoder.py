@@ -255,12 +255,7 @@ def cases(draw: st.DrawFn, families: Sequence[str]) -> Case:
 # -- reading the binlog both ways ----------------------------------------------------------------------
 def _stream(server: MySQLServerHandle, start: tuple[str, int], end: tuple[str, int]) -> Iterator[Any]:
     stream = BinLogStreamReader(
-        connection_settings={
-            "host": server.host,
-            "port": server.port,
-            "user": server.connector.user,
-            "passwd": server.connector.password,
-        },
+        connection_settings=server.replication_settings(),
         server_id=random.randint(10_000, 2**31),
         log_file=start[0],
         log_pos=start[1],
