@@ -51,6 +51,8 @@ class ConnectSchema:
     # Struct members whose payload the converter changes (a default, a float somewhere below):
     # only these are visited when serialising; the rest are copied as they are.
     _walk_fields: tuple[Field, ...] = field(default=(), compare=False, repr=False)
+    # ``_walk`` for this schema, generated (see ``_compile_walker``); None when nothing changes.
+    _walker: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_json", orjson.dumps(self.to_json()))
@@ -60,6 +62,8 @@ class ConnectSchema:
             "_walk_fields",
             tuple(f for f in self.fields or () if f.schema.has_default or f.schema._needs_walk),
         )
+        if self._needs_walk:
+            object.__setattr__(self, "_walker", _compile_walker(self))
 
     @property
     def has_default(self) -> bool:
@@ -101,9 +105,8 @@ class ConnectSchema:
 
     def payload_for_json(self, value: Any) -> Any:
         """The payload as the converter writes it: defaults substituted for nulls, Java floats."""
-        if not self._needs_walk:
-            return value
-        return _walk(self, value)
+        walker = self._walker
+        return value if walker is None else walker(value)
 
 
 # Connect types whose name in JsonConverter's schema JSON differs (JsonSchema.FLOAT_TYPE_NAME, ...).
@@ -139,6 +142,47 @@ def _walk(schema: ConnectSchema, value: Any) -> Any:
     if kind == "map" and schema.values is not None:
         return {k: _walk(schema.values, v) for k, v in value.items()}
     return value
+
+
+def _compile_walker(schema: ConnectSchema) -> Any:
+    """``_walk`` specialised to one schema: a generated function that visits only the members whose
+    payload changes (defaults for nulls, Java floats), with each member's rule inlined or its own
+    walker called. Same result as ``_walk``; per record it saves the generic dispatch."""
+    namespace: dict[str, Any] = {"java_float": java_float}
+
+    def constant(value: Any) -> str:
+        name = f"k{len(namespace)}"
+        namespace[name] = value
+        return name
+
+    when_null = constant(schema.default if schema.has_default else None)
+    lines = ["def walk(value):", f"    if value is None: return {when_null}"]
+    kind = schema.type
+    if kind in ("float32", "float64"):
+        lines.append(f"    return java_float(value, {kind == 'float32'})")
+    elif kind == "struct" and schema.fields is not None:
+        lines += ["    out = dict(value)", "    get = value.get"]
+        for f in schema._walk_fields:
+            key = repr(f.name)
+            child = f.schema
+            if child.type in ("struct", "array", "map") or child._needs_walk:
+                lines.append(f"    out[{key}] = {constant(_walker_of(child))}(get({key}))")
+            else:  # a primitive with a default
+                default = constant(child.default if child.has_default else None)
+                lines.append(f"    v = get({key}); out[{key}] = {default} if v is None else v")
+        lines.append("    return out")
+    elif kind == "array" and schema.items is not None:
+        lines.append(f"    return [{constant(_walker_of(schema.items))}(v) for v in value]")
+    elif kind == "map" and schema.values is not None:
+        lines.append(f"    return {{k: {constant(_walker_of(schema.values))}(v) for k, v in value.items()}}")
+    else:
+        lines.append("    return value")
+    exec(compile("\n".join(lines), "<connect payload walker>", "exec"), namespace)  # noqa: S102
+    return namespace["walk"]
+
+
+def _walker_of(schema: ConnectSchema) -> Any:
+    return schema._walker if schema._walker is not None else _compile_walker(schema)
 
 
 def java_float(value: float, single: bool = False) -> Any:

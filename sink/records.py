@@ -86,8 +86,7 @@ def jsonl_line(record: ChangeRecord, key_schemas: bool = True, value_schemas: bo
     ``{"topic", "key", "value", "headers"}`` with key/value exactly as the JSON converter writes them."""
     parts: list[bytes] = []
     _append_jsonl_parts(parts, record, key_schemas, value_schemas)
-    parts.pop()  # the newline
-    return b"".join(parts)
+    return b"".join(parts)[:-1]  # without the newline
 
 
 def jsonl_lines(
