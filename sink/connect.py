@@ -17,6 +17,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from struct import Struct
 from typing import Any
 
 import orjson
@@ -208,15 +209,20 @@ def java_float(value: float, single: bool = False) -> Any:
 def _float32_shortest(value: float) -> float:
     # Java prints a float with the fewest digits that round-trip *as a float*; Python's repr would
     # show the widened double (0.1f -> 0.10000000149011612). Find the shortest decimal that maps
-    # back to the same float32.
-    import struct
-
-    packed = struct.pack("<f", value)
+    # back to the same float32. Near the float32 maximum a short candidate can round beyond it
+    # (3.4025e38 -> 3.403e38): such a candidate is not a float32 at all, so the search goes on.
+    packed = _FLOAT32.pack(value)
     for digits in range(1, 10):
         candidate = float(f"{value:.{digits}g}")
-        if struct.pack("<f", candidate) == packed:
-            return candidate
+        try:
+            if _FLOAT32.pack(candidate) == packed:
+                return candidate
+        except OverflowError:
+            continue
     return value
+
+
+_FLOAT32 = Struct("<f")
 
 
 def _java_sci(value: float) -> str:
