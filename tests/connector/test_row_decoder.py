@@ -29,7 +29,7 @@ from connector.config import ConnectorConfig
 from connector.converters import SNAPSHOT_CONVERSIONS, ConverterSettings
 from connector.events import EventBuilder, TableSchema
 from connector.row_decoder import BinlogRowDecoder, _LibraryRows, compile_image_reader
-from connector.testing.local_server import MySQLServerHandle
+from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
 
@@ -460,3 +460,19 @@ def test_decoder_compiles_every_type_family(server: MySQLServerHandle) -> None:
     event = next(_stream(server, start, end))
     assert len(event.columns) == len(EVERY_FAMILY_SQL) + 1
     compile_image_reader(event.columns, dict(schema.binlog_encodings))  # raises if it cannot
+
+
+def test_events_without_checksums_decode_the_same() -> None:
+    """A server with ``binlog_checksum=NONE``: an event's rows end where its body ends, not four
+    bytes before (the library sizes events from the server's setting, and the decoder reads to the
+    end of what the library sized)."""
+    with LocalMySQLServer(extra_options=["--binlog-checksum=NONE"]) as plain:
+        assert plain.query("SELECT @@global.binlog_checksum")[0][0] == "NONE"
+        plain.execute(f"CREATE DATABASE `{DB}`")
+        case = Case(
+            ("INT NOT NULL", "VARCHAR(40) CHARACTER SET utf8mb4", "DATETIME(3)", "DECIMAL(12,3)"),
+            ("%s", "%s", "%s", "%s"),
+            ((1, "first", "2024-01-02 03:04:05.678", "-123456789.125"), (2, None, None, "0.001")),
+            ((7, "seventh", "1999-12-31 23:59:59.999", "42.000"), (8, "", "2000-02-29 00:00:00.000", None)),
+        )
+        run_case(plain, case)
