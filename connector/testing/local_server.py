@@ -25,6 +25,7 @@ from typing import Any
 
 import pymysql
 
+from connector.converters import SNAPSHOT_CONVERSIONS
 from ddl.errors import MysqlCdcError
 
 log = logging.getLogger(__name__)
@@ -130,6 +131,22 @@ class MySQLServerHandle:
         if grants:
             self.execute(f"GRANT {grants} ON *.* TO '{user}'@'%'")
         return Credentials(user, password)
+
+    def snapshot_connect(
+        self, database: str | None = None, time_zone: str = "+00:00"
+    ) -> pymysql.connections.Connection:
+        """A connection as the connector user that reads values the way the snapshot does
+        (``SNAPSHOT_CONVERSIONS``, session time zone ``time_zone``), for tests comparing paths."""
+        return pymysql.connect(
+            host=self.host,
+            port=self.port,
+            user=self.connector.user,
+            password=self.connector.password,
+            database=database,
+            charset="utf8mb4",
+            conv=SNAPSHOT_CONVERSIONS,
+            init_command=f"SET time_zone='{time_zone}'",
+        )
 
     def replication_settings(self) -> dict[str, Any]:
         """``connection_settings`` for a bare mysql-replication ``BinLogStreamReader`` as the

@@ -16,13 +16,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pymysql
 import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
 from connector.converters import (
-    SNAPSHOT_CONVERSIONS,
     ColumnConverter,
     ConverterSettings,
     column_converter,
@@ -81,15 +79,7 @@ def create_sql(name: str, specs: Sequence[Spec]) -> list[str]:
 
 
 def snapshot_rows(server: LocalMySQLServer, table: str, time_zone: str = "+00:00") -> list[tuple[Any, ...]]:
-    conn = pymysql.connect(
-        host=server.host,
-        port=server.port,
-        user=server.connector.user,
-        password=server.connector.password,
-        charset="utf8mb4",
-        conv=SNAPSHOT_CONVERSIONS,
-        init_command=f"SET time_zone='{time_zone}'",
-    )
+    conn = server.snapshot_connect(time_zone=time_zone)
     with conn, conn.cursor() as cur:
         cur.execute(f"SELECT * FROM `{DB}`.`{table}` ORDER BY id")
         return [row[1:] for row in cur.fetchall()]

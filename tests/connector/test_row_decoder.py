@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pymysql
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +25,7 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.config import ConnectorConfig
-from connector.converters import SNAPSHOT_CONVERSIONS, ConverterSettings
+from connector.converters import ConverterSettings
 from connector.events import EventBuilder, TableSchema
 from connector.row_decoder import BinlogRowDecoder, _LibraryRows, compile_image_reader
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
@@ -325,15 +324,7 @@ def table_schema(server: MySQLServerHandle, name: str, converter_settings: Conve
 
 
 def snapshot_rows(server: MySQLServerHandle, name: str) -> list[tuple[Any, ...]]:
-    conn = pymysql.connect(
-        host=server.host,
-        port=server.port,
-        user=server.connector.user,
-        password=server.connector.password,
-        charset="utf8mb4",
-        conv=SNAPSHOT_CONVERSIONS,
-        init_command="SET time_zone='+00:00'",
-    )
+    conn = server.snapshot_connect()
     with conn, conn.cursor() as cur:
         cur.execute(f"SELECT * FROM `{DB}`.`{name}` ORDER BY id")
         return list(cur.fetchall())

@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pymysql
 import pytest
 
-from connector.converters import SNAPSHOT_CONVERSIONS
 from connector.embedded.api import EventWaitTimeout
 from connector.testing.fake import FakeConnector
 from connector.transactions import java_hashmap_order
@@ -222,16 +220,7 @@ def test_python_values_match_what_the_snapshot_reads(cdc_mysql, cdc_database):
         cur.execute("SET time_zone = '+00:00'")
         cur.execute(EVERYTHING)
         cur.execute(*insert_sql("everything", [ROW1, ROW2]))
-    snapshot = pymysql.connect(
-        host=cdc_mysql.host,
-        port=cdc_mysql.port,
-        user=cdc_mysql.connector.user,
-        password=cdc_mysql.connector.password,
-        database=cdc_database,
-        charset="utf8mb4",
-        conv=SNAPSHOT_CONVERSIONS,
-        init_command="SET time_zone='+00:00'",
-    )
+    snapshot = cdc_mysql.snapshot_connect(cdc_database)
     with snapshot, snapshot.cursor() as cur:
         cur.execute("SELECT * FROM everything ORDER BY id")
         server_rows = list(cur.fetchall())
