@@ -156,7 +156,7 @@ class EventDispatcher:
         metrics = self.metrics
         if metrics is not None:
             metrics.on_rows(table_id, op, len(images), where.ts_ms)
-        # One emit per rows event: delivery batches then end on event boundaries.
+        # One emit per rows event (Delivery still cuts its batches where they fill).
         builder, transactions = self.builder, self.transactions
         out: list[ChangeRecord] = []
         for index, (before, after) in enumerate(images, first_row):
