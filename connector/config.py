@@ -302,6 +302,59 @@ PROPERTIES: tuple[Property, ...] = (
         kind="int",
         minimum=0,
     ),
+    # -- signals and on-demand snapshots (connector.signals, connector.incremental)
+    _p("signal.data.collection", doc="The signal table db.table (id, type, data) for the source channel."),
+    _p(
+        "signal.enabled.channels",
+        "source",
+        "Where signals are read: source (the signal table), kafka, file, in-process.",
+        kind="choice-list",
+        choices=("source", "kafka", "file", "in-process"),
+    ),
+    _p(
+        "signal.poll.interval.ms",
+        "5000",
+        "How often the kafka and file channels are read.",
+        kind="int",
+        minimum=0,
+    ),
+    _p("signal.kafka.topic", doc="Topic of the kafka signal channel (default <topic.prefix>-signal)."),
+    _p("signal.kafka.bootstrap.servers", doc="Brokers of the kafka signal channel."),
+    _p("signal.kafka.groupId", "kafka-signal", "Consumer group of the kafka signal channel."),
+    _p(
+        "signal.kafka.poll.timeout.ms",
+        "100",
+        "How long one read of the kafka signal channel waits.",
+        kind="int",
+        minimum=0,
+    ),
+    _p("signal.file", "file-signals.txt", "File of the file signal channel (one JSON signal a line)."),
+    _p(
+        "incremental.snapshot.chunk.size",
+        "1024",
+        "Rows read per incremental snapshot chunk.",
+        kind="int",
+        minimum=1,
+    ),
+    _p(
+        "incremental.snapshot.allow.schema.changes",
+        "false",
+        "Re-read the open chunk when its table's structure changes during the window.",
+        kind="bool",
+    ),
+    _p(
+        "incremental.snapshot.watermarking.strategy",
+        "insert_insert",
+        "How windows are marked in the signal table: insert_insert or insert_delete.",
+        kind="choice",
+        choices=("insert_insert", "insert_delete"),
+    ),
+    _p(
+        "read.only",
+        "false",
+        "Incremental snapshots without writing to the server (GTID watermarks).",
+        kind="bool",
+    ),
     # -- offsets and schema history
     _p(
         "offset.storage",
@@ -460,6 +513,7 @@ PROPERTIES: tuple[Property, ...] = (
 
 # Prefixes whose keys are passed through to a component (not individually declared).
 PASSTHROUGH_PREFIXES: tuple[str, ...] = (
+    "signal.consumer.",
     "sink.kafka.producer.",
     "sink.spark.conf.",
     "schema.history.internal.producer.",
@@ -483,10 +537,8 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
 # the key and the hint. A key matches its entry exactly or as ``entry.`` prefix (``transforms``
 # covers ``transforms.unwrap.type``). Remove an entry when its feature is implemented.
 REFUSED: Mapping[str, str] = {
-    "signal": "signals (ad-hoc and incremental snapshots) are not implemented; restart with "
-    "snapshot.mode=always or when_needed for a new snapshot",
-    "incremental.snapshot": "incremental snapshots are not implemented",
-    "read.only": "read-only incremental snapshots are not implemented",
+    "signal.emit.failure": "not implemented (signals are never emitted by the connector)",
+    "incremental.snapshot.max.threads": "incremental snapshots read one chunk at a time",
     "topic.naming.strategy": "only Debezium's default topic names <topic.prefix>.<db>.<table> are "
     "implemented (topic.delimiter, topic.transaction and topic.heartbeat.prefix adjust them)",
     "topic.heartbeat.name": "use topic.heartbeat.prefix",

@@ -25,7 +25,7 @@ from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe, snapshot_connection_factory
 from ddl.history import SchemaHistory
 from ddl.parser import parser_for
-from ddl.position import SourceOffset
+from ddl.position import BLOCKING_SNAPSHOT, SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable
@@ -146,11 +146,11 @@ class StartupCoordinator:
         # when the store has none (e.g. it was lost).
         stored = self.offsets.load()
         if stored is not None:
-            return SourceOffset.coerce(stored)
+            return _after_blocking_snapshot(SourceOffset.from_map(stored))
         for sink in self.sinks:
             committed = sink.committed_offset()
             if committed is not None:
-                return SourceOffset.coerce(committed)
+                return _after_blocking_snapshot(SourceOffset.from_map(committed))
         return None
 
     def plan(self, settings: SnapshotSettings, offset: SourceOffset | None, connect: Connect) -> SnapshotPlan:
@@ -256,3 +256,16 @@ class StartupCoordinator:
             len(self.schema.model.tables),
             offset.describe(),
         )
+
+
+def _after_blocking_snapshot(offset: SourceOffset) -> SourceOffset:
+    """A blocking snapshot's offset is the stream's offset where its signal was read, marked
+    ``BLOCKING``: streaming resumes there (a source-channel signal is read, and run, again)."""
+    if offset.snapshot != BLOCKING_SNAPSHOT:
+        return offset
+    log.warning(
+        "the connector stopped during a blocking snapshot; streaming resumes at %s, where it was "
+        "signalled (a signal from the signal table runs it again; send others again)",
+        offset.describe(),
+    )
+    return offset.with_(snapshot=None)

@@ -95,6 +95,9 @@ class EventDispatcher:
         self.transactions = transactions
         self.inconsistent_mode = inconsistent_mode
         self._captured: dict[TableId, bool] = {}
+        # Sees every dispatched row's converted images before they are built into records: the
+        # incremental snapshot's window de-duplication (connector.incremental).
+        self.on_rows: Callable[[TableId, Sequence[RowImages]], None] | None = None
 
     # -- filter and structure ---------------------------------------------------------------------
     def is_captured(self, table_id: TableId) -> bool:
@@ -153,6 +156,8 @@ class EventDispatcher:
                 self.metrics.erroneous += 1
             self._event_failed(table_id, where, exc)
             return True
+        if self.on_rows is not None:
+            self.on_rows(table_id, images)
         metrics = self.metrics
         if metrics is not None:
             metrics.on_rows(table_id, op, len(images), where.ts_ms)

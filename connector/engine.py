@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
@@ -25,9 +26,11 @@ from connector.metrics import ConnectorMetrics, MetricsServer, ProgressReporter
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo, ServerProbe
+from connector.signals import IN_PROCESS, InProcessSignalChannel, enabled_channels
 from connector.snapshot_source import SnapshotEmitter
 from connector.streaming import StreamingSource
 from connector.transforms import build_chain
+from ddl.errors import ConfigError
 from ddl.history import SchemaHistory
 from ddl.position import BinlogPosition
 from sink.base import Sink
@@ -80,6 +83,8 @@ class Engine:
         )
         self.metrics.queued = lambda: self.delivery.queued
         self._stop = threading.Event()
+        # signal.enabled.channels=in-process: ``signal()`` (the embedded API and tests send through it).
+        self.signals = InProcessSignalChannel()
         # Embedded-API hook: runs on the engine thread after every binlog event and heartbeat while
         # streaming, so another thread can ask for a delivery barrier (connector.embedded.api).
         self.on_progress: Callable[[], None] | None = None
@@ -136,6 +141,7 @@ class Engine:
                 self.delivery,
                 start,
                 self.metrics,
+                self.signals,
             )
             streaming = self.streaming
             self.metrics.binlog_position = lambda: _position(streaming)
@@ -191,6 +197,15 @@ class Engine:
             raise TimeoutError(
                 f"did not reach binlog position {target} within {timeout}s (at {self.streaming.last_end})"
             )
+
+    def signal(self, type_: str, data: Mapping[str, Any] | str | None = None, id_: str | None = None) -> str:
+        """Sends a signal through the in-process channel (``signal.enabled.channels`` must list
+        ``in-process``); the streaming thread carries it out. Returns the signal's id."""
+        if IN_PROCESS not in enabled_channels(self.config):
+            raise ConfigError(
+                "signal.enabled.channels", "add in-process to the list to send signals from this process"
+            )
+        return self.signals.send(type_, data, id_)
 
     def stop(self) -> None:
         self._stop.set()

@@ -40,6 +40,8 @@ from connector.metrics import ConnectorMetrics
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
 from connector.server import connect
+from connector.signal_actions import SignalActions
+from connector.signals import InProcessSignalChannel
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
@@ -83,8 +85,9 @@ class StreamingSource:
         emitter: Emitter,
         offset: Mapping[str, Any],
         metrics: ConnectorMetrics | None = None,
+        in_process_signals: InProcessSignalChannel | None = None,
     ) -> None:
-        start = SourceOffset.from_map(offset)
+        start = self._start = SourceOffset.from_map(offset)
         self.metrics = metrics
         self.config = config
         self.flavor = flavor
@@ -118,6 +121,10 @@ class StreamingSource:
             metrics.streaming if metrics is not None else None,
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
+        # Signals and on-demand snapshots (connector.signal_actions), on this thread.
+        self.signals = SignalActions(config, self, flavor, in_process_signals)
+        self.dispatcher.on_rows = self.signals.incremental.on_streamed
+        self._raw: RawEvent | None = None  # the event being handled (where window rows come from)
         self.guard = EventGuard.from_config(config)
         self.gtid_filter = gtid_source_filter(config)
         self.filter_dml = config.get_bool("gtid.source.filter.dml.events", True)
@@ -128,6 +135,7 @@ class StreamingSource:
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
         self._reader: BinlogReader | None = None
         self._events: Iterator[RawEvent] | None = None
+        self._reposition = False
         self._handlers: dict[type, Callable[[RawEvent], None]] = {
             GtidEvent: self._on_gtid,
             MariadbGtidEvent: self._on_gtid,
@@ -158,20 +166,53 @@ class StreamingSource:
                 self.restart_file, self.restart_pos, self.gtids, 0, row, self.server_id or None, self.ts_sec
             )
         txmeta = self.dispatcher.transactions
-        return txmeta.apply_to(offset) if txmeta is not None else offset
+        if txmeta is not None:
+            offset = txmeta.apply_to(offset)
+        if self.signals.incremental.running:
+            offset = offset.with_(extra=self.signals.offset_items())
+        return offset
+
+    def in_transaction(self) -> bool:
+        return self.txn is not None
+
+    def current_position(self) -> SourcePosition:
+        """Where the event being handled is (an idle tick: the last event's end)."""
+        raw = self._raw
+        if raw is None:
+            return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id)
+        return self._where(raw, 0)
+
+    def reposition(self, file: str | None, pos: int | None, gtids: GtidSet | None) -> None:
+        """``set-binlog-position``: the stream continues from this position (after the current
+        transaction), and the offset says so at once."""
+        if gtids is not None:
+            self.gtids = gtids
+        if file is not None and pos is not None:
+            self.restart_file, self.restart_pos = file, pos
+        self.skip_events = self.skip_rows = 0
+        self._reposition = True
+        log.info("set-binlog-position: streaming continues from %s", self.offset().describe())
+        self.emitter.advance(self.offset())
 
     # -- the loop ---------------------------------------------------------------------------------
     def run(self, stopping: Callable[[], bool]) -> None:
         """Process events until ``stopping()`` is true (checked after every event and heartbeat)."""
         attempt = 0
+        self.signals.start(self._start)
         while not stopping():
             if self._events is None:
                 self._open()
             assert self._events is not None
             heartbeat = self.heartbeat
+            signals = self.signals
             try:
                 for raw in self._events:
                     self._handle(raw)
+                    signals.poll()
+                    if self._reposition and self.txn is None:
+                        self._reposition = False
+                        self._reopen()
+                        break
                     # Debezium checks the heartbeat timer after every event (idle ticks included);
                     # not while replaying skipped events, whose offsets lag behind the stored one.
                     if heartbeat is not None and not self.skip_events and heartbeat.due():
@@ -235,7 +276,15 @@ class StreamingSource:
         executed = GtidSet.parse(str(row[0] or "")) if row else GtidSet()
         return self.gtids.with_sources_of(executed, self.gtid_filter)
 
+    def _reopen(self) -> None:
+        """Reconnect at the restart point (after ``reposition``)."""
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = None
+        self._events = None
+
     def close(self) -> None:
+        self.signals.close()
         if self._reader is not None:
             self._reader.close()
         self._events = None
@@ -256,6 +305,9 @@ class StreamingSource:
         if isinstance(event, HeartbeatLogEvent):
             if self.metrics is not None:
                 self.metrics.streaming.on_idle()
+            self._raw = None
+            if self.txn is None:
+                self.signals.on_commit()  # read.only: an idle stream has passed every watermark it will
             self.emitter.tick()
             return
         if isinstance(event, RotateEvent):
@@ -273,6 +325,7 @@ class StreamingSource:
         if raw.timestamp:
             self.ts_sec = raw.timestamp
         handler = self._handlers.get(type(event))
+        self._raw = raw
         if handler is not None:
             handler(raw)
         else:
@@ -305,6 +358,7 @@ class StreamingSource:
         self.skip_events = self.skip_rows = 0
         offset = self.dispatcher.dispatch_transaction_end(raw.timestamp * 1000, self.offset())
         self.emitter.advance(offset)
+        self.signals.on_commit()
 
     def _on_gtid(self, raw: RawEvent) -> None:
         self._begin(raw)
@@ -423,6 +477,9 @@ class StreamingSource:
                 self._count()
                 return
         skip, self.skip_rows = self.skip_rows, 0
+        if table_id == self.signals.table:
+            self._on_signal_table_rows(raw, table_id, op, skip)
+            return
 
         def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:
             rows = self._decoder(schema).rows(event, op == "u")
@@ -430,6 +487,30 @@ class StreamingSource:
 
         self.dispatcher.dispatch_rows(
             table_id, op, read_rows, self._where(raw, 0), self.offset(), form=RowForm.BINLOG, first_row=skip
+        )
+        self._count()
+
+    def _on_signal_table_rows(self, raw: RawEvent, table_id: TableId, op: str, skip: int) -> None:
+        """The signal table's rows: signals and window markers act first (Debezium emits the rows a
+        closing window releases before the marker's own record), then the rows are dispatched."""
+        table = self.dispatcher.schema.model.table(table_id)
+        if table is None:
+            self.dispatcher.dispatch_rows(  # no structure known: the dispatcher reports it
+                table_id, op, lambda _s: [], self._where(raw, 0), self.offset(), form=RowForm.BINLOG
+            )
+            self._count()
+            return
+        rows = self._decoder(self.dispatcher.builder.table_schema(table)).rows(raw.event, op == "u")
+        images = rows if op != "c" else [(None, image) for image, _ in rows]
+        self.signals.on_signal_rows(op, images, first_row=skip)
+        self.dispatcher.dispatch_rows(
+            table_id,
+            op,
+            lambda _s: images,
+            self._where(raw, 0),
+            self.offset(),
+            form=RowForm.BINLOG,
+            first_row=skip,
         )
         self._count()
 

@@ -226,6 +226,7 @@ _KNOWN = frozenset({_TS_SEC, _FILE, _POS, _GTIDS, _EVENT, _ROW, _SERVER_ID, _SNA
 # Snapshot kinds that restart from scratch when interrupted; "true" is the pre-2.x marker.
 _RESTARTED_SNAPSHOTS = frozenset({"INITIAL", "BLOCKING", "TRUE"})
 SNAPSHOT_INITIAL = "INITIAL"
+BLOCKING_SNAPSHOT = "BLOCKING"
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,11 +38,9 @@ def props_text(props: dict[str, str]) -> str:
     ("key", "value"),
     [
         # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
-        ("signal.data.collection", "inventory.signals"),
-        ("signal.enabled.channels", "source,kafka"),
-        ("read.only", "true"),
+        ("signal.emit.failure.max.retries", "3"),
+        ("incremental.snapshot.max.threads", "4"),
         ("topic.naming.strategy", "io.debezium.schema.SchemaTopicNamingStrategy"),
-        ("incremental.snapshot.chunk.size", "2048"),
         ("database.history.kafka.topic", "old"),
     ],
 )

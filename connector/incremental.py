@@ -1,0 +1,512 @@
+"""Incremental snapshots: DBLog's DDD-3 watermark algorithm while streaming goes on (reference 5.4).
+
+An ``execute-snapshot`` signal (``type: incremental``) queues tables. Each table is read in chunks
+in key order. Around each chunk read the connector writes two watermarks, and everything happens on
+the streaming thread:
+
+1. open the window: insert ``<chunk id>-open`` into the signal table (``read.only``: remember the
+   server's executed GTID set, the low watermark);
+2. read the chunk (``snapshot.chunks``) into the window, keyed by the row's key;
+3. close the window: insert ``<chunk id>-close`` (``insert_delete``: delete the open row;
+   ``read.only``: remember the executed GTID set again, the high watermark).
+
+The stream meets the markers later, in binlog order. Between them, a streamed change of a row whose
+key is in the window removes that key: the streamed event is newer than (or as new as) the chunk's
+read. When the stream reaches the close marker the rows left in the window are emitted as ``op: r``
+with ``source.snapshot = "incremental"``, and the next chunk is read.
+
+Progress lives in the offset (``incremental_snapshot_*`` keys, each record carries it): the key of
+the last chunk *emitted*, so a restart re-reads the chunk whose window had not closed yet and never
+starts over. Debezium writes the keys as hex of Java-serialized arrays; here they are JSON text
+(documented in the README): a list of key values, bytes as ``{"hex": ...}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+import pymysql
+
+from connector.dispatcher import EventDispatcher, RowForm
+from connector.events import SourcePosition, TableSchema
+from connector.signals import SignalError, SignalRecord, data_collections
+from ddl.model import TableId
+from ddl.position import GtidSet, SourceOffset
+from snapshot.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
+from snapshot.snapshotter import quote_table
+
+log = logging.getLogger(__name__)
+
+COLLECTIONS = "incremental_snapshot_collections"
+PRIMARY_KEY = "incremental_snapshot_primary_key"
+MAXIMUM_KEY = "incremental_snapshot_maximum_key"
+CORRELATION_ID = "incremental_snapshot_correlation_id"
+OFFSET_KEYS = (COLLECTIONS, PRIMARY_KEY, MAXIMUM_KEY, CORRELATION_ID)
+
+INSERT_INSERT, INSERT_DELETE = "insert_insert", "insert_delete"
+INCREMENTAL = "incremental"  # source.snapshot of the rows
+INCREMENTAL_OFFSET = "INCREMENTAL"  # the offset's snapshot marker on those rows
+
+
+# -- key encoding in the offset ---------------------------------------------------------------------
+def _encode_value(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return {"hex": bytes(value).hex()}
+    return value
+
+
+def _decode_value(value: Any) -> Any:
+    if isinstance(value, dict) and "hex" in value:
+        return bytes.fromhex(value["hex"])
+    return value
+
+
+def encode_key(key: Key | None) -> str | None:
+    return None if key is None else orjson.dumps([_encode_value(v) for v in key]).decode()
+
+
+def decode_key(text: Any) -> Key | None:
+    if not text:
+        return None
+    return tuple(_decode_value(v) for v in orjson.loads(text))
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One table queued for an incremental snapshot, as Debezium keeps it in the offset."""
+
+    table: TableId
+    condition: str | None = None
+    surrogate_key: str | None = None
+    correlation_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "incremental_snapshot_collections_id": str(self.table),
+            "incremental_snapshot_collections_additional_condition": self.condition,
+            "incremental_snapshot_collections_surrogate_key": self.surrogate_key,
+            "incremental_snapshot_collections_correlation_id": self.correlation_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Collection:
+        return cls(
+            TableId.parse(str(data["incremental_snapshot_collections_id"])),
+            data.get("incremental_snapshot_collections_additional_condition") or None,
+            data.get("incremental_snapshot_collections_surrogate_key") or None,
+            data.get("incremental_snapshot_collections_correlation_id") or None,
+        )
+
+
+@dataclass
+class _Chunk:
+    """The chunk read last: its window of rows (key → converted image) until it closes."""
+
+    id: str
+    collection: Collection
+    schema: TableSchema
+    last_key: Key | None  # the chunk's largest key (None: the chunk was empty)
+    done: bool  # the table has no row after this chunk
+    fields: tuple[str, ...] = ()  # the payload fields of the window's keys
+    # payload key fields → (the row's key as read, its converted image), in key order
+    window: dict[Key, tuple[Key, dict[str, Any]]] = field(default_factory=dict)
+    open: bool = False
+    low: GtidSet | None = None  # read.only watermarks
+    high: GtidSet | None = None
+
+
+@dataclass
+class Progress:
+    """Per-table figures for logs and the progress line."""
+
+    rows: dict[TableId, int] = field(default_factory=dict)
+    chunks: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+class IncrementalSnapshot:
+    """The incremental snapshot state and the DDD-3 steps, driven by the streaming source.
+
+    ``position`` gives the streaming source's current (SourcePosition, SourceOffset): emitted rows
+    take the position of the event that closed the window. ``connect`` opens a client connection
+    with the snapshot's value conversions (chunk reads and watermark writes, autocommit).
+    """
+
+    def __init__(
+        self,
+        dispatcher: EventDispatcher,
+        connect: Callable[[], pymysql.connections.Connection],
+        signal_table: TableId | None,
+        *,
+        chunk_size: int,
+        strategy: str = INSERT_INSERT,
+        read_only: bool = False,
+        allow_schema_changes: bool = False,
+        flavor: str = "mysql",
+        position: Callable[[], tuple[SourcePosition, SourceOffset]],
+        is_captured: Callable[[TableId], bool],
+    ) -> None:
+        self.dispatcher = dispatcher
+        self._connect = connect
+        self.signal_table = signal_table
+        self.chunk_size = chunk_size
+        self.strategy = strategy
+        self.read_only = read_only
+        self.allow_schema_changes = allow_schema_changes
+        self.flavor = flavor
+        self.position = position
+        self.is_captured = is_captured
+        self.collections: list[Collection] = []
+        self.emitted_key: Key | None = None  # the last key emitted of the current table
+        self.maximum_key: Key | None = None
+        self.correlation_id: str | None = None
+        self.paused = False
+        self.chunk: _Chunk | None = None
+        self.progress = Progress()
+        self._conn: pymysql.connections.Connection | None = None
+
+    # -- offset ------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return bool(self.collections)
+
+    def offset_items(self) -> tuple[tuple[str, Any], ...]:
+        if not self.collections:
+            return ()
+        items: list[tuple[str, Any]] = [
+            (COLLECTIONS, orjson.dumps([c.to_json() for c in self.collections]).decode())
+        ]
+        if self.emitted_key is not None:
+            items.append((PRIMARY_KEY, encode_key(self.emitted_key)))
+        if self.maximum_key is not None:
+            items.append((MAXIMUM_KEY, encode_key(self.maximum_key)))
+        if self.correlation_id is not None:
+            items.append((CORRELATION_ID, self.correlation_id))
+        return tuple(items)
+
+    def restore(self, offset: SourceOffset) -> None:
+        """The snapshot a stored offset was taken in (its chunk is read again by ``resume``)."""
+        extra = dict(offset.extra)
+        text = extra.get(COLLECTIONS)
+        if not text:
+            return
+        self.collections = [Collection.from_json(c) for c in orjson.loads(text)]
+        self.emitted_key = decode_key(extra.get(PRIMARY_KEY))
+        self.maximum_key = decode_key(extra.get(MAXIMUM_KEY))
+        self.correlation_id = extra.get(CORRELATION_ID)
+        log.info(
+            "incremental snapshot of %s resumes after key %s",
+            ", ".join(str(c.table) for c in self.collections),
+            encode_key(self.emitted_key),
+        )
+
+    def resume(self) -> None:
+        """After a restart: read the chunk after the last one emitted."""
+        if self.collections and self.chunk is None:
+            self.next_chunk()
+
+    # -- actions -------------------------------------------------------------------------------------
+    def execute(self, signal: SignalRecord) -> None:
+        tables = data_collections(signal.data)
+        if not tables:
+            raise SignalError('execute-snapshot needs a non-empty "data-collections" list')
+        conditions = additional_conditions(signal.data)
+        surrogate = signal.data.get("surrogate-key") or None
+        added = []
+        for table_id in tables:
+            if not self.is_captured(table_id):
+                log.warning("incremental snapshot of %s skipped: the table is not captured", table_id)
+                continue
+            table = self.dispatcher.schema.model.table(table_id)
+            if table is None:
+                log.warning("incremental snapshot of %s skipped: no such table is known", table_id)
+                continue
+            try:
+                ChunkQuery.for_table(table, surrogate)
+                window_fields(
+                    self.dispatcher.builder.table_schema(table), Collection(table_id, None, surrogate)
+                )
+            except ChunkKeyError as exc:
+                log.error("incremental snapshot of %s refused: %s", table_id, exc)
+                continue
+            added.append(Collection(table_id, conditions.get(table_id), surrogate, signal.id))
+        if not added:
+            return
+        idle = not self.collections
+        self.collections.extend(added)
+        log.info("incremental snapshot queued: %s", ", ".join(str(c.table) for c in added))
+        if idle:
+            self.emitted_key = self.maximum_key = None
+            self.correlation_id = signal.id
+            self.progress = Progress()
+            self.next_chunk()
+
+    def stop(self, signal: SignalRecord) -> None:
+        tables = set(data_collections(signal.data))
+        current = self.collections[0] if self.collections else None
+        stopped = [c for c in self.collections if not tables or c.table in tables]
+        self.collections = [c for c in self.collections if tables and c.table not in tables]
+        log.info("incremental snapshot stopped for %s", ", ".join(str(c.table) for c in stopped) or "nothing")
+        if current is not None and current in stopped:
+            # The current table was stopped: its open window is dropped, the next table starts.
+            self.chunk = None
+            self.emitted_key = self.maximum_key = None
+            if self.collections:
+                self.next_chunk()
+            else:
+                self.correlation_id = None
+
+    def pause(self, signal: SignalRecord) -> None:
+        if self.collections:
+            log.info("incremental snapshot paused")
+        self.paused = True
+
+    def resume_signal(self, signal: SignalRecord) -> None:
+        if not self.paused:
+            return
+        self.paused = False
+        log.info("incremental snapshot resumed")
+        if self.chunk is None:
+            self.next_chunk()
+
+    # -- DDD-3 ----------------------------------------------------------------------------------------
+    def _connection(self) -> pymysql.connections.Connection:
+        if self._conn is None or not self._conn.open:
+            self._conn = self._connect()
+            self._conn.autocommit(True)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None and self._conn.open:
+            self._conn.close()
+        self._conn = None
+
+    def next_chunk(self) -> None:
+        """Reads the next chunk between two watermarks (or finishes the tables that have no more)."""
+        while self.collections and not self.paused and self.chunk is None:
+            collection = self.collections[0]
+            table = self.dispatcher.schema.model.table(collection.table)
+            if table is None:
+                log.warning("incremental snapshot of %s ends: the table no longer exists", collection.table)
+                self._table_done()
+                continue
+            query = ChunkQuery.for_table(table, collection.surrogate_key, collection.condition)
+            conn = self._connection()
+            if self.maximum_key is None:
+                self.maximum_key = read_maximum_key(conn, query)
+                if self.maximum_key is None:
+                    log.info("incremental snapshot of %s: no rows", collection.table)
+                    self._table_done()
+                    continue
+            chunk_id = str(uuid.uuid4())
+            low = self._open_watermark(conn, chunk_id, collection)
+            rows = read_chunk(conn, query, self.emitted_key, self.maximum_key, self.chunk_size)
+            schema = self.dispatcher.builder.table_schema(table)
+            chunk = _Chunk(
+                chunk_id,
+                collection,
+                schema,
+                query.key_of(rows[-1]) if rows else None,
+                done=not rows,  # Debezium reads until a chunk comes back empty
+                fields=window_fields(schema, collection),
+                low=low,
+            )
+            for row in rows:
+                image = schema.value_from_snapshot(row)
+                chunk.window[tuple(image.get(f) for f in chunk.fields)] = (query.key_of(row), image)
+            chunk.high = self._close_watermark(conn, chunk_id, collection)
+            self.chunk = chunk
+            self.progress.chunks += 1
+            log.debug("incremental snapshot chunk %s of %s: %d rows", chunk_id, collection.table, len(rows))
+            if self.read_only:
+                return  # the stream decides when the window opens and closes
+
+    def _open_watermark(
+        self, conn: pymysql.connections.Connection, chunk_id: str, c: Collection
+    ) -> GtidSet | None:
+        if self.read_only:
+            return self._executed_gtids(conn)
+        self._insert_marker(conn, f"{chunk_id}-open", "snapshot-window-open", c)
+        return None
+
+    def _close_watermark(
+        self, conn: pymysql.connections.Connection, chunk_id: str, c: Collection
+    ) -> GtidSet | None:
+        if self.read_only:
+            return self._executed_gtids(conn)
+        assert self.signal_table is not None
+        if self.strategy == INSERT_DELETE:
+            with conn.cursor() as cur:
+                cur.execute(
+                    f"DELETE FROM {quote_table(self.signal_table)} WHERE id = %s", (f"{chunk_id}-open",)
+                )
+        else:
+            self._insert_marker(conn, f"{chunk_id}-close", "snapshot-window-close", c)
+        return None
+
+    def _insert_marker(
+        self, conn: pymysql.connections.Connection, marker: str, kind: str, c: Collection
+    ) -> None:
+        assert self.signal_table is not None
+        data = orjson.dumps(
+            {
+                "openWindowTimestamp" if kind.endswith("open") else "closeWindowTimestamp": _now_text(),
+                "correlationId": c.correlation_id,
+                "dataCollectionId": str(c.table),
+            }
+        ).decode()
+        with conn.cursor() as cur:
+            cur.execute(
+                f"INSERT INTO {quote_table(self.signal_table)} VALUES (%s, %s, %s)", (marker, kind, data)
+            )
+
+    def _executed_gtids(self, conn: pymysql.connections.Connection) -> GtidSet:
+        variable = "gtid_binlog_pos" if self.flavor == "mariadb" else "gtid_executed"
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT @@global.{variable}")
+            row = cur.fetchone()
+        return GtidSet.parse(str(row[0] or "") if row else "")
+
+    # -- what the stream tells ----------------------------------------------------------------------
+    def on_marker(self, marker_id: str, kind: str, deleted: bool) -> bool:
+        """A signal-table row the stream met: opens or closes the current window when it is its
+        marker. Returns True for a window marker (of any chunk)."""
+        chunk = self.chunk
+        if deleted:
+            if kind != "snapshot-window-open":
+                return False
+            if chunk is not None and chunk.open and marker_id == f"{chunk.id}-open":
+                self._close_window()
+            return True
+        if kind == "snapshot-window-open":
+            if chunk is not None and marker_id == f"{chunk.id}-open":
+                chunk.open = True
+            return True
+        if kind == "snapshot-window-close":
+            if chunk is not None and chunk.open and marker_id == f"{chunk.id}-close":
+                self._close_window()
+            return True
+        return False
+
+    def on_streamed(self, table_id: TableId, images: Sequence[tuple[Any, Any]]) -> None:
+        """Streamed rows (converted): a key in the open window is newer in the stream."""
+        chunk = self.chunk
+        if chunk is None or not chunk.open or table_id != chunk.collection.table or not chunk.window:
+            return
+        fields = chunk.fields
+        for before, after in images:
+            for image in (before, after):
+                if image is not None:
+                    chunk.window.pop(tuple(image.get(f) for f in fields), None)
+
+    def on_schema_change(self, tables: Sequence[TableId]) -> None:
+        """A DDL statement of the current table while a chunk waits for its window: with
+        ``incremental.snapshot.allow.schema.changes`` the chunk is read again."""
+        chunk = self.chunk
+        if chunk is None or chunk.collection.table not in tables:
+            return
+        if self.allow_schema_changes:
+            log.info(
+                "the structure of %s changed during a chunk window; reading the chunk again",
+                chunk.collection.table,
+            )
+            self.chunk = None
+            self.next_chunk()
+
+    def on_gtids(self, executed: GtidSet | None) -> None:
+        """``read.only``: the stream has processed ``executed``; opens and closes windows by it."""
+        chunk = self.chunk
+        if not self.read_only or chunk is None or executed is None:
+            return
+        if not chunk.open and chunk.low is not None and executed.contains(chunk.low):
+            chunk.open = True
+        if chunk.open and chunk.high is not None and executed.contains(chunk.high):
+            self._close_window()
+
+    def _close_window(self) -> None:
+        """Emits the rows left in the window, each with the offset of the event that closed it plus
+        ``snapshot: INCREMENTAL`` and its own key as the progress (as Debezium's records carry)."""
+        chunk = self.chunk
+        assert chunk is not None
+        self.chunk = None
+        table_id = chunk.collection.table
+        if chunk.window:
+            where, offset = self.position()
+            where = replace(where, snapshot=INCREMENTAL, row=0)
+            dispatch = self.dispatcher.dispatch_rows
+            for key, image in chunk.window.values():
+                self.emitted_key = key
+                row_offset = offset.with_(snapshot=INCREMENTAL_OFFSET, extra=self.offset_items())
+                dispatch(
+                    table_id,
+                    "r",
+                    _one_row(image),
+                    where,
+                    row_offset,
+                    form=RowForm.CONVERTED,
+                    number_rows=False,
+                )
+            self.progress.rows[table_id] = self.progress.rows.get(table_id, 0) + len(chunk.window)
+        if chunk.last_key is not None:
+            self.emitted_key = chunk.last_key
+        if chunk.done:
+            self._table_done()
+        self.next_chunk()
+
+    def _table_done(self) -> None:
+        done = self.collections.pop(0)
+        log.info(
+            "incremental snapshot of %s completed: %d rows in %.1fs",
+            done.table,
+            self.progress.rows.get(done.table, 0),
+            time.monotonic() - self.progress.started,
+        )
+        self.emitted_key = self.maximum_key = None
+        if not self.collections:
+            self.correlation_id = None
+
+
+def _one_row(image: dict[str, Any]) -> Callable[[TableSchema], Sequence[tuple[Any, Any]]]:
+    return lambda _schema: ((None, image),)
+
+
+def window_fields(schema: TableSchema, collection: Collection) -> tuple[str, ...]:
+    """The payload fields a row is known by in the window: the surrogate key, else the primary
+    key (a key column the payload leaves out could not tell rows apart: refused)."""
+    names = (collection.surrogate_key,) if collection.surrogate_key else schema.table.primary_key
+    emitted = {name.lower(): name for _, name, _ in schema.value_columns}
+    fields = tuple(emitted.get(name.lower()) for name in names)
+    missing = [n for n, f in zip(names, fields, strict=True) if f is None]
+    if missing:
+        raise ChunkKeyError(
+            f"key column(s) {', '.join(missing)} of {collection.table} are excluded from the events "
+            "(column.exclude.list), so streamed changes cannot be matched with snapshot rows"
+        )
+    return tuple(f for f in fields if f is not None)
+
+
+def additional_conditions(data: Mapping[str, Any]) -> dict[TableId, str]:
+    entries = data.get("additional-conditions") or []
+    if not isinstance(entries, list):
+        raise SignalError('additional-conditions must be a JSON list of {"data-collection", "filter"}')
+    out: dict[TableId, str] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("data-collection") or not entry.get("filter"):
+            raise SignalError(f'additional-conditions entry {entry!r} needs "data-collection" and "filter"')
+        try:
+            out[TableId.parse(str(entry["data-collection"]))] = str(entry["filter"])
+        except ValueError:
+            raise SignalError(
+                f"additional-conditions names {entry['data-collection']!r}, not a db.table"
+            ) from None
+    return out
+
+
+def _now_text() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"

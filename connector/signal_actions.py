@@ -1,0 +1,321 @@
+"""What signals do while the connector streams: the action table and on-demand snapshots.
+
+``SignalActions`` belongs to the streaming source and runs on its thread: the stream hands it the
+signal table's rows (the ``source`` channel) and calls ``poll`` after every event and idle tick (the
+other channels). Actions (Debezium's names):
+
+* ``execute-snapshot``: ``type: incremental`` (default) queues an incremental snapshot
+  (``connector.incremental``); ``type: blocking`` pauses the stream, reads the listed tables (with
+  ``additional-conditions`` as WHERE filters) at the current streaming offset, marked like a
+  snapshot with offset ``snapshot: BLOCKING``, then the stream goes on where it paused;
+* ``stop-snapshot``, ``pause-snapshot``, ``resume-snapshot``: the incremental snapshot;
+* ``log``: logs ``data.message`` with the current offset;
+* ``set-binlog-position``: moves the stream to ``binlog_filename``/``binlog_position`` or
+  ``gtid_set`` at once (Debezium stores it and applies it at the next restart).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from connector.config import ConnectorConfig
+from connector.dispatcher import EventDispatcher, RowForm
+from connector.events import SourcePosition
+from connector.incremental import INSERT_INSERT, IncrementalSnapshot, additional_conditions
+from connector.server import snapshot_connection_factory
+from connector.signals import (
+    EXECUTE_SNAPSHOT,
+    LOG,
+    PAUSE_SNAPSHOT,
+    RESUME_SNAPSHOT,
+    SET_BINLOG_POSITION,
+    SOURCE,
+    STOP_SNAPSHOT,
+    InProcessSignalChannel,
+    SignalError,
+    SignalProcessor,
+    SignalRecord,
+    build_channels,
+    data_collections,
+    enabled_channels,
+    parse_data,
+    signal_table,
+)
+from ddl.model import TableId
+from ddl.position import BLOCKING_SNAPSHOT, GtidSet, SourceOffset
+from snapshot.chunks import ChunkQuery
+from snapshot.progress import LogProgress
+from snapshot.scan import TableJob, scan_serial
+
+log = logging.getLogger(__name__)
+
+_BINLOG_NAME = re.compile(r"^.+\.\d+$")
+
+
+class Stream(Protocol):
+    """What the actions use of the streaming source."""
+
+    dispatcher: EventDispatcher
+    gtids: GtidSet | None
+
+    def offset(self, row: int = 0) -> SourceOffset: ...
+
+    def in_transaction(self) -> bool: ...
+
+    def current_position(self) -> SourcePosition: ...
+
+    def reposition(self, file: str | None, pos: int | None, gtids: GtidSet | None) -> None: ...
+
+
+class SignalActions:
+    def __init__(
+        self,
+        config: ConnectorConfig,
+        stream: Stream,
+        flavor: str,
+        in_process: InProcessSignalChannel | None = None,
+    ) -> None:
+        self.config = config
+        self.stream = stream
+        self.table = signal_table(config)
+        self.source_enabled = SOURCE in enabled_channels(config) and self.table is not None
+        self.read_only = config.get_bool("read.only")
+        self.incremental = IncrementalSnapshot(
+            stream.dispatcher,
+            snapshot_connection_factory(config),
+            self.table,
+            chunk_size=config.int_of("incremental.snapshot.chunk.size"),
+            strategy=config.get_choice("incremental.snapshot.watermarking.strategy") or INSERT_INSERT,
+            read_only=self.read_only,
+            allow_schema_changes=config.get_bool("incremental.snapshot.allow.schema.changes"),
+            flavor=flavor,
+            position=self._position,
+            is_captured=stream.dispatcher.is_captured,
+        )
+        self.connect = snapshot_connection_factory(config)
+        self.processor = SignalProcessor(
+            build_channels(config, in_process),
+            {
+                EXECUTE_SNAPSHOT: self.execute_snapshot,
+                STOP_SNAPSHOT: self.incremental.stop,
+                PAUSE_SNAPSHOT: self.incremental.pause,
+                RESUME_SNAPSHOT: self.incremental.resume_signal,
+                LOG: self.log_message,
+                SET_BINLOG_POSITION: self.set_binlog_position,
+            },
+            config.int_of("signal.poll.interval.ms") / 1000,
+        )
+        self._started = False
+        # The offset a source-channel signal was read at (a restart from it reads the signal again).
+        self._signal_offset: SourceOffset | None = None
+        # Blocking snapshots wait for the end of the transaction they were signalled in.
+        self._blocking: list[tuple[SignalRecord, SourceOffset | None]] = []
+
+    # -- the stream's calls ---------------------------------------------------------------------------
+    def start(self, offset: SourceOffset) -> None:
+        """Once, before the first event: an incremental snapshot the offset was taken in resumes."""
+        if self._started:
+            return
+        self._started = True
+        self.incremental.restore(offset)
+        self.incremental.resume()
+        self.processor.poll(force=True)
+
+    def poll(self) -> None:
+        self.processor.poll()
+        if self._blocking and not self.stream.in_transaction():
+            self._run_blocking()
+
+    def offset_items(self) -> tuple[tuple[str, Any], ...]:
+        return self.incremental.offset_items()
+
+    def on_signal_rows(self, op: str, rows: Sequence[tuple[Any, Any]], first_row: int = 0) -> None:
+        """The signal table's rows from one rows event (raw values: id, type, data)."""
+        for index, (before, after) in enumerate(rows[first_row:], first_row):
+            if op == "d" and before is not None:
+                self.incremental.on_marker(_text(before[0]), _text(before[1]), deleted=True)
+                continue
+            if op != "c" or after is None or len(after) < 3:
+                continue
+            signal_id, kind, data = _text(after[0]), _text(after[1]), after[2]
+            if self.incremental.on_marker(signal_id, kind, deleted=False):
+                continue
+            if not self.source_enabled:
+                continue
+            try:
+                record = SignalRecord(
+                    signal_id, kind, parse_data(_text(data) if data is not None else None), SOURCE
+                )
+            except SignalError as exc:
+                log.warning("signal %s (%s) in %s skipped: %s", signal_id, kind, self.table, exc)
+                continue
+            self._signal_offset = self.stream.offset(row=index)
+            try:
+                self.processor.process(record)
+            finally:
+                self._signal_offset = None
+
+    def on_commit(self) -> None:
+        if self.read_only:
+            self.incremental.on_gtids(self.stream.gtids)
+        if self._blocking:
+            self._run_blocking()
+
+    def on_schema_change(self, tables: Sequence[TableId]) -> None:
+        self.incremental.on_schema_change(tables)
+
+    def close(self) -> None:
+        self.processor.close()
+        self.incremental.close()
+
+    def _position(self) -> tuple[SourcePosition, SourceOffset]:
+        return self.stream.current_position(), self.stream.offset()
+
+    # -- actions ------------------------------------------------------------------------------------
+    def execute_snapshot(self, signal: SignalRecord) -> None:
+        kind = str(signal.data.get("type") or "incremental").lower()
+        if kind == "incremental":
+            if not self.read_only and self.table is None:
+                raise SignalError(
+                    "an incremental snapshot writes its watermarks to the signal table: set "
+                    "signal.data.collection, or read.only=true (GTID watermarks)"
+                )
+            self.incremental.execute(signal)
+        elif kind == "blocking":
+            self.blocking_snapshot(signal)
+        else:
+            raise SignalError(f"unknown snapshot type {kind!r}: expected incremental or blocking")
+
+    def log_message(self, signal: SignalRecord) -> None:
+        message = signal.data.get("message")
+        if not message:
+            raise SignalError("a log signal needs data.message")
+        log.info("%s (signal %s) at %s", message, signal.id, self.stream.offset().describe())
+
+    def set_binlog_position(self, signal: SignalRecord) -> None:
+        data = signal.data
+        file, pos, gtids = data.get("binlog_filename"), data.get("binlog_position"), data.get("gtid_set")
+        if gtids and (file or pos is not None):
+            raise SignalError("give either binlog_filename and binlog_position, or gtid_set, not both")
+        if gtids:
+            try:
+                self.stream.reposition(None, None, GtidSet.parse(str(gtids)))
+            except ValueError as exc:
+                raise SignalError(f"gtid_set {gtids!r} is not a GTID set ({exc})") from None
+            return
+        if not file or pos is None:
+            raise SignalError("set-binlog-position needs binlog_filename and binlog_position, or gtid_set")
+        if not _BINLOG_NAME.match(str(file)):
+            raise SignalError(f"binlog_filename {file!r} is not a binlog file name (name.NNNNNN)")
+        try:
+            position = int(pos)
+        except (TypeError, ValueError):
+            raise SignalError(f"binlog_position {pos!r} is not a number") from None
+        if position < 4:
+            raise SignalError(f"binlog_position {position} is before the first event (4)")
+        self.stream.reposition(str(file), position, None)
+
+    def blocking_snapshot(self, signal: SignalRecord) -> None:
+        """Queues a blocking snapshot: it runs once the signal's transaction has ended."""
+        if not data_collections(signal.data):
+            raise SignalError("a blocking snapshot needs a non-empty data-collections list")
+        additional_conditions(signal.data)  # a bad entry is refused now, not after the pause
+        self._blocking.append((signal, self._signal_offset))
+
+    def _run_blocking(self) -> None:
+        pending, self._blocking = self._blocking, []
+        for signal, signalled_at in pending:
+            self._blocking_snapshot(signal, signalled_at)
+
+    def _blocking_snapshot(self, signal: SignalRecord, signalled_at: SourceOffset | None) -> None:
+        """Reads the listed tables now, while the stream waits; it resumes where it paused. The rows
+        carry the offset the signal was read at, marked ``BLOCKING``: a restart during the snapshot
+        reads a source-channel signal again, and so runs the snapshot again."""
+        dispatcher = self.stream.dispatcher
+        conditions = additional_conditions(signal.data)
+        wanted = []
+        for table_id in data_collections(signal.data):
+            if not dispatcher.is_captured(table_id) or dispatcher.schema.model.table(table_id) is None:
+                log.warning("blocking snapshot of %s skipped: the table is not captured", table_id)
+            else:
+                wanted.append(table_id)
+        jobs = []
+        for order, table_id in enumerate(wanted):
+            table = dispatcher.schema.model.table(table_id)
+            assert table is not None
+            query = ChunkQuery(table_id, table.column_names, (), conditions.get(table_id))
+            jobs.append(TableJob(table_id, query.full_sql(), None, order, len(wanted)))
+        if not jobs:
+            log.warning("signal %s: blocking snapshot has no captured table to read", signal.id)
+            return
+        paused_at = self.stream.offset()
+        log.info(
+            "blocking snapshot of %s; streaming paused at %s",
+            ", ".join(str(j.table_id) for j in jobs),
+            paused_at.describe(),
+        )
+        listener = _BlockingListener(
+            dispatcher, (signalled_at or paused_at).with_(snapshot=BLOCKING_SNAPSHOT)
+        )
+        conn = self.connect()
+        started = time.monotonic()
+        try:
+            counts = scan_serial(conn, jobs, listener, LogProgress(), 1024, threading.Event())
+        finally:
+            conn.close()
+        dispatcher.emitter.advance(paused_at)
+        log.info(
+            "blocking snapshot completed: %d rows in %.1fs; streaming resumes at %s",
+            sum(counts.values()),
+            time.monotonic() - started,
+            paused_at.describe(),
+        )
+
+
+class _BlockingListener:
+    """Snapshot rows of a blocking snapshot, dispatched through the streaming dispatcher with the
+    paused stream's offset marked ``snapshot: BLOCKING``."""
+
+    def __init__(self, dispatcher: EventDispatcher, offset: SourceOffset) -> None:
+        self.dispatcher = dispatcher
+        self.offset = offset
+        self.ts_ms = 0
+
+    def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
+        self.ts_ms = source_ts_ms
+
+    def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
+        where = SourcePosition(file=self.offset.file, pos=self.offset.pos, ts_ms=self.ts_ms, snapshot=marker)
+        self.dispatcher.dispatch_rows(
+            table_id,
+            "r",
+            lambda _s: ((None, values),),
+            where,
+            self.offset,
+            form=RowForm.SNAPSHOT,
+            number_rows=False,
+        )
+
+    def on_table_end(self, table_id: TableId, rows: int) -> None:
+        pass
+
+    # The rest of SnapshotListener: a blocking snapshot reads no position and no structure.
+    def on_schema_statement(self, ddl: str, database: str | None) -> None:
+        pass
+
+    def on_position(self, position: Any) -> None:
+        pass
+
+    def on_complete(self) -> None:
+        pass
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    return "" if value is None else str(value)

@@ -1,0 +1,393 @@
+"""Signals: requests to a running connector (reference section 1.9), from every enabled channel.
+
+A signal is ``(id, type, data)``; ``data`` is a JSON object. Channels (``signal.enabled.channels``):
+
+* ``source``: rows inserted into the signal table ``signal.data.collection``, read from the binlog
+  (the streaming source hands them over as it meets them, in binlog order);
+* ``kafka``: records on ``signal.kafka.topic`` whose key is the ``topic.prefix`` and whose value is
+  ``{"type": ..., "data": {...}}`` (the record's Kafka offset is its id), read by the consumer group
+  ``signal.kafka.groupId`` and committed once processed;
+* ``file``: lines ``{"id": ..., "type": ..., "data": {...}}`` in ``signal.file``; lines read are
+  removed from the file;
+* ``in-process``: ``InProcessSignalChannel.send`` (``EmbeddedEngine.signal``, ``FakeConnector``).
+
+``SignalProcessor`` reads the polled channels every ``signal.poll.interval.ms`` on the streaming
+thread and runs each signal's action from a dispatch table. A malformed signal or an unknown type
+is logged with the reason and skipped; it never stops the connector.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import errors as kafka_errors
+
+from connector.config import ConnectorConfig
+from connector.server import connect
+from ddl.errors import ConfigError, MysqlCdcError
+from ddl.model import TableId
+from sink.kafka_client import CONSUMER_SETTINGS, client_kwargs, security_kwargs
+from snapshot.snapshotter import quote_table
+
+log = logging.getLogger(__name__)
+
+SOURCE, KAFKA, FILE, IN_PROCESS = "source", "kafka", "file", "in-process"
+CONSUMER_PREFIX = "signal.consumer."
+
+# The action types a signal may name (Debezium's), besides the internal window markers.
+EXECUTE_SNAPSHOT = "execute-snapshot"
+STOP_SNAPSHOT = "stop-snapshot"
+PAUSE_SNAPSHOT = "pause-snapshot"
+RESUME_SNAPSHOT = "resume-snapshot"
+LOG = "log"
+SET_BINLOG_POSITION = "set-binlog-position"
+WINDOW_OPEN = "snapshot-window-open"
+WINDOW_CLOSE = "snapshot-window-close"
+
+
+class SignalError(MysqlCdcError):
+    """A signal that cannot be carried out as sent (logged and skipped, never fatal)."""
+
+
+@dataclass(frozen=True)
+class SignalRecord:
+    id: str
+    type: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+    channel: str = IN_PROCESS
+
+
+def parse_data(text: Any) -> dict[str, Any]:
+    """A signal's ``data``: a JSON object (text or already parsed); empty means ``{}``."""
+    if text is None or (isinstance(text, str | bytes) and not text.strip()):
+        return {}
+    if isinstance(text, Mapping):
+        return dict(text)
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise SignalError(f"its data is not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise SignalError(f"its data must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def data_collections(data: Mapping[str, Any]) -> list[TableId]:
+    """``data-collections`` as table ids (``db.table``); a bad entry is a ``SignalError``."""
+    names = data.get("data-collections")
+    if names is None:
+        return []
+    if isinstance(names, str) or not isinstance(names, list):
+        raise SignalError('data-collections must be a JSON list of "db.table" names')
+    tables = []
+    for name in names:
+        try:
+            tables.append(TableId.parse(str(name)))
+        except ValueError:
+            raise SignalError(f"data-collections entry {name!r} is not a db.table name") from None
+    return tables
+
+
+# -- channels -----------------------------------------------------------------------------------------
+class SignalChannel(Protocol):
+    name: str
+
+    def read(self) -> list[SignalRecord]:
+        """The signals that arrived since the last read (malformed ones logged and left out)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class InProcessSignalChannel:
+    """Signals sent from the same process (the embedded engine, the fake connector, tests)."""
+
+    name = IN_PROCESS
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[SignalRecord] = queue.SimpleQueue()
+
+    def send(self, type_: str, data: Mapping[str, Any] | str | None = None, id_: str | None = None) -> str:
+        signal_id = id_ or str(uuid.uuid4())
+        self._queue.put(SignalRecord(signal_id, type_, parse_data(data), IN_PROCESS))
+        return signal_id
+
+    def read(self) -> list[SignalRecord]:
+        out = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                out.append(self._queue.get_nowait())
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+class FileSignalChannel:
+    """``signal.file``: one JSON signal a line; the lines read are taken out of the file."""
+
+    name = FILE
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def read(self) -> list[SignalRecord]:
+        with self._lock:
+            try:
+                with open(self.path, "r+b") as fh:
+                    text = fh.read()
+                    if not text.strip():
+                        return []
+                    # Keep a partly written last line for the next read.
+                    complete, _, rest = text.rpartition(b"\n")
+                    fh.seek(0)
+                    fh.write(rest)
+                    fh.truncate()
+            except FileNotFoundError:
+                return []
+        out = []
+        for number, line in enumerate(complete.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                value = orjson.loads(line)
+                if not isinstance(value, dict):
+                    raise SignalError('a line must be a JSON object {"id", "type", "data"}')
+                out.append(
+                    SignalRecord(
+                        str(value.get("id") or uuid.uuid4()),
+                        _required_type(value.get("type")),
+                        parse_data(value.get("data")),
+                        FILE,
+                    )
+                )
+            except (orjson.JSONDecodeError, SignalError) as exc:
+                log.warning("signal file %s line %d skipped: %s", self.path, number, exc)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+class KafkaSignalChannel:
+    """``signal.kafka.topic``: records keyed by the ``topic.prefix`` (others are for other
+    connectors), value ``{"type", "data"}``; the consumer group commits what was read."""
+
+    name = KAFKA
+
+    def __init__(
+        self, bootstrap: str, topic: str, group_id: str, key: str, poll_timeout_ms: int, **kwargs: Any
+    ) -> None:
+        self.topic = topic
+        self.key = key.encode()
+        self.poll_timeout_ms = poll_timeout_ms
+        self.bootstrap = bootstrap
+        self._consumer = KafkaConsumer(
+            bootstrap_servers=bootstrap,
+            group_id=group_id,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            **kwargs,
+        )
+        # Debezium's signal topic has one partition.
+        self._consumer.assign([TopicPartition(topic, 0)])
+
+    def read(self) -> list[SignalRecord]:
+        out = []
+        batches = self._consumer.poll(timeout_ms=self.poll_timeout_ms)
+        for records in batches.values():
+            for record in records:
+                if record.key != self.key:
+                    continue
+                try:
+                    value = orjson.loads(record.value or b"null")
+                    if not isinstance(value, dict):
+                        raise SignalError('the value must be a JSON object {"type", "data"}')
+                    out.append(
+                        SignalRecord(
+                            str(record.offset),
+                            _required_type(value.get("type")),
+                            parse_data(value.get("data")),
+                            KAFKA,
+                        )
+                    )
+                except (orjson.JSONDecodeError, SignalError) as exc:
+                    log.warning("signal at %s offset %d skipped: %s", self.topic, record.offset, exc)
+        if batches:
+            try:
+                self._consumer.commit()
+            except kafka_errors.KafkaError as exc:
+                log.warning("could not commit the signal consumer's position on %s: %s", self.topic, exc)
+        return out
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+def _required_type(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SignalError('it has no "type"')
+    return value.strip()
+
+
+def kafka_signal_topic(config: ConnectorConfig) -> str:
+    return config.get("signal.kafka.topic") or f"{config.topic_prefix}-signal"
+
+
+def _kafka_bootstrap(config: ConnectorConfig) -> str:
+    bootstrap = config.get("signal.kafka.bootstrap.servers") or config.get("sink.kafka.bootstrap.servers")
+    if not bootstrap:
+        raise ConfigError(
+            "signal.kafka.bootstrap.servers",
+            "is required for signal.enabled.channels=kafka (host:port[,host:port...] of the brokers)",
+        )
+    return bootstrap
+
+
+def enabled_channels(config: ConnectorConfig) -> list[str]:
+    return [c.lower() for c in config.get_list("signal.enabled.channels")]
+
+
+def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel | None) -> list[SignalChannel]:
+    """The polled channels ``signal.enabled.channels`` names (the source channel is fed by streaming)."""
+    channels: list[SignalChannel] = []
+    enabled = enabled_channels(config)
+    if FILE in enabled:
+        channels.append(FileSignalChannel(config.get("signal.file") or "file-signals.txt"))
+    if KAFKA in enabled:
+        kwargs = client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
+        channels.append(
+            KafkaSignalChannel(
+                _kafka_bootstrap(config),
+                kafka_signal_topic(config),
+                config.get("signal.kafka.groupId") or "kafka-signal",
+                config.topic_prefix,
+                config.int_of("signal.kafka.poll.timeout.ms"),
+                **kwargs,
+            )
+        )
+    if IN_PROCESS in enabled and in_process is not None:
+        channels.append(in_process)
+    return channels
+
+
+def signal_table(config: ConnectorConfig) -> TableId | None:
+    name = config.get("signal.data.collection")
+    if not name:
+        return None
+    try:
+        return TableId.parse(name)
+    except ValueError:
+        raise ConfigError("signal.data.collection", f"{name!r} is not a db.table name") from None
+
+
+# -- processing -----------------------------------------------------------------------------------------
+Action = Callable[[SignalRecord], None]
+
+
+class SignalProcessor:
+    """Reads the polled channels (``poll``) and runs each signal's action (``process``)."""
+
+    def __init__(
+        self, channels: Iterable[SignalChannel], actions: Mapping[str, Action], interval_s: float
+    ) -> None:
+        self.channels = list(channels)
+        self.actions = dict(actions)
+        self.interval_s = interval_s
+        self._last_poll = 0.0
+
+    def poll(self, force: bool = False) -> None:
+        if not self.channels:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_poll < self.interval_s:
+            return
+        self._last_poll = now
+        for channel in self.channels:
+            try:
+                signals = channel.read()
+            except Exception as exc:  # a channel that cannot be read now is read again next time
+                log.warning("cannot read the %s signal channel: %s", channel.name, exc)
+                continue
+            for signal in signals:
+                self.process(signal)
+
+    def process(self, signal: SignalRecord) -> None:
+        action = self.actions.get(signal.type)
+        if action is None:
+            log.warning(
+                "signal %s (%s channel) skipped: unknown type %r (known: %s)",
+                signal.id,
+                signal.channel,
+                signal.type,
+                ", ".join(sorted(self.actions)),
+            )
+            return
+        log.info("signal %s (%s channel): %s %s", signal.id, signal.channel, signal.type, dict(signal.data))
+        try:
+            action(signal)
+        except SignalError as exc:
+            log.warning("signal %s (%s) skipped: %s", signal.id, signal.type, exc)
+
+    def close(self) -> None:
+        for channel in self.channels:
+            with contextlib.suppress(Exception):
+                channel.close()
+
+
+# -- sending (mysql-cdc signal) -------------------------------------------------------------------------
+def send_signal(
+    config: ConnectorConfig, type_: str, data: Mapping[str, Any], *, channel: str | None = None
+) -> tuple[str, str]:
+    """Sends one signal through ``channel`` (default: the first enabled of source, kafka, file);
+    returns (channel, signal id)."""
+    enabled = enabled_channels(config)
+    chosen = channel or next((c for c in (SOURCE, KAFKA, FILE) if c in enabled), None)
+    if chosen is None or chosen not in enabled or chosen == IN_PROCESS:
+        raise ConfigError(
+            "signal.enabled.channels",
+            f"a signal can be sent from the command line through source, kafka or file; enabled: "
+            f"{', '.join(enabled) or 'none'}",
+        )
+    signal_id = str(uuid.uuid4())
+    text = orjson.dumps(data).decode()
+    if chosen == SOURCE:
+        table = signal_table(config)
+        if table is None:
+            raise ConfigError(
+                "signal.data.collection", "is required to send a signal through the source channel"
+            )
+        with connect(config) as conn, conn.cursor() as cur:
+            cur.execute(f"INSERT INTO {quote_table(table)} VALUES (%s, %s, %s)", (signal_id, type_, text))
+    elif chosen == KAFKA:
+        kwargs = security_kwargs(
+            client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
+        )
+        producer = KafkaProducer(bootstrap_servers=_kafka_bootstrap(config), acks="all", **kwargs)
+        try:
+            future = producer.send(
+                kafka_signal_topic(config),
+                key=config.topic_prefix.encode(),
+                value=orjson.dumps({"type": type_, "data": data}),
+            )
+            future.get(timeout=30)
+        finally:
+            producer.close()
+    else:
+        line = orjson.dumps({"id": signal_id, "type": type_, "data": data}) + b"\n"
+        with open(config.get("signal.file") or "file-signals.txt", "ab") as fh:
+            fh.write(line)
+    return chosen, signal_id
