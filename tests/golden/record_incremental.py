@@ -13,11 +13,14 @@ signal rows, waits until quiet, runs the case's follow-up SQL, waits until quiet
     tests/golden/debezium/incremental/<case>.offsets.json   every distinct offset Debezium stored
     tests/golden/debezium/incremental/<case>_rejected.txt   instead, if Debezium refused the config
 
+What the recordings show is summarised in ``tests/golden/debezium/incremental/FACTS.md``.
+
 Records are verbatim except the MariaDB artefacts ``record_debezium.artefact()`` drops. The offsets
 are read from the FileOffsetBackingStore file (a Java-serialized HashMap of JSON byte strings) every
 few milliseconds while Debezium runs (``max.batch.size=1``, ``offset.flush.interval.ms=0``:
 committed after every record); each distinct (key, value)
-is kept in the order first seen.
+is kept in the order first seen, as ``[{"key": [...], "value": {...}}, ...]``.
+``--keep`` leaves Debezium's log and ``SHOW BINLOG EVENTS`` in the scratch directory.
 
 The connector user gets ``INSERT, DELETE`` on ``inc.dbz_signal`` only: Debezium writes its window
 markers into the signal table through JDBC (Debezium's documented requirement).
@@ -52,8 +55,7 @@ DB = "inc"
 
 SETUP = (
     f"CREATE TABLE {DB}.orders (id INT PRIMARY KEY, name VARCHAR(20), qty INT)",
-    f"INSERT INTO {DB}.orders VALUES "
-    + ", ".join(f"({i}, 'order-{i}', {i * 10})" for i in range(1, 11)),
+    f"INSERT INTO {DB}.orders VALUES " + ", ".join(f"({i}, 'order-{i}', {i * 10})" for i in range(1, 11)),
     f"CREATE TABLE {DB}.pairs (a INT, b VARCHAR(5), v INT, PRIMARY KEY (a, b))",
     f"INSERT INTO {DB}.pairs VALUES (1, 'x', 1), (1, 'y', 2), (2, 'x', 3), (2, 'y', 4), (3, 'x', 5), (3, 'y', 6)",
     f"CREATE TABLE {DB}.dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
@@ -78,7 +80,9 @@ def signal(sig_id: str, kind: str, data: dict[str, object]) -> str:
     return f"INSERT INTO {DB}.dbz_signal VALUES ('{sig_id}', '{kind}', '{payload}')"
 
 
-ORDERS_INCREMENTAL = signal("sig-1", "execute-snapshot", {"data-collections": [f"{DB}.orders"], "type": "incremental"})
+ORDERS_INCREMENTAL = signal(
+    "sig-1", "execute-snapshot", {"data-collections": [f"{DB}.orders"], "type": "incremental"}
+)
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,7 @@ class OffsetWatcher(threading.Thread):
             return
         strings = json_strings(data)
         # The map alternates key (a JSON array) and value (a JSON object).
-        for key, value in zip(strings[::2], strings[1::2]):
+        for key, value in zip(strings[::2], strings[1::2], strict=False):
             if key.startswith("[") and value.startswith("{") and (key, value) not in self.seen:
                 self.seen.append((key, value))
 
@@ -224,6 +228,10 @@ def record_case(server: LocalMySQLServer, name: str, scratch: Path) -> None:
     finally:
         dbz.stop()
         offsets = watcher.finish()
+    # The binlog as the server has it, beside Debezium's log (--keep): to read source.pos against.
+    with (dbz.workdir / "binlog_events.txt").open("w") as f:
+        for log_name, pos, kind, _, end, info in server.query("SHOW BINLOG EVENTS"):
+            f.write(f"{log_name}\t{pos}\t{end}\t{kind}\t{info}\n")
     write(OUT / f"{name}.jsonl", keep(dbz.lines()))
     path = OUT / f"{name}.offsets.json"
     path.write_text(json.dumps(offsets, indent=1) + "\n")
