@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connector.config import ConnectorConfig, compile_regex_list
+from ddl.errors import ConfigError
 from ddl.model import TableId
 
 BUILTIN_DATABASES = frozenset({"mysql", "sys", "information_schema", "performance_schema"})
@@ -26,6 +27,8 @@ class TableFilter:
     column_include: tuple[re.Pattern[str], ...] = ()
     column_exclude: tuple[re.Pattern[str], ...] = ()
     ignore_builtin: bool = True
+    # Captured whatever the lists say: the signal table (Debezium adds it to the captured tables).
+    always: frozenset[TableId] = frozenset()
 
     @classmethod
     def from_config(cls, config: ConnectorConfig) -> TableFilter:
@@ -40,6 +43,7 @@ class TableFilter:
             rl("column.include.list"),
             rl("column.exclude.list"),
             config.get_bool("table.ignore.builtin", True),
+            frozenset(_signal_table(config)),
         )
 
     def database_captured(self, database: str) -> bool:
@@ -50,6 +54,8 @@ class TableFilter:
         return not _matches(self.database_exclude, database)
 
     def table_captured(self, table_id: TableId) -> bool:
+        if table_id in self.always:
+            return True
         if not self.database_captured(table_id.database):
             return False
         name = str(table_id)
@@ -62,6 +68,16 @@ class TableFilter:
         if self.column_include:
             return _matches(self.column_include, name)
         return not _matches(self.column_exclude, name)
+
+
+def _signal_table(config: ConnectorConfig) -> list[TableId]:
+    name = config.get("signal.data.collection")
+    if not name:
+        return []
+    try:
+        return [TableId.parse(name)]
+    except ValueError:
+        raise ConfigError("signal.data.collection", f"{name!r} is not a db.table name") from None
 
 
 def gtid_source_filter(config: ConnectorConfig) -> Callable[[str], bool] | None:

@@ -23,6 +23,7 @@ starts over. Debezium writes the keys as hex of Java-serialized arrays; here the
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 import uuid
@@ -35,7 +36,7 @@ import pymysql
 
 from connector.dispatcher import EventDispatcher, RowForm
 from connector.events import SourcePosition, TableSchema
-from connector.signals import SignalError, SignalRecord, data_collections
+from connector.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
@@ -170,6 +171,7 @@ class IncrementalSnapshot:
         self.chunk: _Chunk | None = None
         self.progress = Progress()
         self._conn: pymysql.connections.Connection | None = None
+        self._opened_at = ""
 
     # -- offset ------------------------------------------------------------------------------------
     @property
@@ -305,7 +307,7 @@ class IncrementalSnapshot:
                     self._table_done()
                     continue
             chunk_id = str(uuid.uuid4())
-            low = self._open_watermark(conn, chunk_id, collection)
+            low = self._open_watermark(conn, chunk_id)
             rows = read_chunk(conn, query, self.emitted_key, self.maximum_key, self.chunk_size)
             schema = self.dispatcher.builder.table_schema(table)
             chunk = _Chunk(
@@ -320,24 +322,21 @@ class IncrementalSnapshot:
             for row in rows:
                 image = schema.value_from_snapshot(row)
                 chunk.window[tuple(image.get(f) for f in chunk.fields)] = (query.key_of(row), image)
-            chunk.high = self._close_watermark(conn, chunk_id, collection)
+            chunk.high = self._close_watermark(conn, chunk_id)
             self.chunk = chunk
             self.progress.chunks += 1
             log.debug("incremental snapshot chunk %s of %s: %d rows", chunk_id, collection.table, len(rows))
             if self.read_only:
                 return  # the stream decides when the window opens and closes
 
-    def _open_watermark(
-        self, conn: pymysql.connections.Connection, chunk_id: str, c: Collection
-    ) -> GtidSet | None:
+    def _open_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> GtidSet | None:
         if self.read_only:
             return self._executed_gtids(conn)
-        self._insert_marker(conn, f"{chunk_id}-open", "snapshot-window-open", c)
+        self._opened_at = _now_text()
+        self._insert_marker(conn, f"{chunk_id}-open", WINDOW_OPEN, {"openWindowTimestamp": self._opened_at})
         return None
 
-    def _close_watermark(
-        self, conn: pymysql.connections.Connection, chunk_id: str, c: Collection
-    ) -> GtidSet | None:
+    def _close_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> GtidSet | None:
         if self.read_only:
             return self._executed_gtids(conn)
         assert self.signal_table is not None
@@ -347,23 +346,20 @@ class IncrementalSnapshot:
                     f"DELETE FROM {quote_table(self.signal_table)} WHERE id = %s", (f"{chunk_id}-open",)
                 )
         else:
-            self._insert_marker(conn, f"{chunk_id}-close", "snapshot-window-close", c)
+            data = {"openWindowTimestamp": self._opened_at, "closeWindowTimestamp": _now_text()}
+            self._insert_marker(conn, f"{chunk_id}-close", WINDOW_CLOSE, data)
         return None
 
     def _insert_marker(
-        self, conn: pymysql.connections.Connection, marker: str, kind: str, c: Collection
+        self, conn: pymysql.connections.Connection, marker: str, kind: str, data: dict[str, str]
     ) -> None:
+        """A watermark row, its data as Debezium writes it (``{"openWindowTimestamp": ...}``)."""
         assert self.signal_table is not None
-        data = orjson.dumps(
-            {
-                "openWindowTimestamp" if kind.endswith("open") else "closeWindowTimestamp": _now_text(),
-                "correlationId": c.correlation_id,
-                "dataCollectionId": str(c.table),
-            }
-        ).decode()
+        text = ", ".join(f'"{k}": "{v}"' for k, v in data.items())
         with conn.cursor() as cur:
             cur.execute(
-                f"INSERT INTO {quote_table(self.signal_table)} VALUES (%s, %s, %s)", (marker, kind, data)
+                f"INSERT INTO {quote_table(self.signal_table)} VALUES (%s, %s, %s)",
+                (marker, kind, "{" + text + "}"),
             )
 
     def _executed_gtids(self, conn: pymysql.connections.Connection) -> GtidSet:
@@ -379,16 +375,16 @@ class IncrementalSnapshot:
         marker. Returns True for a window marker (of any chunk)."""
         chunk = self.chunk
         if deleted:
-            if kind != "snapshot-window-open":
+            if kind != WINDOW_OPEN:
                 return False
             if chunk is not None and chunk.open and marker_id == f"{chunk.id}-open":
                 self._close_window()
             return True
-        if kind == "snapshot-window-open":
+        if kind == WINDOW_OPEN:
             if chunk is not None and marker_id == f"{chunk.id}-open":
                 chunk.open = True
             return True
-        if kind == "snapshot-window-close":
+        if kind == WINDOW_CLOSE:
             if chunk is not None and chunk.open and marker_id == f"{chunk.id}-close":
                 self._close_window()
             return True
@@ -500,7 +496,8 @@ def additional_conditions(data: Mapping[str, Any]) -> dict[TableId, str]:
         if not isinstance(entry, dict) or not entry.get("data-collection") or not entry.get("filter"):
             raise SignalError(f'additional-conditions entry {entry!r} needs "data-collection" and "filter"')
         try:
-            out[TableId.parse(str(entry["data-collection"]))] = str(entry["filter"])
+            # Kept as Debezium keeps it in the offset: in parentheses.
+            out[TableId.parse(str(entry["data-collection"]))] = f"({entry['filter']})"
         except ValueError:
             raise SignalError(
                 f"additional-conditions names {entry['data-collection']!r}, not a db.table"
@@ -509,4 +506,5 @@ def additional_conditions(data: Mapping[str, Any]) -> dict[TableId, str]:
 
 
 def _now_text() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + "Z"
+    """An ISO-8601 UTC instant as Java's ``Instant.toString`` prints it (the markers' timestamps)."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")

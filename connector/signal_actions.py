@@ -21,6 +21,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Protocol
 
 from connector.config import ConnectorConfig
@@ -51,6 +52,7 @@ from ddl.position import BLOCKING_SNAPSHOT, GtidSet, SourceOffset
 from snapshot.chunks import ChunkQuery
 from snapshot.progress import LogProgress
 from snapshot.scan import TableJob, scan_serial
+from snapshot.snapshotter import quote_table, show_create_table
 
 log = logging.getLogger(__name__)
 
@@ -259,12 +261,23 @@ class SignalActions:
             ", ".join(str(j.table_id) for j in jobs),
             paused_at.describe(),
         )
-        listener = _BlockingListener(
-            dispatcher, (signalled_at or paused_at).with_(snapshot=BLOCKING_SNAPSHOT)
-        )
+        offset = (signalled_at or paused_at).with_(snapshot=BLOCKING_SNAPSHOT)
+        where = self.stream.current_position()  # the event the stream paused at
+        listener = _BlockingListener(dispatcher, offset, where)
         conn = self.connect()
         started = time.monotonic()
         try:
+            with conn.cursor() as cur:
+                # Each table's structure first, as a snapshot's schema changes (DROP, then CREATE).
+                for job in jobs:
+                    ddl = show_create_table(cur, job.table_id)
+                    if ddl is None:
+                        continue
+                    schema_where = replace(where, snapshot="true")
+                    for statement in (f"DROP TABLE IF EXISTS {quote_table(job.table_id)}", ddl):
+                        dispatcher.dispatch_schema_change(
+                            statement, job.table_id.database, offset, schema_where, offset
+                        )
             counts = scan_serial(conn, jobs, listener, LogProgress(), 1024, threading.Event())
         finally:
             conn.close()
@@ -281,16 +294,16 @@ class _BlockingListener:
     """Snapshot rows of a blocking snapshot, dispatched through the streaming dispatcher with the
     paused stream's offset marked ``snapshot: BLOCKING``."""
 
-    def __init__(self, dispatcher: EventDispatcher, offset: SourceOffset) -> None:
+    def __init__(self, dispatcher: EventDispatcher, offset: SourceOffset, where: SourcePosition) -> None:
         self.dispatcher = dispatcher
         self.offset = offset
-        self.ts_ms = 0
+        self.where = where
 
     def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
-        self.ts_ms = source_ts_ms
+        pass
 
     def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
-        where = SourcePosition(file=self.offset.file, pos=self.offset.pos, ts_ms=self.ts_ms, snapshot=marker)
+        where = replace(self.where, snapshot=marker)
         self.dispatcher.dispatch_rows(
             table_id,
             "r",

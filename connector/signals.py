@@ -35,6 +35,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
 
 from connector.config import ConnectorConfig
+from connector.filters import TableFilter
 from connector.server import connect
 from ddl.errors import ConfigError, MysqlCdcError
 from ddl.model import TableId
@@ -285,13 +286,8 @@ def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel |
 
 
 def signal_table(config: ConnectorConfig) -> TableId | None:
-    name = config.get("signal.data.collection")
-    if not name:
-        return None
-    try:
-        return TableId.parse(name)
-    except ValueError:
-        raise ConfigError("signal.data.collection", f"{name!r} is not a db.table name") from None
+    tables = TableFilter.from_config(config).always
+    return next(iter(tables), None)
 
 
 # -- processing -----------------------------------------------------------------------------------------

@@ -442,7 +442,7 @@ class Snapshotter:
                 _execute_commit(main)
                 self._unlock(cur, state)
                 for table_id in deferred:
-                    ddl = _show_create_table(cur, table_id)
+                    ddl = show_create_table(cur, table_id)
                     if ddl is not None:
                         listener.on_schema_statement(ddl, table_id.database)
                         statements += 1
@@ -607,7 +607,7 @@ class Snapshotter:
             for table_id in table_ids:
                 if table_id in skip:
                     continue
-                ddl = _show_create_table(cur, table_id)
+                ddl = show_create_table(cur, table_id)
                 if ddl is None:
                     vanished.add(table_id)
                     continue
@@ -691,7 +691,7 @@ def _execute_commit(conn: pymysql.connections.Connection) -> None:
     conn.commit()
 
 
-def _show_create_table(cur: Any, table_id: TableId) -> str | None:
+def show_create_table(cur: Any, table_id: TableId) -> str | None:
     try:
         _execute(cur, f"SHOW CREATE TABLE {quote_table(table_id)}")
     except pymysql.MySQLError as exc:
