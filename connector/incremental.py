@@ -85,14 +85,12 @@ class Collection:
     table: TableId
     condition: str | None = None
     surrogate_key: str | None = None
-    correlation_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "incremental_snapshot_collections_id": str(self.table),
             "incremental_snapshot_collections_additional_condition": self.condition,
             "incremental_snapshot_collections_surrogate_key": self.surrogate_key,
-            "incremental_snapshot_collections_correlation_id": self.correlation_id,
         }
 
     @classmethod
@@ -101,7 +99,6 @@ class Collection:
             TableId.parse(str(data["incremental_snapshot_collections_id"])),
             data.get("incremental_snapshot_collections_additional_condition") or None,
             data.get("incremental_snapshot_collections_surrogate_key") or None,
-            data.get("incremental_snapshot_collections_correlation_id") or None,
         )
 
 
@@ -237,7 +234,7 @@ class IncrementalSnapshot:
             except ChunkKeyError as exc:
                 log.error("incremental snapshot of %s refused: %s", table_id, exc)
                 continue
-            added.append(Collection(table_id, conditions.get(table_id), surrogate, signal.id))
+            added.append(Collection(table_id, conditions.get(table_id), surrogate))
         if not added:
             return
         idle = not self.collections
