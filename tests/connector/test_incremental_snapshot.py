@@ -201,3 +201,50 @@ def test_incremental_snapshot_races_with_writers_and_replays_to_the_table(mysql_
         for row in mysql_server.query("SELECT id, name, qty FROM orders", database=db)
     }
     assert replay(rows) == expected
+
+
+def test_an_offset_debezium_stored_mid_snapshot_reads_the_table_again(mysql_server, orders, tmp_path, caplog):
+    """Debezium stores the chunk keys Java-serialized (hex); a stored offset taken from Debezium in
+    the middle of an incremental snapshot restarts that table from its first key instead of failing."""
+    db = orders
+    fill(mysql_server, db, 250)
+    engine, _ = make_engine(mysql_server, db, tmp_path)
+    engine.catch_up()
+    engine.close()
+    # Debezium's own offset from the recording (its keys: after id 3, maximum 10), on our position.
+    recorded = json.loads(
+        (Path(__file__).parents[1] / "golden/debezium/incremental/insert_insert.offsets.json").read_text()
+    )
+    theirs = next(
+        e["value"]
+        for e in recorded
+        if e["value"].get("incremental_snapshot_primary_key", "aced000570") != "aced000570"
+    )
+    offsets_path = tmp_path / "offsets.json"
+    stored = json.loads(offsets_path.read_text())
+    (key,) = stored
+    collections = json.loads(theirs["incremental_snapshot_collections"])
+    collections[0]["incremental_snapshot_collections_id"] = f"{db}.orders"
+    stored[key].update(
+        {
+            "incremental_snapshot_collections": json.dumps(collections),
+            "incremental_snapshot_correlation_id": theirs["incremental_snapshot_correlation_id"],
+            "incremental_snapshot_primary_key": theirs["incremental_snapshot_primary_key"],
+            "incremental_snapshot_maximum_key": theirs["incremental_snapshot_maximum_key"],
+        }
+    )
+    offsets_path.write_text(json.dumps(stored))
+    engine, memory = make_engine(mysql_server, db, tmp_path)
+    with caplog.at_level("WARNING", logger="connector.incremental"):
+        run_until(
+            engine,
+            lambda: (
+                engine.streaming is not None
+                and engine.streaming.signals.incremental.progress.chunks > 0
+                and not engine.streaming.signals.incremental.running
+            ),
+        )
+    engine.close()
+    rows = data_records(memory.records, "orders")
+    assert [payload(r)["after"]["id"] for r in rows] == list(range(1, 251))
+    assert "not this connector's encoding" in caplog.text
