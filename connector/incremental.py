@@ -4,11 +4,19 @@ An ``execute-snapshot`` signal (``type: incremental``) queues tables. Each table
 in key order. Around each chunk read the connector writes two watermarks, and everything happens on
 the streaming thread:
 
-1. open the window: insert ``<chunk id>-open`` into the signal table (``read.only``: remember the
-   server's executed GTID set, the low watermark);
+1. open the window: insert ``<chunk id>-open`` into the signal table;
 2. read the chunk (``snapshot.chunks``) into the window, keyed by the row's key;
 3. close the window: insert ``<chunk id>-close`` (``insert_delete``: delete the open row;
-   ``read.only``: remember the executed GTID set again, the high watermark).
+   ``read.only``: remember the server's executed GTID set, the high watermark).
+
+``read.only`` writes nothing, so there is no open marker: the window opens at once, where the
+stream is when the chunk is read, and closes once the stream has processed the high watermark. The
+stream is at or before the server's GTID position at the read (a low watermark), so the window is
+open for every event that could be newer than the chunk. Waiting for the stream to pass a low
+watermark instead loses updates: the window would open only at the first commit after it, after
+that transaction's rows, and on MariaDB ``gtid_binlog_pos`` names transactions whose InnoDB commit
+a concurrent read may not see yet. Opening early only lets streamed events replace window rows
+whose keys changed meanwhile; those events are delivered anyway.
 
 The stream meets the markers later, in binlog order. Between them, a streamed change of a row whose
 key is in the window removes that key: the streamed event is newer than (or as new as) the chunk's
@@ -125,8 +133,7 @@ class _Chunk:
     # payload key fields → (the row's key as read, its converted image), in key order
     window: dict[Key, tuple[Key, dict[str, Any]]] = field(default_factory=dict)
     open: bool = False
-    low: GtidSet | None = None  # read.only watermarks
-    high: GtidSet | None = None
+    high: GtidSet | None = None  # read.only: the server's GTID position after the read
 
 
 @dataclass
@@ -325,7 +332,7 @@ class IncrementalSnapshot:
                     self._table_done()
                     continue
             chunk_id = str(uuid.uuid4())
-            low = self._open_watermark(conn, chunk_id)
+            self._open_watermark(conn, chunk_id)
             rows = read_chunk(conn, query, self.emitted_key, self.maximum_key, self.chunk_size)
             schema = self.dispatcher.builder.table_schema(table)
             chunk = _Chunk(
@@ -335,7 +342,7 @@ class IncrementalSnapshot:
                 query.key_of(rows[-1]) if rows else None,
                 done=not rows,  # Debezium reads until a chunk comes back empty
                 fields=window_fields(schema, collection),
-                low=low,
+                open=self.read_only,  # read.only: open from where the stream is (module docstring)
             )
             for row in rows:
                 image = schema.value_from_snapshot(row)
@@ -345,14 +352,13 @@ class IncrementalSnapshot:
             self.progress.chunks += 1
             log.debug("incremental snapshot chunk %s of %s: %d rows", chunk_id, collection.table, len(rows))
             if self.read_only:
-                return  # the stream decides when the window opens and closes
+                return  # the window closes once the stream has passed the high watermark
 
-    def _open_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> GtidSet | None:
+    def _open_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> None:
         if self.read_only:
-            return self._executed_gtids(conn)
+            return
         self._opened_at = _now_text()
         self._insert_marker(conn, f"{chunk_id}-open", WINDOW_OPEN, {"openWindowTimestamp": self._opened_at})
-        return None
 
     def _close_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> GtidSet | None:
         if self.read_only:
@@ -434,13 +440,12 @@ class IncrementalSnapshot:
             self.next_chunk()
 
     def on_gtids(self, executed: GtidSet | None) -> None:
-        """``read.only``: the stream has processed ``executed``; opens and closes windows by it."""
+        """``read.only``: the stream has processed ``executed``; the window closes once that
+        holds the high watermark."""
         chunk = self.chunk
         if not self.read_only or chunk is None or executed is None:
             return
-        if not chunk.open and chunk.low is not None and executed.contains(chunk.low):
-            chunk.open = True
-        if chunk.open and chunk.high is not None and executed.contains(chunk.high):
+        if chunk.high is not None and executed.contains(chunk.high):
             self._close_window()
 
     def _close_window(self) -> None:

@@ -16,6 +16,7 @@ other channels). Actions (Debezium's names):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -47,8 +48,10 @@ from connector.signals import (
     parse_data,
     signal_table,
 )
+from ddl.errors import InvalidGtidSetError
 from ddl.model import TableId
-from ddl.position import BLOCKING_SNAPSHOT, GtidSet, SourceOffset
+from ddl.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
+from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
 from snapshot.chunks import ChunkQuery
 from snapshot.progress import LogProgress
 from snapshot.scan import TableJob, scan_serial
@@ -84,6 +87,7 @@ class SignalActions:
     ) -> None:
         self.config = config
         self.stream = stream
+        self.flavor = flavor
         self.table = signal_table(config)
         self.source_enabled = SOURCE in enabled_channels(config) and self.table is not None
         self.read_only = config.get_bool("read.only")
@@ -115,6 +119,9 @@ class SignalActions:
         self._started = False
         # The offset a source-channel signal was read at (a restart from it reads the signal again).
         self._signal_offset: SourceOffset | None = None
+        # Where the last signal-table row was read (file number, position, row): rows at or before
+        # it are read again only after set-binlog-position moved the stream back.
+        self._last_signal_row: tuple[int, int, int] | None = None
         # Blocking snapshots wait for the end of the transaction they were signalled in.
         self._blocking: list[tuple[SignalRecord, SourceOffset | None]] = []
 
@@ -147,7 +154,7 @@ class SignalActions:
             signal_id, kind, data = _text(after[0]), _text(after[1]), after[2]
             if self.incremental.on_marker(signal_id, kind, deleted=False):
                 continue
-            if not self.source_enabled:
+            if not self.source_enabled or self._read_before(signal_id, kind, index):
                 continue
             try:
                 record = SignalRecord(
@@ -161,6 +168,26 @@ class SignalActions:
                 self.processor.process(record)
             finally:
                 self._signal_offset = None
+
+    def _read_before(self, signal_id: str, kind: str, row: int) -> bool:
+        """Is this signal row one this run has read already? Only set-binlog-position moves the
+        stream back (a reconnect skips what it has handled), and a signal is carried out once:
+        moved back past its own row, a set-binlog-position would otherwise move it back again
+        and again."""
+        where = self.stream.current_position()
+        at = (*BinlogPosition(where.file, where.pos).key, row)
+        if self._last_signal_row is not None and at <= self._last_signal_row:
+            log.info(
+                "signal %s (%s) at %s:%d skipped: already carried out (set-binlog-position moved the "
+                "stream back)",
+                signal_id,
+                kind,
+                where.file,
+                where.pos,
+            )
+            return True
+        self._last_signal_row = at
+        return False
 
     def on_commit(self) -> None:
         if self.read_only:
@@ -200,15 +227,15 @@ class SignalActions:
         log.info("%s (signal %s) at %s", message, signal.id, self.stream.offset().describe())
 
     def set_binlog_position(self, signal: SignalRecord) -> None:
+        """Checked with the server first: a position it cannot stream from is refused here, not
+        found by the stream, which would fail on it. A stream that follows GTIDs moves by GTID: to
+        a file and position it goes by the GTIDs of the transactions before that position."""
         data = signal.data
         file, pos, gtids = data.get("binlog_filename"), data.get("binlog_position"), data.get("gtid_set")
         if gtids and (file or pos is not None):
             raise SignalError("give either binlog_filename and binlog_position, or gtid_set, not both")
         if gtids:
-            try:
-                self.stream.reposition(None, None, GtidSet.parse(str(gtids)))
-            except ValueError as exc:
-                raise SignalError(f"gtid_set {gtids!r} is not a GTID set ({exc})") from None
+            self._set_gtid_position(str(gtids))
             return
         if not file or pos is None:
             raise SignalError("set-binlog-position needs binlog_filename and binlog_position, or gtid_set")
@@ -220,7 +247,25 @@ class SignalActions:
             raise SignalError(f"binlog_position {pos!r} is not a number") from None
         if position < 4:
             raise SignalError(f"binlog_position {position} is before the first event (4)")
-        self.stream.reposition(str(file), position, None)
+        with contextlib.closing(self.connect()) as conn, conn.cursor() as cur:
+            problem = stream_start_problem(cur, str(file), position)
+            if problem is not None:
+                raise SignalError(f"the server cannot stream from {file}:{position}: {problem}")
+            at = gtids_at(cur, self.flavor, str(file), position) if self.stream.gtids is not None else None
+        self.stream.reposition(str(file), position, at)
+
+    def _set_gtid_position(self, text: str) -> None:
+        try:
+            wanted = GtidSet.parse(text)
+        except InvalidGtidSetError as exc:
+            raise SignalError(f"gtid_set {text!r} is not a GTID set ({exc})") from None
+        if bool(wanted.mariadb_positions) != (self.flavor == "mariadb") or not text.strip():
+            raise SignalError(f"gtid_set {text!r} is not a {self.flavor} GTID set")
+        with contextlib.closing(self.connect()) as conn, conn.cursor() as cur:
+            problem = position_problem(cur, BinlogPosition("", 0, str(wanted)), self.flavor)
+        if problem is not None:
+            raise SignalError(f"the server cannot stream from GTIDs {wanted}: {problem}")
+        self.stream.reposition(None, None, wanted)
 
     def blocking_snapshot(self, signal: SignalRecord) -> None:
         """Queues a blocking snapshot: it runs once the signal's transaction has ended."""

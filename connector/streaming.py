@@ -135,7 +135,8 @@ class StreamingSource:
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
         self._reader: BinlogReader | None = None
         self._events: Iterator[RawEvent] | None = None
-        self._reposition = False
+        self._reposition = False  # reconnect at the restart point after this event
+        self._reposition_to: tuple[str | None, int | None, GtidSet | None] | None = None
         self._handlers: dict[type, Callable[[RawEvent], None]] = {
             GtidEvent: self._on_gtid,
             MariadbGtidEvent: self._on_gtid,
@@ -183,8 +184,17 @@ class StreamingSource:
         return self._where(raw, 0)
 
     def reposition(self, file: str | None, pos: int | None, gtids: GtidSet | None) -> None:
-        """``set-binlog-position``: the stream continues from this position (after the current
-        transaction), and the offset says so at once."""
+        """``set-binlog-position``: the stream continues from this position once the current
+        transaction has ended (its commit would otherwise move the restart point on again, past the
+        position: a signal row's own transaction), and the offset says so at once."""
+        self._reposition_to = (file, pos, gtids)
+        if self.txn is None:
+            self._apply_reposition()
+
+    def _apply_reposition(self) -> None:
+        if self._reposition_to is None:
+            return
+        (file, pos, gtids), self._reposition_to = self._reposition_to, None
         if gtids is not None:
             self.gtids = gtids
         if file is not None and pos is not None:
@@ -359,6 +369,7 @@ class StreamingSource:
         offset = self.dispatcher.dispatch_transaction_end(raw.timestamp * 1000, self.offset())
         self.emitter.advance(offset)
         self.signals.on_commit()
+        self._apply_reposition()  # a set-binlog-position signalled in this transaction
 
     def _on_gtid(self, raw: RawEvent) -> None:
         self._begin(raw)

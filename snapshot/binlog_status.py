@@ -102,6 +102,54 @@ def position_problem(cursor: Any, position: BinlogPosition, flavor: str) -> str 
     return f"the binlog file {position.file} is no longer on the server (the binlog was purged)"
 
 
+def stream_start_problem(cursor: Any, file: str, pos: int) -> str | None:
+    """None when the binlog can be read from ``file``:``pos`` (an event starts there, or the file
+    ends there); else the server's reason (no such file, past its end, inside an event)."""
+    try:
+        cursor.execute("SHOW BINLOG EVENTS IN %s FROM %s LIMIT 1", (file, pos))
+        cursor.fetchall()
+    except pymysql.err.MySQLError as exc:
+        return str(exc.args[-1])
+    return None
+
+
+_GTID_NEXT = re.compile(r"GTID_NEXT\s*=\s*'([^']+)'", re.IGNORECASE)
+_EVENTS_PAGE = 1000
+
+
+def gtids_at(cursor: Any, flavor: str, file: str, pos: int) -> GtidSet:
+    """The GTIDs of the transactions before ``file``:``pos`` (a position ``stream_start_problem``
+    accepts), so that a stream that follows GTIDs can start there. A transaction whose GTID event
+    is before ``pos`` counts as before it, as MariaDB's ``BINLOG_GTID_POS`` counts it.
+
+    MariaDB: ``BINLOG_GTID_POS``. MySQL: the file's ``Previous_gtids`` plus its GTID events before
+    ``pos`` (``SHOW BINLOG EVENTS``, a page at a time)."""
+    if flavor == MARIADB:
+        cursor.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
+        row = cursor.fetchone()
+        if not row or row[0] is None:
+            raise BinlogStatusError(f"the server has no GTID position for {file}:{pos}")
+        return GtidSet.parse(_text(row[0]))
+    gtids, start = GtidSet(), 4
+    while start < pos:
+        cursor.execute(f"SHOW BINLOG EVENTS IN %s FROM %s LIMIT {_EVENTS_PAGE}", (file, start))
+        rows = cursor.fetchall()
+        for row in rows:
+            event_pos, kind, info = int(row[1]), _text(row[2]).lower(), _text(row[5])
+            if event_pos >= pos:
+                return gtids
+            if kind == "previous_gtids":
+                gtids = GtidSet.parse(info.replace("\n", ""))
+            elif kind.startswith("gtid"):
+                match = _GTID_NEXT.search(info)
+                if match and match.group(1).upper() != "ANONYMOUS":
+                    gtids = gtids.add(match.group(1))
+        if len(rows) < _EVENTS_PAGE:
+            break
+        start = int(rows[-1][4])  # End_log_pos of the page's last event: the next event's start
+    return gtids
+
+
 def _lacks(gtids: str) -> str:
     return (
         f"the server has not got the transactions {gtids} that the connector has already delivered: it "
