@@ -433,7 +433,15 @@ class StreamingSource:
         where = self._where(raw, 0)
         self._count()
         commit_offset = self._offset_after_commit(raw, None if self.txn.filtered else self.txn.gtid)
-        self.dispatcher.dispatch_schema_change(sql, database or None, history_position, where, commit_offset)
+        statements = self.dispatcher.dispatch_schema_change(
+            sql, database or None, history_position, where, commit_offset
+        )
+        changed = [c.id for s in statements for c in s.table_changes] + [
+            c.previous_id for s in statements for c in s.table_changes if c.previous_id is not None
+        ]
+        if changed:
+            # A chunk of an incremental snapshot read in the old structure may wait for its window.
+            self.signals.on_schema_change(changed)
         self._commit(raw)
 
     def _offset_after_commit(self, raw: RawEvent, gtid: str | None) -> SourceOffset:

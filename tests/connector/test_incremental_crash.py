@@ -22,7 +22,9 @@ CHUNK = 1024
 
 
 def payloads(lines: list[dict[str, Any]], table: str) -> list[dict[str, Any]]:
-    return [x["value"]["payload"] for x in lines if x["value"] is not None and x["topic"] == f"kill.crash.{table}"]
+    return [
+        x["value"]["payload"] for x in lines if x["value"] is not None and x["topic"] == f"kill.crash.{table}"
+    ]
 
 
 def stored_offset(path: Path) -> dict[str, Any]:
@@ -103,8 +105,10 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
             proc = start_connector(config, log)
             try:
                 wait_for(
-                    lambda: "incremental_snapshot_collections" not in stored_offset(offsets)
-                    and any(p["op"] == "r" for p in payloads(read_lines(out)[before_kill:], "t")),
+                    lambda: (
+                        "incremental_snapshot_collections" not in stored_offset(offsets)
+                        and any(p["op"] == "r" for p in payloads(read_lines(out)[before_kill:], "t"))
+                    ),
                     600,
                     "the incremental snapshot to finish after the restart",
                 )
@@ -128,7 +132,10 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
                 state.pop(p["before"]["id"], None)
             else:
                 state[p["after"]["id"]] = p["after"]
-        expected = {row[0]: {"id": row[0], "v": row[1], "n": row[2]} for row in server.query("SELECT id, v, n FROM crash.t")}
+        expected = {
+            row[0]: {"id": row[0], "v": row[1], "n": row[2]}
+            for row in server.query("SELECT id, v, n FROM crash.t")
+        }
         assert state == expected
 
         # Resumed, not restarted: the first snapshot row after the restart follows the stored key.
@@ -137,4 +144,6 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
         before = [p["after"]["id"] for p in payloads(lines[:before_kill], "t") if p["op"] == "r"]
         reread = len([i for i in after if i <= max(before)])
         assert reread <= 4 * CHUNK, f"{reread} rows were read again after the restart"
-        print(f"rows read again after the restart: {reread} (stored key {resumed_after}, last emitted before the kill {max(before)})")
+        print(
+            f"rows read again after the restart: {reread} (stored key {resumed_after}, last emitted before the kill {max(before)})"
+        )

@@ -248,3 +248,88 @@ def test_an_offset_debezium_stored_mid_snapshot_reads_the_table_again(mysql_serv
     rows = data_records(memory.records, "orders")
     assert [payload(r)["after"]["id"] for r in rows] == list(range(1, 251))
     assert "not this connector's encoding" in caplog.text
+
+
+def _snapshot_orders(engine: Engine, server: MySQLServerHandle, db: str) -> None:
+    send_signal(server, db, "sig-s", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+    run_until(
+        engine,
+        lambda: (
+            engine.streaming is not None
+            and engine.streaming.signals.incremental.progress.chunks > 0
+            and not engine.streaming.signals.incremental.running
+        ),
+    )
+
+
+@pytest.mark.parametrize("strategy", ["insert_insert", "insert_delete"])
+def test_watermarking_strategy_decides_what_stays_in_the_signal_table(
+    mysql_server, orders, tmp_path, strategy
+):
+    db = orders
+    fill(mysql_server, db, 250)
+    engine, memory = make_engine(
+        mysql_server, db, tmp_path, **{"incremental.snapshot.watermarking.strategy": strategy}
+    )
+    engine.catch_up()
+    _snapshot_orders(engine, mysql_server, db)
+    engine.close()
+    rows = data_records(memory.records, "orders")
+    assert [payload(r)["after"]["id"] for r in rows] == list(range(1, 251))
+    left = dict(
+        mysql_server.query(
+            "SELECT type, COUNT(*) FROM dbz_signal WHERE type LIKE 'snapshot-window-%' GROUP BY type",
+            database=db,
+        )
+    )
+    markers = [payload(r) for r in data_records(memory.records, "dbz_signal")]
+    if strategy == "insert_insert":
+        assert left == {"snapshot-window-open": 4, "snapshot-window-close": 4}
+        assert not any(m["op"] == "d" for m in markers)
+    else:  # the open row is deleted when the window closes; no close row is written
+        assert left == {}
+        assert sum(1 for m in markers if m["op"] == "d") == 4
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_allow_schema_changes_reads_a_chunk_again_with_the_new_structure(
+    mysql_server, orders, tmp_path, allow
+):
+    """A column added while a chunk waits for its window: with
+    incremental.snapshot.allow.schema.changes the chunk is read again and its rows carry the new
+    column; without it they are emitted as read, in the structure before the change."""
+    db = orders
+    fill(mysql_server, db, 250)
+    engine, memory = make_engine(
+        mysql_server, db, tmp_path, **{"incremental.snapshot.allow.schema.changes": str(allow).lower()}
+    )
+    engine.catch_up()
+    send_signal(mysql_server, db, "sig-ddl", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+    engine.catch_up()  # the signal is read: chunk 1 is read, its markers lie ahead of the stream
+    mysql_server.execute("ALTER TABLE orders ADD COLUMN extra INT NOT NULL DEFAULT 7", database=db)
+    run_until(
+        engine,
+        lambda: (
+            engine.streaming is not None
+            and engine.streaming.signals.incremental.progress.chunks > 0
+            and not engine.streaming.signals.incremental.running
+        ),
+    )
+    engine.close()
+    changed_at = next(
+        i
+        for i, r in enumerate(memory.records)
+        if r.kind == RecordKind.SCHEMA_CHANGE and "ADD COLUMN extra" in str(r.value)
+    )
+    after_change = [payload(r)["after"] for r in data_records(memory.records[changed_at:], "orders")]
+    assert sorted(a["id"] for a in data_records_ids(memory.records)) == list(range(1, 251))
+    assert after_change, "no chunk was emitted after the structure changed"
+    with_column = [a for a in after_change if "extra" in a]
+    if allow:
+        assert with_column == after_change and {a["extra"] for a in with_column} == {7}
+    else:
+        assert len(with_column) < len(after_change)
+
+
+def data_records_ids(records: list[ChangeRecord]) -> list[dict[str, Any]]:
+    return [payload(r)["after"] for r in data_records(records, "orders")]
