@@ -16,6 +16,7 @@ from types import FrameType
 
 from connector.cli.allocator import reexec_with_tuned_allocator
 from connector.cli.demo import run_demo
+from connector.cli.signal import add_signal_parser, signal_command
 from connector.cli.snapshot import snapshot_command
 from connector.cli.status import status_command
 from connector.config import ConfigError, ConnectorConfig, describe_properties, is_secret, parse_overrides
@@ -152,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--table", action="append", required=True, metavar="DB.TABLE", help="table to verify (repeatable)"
     )
 
+    add_signal_parser(sub, _add_config_args)
+
     demo = sub.add_parser(
         "demo",
         help="self-contained demo: throwaway server, sample data, JSON lines",
@@ -215,11 +218,21 @@ def cmd_verify(args: argparse.Namespace, config: ConnectorConfig) -> int:
     return run_verify(config, [TableId.parse(t) for t in args.table], sys.stdout)
 
 
+def cmd_signal(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    return signal_command(config, args)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
 
-COMMANDS = {"run": cmd_run, "snapshot": cmd_snapshot, "status": cmd_status, "verify": cmd_verify}
+COMMANDS = {
+    "run": cmd_run,
+    "snapshot": cmd_snapshot,
+    "status": cmd_status,
+    "verify": cmd_verify,
+    "signal": cmd_signal,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
