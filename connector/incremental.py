@@ -346,7 +346,11 @@ class IncrementalSnapshot:
             )
             for row in rows:
                 image = schema.value_from_snapshot(row)
-                chunk.window[tuple(image.get(f) for f in chunk.fields)] = (query.key_of(row), image)
+                known_as: tuple[Any, ...] = tuple(image.get(f) for f in chunk.fields)
+                while known_as in chunk.window:
+                    # Only a keyless table's surrogate key repeats (NULLs): never drop a row read.
+                    known_as = (*known_as, len(chunk.window))
+                chunk.window[known_as] = (query.key_of(row), image)
             chunk.high = self._close_watermark(conn, chunk_id)
             self.chunk = chunk
             self.progress.chunks += 1
@@ -496,9 +500,10 @@ def _one_row(image: dict[str, Any]) -> Callable[[TableSchema], Sequence[tuple[An
 
 
 def window_fields(schema: TableSchema, collection: Collection) -> tuple[str, ...]:
-    """The payload fields a row is known by in the window: the surrogate key, else the primary
-    key (a key column the payload leaves out could not tell rows apart: refused)."""
-    names = (collection.surrogate_key,) if collection.surrogate_key else schema.table.primary_key
+    """The payload fields a row is known by in the window: the primary key (what streamed changes
+    are matched by), else the surrogate key (a key column the payload leaves out could not tell
+    rows apart: refused)."""
+    names = schema.table.primary_key or ((collection.surrogate_key,) if collection.surrogate_key else ())
     emitted = {name.lower(): name for _, name, _ in schema.value_columns}
     fields = tuple(emitted.get(name.lower()) for name in names)
     missing = [n for n, f in zip(names, fields, strict=True) if f is None]

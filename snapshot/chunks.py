@@ -112,12 +112,20 @@ class ChunkQuery:
             conditions.append(sql)
             params.extend(values)
         sql, values = _greater(self.key, maximum)
-        conditions.append(f"NOT {sql}")
+        conditions.append(f"{sql} IS NOT TRUE")  # NOT would drop NULL keys: NULL > x is NULL
         params.extend(values)
         if self.condition:
             conditions.append(f"({self.condition})")
         where = " WHERE " + " AND ".join(conditions)
         return f"{self._select()}{where}{self._order()} LIMIT {int(limit)}", params
+
+    def null_key_sql(self) -> str:
+        """Every row whose (single, nullable) key is NULL: they cannot be told apart by the key, so
+        they are one chunk whatever its size (a LIMIT would leave the rest of them behind)."""
+        conditions = [f"{quote_identifier(self.key[0])} IS NULL"]
+        if self.condition:
+            conditions.append(f"({self.condition})")
+        return f"{self._select()} WHERE {' AND '.join(conditions)}"
 
     def full_sql(self) -> str:
         """Every row (matching the condition) in one streamed read: a blocking snapshot's SELECT."""
@@ -139,7 +147,12 @@ def read_chunk(
     sql, params = query.chunk_sql(after, maximum, limit)
     with conn.cursor() as cur:
         cur.execute(sql, params)
-        return [tuple(row) for row in cur.fetchall()]
+        rows = [tuple(row) for row in cur.fetchall()]
+        if len(query.key) == 1 and len(rows) == limit and query.key_of(rows[-1]) == (None,):
+            # NULL sorts first: the next chunk starts after NULL, so every NULL-key row is read now.
+            cur.execute(query.null_key_sql())
+            rows = [tuple(row) for row in cur.fetchall()]
+        return rows
 
 
 def stream_rows(conn: pymysql.connections.Connection, query: ChunkQuery, batch: int) -> Any:
