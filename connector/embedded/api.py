@@ -52,6 +52,9 @@ EMBEDDED_DEFAULTS: Mapping[str, str] = {
     "schema.history.internal": "memory",
     "poll.interval.ms": "100",
     "offset.flush.interval.ms": "100",
+    # Signals from this process (EmbeddedEngine.signal) as well as from the signal table.
+    "signal.enabled.channels": "source,in-process",
+    "signal.poll.interval.ms": "100",
 }
 
 Row = Mapping[str, Any]
@@ -441,6 +444,13 @@ class EmbeddedEngine(EventStream):
                 self._error = self._error or exc
             self._log.close(self._error)
             self._release_barriers()
+
+    def signal(self, type_: str, data: Mapping[str, Any] | str | None = None, id_: str | None = None) -> str:
+        """Sends a signal (``execute-snapshot``, ``stop-snapshot``, ``pause-snapshot``,
+        ``resume-snapshot``, ``log``, ``set-binlog-position``) through the in-process channel; the
+        engine thread carries it out. ``data`` is Debezium's, e.g. ``{"data-collections":
+        ["db.t"]}``. Returns the signal's id."""
+        return self.engine.signal(type_, data, id_)
 
     def stop(self, timeout: float = 30.0, raise_error: bool = True) -> None:
         """Stop streaming, flush, close sinks and the replication connection (gone from the server's

@@ -62,6 +62,7 @@ from connector.embedded.api import EventLog, EventStream
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.factories import SINK_FACTORIES, converter_settings, load_factory
 from connector.filters import TableFilter
+from connector.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.schema_state import SchemaState
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.transforms import build_chain
@@ -707,6 +708,25 @@ class FakeConnector(EventStream):
     ) -> list[ChangeRecord]:
         """Snapshot ``r`` events with one ``source.snapshot`` marker; ``snapshot()`` picks markers
         the way Debezium does. ``last=True`` gives the offset of the snapshot's final record."""
+        return self._reads(table, rows, marker, source, None if last else SNAPSHOT_INITIAL)
+
+    def incremental_snapshot(
+        self, table: str | TableId, *rows: Row, source: Mapping[str, Any] | None = None
+    ) -> list[ChangeRecord]:
+        """The ``r`` events an incremental snapshot (an ``execute-snapshot`` signal) gives for
+        ``rows`` of ``table``: ``source.snapshot = "incremental"``, offset ``snapshot: INCREMENTAL``.
+        The fake holds no table rows, so the rows a real connector would read are passed here;
+        streamed changes made "during" the snapshot are simply the other calls, in order."""
+        return self._reads(table, rows, INCREMENTAL, source, INCREMENTAL_OFFSET)
+
+    def _reads(
+        self,
+        table: str | TableId,
+        rows: Sequence[Row],
+        marker: str,
+        source: Mapping[str, Any] | None,
+        offset_snapshot: str | None,
+    ) -> list[ChangeRecord]:
         ts = self.table_schema(table)
         where = SourcePosition(file=self.file, pos=self.pos, ts_ms=self.clock_ms, snapshot=marker)
         overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
@@ -717,7 +737,7 @@ class FakeConnector(EventStream):
             self.file,
             self.pos,
             GtidSet.parse(gtids) if gtids else None,
-            snapshot=None if last else SNAPSHOT_INITIAL,
+            snapshot=offset_snapshot,
         )
         images = [(None, self.row_image(table, row)) for row in rows]
         with self._operation(where.ts_ms or self.clock_ms) as out:

@@ -235,3 +235,31 @@ def test_stop_from_another_thread_ends_a_blocked_wait(cdc_mysql, cdc_database, c
     assert time.monotonic() - started < 5
     stopper.join()
     assert not (cdc_connector.replication_thread_ids & dump_threads(cdc_mysql))
+
+
+def test_signal_runs_a_read_only_incremental_snapshot_from_this_process(
+    cdc_mysql, cdc_database, cdc_engine_factory
+):
+    """EmbeddedEngine.signal: the in-process channel is on by default; with read.only=true the
+    snapshot needs no signal table (GTID watermarks; heartbeats close the windows on an idle server)."""
+    db = cdc_database
+    cdc_mysql.execute(
+        "CREATE TABLE stock (id INT PRIMARY KEY, n INT)",
+        "INSERT INTO stock VALUES " + ",".join(f"({i}, {i})" for i in range(1, 121)),
+        database=db,
+    )
+    engine = cdc_engine_factory(
+        {
+            "snapshot.mode": "no_data",
+            "read.only": "true",
+            "heartbeat.interval.ms": "100",
+            "incremental.snapshot.chunk.size": "50",
+        }
+    )
+    signal_id = engine.signal("execute-snapshot", {"data-collections": [f"{db}.stock"]})
+    assert signal_id
+    engine.wait_for(table="stock", op="r", where=lambda row: row["id"] == 120, timeout=30)
+    reads = [r for r in engine.data_events("stock") if r.op == "r"]
+    assert [r.key["id"] for r in reads] == list(range(1, 121))
+    value = reads[0].value
+    assert value is not None and value.get("payload", value)["source"]["snapshot"] == "incremental"

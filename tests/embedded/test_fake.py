@@ -444,3 +444,40 @@ def test_empty_set_equals_the_connectors(cdc_mysql, cdc_database, cdc_connector)
     (ours,) = fake.insert("s", {"id": 1, "st": set(), "sn": set()})
     assert ours.after == {"id": 1, "st": "", "sn": ""}
     assert [normalized(ours)] == [normalized(r) for r in live]
+
+
+def test_fake_incremental_snapshot_events_equal_the_connectors(cdc_mysql, cdc_database, cdc_engine_factory):
+    """The fake's incremental_snapshot() gives the records a real signalled incremental snapshot
+    does, for the same rows (the rows a real connector reads are passed in)."""
+    db = cdc_database
+    ddl = "CREATE TABLE inv (id INT PRIMARY KEY, sku VARCHAR(20), price DECIMAL(8,2), seen DATETIME(3))"
+    cdc_mysql.execute(ddl, database=db)
+    rows = [
+        {
+            "id": 1,
+            "sku": "a-1",
+            "price": decimal.Decimal("1.50"),
+            "seen": dt.datetime(2026, 1, 2, 3, 4, 5, 6000),
+        },
+        {"id": 2, "sku": "b-2", "price": None, "seen": None},
+    ]
+    cdc_mysql.execute(
+        "INSERT INTO inv VALUES (1, 'a-1', 1.50, '2026-01-02 03:04:05.006'), (2, 'b-2', NULL, NULL)",
+        database=db,
+    )
+    engine = cdc_engine_factory(
+        {"snapshot.mode": "no_data", "read.only": "true", "heartbeat.interval.ms": "100"}
+    )
+    engine.drain()
+    engine.signal("execute-snapshot", {"data-collections": [f"{db}.inv"]})
+    engine.wait_for(table="inv", op="r", where=lambda row: row["id"] == 2, timeout=30)
+    live = [r for r in engine.data_events("inv")]
+
+    fake = FakeConnector(ddl, topic_prefix="cdc", database=db, flavor=cdc_mysql.flavor)
+    ours = fake.incremental_snapshot("inv", *rows)
+    assert len(ours) == len(live) == 2
+    for mine, theirs in zip(ours, live, strict=True):
+        diff = differences(normalized(mine), normalized(theirs))
+        assert not diff, "\n".join(diff)
+        assert src(mine)["snapshot"] == "incremental"
+        assert mine.offset is not None and mine.offset["snapshot"] == "INCREMENTAL"
