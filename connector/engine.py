@@ -145,6 +145,7 @@ class Engine:
             )
             streaming = self.streaming
             self.metrics.binlog_position = lambda: _position(streaming)
+            self.metrics.incremental_progress = lambda: streaming.signals.incremental.progress.describe()
             if self.coordinator.snapshot_taken:
                 # Debezium emits one heartbeat right after a snapshot (when heartbeats are on).
                 self.streaming.emit_heartbeat()

@@ -61,6 +61,7 @@ OFFSET_KEYS = (COLLECTIONS, PRIMARY_KEY, MAXIMUM_KEY, CORRELATION_ID)
 INSERT_INSERT, INSERT_DELETE = "insert_insert", "insert_delete"
 INCREMENTAL = "incremental"  # source.snapshot of the rows
 INCREMENTAL_OFFSET = "INCREMENTAL"  # the offset's snapshot marker on those rows
+PROGRESS_LOG_INTERVAL_S = 10.0  # a progress log line at most this often while chunks close
 
 
 # -- key encoding in the offset ---------------------------------------------------------------------
@@ -138,11 +139,28 @@ class _Chunk:
 
 @dataclass
 class Progress:
-    """Per-table figures for logs and the progress line."""
+    """Per-table figures for logs, the progress line and the metrics."""
 
     rows: dict[TableId, int] = field(default_factory=dict)
+    chunks_by_table: dict[TableId, int] = field(default_factory=dict)
     chunks: int = 0
     started: float = field(default_factory=time.monotonic)
+    logged: float = field(default_factory=time.monotonic)
+    current: TableId | None = None  # the table being read (None: no snapshot running)
+
+    def on_chunk(self, table: TableId) -> None:
+        self.chunks += 1
+        self.chunks_by_table[table] = self.chunks_by_table.get(table, 0) + 1
+
+    def describe(self) -> str | None:
+        """``db.t 12000 rows/12 chunks (reading), db.u 300 rows/1 chunk``; None when nothing ran."""
+        if not self.chunks_by_table:
+            return None
+        parts = []
+        for table, chunks in self.chunks_by_table.items():
+            state = " (reading)" if table == self.current else ""
+            parts.append(f"{table} {self.rows.get(table, 0)} rows/{chunks} chunks{state}")
+        return ", ".join(parts)
 
 
 class IncrementalSnapshot:
@@ -353,7 +371,8 @@ class IncrementalSnapshot:
                 chunk.window[known_as] = (query.key_of(row), image)
             chunk.high = self._close_watermark(conn, chunk_id)
             self.chunk = chunk
-            self.progress.chunks += 1
+            self.progress.on_chunk(collection.table)
+            self.progress.current = collection.table
             log.debug("incremental snapshot chunk %s of %s: %d rows", chunk_id, collection.table, len(rows))
             if self.read_only:
                 return  # the window closes once the stream has passed the high watermark
@@ -476,6 +495,9 @@ class IncrementalSnapshot:
                     number_rows=False,
                 )
             self.progress.rows[table_id] = self.progress.rows.get(table_id, 0) + len(chunk.window)
+        if time.monotonic() - self.progress.logged >= PROGRESS_LOG_INTERVAL_S:
+            self.progress.logged = time.monotonic()
+            log.info("incremental snapshot progress: %s", self.progress.describe())
         if chunk.last_key is not None:
             self.emitted_key = chunk.last_key
         if chunk.done:
@@ -493,6 +515,7 @@ class IncrementalSnapshot:
         self.emitted_key = self.maximum_key = None
         if not self.collections:
             self.correlation_id = None
+            self.progress.current = None
 
 
 def _one_row(image: dict[str, Any]) -> Callable[[TableSchema], Sequence[tuple[Any, Any]]]:

@@ -135,6 +135,8 @@ class ConnectorMetrics:
         self.queued: Callable[[], int] = lambda: 0
         self.total_tables: Callable[[], int] = lambda: 0
         self.binlog_position: Callable[[], tuple[str, int, str]] = lambda: ("", 0, "")
+        # rows and chunks per table of the incremental snapshot (None: none has run)
+        self.incremental_progress: Callable[[], str | None] = lambda: None
 
     # -- hooks -------------------------------------------------------------------------------------
     def snapshot_started(self) -> None:
@@ -327,15 +329,17 @@ class ProgressReporter:
         rate = (seen - self._seen) / max(now - self._at, 1e-9)
         self._seen, self._at = seen, now
         file, pos, _ = self.metrics.binlog_position()
+        incremental = self.metrics.incremental_progress()
         log.info(
             "streaming: %.1f events/s, %d events seen, %d records delivered, "
-            "MilliSecondsBehindSource=%d, binlog %s:%d",
+            "MilliSecondsBehindSource=%d, binlog %s:%d%s",
             rate,
             seen,
             self.delivered(),
             self.metrics.streaming.lag_ms(),
             file,
             pos,
+            f"; incremental snapshot: {incremental}" if incremental else "",
         )
 
     def close(self) -> None:

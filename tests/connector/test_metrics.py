@@ -266,7 +266,8 @@ def test_metrics_host_is_the_address_bound(
 
 PROGRESS = re.compile(
     r"streaming: (?P<rate>[\d.]+) events/s, (?P<seen>\d+) events seen, (?P<delivered>\d+) records "
-    r"delivered, MilliSecondsBehindSource=(?P<lag>\d+), binlog (?P<file>\S+):(?P<pos>\d+)$"
+    r"delivered, MilliSecondsBehindSource=(?P<lag>\d+), binlog (?P<file>\S+):(?P<pos>\d+)"
+    r"(; incremental snapshot: (?P<incremental>.*))?$"
 )
 
 
@@ -326,3 +327,44 @@ def test_progress_line_while_streaming(
     assert Engine(config, sinks=[MemorySink()], progress_interval_ms=10_000)._progress_interval_ms == 10_000
     explicit = ConnectorConfig.from_mapping({**props, "progress.interval.ms": "0"})
     assert Engine(explicit, sinks=[MemorySink()], progress_interval_ms=10_000)._progress_interval_ms == 0
+
+
+def test_progress_line_and_log_show_incremental_snapshot_rows_and_chunks(
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    db = unique_db
+    mysql_server.execute(
+        "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))",
+        "CREATE TABLE big (id INT PRIMARY KEY, v INT)",
+        "INSERT INTO big VALUES " + ",".join(f"({i}, {i})" for i in range(1, 251)),
+        f"GRANT INSERT, DELETE ON `{db}`.`dbz_signal` TO '{mysql_server.connector.user}'@'%'",
+        database=db,
+    )
+    memory = MemorySink()
+    engine, _ = make(
+        mysql_server,
+        db,
+        tmp_path,
+        memory,
+        **{
+            "progress.interval.ms": "200",
+            "snapshot.mode": "no_data",
+            "signal.data.collection": f"{db}.dbz_signal",
+            "incremental.snapshot.chunk.size": "100",
+        },
+    )
+    with running(engine, memory) as errors:
+        wait_until(lambda: engine.metrics.connected, 30, "streaming")
+        mysql_server.execute(
+            f"""INSERT INTO dbz_signal VALUES ('p-1', 'execute-snapshot', '{{"data-collections": ["{db}.big"]}}')""",
+            database=db,
+        )
+        expected = f"{db}.big 250 rows/4 chunks"  # three chunks of rows and the empty one
+        wait_until(
+            lambda: any(line.get("incremental") == expected for line in progress_lines(caplog)),
+            30,
+            "a progress line with the incremental snapshot's rows and chunks",
+        )
+    assert not errors
+    assert f"incremental snapshot of {db}.big completed: 250 rows" in caplog.text
