@@ -4,9 +4,6 @@ tables that cannot be read in key order, and Debezium's procedure for a newly ca
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-
-import pytest
 
 from connector.testing.local_server import MySQLServerHandle
 from tests.connector.test_incremental_snapshot import (
@@ -18,30 +15,14 @@ from tests.connector.test_incremental_snapshot import (
     replay,
     run_until,
     send_signal,
+    snapshot_finished,
 )
 
 
-@pytest.fixture
-def orders_db(mysql_server: MySQLServerHandle, unique_db: str) -> Iterator[str]:
-    grant_signal_table(mysql_server, unique_db)
-    mysql_server.execute(
-        "CREATE TABLE orders (id INT PRIMARY KEY, name VARCHAR(40), qty INT)", database=unique_db
-    )
-    yield unique_db
-
-
-def finished(engine):  # type: ignore[no-untyped-def]
-    return lambda: (
-        engine.streaming is not None
-        and engine.streaming.signals.incremental.progress.chunks > 0
-        and not engine.streaming.signals.incremental.running
-    )
-
-
 def test_pause_stops_reading_chunks_while_streaming_goes_on_and_resume_finishes(
-    mysql_server, orders_db, tmp_path
+    mysql_server, orders, tmp_path
 ):
-    db = orders_db
+    db = orders
     fill(mysql_server, db, 1000)
     mysql_server.execute("CREATE TABLE other (id INT PRIMARY KEY)", database=db)
     engine, memory = make_engine(mysql_server, db, tmp_path, **{"incremental.snapshot.chunk.size": "50"})
@@ -68,7 +49,7 @@ def test_pause_stops_reading_chunks_while_streaming_goes_on_and_resume_finishes(
     assert len([r for r in data_records(memory.records, "orders") if payload(r)["op"] == "r"]) == 50
     assert engine.streaming is not None and engine.streaming.signals.incremental.running
     send_signal(mysql_server, db, "s3", "resume-snapshot", {})
-    run_until(engine, finished(engine))
+    run_until(engine, snapshot_finished(engine))
     engine.close()
     rows = data_records(memory.records, "orders")
     assert sorted(payload(r)["after"]["id"] for r in rows if payload(r)["op"] == "r") == list(range(1, 1001))
@@ -100,7 +81,7 @@ def test_a_nullable_surrogate_key_reads_every_row_including_the_null_keyed_ones(
         "execute-snapshot",
         {"data-collections": [f"{db}.events"], "surrogate-key": "code"},
     )
-    run_until(engine, finished(engine))
+    run_until(engine, snapshot_finished(engine))
     engine.close()
     notes = sorted(payload(r)["after"]["note"] for r in data_records(memory.records, "events"))
     assert notes == sorted(row[0] for row in mysql_server.query("SELECT note FROM events", database=db))
@@ -154,7 +135,7 @@ def test_a_newly_captured_table_is_backfilled_while_the_captured_one_streams(
     engine.catch_up()
     send_signal(mysql_server, db, "sig-new", "execute-snapshot", {"data-collections": [f"{db}.b"]})
     mysql_server.execute("INSERT INTO a VALUES (2, 2)", "UPDATE b SET v = -2 WHERE id = 6", database=db)
-    run_until(engine, finished(engine))
+    run_until(engine, snapshot_finished(engine))
     engine.close()
     b_rows = data_records(memory.records, "b")
     assert sorted(payload(r)["after"]["id"] for r in b_rows if payload(r)["op"] == "r") == list(range(1, 301))

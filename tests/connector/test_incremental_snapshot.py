@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +85,38 @@ def table_rows(
     }
 
 
+def snapshot_finished(engine: Engine) -> Any:
+    """True once an incremental snapshot has read at least one chunk and is no longer running."""
+    return lambda: (
+        engine.streaming is not None
+        and engine.streaming.signals.incremental.progress.chunks > 0
+        and not engine.streaming.signals.incremental.running
+    )
+
+
+def race_writer(
+    server: MySQLServerHandle, db: str, total: int, seed: int, stop: threading.Event, pause_s: float = 0.0
+) -> None:
+    """Updates, deletes, re-inserts (REPLACE) and inserts rows of ``orders`` until ``stop``."""
+    rnd = random.Random(seed)
+    next_id = total + 1 + seed * 1_000_000
+    with server.connect(db) as conn, conn.cursor() as cur:
+        while not stop.is_set():
+            key = rnd.randint(1, total)
+            action = rnd.random()
+            if action < 0.4:
+                cur.execute(f"UPDATE orders SET qty = qty + 1, name = 'w{seed}' WHERE id = {key}")
+            elif action < 0.7:
+                cur.execute(f"DELETE FROM orders WHERE id = {key}")
+            elif action < 0.85:
+                cur.execute(f"REPLACE INTO orders VALUES ({key}, 'back{seed}', 1)")
+            else:
+                cur.execute(f"INSERT INTO orders VALUES ({next_id}, 'new{seed}', 2)")
+                next_id += 1
+            if pause_s:
+                stop.wait(pause_s)
+
+
 def run_until(engine: Engine, done: Any, timeout: float = 120.0) -> None:
     import time
 
@@ -94,15 +125,6 @@ def run_until(engine: Engine, done: Any, timeout: float = 120.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("the incremental snapshot did not finish")
         engine.catch_up()
-
-
-@pytest.fixture
-def orders(mysql_server: MySQLServerHandle, unique_db: str) -> Iterator[str]:
-    grant_signal_table(mysql_server, unique_db)
-    mysql_server.execute(
-        "CREATE TABLE orders (id INT PRIMARY KEY, name VARCHAR(40), qty INT)", database=unique_db
-    )
-    yield unique_db
 
 
 def fill(server: MySQLServerHandle, db: str, rows: int, batch: int = 5000) -> None:
@@ -158,36 +180,14 @@ def test_incremental_snapshot_races_with_writers_and_replays_to_the_table(mysql_
     engine.catch_up()
     stop = threading.Event()
 
-    def writer(seed: int) -> None:
-        rnd = random.Random(seed)
-        with mysql_server.connect(db) as conn, conn.cursor() as cur:
-            next_id = total + 1 + seed * 1_000_000
-            while not stop.is_set():
-                key = rnd.randint(1, total)
-                action = rnd.random()
-                if action < 0.4:
-                    cur.execute(f"UPDATE orders SET qty = qty + 1, name = 'w{seed}' WHERE id = {key}")
-                elif action < 0.7:
-                    cur.execute(f"DELETE FROM orders WHERE id = {key}")
-                elif action < 0.85:
-                    cur.execute(f"REPLACE INTO orders VALUES ({key}, 'back{seed}', 1)")
-                else:
-                    cur.execute(f"INSERT INTO orders VALUES ({next_id}, 'new{seed}', 2)")
-                    next_id += 1
-
-    writers = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    writers = [
+        threading.Thread(target=race_writer, args=(mysql_server, db, total, n, stop)) for n in range(2)
+    ]
     for thread in writers:
         thread.start()
     try:
         send_signal(mysql_server, db, "sig-race", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
-        run_until(
-            engine,
-            lambda: (
-                engine.streaming.signals.incremental.progress.chunks > 0
-                and not engine.streaming.signals.incremental.running
-            ),
-            timeout=600,
-        )
+        run_until(engine, snapshot_finished(engine), timeout=600)
     finally:
         stop.set()
         for thread in writers:
@@ -238,11 +238,7 @@ def test_an_offset_debezium_stored_mid_snapshot_reads_the_table_again(mysql_serv
     with caplog.at_level("WARNING", logger="connector.incremental"):
         run_until(
             engine,
-            lambda: (
-                engine.streaming is not None
-                and engine.streaming.signals.incremental.progress.chunks > 0
-                and not engine.streaming.signals.incremental.running
-            ),
+            snapshot_finished(engine),
         )
     engine.close()
     rows = data_records(memory.records, "orders")
@@ -254,11 +250,7 @@ def _snapshot_orders(engine: Engine, server: MySQLServerHandle, db: str) -> None
     send_signal(server, db, "sig-s", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
     run_until(
         engine,
-        lambda: (
-            engine.streaming is not None
-            and engine.streaming.signals.incremental.progress.chunks > 0
-            and not engine.streaming.signals.incremental.running
-        ),
+        snapshot_finished(engine),
     )
 
 
@@ -309,11 +301,7 @@ def test_allow_schema_changes_reads_a_chunk_again_with_the_new_structure(
     mysql_server.execute("ALTER TABLE orders ADD COLUMN extra INT NOT NULL DEFAULT 7", database=db)
     run_until(
         engine,
-        lambda: (
-            engine.streaming is not None
-            and engine.streaming.signals.incremental.progress.chunks > 0
-            and not engine.streaming.signals.incremental.running
-        ),
+        snapshot_finished(engine),
     )
     engine.close()
     changed_at = next(

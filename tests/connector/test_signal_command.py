@@ -4,7 +4,6 @@ connector carries it out (a real server, a real engine reading the signal table 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,7 +12,14 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
-from tests.connector.test_incremental_snapshot import data_records, fill, payload, run_until
+from tests.connector.test_incremental_snapshot import (
+    data_records,
+    fill,
+    grant_signal_table,
+    payload,
+    run_until,
+    snapshot_finished,
+)
 
 
 def write_properties(server: MySQLServerHandle, db: str, tmp_path: Path, **extra: str) -> Path:
@@ -40,18 +46,8 @@ def start(path: Path) -> tuple[Engine, MemorySink]:
     return engine, memory
 
 
-def snapshot_done(engine: Engine) -> Any:
-    return lambda: (
-        engine.streaming is not None
-        and engine.streaming.signals.incremental.progress.chunks > 0
-        and not engine.streaming.signals.incremental.running
-    )
-
-
 @pytest.fixture
 def orders_db(mysql_server: MySQLServerHandle, unique_db: str) -> str:
-    from tests.connector.test_incremental_snapshot import grant_signal_table
-
     grant_signal_table(mysql_server, unique_db)
     mysql_server.execute(
         "CREATE TABLE orders (id INT PRIMARY KEY, name VARCHAR(40), qty INT)", database=unique_db
@@ -81,7 +77,7 @@ def test_signal_command_starts_a_filtered_incremental_snapshot_through_the_signa
         )
         assert code == 0
         assert "sent execute-snapshot through the source channel" in capsys.readouterr().out
-        run_until(engine, snapshot_done(engine))
+        run_until(engine, snapshot_finished(engine))
     finally:
         engine.close()
     rows = data_records(memory.records, "orders")

@@ -62,8 +62,8 @@ def normalise_markers(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return records
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_golden_signalled_snapshots(mysql_server: LocalMySQLServer, tmp_path: Path, case: str) -> None:
+def _start(mysql_server: LocalMySQLServer, tmp_path: Path, case: str) -> tuple[Engine, MemorySink]:
+    """The recorded workload's database and an engine with the case's properties on it."""
     spec = CASES[case]
     mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`", f"CREATE DATABASE `{DB}` CHARSET utf8mb4")
     run_statements(mysql_server, SETUP)
@@ -72,7 +72,13 @@ def test_golden_signalled_snapshots(mysql_server: LocalMySQLServer, tmp_path: Pa
     )
     props = {k: v for k, v in {**BASE_PROPS, **spec.props}.items() if k not in _RECORDER_ONLY}
     memory = MemorySink()
-    engine = Engine(golden_config(mysql_server, tmp_path, props), sinks=[memory])
+    return Engine(golden_config(mysql_server, tmp_path, props), sinks=[memory]), memory
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_golden_signalled_snapshots(mysql_server: LocalMySQLServer, tmp_path: Path, case: str) -> None:
+    spec = CASES[case]
+    engine, memory = _start(mysql_server, tmp_path, case)
     try:
         engine.catch_up()
         run_statements(mysql_server, spec.signals)
@@ -125,14 +131,7 @@ def test_incremental_offsets_follow_debeziums(mysql_server: LocalMySQLServer, tm
     verbatim, ``snapshot: INCREMENTAL`` on the snapshot rows, the same last and maximum keys (ours as
     JSON, Debezium's Java-serialized)."""
     spec = CASES["insert_insert"]
-    mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`", f"CREATE DATABASE `{DB}` CHARSET utf8mb4")
-    run_statements(mysql_server, SETUP)
-    mysql_server.execute(
-        f"GRANT INSERT, DELETE ON `{DB}`.`dbz_signal` TO '{mysql_server.connector.user}'@'%'"
-    )
-    props = {k: v for k, v in {**BASE_PROPS, **spec.props}.items() if k not in _RECORDER_ONLY}
-    memory = MemorySink()
-    engine = Engine(golden_config(mysql_server, tmp_path, props), sinks=[memory])
+    engine, memory = _start(mysql_server, tmp_path, "insert_insert")
     try:
         engine.catch_up()
         run_statements(mysql_server, spec.signals)

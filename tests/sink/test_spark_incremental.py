@@ -4,7 +4,6 @@ rows never overwrite a newer streamed change, and ``mysql-cdc verify`` calls the
 from __future__ import annotations
 
 import io
-import random
 import threading
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
 from sink.spark import SparkSink, read_current_state
-from tests.connector.test_incremental_snapshot import fill, grant_signal_table, send_signal
+from tests.connector.test_incremental_snapshot import fill, grant_signal_table, race_writer, send_signal
 from tests.sink.test_spark_support import spark_for_tests
 
 ROWS = 20_000
@@ -57,27 +56,12 @@ def test_incremental_snapshot_racing_with_writers_leaves_spark_equal_to_mysql(
     engine = Engine(config, sinks=[SparkSink.from_config(config)])
     stop = threading.Event()
 
-    def writer(seed: int) -> None:
-        rnd = random.Random(seed)
-        next_id = ROWS + 1 + seed * 1_000_000
-        with mysql_server.connect(db) as conn, conn.cursor() as cur:
-            while not stop.is_set():
-                key = rnd.randint(1, ROWS)
-                action = rnd.random()
-                if action < 0.4:
-                    cur.execute(f"UPDATE orders SET qty = qty + 1, name = 'w{seed}' WHERE id = {key}")
-                elif action < 0.7:
-                    cur.execute(f"DELETE FROM orders WHERE id = {key}")
-                elif action < 0.85:
-                    cur.execute(f"REPLACE INTO orders VALUES ({key}, 'back{seed}', 1)")
-                else:
-                    cur.execute(f"INSERT INTO orders VALUES ({next_id}, 'new{seed}', 2)")
-                    next_id += 1
-                stop.wait(0.002)
-
     try:
         engine.catch_up(timeout=120)
-        writers = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+        writers = [
+            threading.Thread(target=race_writer, args=(mysql_server, db, ROWS, n, stop, 0.002))
+            for n in range(2)
+        ]
         for thread in writers:
             thread.start()
         try:
