@@ -61,6 +61,9 @@ OFFSET_KEYS = (COLLECTIONS, PRIMARY_KEY, MAXIMUM_KEY, CORRELATION_ID)
 INSERT_INSERT, INSERT_DELETE = "insert_insert", "insert_delete"
 INCREMENTAL = "incremental"  # source.snapshot of the rows
 INCREMENTAL_OFFSET = "INCREMENTAL"  # the offset's snapshot marker on those rows
+# Server errors of a chunk read in a structure the server no longer has (ER_BAD_FIELD_ERROR,
+# ER_NO_SUCH_TABLE): the DDL that changed it is still ahead of the stream.
+_STRUCTURE_AHEAD = frozenset({1054, 1146})
 PROGRESS_LOG_INTERVAL_S = 10.0  # a progress log line at most this often while chunks close
 
 
@@ -203,6 +206,9 @@ class IncrementalSnapshot:
         self.chunk: _Chunk | None = None
         self.progress = Progress()
         self._conn: pymysql.connections.Connection | None = None
+        # A table whose structure changed on the server before the stream reached the change: its
+        # chunk is read once the stream applies the DDL (the model and the server agree again).
+        self._waiting_for_ddl: TableId | None = None
         self._opened_at = ""
 
     # -- offset ------------------------------------------------------------------------------------
@@ -301,6 +307,7 @@ class IncrementalSnapshot:
         if current is not None and current in stopped:
             # The current table was stopped: its open window is dropped, the next table starts.
             self.chunk = None
+            self._waiting_for_ddl = None
             self.emitted_key = self.maximum_key = None
             if self.collections:
                 self.next_chunk()
@@ -334,7 +341,7 @@ class IncrementalSnapshot:
 
     def next_chunk(self) -> None:
         """Reads the next chunk between two watermarks (or finishes the tables that have no more)."""
-        while self.collections and not self.paused and self.chunk is None:
+        while self.collections and not self.paused and self.chunk is None and self._waiting_for_ddl is None:
             collection = self.collections[0]
             table = self.dispatcher.schema.model.table(collection.table)
             if table is None:
@@ -343,15 +350,27 @@ class IncrementalSnapshot:
                 continue
             query = ChunkQuery.for_table(table, collection.surrogate_key, collection.condition)
             conn = self._connection()
-            if self.maximum_key is None:
-                self.maximum_key = read_maximum_key(conn, query)
+            try:
                 if self.maximum_key is None:
-                    log.info("incremental snapshot of %s: no rows", collection.table)
-                    self._table_done()
-                    continue
-            chunk_id = str(uuid.uuid4())
-            self._open_watermark(conn, chunk_id)
-            rows = read_chunk(conn, query, self.emitted_key, self.maximum_key, self.chunk_size)
+                    self.maximum_key = read_maximum_key(conn, query)
+                    if self.maximum_key is None:
+                        log.info("incremental snapshot of %s: no rows", collection.table)
+                        self._table_done()
+                        continue
+                chunk_id = str(uuid.uuid4())
+                self._open_watermark(conn, chunk_id)
+                rows = read_chunk(conn, query, self.emitted_key, self.maximum_key, self.chunk_size)
+            except pymysql.err.MySQLError as exc:
+                if not exc.args or exc.args[0] not in _STRUCTURE_AHEAD:
+                    raise
+                log.info(
+                    "incremental snapshot of %s waits: the table changed on the server before the "
+                    "stream reached the change (%s); its chunk is read once the stream applies it",
+                    collection.table,
+                    exc.args[1] if len(exc.args) > 1 else exc,
+                )
+                self._waiting_for_ddl = collection.table
+                return
             schema = self.dispatcher.builder.table_schema(table)
             chunk = _Chunk(
                 chunk_id,
@@ -451,6 +470,10 @@ class IncrementalSnapshot:
     def on_schema_change(self, tables: Sequence[TableId]) -> None:
         """A DDL statement of the current table while a chunk waits for its window: with
         ``incremental.snapshot.allow.schema.changes`` the chunk is read again."""
+        if self._waiting_for_ddl is not None and self._waiting_for_ddl in tables:
+            self._waiting_for_ddl = None
+            self.next_chunk()
+            return
         chunk = self.chunk
         if chunk is None or chunk.collection.table not in tables:
             return

@@ -321,3 +321,25 @@ def test_allow_schema_changes_reads_a_chunk_again_with_the_new_structure(
 
 def data_records_ids(records: list[ChangeRecord]) -> list[dict[str, Any]]:
     return [payload(r)["after"] for r in data_records(records, "orders")]
+
+
+def test_a_column_dropped_ahead_of_the_stream_delays_the_chunk_until_the_stream_applies_it(
+    mysql_server, orders, tmp_path, caplog
+):
+    """The chunk after a window is read while the stream has not yet reached an ALTER that dropped
+    a column: the read fails on the server, so the snapshot waits for the stream to apply the DDL
+    and then reads the chunk in the new structure (nothing lost, the connector keeps running)."""
+    db = orders
+    fill(mysql_server, db, 250)
+    engine, memory = make_engine(mysql_server, db, tmp_path)
+    engine.catch_up()
+    send_signal(mysql_server, db, "sig-drop", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+    engine.catch_up()  # chunk 1 is read; its markers lie ahead of the stream
+    mysql_server.execute("ALTER TABLE orders DROP COLUMN name", database=db)
+    with caplog.at_level("INFO", logger="connector.incremental"):
+        run_until(engine, snapshot_finished(engine))
+    engine.close()
+    rows = [payload(r)["after"] for r in data_records(memory.records, "orders")]
+    assert [a["id"] for a in rows] == list(range(1, 251))
+    assert all("name" in a for a in rows[:100]) and not any("name" in a for a in rows[100:])
+    assert "changed on the server before the stream reached the change" in caplog.text
