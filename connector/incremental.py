@@ -209,6 +209,7 @@ class IncrementalSnapshot:
         # A table whose structure changed on the server before the stream reached the change: its
         # chunk is read once the stream applies the DDL (the model and the server agree again).
         self._waiting_for_ddl: TableId | None = None
+        self._encodings: list[tuple[Any, str] | None] = [None, None]  # see _encoded
         self._opened_at = ""
 
     # -- offset ------------------------------------------------------------------------------------
@@ -219,16 +220,29 @@ class IncrementalSnapshot:
     def offset_items(self) -> tuple[tuple[str, Any], ...]:
         if not self.collections:
             return ()
-        items: list[tuple[str, Any]] = [
-            (COLLECTIONS, orjson.dumps([c.to_json() for c in self.collections]).decode())
-        ]
+        items: list[tuple[str, Any]] = [(COLLECTIONS, self._encoded(self.collections))]
         if self.emitted_key is not None:
             items.append((PRIMARY_KEY, encode_key(self.emitted_key)))
         if self.maximum_key is not None:
-            items.append((MAXIMUM_KEY, encode_key(self.maximum_key)))
+            items.append((MAXIMUM_KEY, self._encoded(self.maximum_key)))
         if self.correlation_id is not None:
             items.append((CORRELATION_ID, self.correlation_id))
         return tuple(items)
+
+    def _encoded(self, value: list[Collection] | Key) -> str:
+        """The offset text of the collections list or the maximum key, made once per value (every
+        snapshot row's offset carries both)."""
+        slot = 0 if isinstance(value, list) else 1
+        cached = self._encodings[slot]
+        if cached is not None and cached[0] == value:
+            return cached[1]
+        if isinstance(value, list):
+            text = orjson.dumps([c.to_json() for c in value]).decode()
+            value = list(value)  # a copy: the list itself changes as tables finish
+        else:
+            text = encode_key(value) or ""
+        self._encodings[slot] = (value, text)
+        return text
 
     def restore(self, offset: SourceOffset) -> None:
         """The snapshot a stored offset was taken in (its chunk is read again by ``resume``)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pymysql
@@ -82,7 +83,7 @@ class ChunkQuery:
             )
         return cls(table.id, table.column_names, key, condition or None)
 
-    @property
+    @cached_property
     def key_indexes(self) -> tuple[int, ...]:
         lowered = [c.lower() for c in self.columns]
         return tuple(lowered.index(k.lower()) for k in self.key)
