@@ -65,6 +65,7 @@ INCREMENTAL_OFFSET = "INCREMENTAL"  # the offset's snapshot marker on those rows
 # ER_NO_SUCH_TABLE): the DDL that changed it is still ahead of the stream.
 _STRUCTURE_AHEAD = frozenset({1054, 1146})
 PROGRESS_LOG_INTERVAL_S = 10.0  # a progress log line at most this often while chunks close
+OffsetItems = tuple[tuple[str, Any], ...]
 
 
 # -- key encoding in the offset ---------------------------------------------------------------------
@@ -220,14 +221,21 @@ class IncrementalSnapshot:
     def offset_items(self) -> tuple[tuple[str, Any], ...]:
         if not self.collections:
             return ()
-        items: list[tuple[str, Any]] = [(COLLECTIONS, self._encoded(self.collections))]
-        if self.emitted_key is not None:
-            items.append((PRIMARY_KEY, encode_key(self.emitted_key)))
+        before, after = self._offset_items_around_key()
+        if self.emitted_key is None:
+            return before + after
+        return (*before, (PRIMARY_KEY, encode_key(self.emitted_key)), *after)
+
+    def _offset_items_around_key(self) -> tuple[OffsetItems, OffsetItems]:
+        """The offset entries before and after the emitted key's: the same for every row of a
+        window, so a window's rows build only the key's entry."""
+        before: OffsetItems = ((COLLECTIONS, self._encoded(self.collections)),)
+        after: list[tuple[str, Any]] = []
         if self.maximum_key is not None:
-            items.append((MAXIMUM_KEY, self._encoded(self.maximum_key)))
+            after.append((MAXIMUM_KEY, self._encoded(self.maximum_key)))
         if self.correlation_id is not None:
-            items.append((CORRELATION_ID, self.correlation_id))
-        return tuple(items)
+            after.append((CORRELATION_ID, self.correlation_id))
+        return before, tuple(after)
 
     def _encoded(self, value: list[Collection] | Key) -> str:
         """The offset text of the collections list or the maximum key, made once per value (every
@@ -518,10 +526,12 @@ class IncrementalSnapshot:
         if chunk.window:
             where, offset = self.position()
             where = replace(where, snapshot=INCREMENTAL, row=0)
+            offset = offset.with_(snapshot=INCREMENTAL_OFFSET)
+            before, after = self._offset_items_around_key()
             dispatch = self.dispatcher.dispatch_rows
             for key, image in chunk.window.values():
                 self.emitted_key = key
-                row_offset = offset.with_(snapshot=INCREMENTAL_OFFSET, extra=self.offset_items())
+                row_offset = offset.with_(extra=(*before, (PRIMARY_KEY, encode_key(key)), *after))
                 dispatch(
                     table_id,
                     "r",

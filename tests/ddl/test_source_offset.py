@@ -1,0 +1,23 @@
+"""``SourceOffset.with_``: a copy with some fields changed, serialised afresh."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddl.position import GtidSet, SourceOffset
+
+
+def test_with_changes_only_the_named_fields_and_serialises_the_copy_afresh() -> None:
+    offset = SourceOffset("mysql-bin.000003", 154, GtidSet.parse("0-1-7"), event=2, row=1, server_id=1)
+    assert offset.to_map()["row"] == 1  # serialised (and cached) before the copy
+
+    copy = offset.with_(row=5, snapshot="INCREMENTAL", extra=(("k", "v"),))
+
+    assert copy.to_map() == {**offset.to_map(), "row": 5, "snapshot": "INCREMENTAL", "k": "v"}
+    assert offset.to_map()["row"] == 1 and "k" not in offset.to_map()
+    assert copy.at_row(9)["row"] == 9 and copy["row"] == 5
+
+
+def test_with_refuses_a_field_the_offset_does_not_have() -> None:
+    with pytest.raises(TypeError, match="rows"):
+        SourceOffset("mysql-bin.000003", 154).with_(rows=5)
