@@ -306,16 +306,20 @@ class SourceOffset(Mapping[str, Any]):
         unknown = changes.keys() - _FIELDS
         if unknown:
             raise TypeError(f"SourceOffset has no field(s) {sorted(unknown)}")
+        return self._copy(changes)
+
+    def at_row(self, row: int) -> SourceOffset:
+        """This offset with ``row`` rows of the current rows event done (once per streamed row: no
+        field-name check)."""
+        return self._copy({"row": row})
+
+    def _copy(self, changes: Mapping[str, Any]) -> SourceOffset:
         clone = object.__new__(SourceOffset)
         state = clone.__dict__
         state.update(self.__dict__)
         state.pop("_map", None)
         state.update(changes)
         return clone
-
-    def at_row(self, row: int) -> SourceOffset:
-        """This offset with ``row`` rows of the current rows event done."""
-        return self.with_(row=row)
 
     # -- meaning --------------------------------------------------------------------------------
     @property
