@@ -472,7 +472,10 @@ PROPERTIES: tuple[Property, ...] = (
     _p("key.converter.schemas.enable", "true", "Keys carry their schema.", kind="bool"),
     _p("value.converter.schemas.enable", "true", "Values carry their schema.", kind="bool"),
     _p("sink.kafka.bootstrap.servers", doc="Kafka brokers for sink.type=kafka."),
-    _p("sink.spark.warehouse", doc="Spark warehouse directory for sink.type=spark."),
+    _p(
+        "sink.spark.warehouse",
+        doc="Where the Delta tables of sink.type=spark live: a path or a Hadoop URI (file:, hdfs:, s3a:, abfss:).",
+    ),
     _p("sink.spark.master", "local[*]", "Spark master URL."),
     _p(
         "sink.spark.log.level",
@@ -496,18 +499,13 @@ PROPERTIES: tuple[Property, ...] = (
         "Catalog name of changelog tables.",
     ),
     _p(
-        "sink.spark.current.buckets",
-        "8",
-        "Buckets (by key) of each current-state table.",
-        kind="int",
-        minimum=1,
-    ),
-    _p(
-        "sink.spark.retain.ms",
-        "300000",
-        "How long superseded current-state versions are kept for running queries.",
-        kind="int",
-        minimum=0,
+        "sink.spark.schema.evolution",
+        "rewrite",
+        "How drops, renames and type changes reach existing Delta tables: rewrite (one atomic "
+        "rewrite; every Delta reader, delta-rs included, reads the tables) or column-mapping (Delta "
+        "column mapping and type widening: metadata-only, readers need those table features).",
+        kind="choice",
+        choices=("rewrite", "column-mapping"),
     ),
 )
 
@@ -537,6 +535,10 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
 # the key and the hint. A key matches its entry exactly or as ``entry.`` prefix (``transforms``
 # covers ``transforms.unwrap.type``). Remove an entry when its feature is implemented.
 REFUSED: Mapping[str, str] = {
+    "sink.spark.current.buckets": "the Spark sink writes Delta tables now: Delta lays out the files "
+    "(remove the key; OPTIMIZE/ZORDER the tables from Spark if needed)",
+    "sink.spark.retain.ms": "the Spark sink writes Delta tables now: old versions stay readable by "
+    "time travel until VACUUM (delta.deletedFileRetentionDuration); remove the key",
     "signal.emit.failure": "not implemented (signals are never emitted by the connector)",
     "incremental.snapshot.max.threads": "incremental snapshots read one chunk at a time",
     "topic.naming.strategy": "only Debezium's default topic names <topic.prefix>.<db>.<table> are "

@@ -710,7 +710,7 @@ def _typed_unwrapped_part(
     return parsed.select(*typed, *metadata), row_type
 
 
-def _conform(frame: DataFrame, row_type: StructType, target: StructType) -> DataFrame:
+def conform(frame: DataFrame, row_type: StructType, target: StructType) -> DataFrame:
     present = {f.name.lower(): f for f in row_type.fields}
     columns = []
     for f in target.fields:
@@ -789,7 +789,7 @@ def _union_versions(versions: list[tuple[DataFrame, StructType]]) -> DataFrame:
         )
     result: DataFrame | None = None
     for frame, row_type in versions:
-        conformed = _conform(frame, row_type, target)
+        conformed = conform(frame, row_type, target)
         result = conformed if result is None else result.unionByName(conformed)
     assert result is not None
     return result

@@ -31,8 +31,7 @@ from pyspark.sql import functions as F
 
 from connector.server import PrerequisiteError, connect
 from ddl.model import TableId
-from ddl.position import SourceOffset
-from sink.spark import SparkSink, Warehouse, committed_tables, read_current_state, spark_session
+from sink.spark import SparkSink, Warehouse, spark_session
 
 Canon = Callable[[Any], Any]
 EQUAL, DIFFERENT, FAILED = 0, 1, 2
@@ -342,7 +341,7 @@ def _spark_stream(
 def verify_table(
     spark: Any,
     conn: pymysql.connections.Connection,
-    warehouse: Any,
+    warehouse: Warehouse,
     table: TableId,
     binary_mode: str,
     chunk: int = 1000,
@@ -350,14 +349,14 @@ def verify_table(
 ) -> tuple[TableReport, str]:
     """Compare one table; returns the report and its text."""
     report = TableReport(table)
-    found = read_current_state(spark, warehouse, table)
+    found = warehouse.current_state(table)
     if found is None:
         report.error = (
-            f"no current-state Spark table for {table} in {warehouse} (never captured, or a "
+            f"no current-state Delta table for {table} in {warehouse.settings.warehouse} (never captured, or a "
             "table without primary key, which is kept as a changelog only)"
         )
         return report, render(report, {}, {})
-    frame, state = found
+    frame, key = found
     columns = _mysql_columns(conn, table)
     if not columns:
         report.error = f"table {table} does not exist in MySQL"
@@ -371,7 +370,6 @@ def verify_table(
             continue
         rules.append(column_rule(name, data_type, column_type, spark_type, binary_mode))
     names = [r.name for r in rules]
-    key = state.key or ()
     lowered = [n.lower() for n in names]
     missing_key = [k for k in key if k.lower() not in lowered]
     if missing_key:
@@ -404,13 +402,8 @@ def verify_table(
     return result, text
 
 
-def _describe_offset(warehouse: Any) -> str:
-    latest = Warehouse(warehouse).latest_commit()
-    if latest is None:
-        return "no commit"
-    offset = SourceOffset.coerce(latest.get("offset"))
-    where = f"{offset.file}:{offset.pos}" if offset is not None and offset.has_position else "None:None"
-    return f"commit {latest['commit']}, binlog {where}"
+def _describe_offset(warehouse: Warehouse) -> str:
+    return warehouse.describe_offset()
 
 
 def render(
@@ -478,7 +471,9 @@ def run_verify(
     compared (missing table, MySQL unreachable)."""
     settings = SparkSink.from_config(config).settings
     binary_mode = (config.get("binary.handling.mode") or "bytes").lower()
-    tables = list(table_ids) or sorted(t for t, s in committed_tables(settings.warehouse).items() if s.keyed)
+    spark = spark_session(settings.master, settings.conf, settings.warehouse, settings.log_level)
+    warehouse = Warehouse(spark, settings)
+    tables = list(table_ids) or warehouse.keyed_tables()
     if not tables:
         out.write(f"no tables to verify in {settings.warehouse}\n")
         return FAILED
@@ -487,14 +482,11 @@ def run_verify(
     except PrerequisiteError as exc:
         out.write(f"verify: {exc}\n")
         return FAILED
-    spark = spark_session(settings.master, settings.conf, settings.warehouse, settings.log_level)
     worst = EQUAL
     try:
         for table in tables:
             try:
-                report, text = verify_table(
-                    spark, conn, settings.warehouse, table, binary_mode, chunk, max_details
-                )
+                report, text = verify_table(spark, conn, warehouse, table, binary_mode, chunk, max_details)
             except pymysql.err.MySQLError as exc:
                 report, text = TableReport(table, error=f"MySQL: {exc}"), ""
                 text = render(report, {}, {})

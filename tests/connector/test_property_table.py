@@ -255,25 +255,24 @@ def test_schema_history_internal_name_is_the_history_client_id() -> None:
     assert named.producer_kwargs["client_id"] == "ops-history"
 
 
-def test_spark_batch_interval_and_retention_reach_the_sink_settings(tmp_path: Path) -> None:
+def test_spark_batch_interval_reaches_the_sink_settings(tmp_path: Path) -> None:
     from sink.spark import SparkSink  # pyspark only for this test
 
     props = {**BASE, "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
     default = SparkSink.from_config(ConnectorConfig.from_mapping(props)).settings
     changed = SparkSink.from_config(
         ConnectorConfig.from_mapping(
-            {**props, "sink.spark.batch.max.interval.ms": "250", "sink.spark.retain.ms": "1000"}
+            {**props, "sink.spark.batch.max.interval.ms": "250", "sink.spark.schema.evolution": "column-mapping"}
         )
     ).settings
-    assert (default.batch_max_interval_ms, default.retain_ms) == (5000, 300_000)
-    assert (changed.batch_max_interval_ms, changed.retain_ms) == (250, 1000)
+    assert (default.batch_max_interval_ms, default.evolution) == (5000, "rewrite")
+    assert (changed.batch_max_interval_ms, changed.evolution) == (250, "column-mapping")
 
 
 # -- the walk -----------------------------------------------------------------------------------------
 LOCAL = {
     "schema.history.internal.name": "test_schema_history_internal_name_is_the_history_client_id",
-    "sink.spark.batch.max.interval.ms": "test_spark_batch_interval_and_retention_reach_the_sink_settings",
-    "sink.spark.retain.ms": "test_spark_batch_interval_and_retention_reach_the_sink_settings",
+    "sink.spark.batch.max.interval.ms": "test_spark_batch_interval_reaches_the_sink_settings",
 }
 
 

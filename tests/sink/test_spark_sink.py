@@ -21,19 +21,11 @@ from pyspark.sql.types import DecimalType, LongType, StringType
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.converters import ConverterSettings
-from ddl.model import ChangeType, JdbcType, TableId
+from ddl.model import ChangeType, JdbcType
 from sink.base import SinkError
 from sink.records import ChangeRecord, RecordKind
-from sink.spark import (
-    SparkSink,
-    SparkSinkSettings,
-    Warehouse,
-    committed_tables,
-    read_current_state,
-    register_warehouse,
-    renames_in_ddl,
-    session_settings,
-)
+from sink.spark import SparkSink, SparkSinkSettings, read_current_state, session_settings
+from sink.spark.evolution import renames_in_ddl
 from tests.sink.test_spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
 
 J = JdbcType
@@ -66,7 +58,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
 
 def new_sink(warehouse: Path, **changes: Any) -> SparkSink:
     settings = SparkSinkSettings(
-        warehouse, master="local[2]", converter_settings=ConverterSettings(), buckets=4, **changes
+        str(warehouse), master="local[2]", converter_settings=ConverterSettings(), **changes
     )
     sink = SparkSink(settings)
     sink.start()
@@ -213,54 +205,61 @@ def test_crash_before_the_commit_leaves_nothing_behind(spark: SparkSession, tmp_
     sink.send(first)
     sink.flush()
     before = current_rows(spark)
+    changelog_before = changelog_ids(spark)
     second = workload(em, model, rng, 20)
 
-    def power_cut(document: Any) -> None:
-        raise OSError("simulated crash while writing the commit")
+    def power_cut(*args: Any) -> None:
+        raise OSError("simulated crash while writing the first commit of the batch")
 
-    sink.warehouse.write_commit = power_cut  # type: ignore[method-assign]
+    sink.writer.append_changelog = power_cut  # type: ignore[method-assign]
     sink.send(second)
     with pytest.raises(SinkError, match="simulated crash"):
         sink.flush()
     with pytest.raises(SinkError, match="restart"):
         sink.send(second)
     assert current_rows(spark) == before  # nothing of the failed batch is visible
+    assert changelog_ids(spark) == changelog_before
 
     restarted = new_sink(tmp_path / "wh")
     assert restarted.committed_offset() == first[-1].offset
-    wh = Warehouse(tmp_path / "wh")
-    assert not wh.staging.exists() or not any(wh.staging.iterdir())
-    versions = sorted(p.name for p in (wh.table_dir(ORDERS.id) / "current").iterdir())
-    assert versions[-1] == committed_tables(tmp_path / "wh")[ORDERS.id].current_version  # orphan removed
     restarted.send(second)
     restarted.flush()
     assert current_rows(spark) == model.expected()
     assert changelog_ids(spark) == data_ids(first + second)
 
 
-def test_crash_after_the_commit_is_completed_on_restart(spark: SparkSession, tmp_path: Path) -> None:
+def test_crash_between_the_commits_of_a_batch_is_completed_on_restart(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The changelog committed the batch, the current state did not: each table knows its own
+    offset, so the replay fills the current state and leaves the changelog alone."""
     rng = random.Random(5)
     em, model = Emitter(), Model()
-    records = workload(em, model, rng, 25)
+    first = workload(em, model, rng, 15)
     sink = new_sink(tmp_path / "wh")
-    original = sink._finish_moves
+    sink.send(first)
+    sink.flush()
+    second = workload(em, model, rng, 25)
 
-    def crash_after_commit(document: Any) -> None:
-        raise OSError("simulated crash after the commit record")
+    def crash(*args: Any) -> None:
+        raise OSError("simulated crash after the changelog commits")
 
-    sink._finish_moves = crash_after_commit  # type: ignore[method-assign,assignment]
-    sink.send(records)
+    sink.writer.apply_rows = crash  # type: ignore[method-assign]
+    sink.send(second)
     with pytest.raises(SinkError):
         sink.flush()
-    sink._finish_moves = original  # type: ignore[method-assign]
+    assert changelog_ids(spark) == data_ids(first + second)  # the changelog has the batch
 
     restarted = new_sink(tmp_path / "wh")
-    assert restarted.committed_offset() == records[-1].offset
-    restarted.send(records)  # the engine replays from its lagging offset store
-    restarted.flush()
-    assert restarted.events_skipped == len(records)
+    assert restarted.committed_offset() == first[-1].offset  # the batch is not complete
+    # The engine replays from its lagging offset store, cut into batches differently.
+    replay = first + second
+    for start in range(0, len(replay), 17):
+        restarted.send(replay[start : start + 17])
+        restarted.flush()
     assert current_rows(spark) == model.expected()
-    assert changelog_ids(spark) == data_ids(records)
+    assert changelog_ids(spark) == data_ids(replay)  # no event twice
+    assert restarted.committed_offset() == second[-1].offset
 
 
 def test_interrupted_snapshot_is_rolled_back_and_redone_once(spark: SparkSession, tmp_path: Path) -> None:
@@ -274,7 +273,8 @@ def test_interrupted_snapshot_is_rolled_back_and_redone_once(spark: SparkSession
     restarted = new_sink(tmp_path / "wh")
     offset = restarted.committed_offset()
     assert offset is not None and offset["snapshot"] == "INITIAL"  # the engine must snapshot again
-    assert ORDERS.id not in committed_tables(tmp_path / "wh")
+    assert spark.table("shop.orders").count() == 0  # restored to its version before the snapshot
+    assert spark.table("shop.orders_changelog").count() == 0
     again = Emitter()
     snapshot = again.snapshot_rows(ORDERS, rows, last=True)
     restarted.send(snapshot[:10])
@@ -282,7 +282,6 @@ def test_interrupted_snapshot_is_rolled_back_and_redone_once(spark: SparkSession
     restarted.send(snapshot[10:])
     restarted.flush()
     assert "snapshot" not in (restarted.committed_offset() or {})
-    register_warehouse(spark, tmp_path / "wh")
     assert spark.table("shop.orders").count() == 30
     ops = spark.sql("SELECT __op, __snapshot, count(*) n FROM shop.orders_changelog GROUP BY 1, 2").collect()
     assert {(r["__op"], r["__snapshot"]): r["n"] for r in ops} == {
@@ -293,7 +292,6 @@ def test_interrupted_snapshot_is_rolled_back_and_redone_once(spark: SparkSession
 
 
 def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
-    tid = TableId("shop", "items")
     v1 = make_table(
         "shop",
         "items",
@@ -337,15 +335,11 @@ def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
     sink.send(batch)
     sink.flush()
     current = spark.table("shop.items")
-    # MySQL's columns in MySQL's order, then the dropped ones (c was renamed to d), null-filled.
-    assert [f.name for f in current.schema.fields] == ["id", "a", "d", "c", "b"]
+    # MySQL's columns in MySQL's order: b dropped, c renamed to d (its values kept).
+    assert [f.name for f in current.schema.fields] == ["id", "a", "d"]
     assert current.schema["a"].dataType == LongType()
-    assert current_rows(spark, "shop.items") == [
-        (1, 11, 7, None, None),
-        (2, 20, 7, None, None),
-        (3, 2**40, 8, None, None),
-        (4, 4, 9, None, None),
-    ]
+    assert current_rows(spark, "shop.items") == [(1, 11, 7), (2, 20, 7), (3, 2**40, 8), (4, 4, 9)]
+    # The changelog keeps its history: b and c stay (null from their end on), d is new.
     changelog = spark.sql("SELECT id, a, b, c, d, __op FROM shop.items_changelog ORDER BY __pos").collect()
     assert [tuple(r) for r in changelog] == [
         (1, 10, "x", None, None, "c"),
@@ -355,18 +349,60 @@ def test_schema_evolution(spark: SparkSession, tmp_path: Path) -> None:
         (4, 4, None, None, 9, "c"),
     ]
 
-    # An incompatible change (BIGINT -> VARCHAR) starts a new changelog generation.
+    # An incompatible change (BIGINT -> VARCHAR): the current state converts as MySQL does, the
+    # changelog keeps every earlier value, as text.
     v6 = make_table(
         "shop", "items", [v5.columns[0], col("a", "VARCHAR", J.VARCHAR, length=20), v5.columns[2]], ["id"]
     )
     sink.send([*em.ddl(v6, "ALTER TABLE items MODIFY a VARCHAR(20)"), *em.insert(v6, [5, "five", 1])])
     sink.flush()
-    state = committed_tables(tmp_path / "wh")[tid]
-    assert state.changelog_generation == 2
     assert spark.table("shop.items").schema["a"].dataType == StringType()
-    assert current_rows(spark, "shop.items")[-2:] == [(4, "4", 9, None, None), (5, "five", 1, None, None)]
-    assert [tuple(r) for r in spark.sql("SELECT id, a FROM shop.items_changelog").collect()] == [(5, "five")]
-    assert spark.table("shop.items_changelog_g1").count() == 5
+    assert current_rows(spark, "shop.items")[-2:] == [(4, "4", 9), (5, "five", 1)]
+    texts = [r["a"] for r in spark.sql("SELECT a FROM shop.items_changelog ORDER BY __pos").collect()]
+    assert texts == ["10", "20", str(2**40), "11", "4", "five"]
+    # Every commit of the sink carries the offset of the last event the table holds.
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{tmp_path / 'wh' / 'shop' / 'items'}`").collect()
+    assert all(
+        '"mysql_cdc"' in (h["userMetadata"] or "") for h in history if h["operation"] != "CREATE TABLE"
+    )
+
+
+def test_column_mapping_evolves_in_place(spark: SparkSession, tmp_path: Path) -> None:
+    """sink.spark.schema.evolution=column-mapping: rename, drop and widening are Delta metadata
+    commits (no rewrite), with Delta's column mapping and type widening."""
+    v1 = make_table(
+        "cm",
+        "t",
+        [col("id", "INT", J.INTEGER, optional=False), col("a", "INT", J.INTEGER), col("b", "INT", J.INTEGER)],
+        ["id"],
+    )
+    v2 = make_table(
+        "cm", "t", [v1.columns[0], col("a", "BIGINT", J.BIGINT), v1.columns[2].with_(name="c")], ["id"]
+    )
+    v3 = make_table("cm", "t", [v2.columns[0], v2.columns[1]], ["id"])
+    em = Emitter()
+    sink = new_sink(tmp_path / "wh", evolution="column-mapping")
+    sink.send(em.insert(v1, [1, 1, 10], [2, 2, 20]))
+    sink.flush()
+    sink.send(
+        [
+            *em.ddl(v2, "ALTER TABLE t MODIFY a BIGINT, RENAME COLUMN b TO c"),
+            *em.insert(v2, [3, 2**40, 30]),
+            *em.ddl(v3, "ALTER TABLE t DROP COLUMN c"),
+            *em.insert(v3, [4, 4]),
+        ]
+    )
+    sink.flush()
+    frame = spark.table("cm.t")
+    assert [f.name for f in frame.schema.fields] == ["id", "a"]
+    assert frame.schema["a"].dataType == LongType()
+    assert sorted(tuple(r) for r in frame.collect()) == [(1, 1), (2, 2), (3, 2**40), (4, 4)]
+    history = spark.sql(f"DESCRIBE HISTORY delta.`{tmp_path / 'wh' / 'cm' / 't'}`").collect()
+    operations = [r["operation"] for r in history]
+    assert "RENAME COLUMN" in operations and "DROP COLUMNS" in operations
+    assert "WRITE" not in operations  # nothing was rewritten
+    properties = {r["key"]: r["value"] for r in spark.sql("SHOW TBLPROPERTIES cm.t").collect()}
+    assert properties["delta.columnMapping.mode"] == "name"
 
 
 def test_decimal_widening_and_default_fill_types(spark: SparkSession, tmp_path: Path) -> None:
@@ -408,9 +444,8 @@ def test_readers_never_see_half_a_batch(spark: SparkSession, tmp_path: Path) -> 
 
     def reader() -> None:
         while not done.is_set():
-            found = read_current_state(spark, tmp_path / "wh", ORDERS.id)
-            if found is not None:
-                frame, _ = found
+            frame = read_current_state(spark, sink.settings, ORDERS.id)
+            if frame is not None:
                 seen.append((frame.count(), frame.where("qty = 1").count()))
 
     thread = threading.Thread(target=reader)
@@ -478,8 +513,8 @@ def test_configuration(props: dict[str, str]) -> None:
         SparkSink.from_config(
             ConnectorConfig.from_mapping({**props, "sink.spark.table.name.format": "{db}.x"})
         )
-    with pytest.raises(ConfigError, match="sink.spark.current.buckets"):
-        SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.current.buckets": "0"}))
+    with pytest.raises(ConfigError, match="sink.spark.schema.evolution"):
+        SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.schema.evolution": "yes"}))
 
 
 def test_schema_change_event_creates_empty_tables(spark: SparkSession, tmp_path: Path) -> None:

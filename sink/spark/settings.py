@@ -1,0 +1,175 @@
+"""The Spark sink's settings: ``sink.spark.*`` and the value modes that decide column types."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ddl.errors import ConfigError
+from ddl.model import TableId
+
+ColumnFilter = Callable[[TableId, str], bool]
+
+# How schema changes that Delta cannot apply as plain metadata reach existing tables:
+# rewrite: the table is rewritten in one commit (every Delta reader, delta-rs included, reads it);
+# column-mapping: Delta's column mapping and type widening table features (metadata-only commits,
+# but readers must support those features).
+EVOLUTION_MODES = ("rewrite", "column-mapping")
+
+
+class SparkSinkConfig(Protocol):
+    """What the sink reads from the connector's configuration (``ConnectorConfig`` has these)."""
+
+    def get(self, key: str, default: str | None = None) -> str | None: ...
+
+    def get_int(self, key: str, default: int | None = None) -> int | None: ...
+
+    def subset(self, prefix: str) -> Mapping[str, str]: ...
+
+
+class RepresentationModes(Protocol):
+    """The value representation properties that decide a column's Connect type (the connector's
+    ``ConverterSettings`` has these attributes, as has :class:`ValueModes`)."""
+
+    @property
+    def decimal_handling_mode(self) -> str: ...
+
+    @property
+    def bigint_unsigned_handling_mode(self) -> str: ...
+
+    @property
+    def binary_handling_mode(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class ValueModes:
+    """``decimal.handling.mode``, ``bigint.unsigned.handling.mode`` and ``binary.handling.mode``."""
+
+    decimal_handling_mode: str = "precise"
+    bigint_unsigned_handling_mode: str = "long"
+    binary_handling_mode: str = "bytes"
+
+    @classmethod
+    def from_config(cls, config: SparkSinkConfig) -> ValueModes:
+        def mode(key: str, default: str) -> str:
+            return (config.get(key) or default).strip().lower()
+
+        return cls(
+            mode("decimal.handling.mode", "precise"),
+            mode("bigint.unsigned.handling.mode", "long"),
+            mode("binary.handling.mode", "bytes"),
+        )
+
+
+@dataclass(frozen=True)
+class SparkSinkSettings:
+    warehouse: str  # a Hadoop file system URI (file:, hdfs:, s3a:, abfss: ...), no trailing slash
+    master: str = "local[*]"
+    conf: Mapping[str, str] = field(default_factory=dict)
+    log_level: str | None = None
+    batch_max_events: int = 10000
+    batch_max_interval_ms: int = 5000
+    table_name_format: str = "{database}.{table}"
+    changelog_name_format: str = "{database}.{table}_changelog"
+    evolution: str = "rewrite"
+    # Names the sink's Delta transactions (txnAppId); one writer per warehouse and name.
+    app_id: str = "mysql-cdc"
+    # Lets schema change events evolve the tables before the table's next change event arrives
+    # (the events' value representation modes). None: tables follow the change events only.
+    converter_settings: RepresentationModes | None = None
+    # The columns the change events carry, when the connector leaves some out.
+    column_filter: ColumnFilter | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "warehouse", warehouse_uri(str(self.warehouse)))
+
+    def names(self, table_id: TableId) -> tuple[str, str]:
+        """The catalog names of ``table_id``'s current-state and changelog tables."""
+        fmt = {"database": table_id.database, "table": table_id.table}
+        return self.table_name_format.format(**fmt), self.changelog_name_format.format(**fmt)
+
+    def location(self, name: str) -> str:
+        """Where the Delta table of catalog name ``name`` lives: ``<warehouse>/<database>/<table>``."""
+        database, dot, table = name.partition(".")
+        if not dot:
+            database, table = "default", name
+        return f"{self.warehouse}/{_safe(database)}/{_safe(table)}"
+
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_$.-]")
+
+
+def _safe(name: str) -> str:
+    return _UNSAFE.sub(lambda m: f"@{ord(m.group()):04x}", name) or "@"
+
+
+def warehouse_uri(text: str) -> str:
+    """``sink.spark.warehouse`` as a Hadoop URI: a URI stays as it is, a path becomes an absolute
+    ``file:`` URI (the form Delta compares locations in)."""
+    text = text.strip()
+    if text.startswith("file:"):  # Hadoop's own spelling of local paths: file:/abs/path
+        return "file:" + str(Path("/" + text[5:].lstrip("/")))
+    if _SCHEME.match(text) and not re.match(r"^[A-Za-z]:[\\/]", text):
+        return text.rstrip("/") or text
+    return "file:" + str(Path(text).expanduser().resolve())
+
+
+def check_name_format(key: str, text: str) -> str:
+    try:
+        probe = text.format(database="db", table="t")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(
+            key,
+            f"{text!r} is not a valid name format ({exc}); use the placeholders "
+            "{database} and {table}, e.g. {database}.{table}_changelog",
+        ) from None
+    if "{table}" not in text or not probe.strip():
+        raise ConfigError(key, f"{text!r} must contain {{table}} so that every table gets its own name")
+    return text
+
+
+def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
+    warehouse = config.get("sink.spark.warehouse")
+    if not warehouse:
+        raise ConfigError(
+            "sink.spark.warehouse",
+            "is required for sink.type=spark: set it to the directory or URI (file:, hdfs:, s3a:, "
+            "abfss:) where the Delta tables are kept",
+        )
+
+    def positive(key: str, default: int) -> int:
+        value = config.get_int(key, default)
+        if value is None or value < 1:
+            raise ConfigError(key, f"must be a positive integer, got {value!r}")
+        return int(value)
+
+    evolution = (config.get("sink.spark.schema.evolution") or "rewrite").strip().lower()
+    if evolution not in EVOLUTION_MODES:
+        raise ConfigError("sink.spark.schema.evolution", f"must be one of {', '.join(EVOLUTION_MODES)}")
+    # Schema change events describe every column, change events only the captured ones: with a
+    # column filter the tables follow the change events alone.
+    filtered = bool(config.get("column.include.list") or config.get("column.exclude.list"))
+    name_formats = {
+        key: check_name_format(key, config.get(key) or default)
+        for key, default in (
+            ("sink.spark.table.name.format", "{database}.{table}"),
+            ("sink.spark.changelog.name.format", "{database}.{table}_changelog"),
+        )
+    }
+    return SparkSinkSettings(
+        warehouse=warehouse,
+        master=config.get("sink.spark.master") or "local[*]",
+        conf=dict(config.subset("sink.spark.conf.")),
+        log_level=config.get("sink.spark.log.level") or None,
+        batch_max_events=positive("sink.spark.batch.max.events", 10000),
+        batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms", 5000),
+        table_name_format=name_formats["sink.spark.table.name.format"],
+        changelog_name_format=name_formats["sink.spark.changelog.name.format"],
+        evolution=evolution,
+        app_id=f"mysql-cdc:{config.get('name') or config.get('topic.prefix') or 'connector'}",
+        converter_settings=None if filtered else ValueModes.from_config(config),
+    )

@@ -1,0 +1,546 @@
+"""The Spark sink (``sink.type=spark``): change events land in Delta Lake tables.
+
+For every captured MySQL table the sink keeps two Delta tables under ``sink.spark.warehouse``
+(``<warehouse>/<database>/<table>``), registered in the session's catalog under their names:
+
+* **current state** ``<database>.<table>`` (``sink.spark.table.name.format``): exactly the rows the
+  MySQL table holds as of the last committed event, applied per batch with one MERGE on the key
+  (net effect per key: deletes remove, truncate empties, key changes move the row). Change Data
+  Feed is on. Tables without a primary key (and no ``message.key.columns``) get none.
+* **changelog** ``<database>.<table>_changelog`` (``sink.spark.changelog.name.format``):
+  append-only, one row per change event: the typed row image (``after``, or ``before`` for
+  deletes; all null for a truncate) followed by ``__op, __ts_ms, __source_ts_ms, __file, __pos,
+  __row, __gtid, __snapshot, __deleted`` (the layout ``sink/spark_reader.py`` reads from JSON).
+
+Exactly once: every commit carries the source offset of the last event the table holds (see
+``sink/spark/commits.py``). On start the sink reads those offsets back from the tables' Delta
+logs: the resume point is the last batch every table completed, and replayed events a table
+already holds are skipped, table by table. An interrupted initial or blocking snapshot is undone
+with Delta's RESTORE (to the versions before it) and runs again, so no changelog holds a snapshot
+row twice.
+
+Batching: ``send`` buffers; a batch is applied when ``sink.spark.batch.max.events`` events are
+buffered (extended to the end of the transaction in progress), when the oldest buffered event is
+``sink.spark.batch.max.interval.ms`` old, and at every ``flush``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
+
+from ddl.errors import SchemaHistoryError
+from ddl.model import Table, TableId
+from ddl.position import SourceOffset
+from ddl.serialize import table_from_history
+from sink.base import Sink, SinkError
+from sink.connect import ConnectSchema
+from sink.records import ChangeRecord, RecordKind
+from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableBatch, TableState
+from sink.spark.commits import CommitMeta, is_replay, last_commit
+from sink.spark.evolution import add_renames, field_of_column, renames_in_ddl
+from sink.spark.session import spark_session
+from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
+from sink.spark.writer import DeltaWriter
+from sink.spark_reader import (
+    changelog_struct_type,
+    row_converter,
+    row_schema_of,
+    row_struct_type,
+    unwrapped_envelope,
+)
+
+log = logging.getLogger(__name__)
+
+LEGACY_MARKER = "_mysql_cdc/commits"
+
+Work = dict[TableId, TableBatch]
+
+
+class SparkSink(Sink):
+    """Writes change events to changelog and current-state Delta tables, exactly once."""
+
+    name = "spark"
+
+    def __init__(self, settings: SparkSinkSettings) -> None:
+        self.settings = settings
+        self._spark: SparkSession | None = None
+        self._writer: DeltaWriter | None = None
+        self._lock = threading.RLock()
+        self._recovered = False
+        self._failed: BaseException | None = None
+        self._batch_no = 0
+        self._offset: SourceOffset | None = None  # where the engine resumes (every table holds it)
+        self._stable: SourceOffset | None = None  # the last batch end outside a snapshot
+        self._replay_until: SourceOffset | None = None  # the newest event any table held on start
+        self._recovered_commits: dict[str, tuple[CommitMeta | None, int]] = {}
+        self._tables: dict[TableId, TableState] = {}
+        self._exists: set[str] = set()
+        self._registered: set[str] = set()
+        self._pending: list[ChangeRecord] = []
+        self._pending_since = 0.0
+        self._schema_cache: dict[int, tuple[ConnectSchema, SchemaInfo]] = {}
+        # Tables whose records arrive unwrapped (ExtractNewRecordState): their tombstones are deletes.
+        self._unwrapped: set[TableId] = set()
+        self._unwrapped_row_schema: dict[TableId, ConnectSchema] = {}
+        self.commits_written = 0
+        self.events_applied = 0
+        self.events_skipped = 0
+
+    @classmethod
+    def from_config(cls, config: SparkSinkConfig) -> SparkSink:
+        skipped = {s.strip().lower() for s in (config.get("skipped.operations") or "t").split(",")}
+        if "t" in skipped:
+            log.warning(
+                "skipped.operations includes 't': TRUNCATE is not delivered, so a truncated "
+                "table's current-state Delta table keeps its rows; set skipped.operations=none"
+            )
+        return cls(settings_from_config(config))
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            s = self.settings
+            self._spark = spark_session(s.master, s.conf, s.warehouse, s.log_level)
+        return self._spark
+
+    @property
+    def writer(self) -> DeltaWriter:
+        if self._writer is None:
+            self._writer = DeltaWriter(self.spark, self.settings.app_id, self.settings.evolution)
+        return self._writer
+
+    def start(self) -> None:
+        with self._lock:
+            self._recover()
+            for meta, _ in self._recovered_commits.values():
+                if meta is not None and meta.table is not None:
+                    self._state_for(TableId(*meta.table))
+
+    def committed_offset(self) -> SourceOffset | None:
+        with self._lock:
+            self._recover()
+            return self._offset
+
+    def send(self, records: Sequence[ChangeRecord]) -> None:
+        with self._lock:
+            self._check_usable()
+            if not records:
+                return
+            if not self._pending:
+                self._pending_since = time.monotonic()
+            self._pending.extend(records)
+            limit = self.settings.batch_max_events
+            while len(self._pending) >= limit:
+                cut = self._batch_end(limit)
+                batch, self._pending = self._pending[:cut], self._pending[cut:]
+                self._apply(batch)
+                self._pending_since = time.monotonic()
+            if (
+                self._pending
+                and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms
+            ):
+                batch, self._pending = self._pending, []
+                self._apply(batch)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._check_usable()
+            if self._pending:
+                batch, self._pending = self._pending, []
+                self._apply(batch)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pending and self._failed is None:
+                self.flush()
+
+    def _batch_end(self, limit: int) -> int:
+        """Where a full batch ends: after ``limit`` events, extended to the end of the transaction
+        in progress (at most to twice the limit) so a reader never sees part of a transaction."""
+        pending = self._pending
+        last = SourceOffset.coerce(pending[limit - 1].offset)
+        if last is None or last.in_snapshot or not last.event:
+            return limit
+        cut = limit
+        while cut < len(pending) and cut < 2 * limit:
+            offset = SourceOffset.coerce(pending[cut].offset)
+            if offset is not None and (offset.file, offset.pos) != (last.file, last.pos):
+                break
+            cut += 1
+        return cut
+
+    def _check_usable(self) -> None:
+        if self._failed is not None:
+            raise SinkError(
+                f"the Spark sink stopped after an earlier failure ({self._failed}); restart "
+                "the connector: it resumes from what the Delta tables have committed"
+            ) from self._failed
+
+    # -- recovery ------------------------------------------------------------------------------
+    def _recover(self) -> None:
+        if self._recovered:
+            return
+        writer, warehouse = self.writer, self.settings.warehouse
+        if writer.exists(f"{warehouse}/{LEGACY_MARKER}"):
+            raise SinkError(
+                f"{warehouse} holds the Parquet warehouse of mysql-cdc before Delta Lake "
+                f"({LEGACY_MARKER}); this version writes Delta tables and cannot continue it: set "
+                "sink.spark.warehouse to a new location and snapshot again (a fresh offset store, or "
+                "snapshot.mode=always), or delete the old warehouse"
+            )
+        commits = {path: last_commit(self.spark, path) for path in writer.table_paths(warehouse)}
+        ours = [meta for meta, _ in commits.values() if meta is not None]
+        if ours:
+            latest = max(ours, key=lambda m: m.order)
+            self._batch_no = latest.batch
+            self._stable = latest.stable
+            if latest.in_snapshot:
+                commits = self._roll_back_snapshot(commits, latest)
+                # Streaming resumes where it was before the snapshot; an initial snapshot's own
+                # offset tells the engine to take it again.
+                self._offset = latest.stable or latest.batch_offset
+            else:
+                self._offset = latest.batch_offset if latest.seq == latest.of else latest.since
+                self._replay_until = latest.batch_offset
+            log.info(
+                "Spark warehouse %s: %d Delta tables, resuming after batch %d (offset %s)",
+                warehouse,
+                len(commits),
+                latest.batch,
+                self._offset,
+            )
+        self._recovered_commits = commits
+        self._exists = set(commits)
+        self._recovered = True
+
+    def _roll_back_snapshot(
+        self, commits: dict[str, tuple[CommitMeta | None, int]], latest: CommitMeta
+    ) -> dict[str, tuple[CommitMeta | None, int]]:
+        """Undo an interrupted initial/blocking snapshot: it restarts from scratch."""
+        undo = {
+            p: m
+            for p, (m, _) in commits.items()
+            if m is not None and m.in_snapshot and m.base_version is not None
+        }
+        self._batch_no += 1
+        out = dict(commits)
+        for seq, (path, meta) in enumerate(sorted(undo.items()), start=1):
+            assert meta.base_version is not None
+            restored = replace(
+                meta,
+                batch=self._batch_no,
+                seq=seq,
+                of=len(undo),
+                offset=meta.base_offset,
+                batch_offset=latest.stable,
+                since=latest.stable,
+                base_version=None,
+                base_offset=None,
+            )
+            self.writer.restore(path, meta.base_version, restored)
+            out[path] = (restored, meta.base_version)
+        log.warning(
+            "the connector stopped during a snapshot: %d Delta tables are restored to their versions "
+            "before it, and the snapshot starts again",
+            len(undo),
+        )
+        return out
+
+    # -- tables --------------------------------------------------------------------------------
+    def _state_for(self, table_id: TableId) -> TableState:
+        state = self._tables.get(table_id)
+        if state is not None:
+            return state
+        settings = self.settings
+        current_name, changelog_name = settings.names(table_id)
+        state = TableState(
+            table_id,
+            current_name,
+            changelog_name,
+            settings.location(current_name),
+            settings.location(changelog_name),
+        )
+        for path, kind in ((state.current_path, "current"), (state.changelog_path, "changelog")):
+            if path not in self._recovered_commits and not self.writer.is_table(path):
+                continue
+            meta, _ = self._recovered_commits.get(path) or last_commit(self.spark, path)
+            self._exists.add(path)
+            schema = self.writer.schema(path)
+            if kind == "current":
+                state.current_schema, state.current_offset = schema, meta.offset if meta else None
+            else:
+                row_fields = [f for f in schema.fields if not f.name.startswith("__")]
+                state.changelog_schema = StructType(row_fields)
+                state.changelog_offset = meta.offset if meta else None
+            if meta is not None and meta.key is not None:
+                state.key = meta.key
+            self._register(path, current_name if kind == "current" else changelog_name)
+        self._tables[table_id] = state
+        return state
+
+    def _register(self, path: str, name: str) -> None:
+        if name not in self._registered:
+            self.writer.register(name, path)
+            self._registered.add(name)
+
+    # -- applying a batch ----------------------------------------------------------------------
+    def _apply(self, batch: list[ChangeRecord]) -> None:
+        try:
+            self._apply_batch(batch)
+        except Exception as exc:
+            self._failed = exc
+            if isinstance(exc, SinkError):
+                raise
+            raise SinkError(
+                f"Spark sink: writing a batch of {len(batch)} events to {self.settings.warehouse} failed: {exc}"
+            ) from exc
+
+    def _apply_batch(self, batch: list[ChangeRecord]) -> None:
+        self._recover()
+        work: Work = {}
+        last: SourceOffset | None = None
+        for record in batch:
+            if record.offset is not None:
+                last = SourceOffset.coerce(record.offset)
+            if self._replay_until is not None:
+                if is_replay(last, self._replay_until):
+                    self.events_skipped += 1  # (tables that miss it still get it below)
+                else:
+                    self._replay_until = None
+            handler = _HANDLERS.get(record.kind)
+            if handler is not None:
+                handler(self, record, last, work)
+        if last is None:
+            return
+        for tb in work.values():
+            tb.finish()
+        self._batch_no += 1
+        stable = self._stable if last.in_snapshot else last
+        ops = self._operations(work)
+        for seq, (kind, state, item) in enumerate(ops, start=1):
+            meta = CommitMeta(
+                batch=self._batch_no,
+                seq=seq,
+                of=len(ops),
+                offset=item.offset,
+                batch_offset=last,
+                since=self._offset,
+                stable=stable,
+                key=state.key,
+                table=(state.table_id.database, state.table_id.table),
+                kind=kind,
+            )
+            self._commit(kind, state, item, meta)
+        self._offset, self._stable = last, stable
+        if not last.in_snapshot:
+            for state in self._tables.values():
+                state.snapshot_base.clear()
+        self.commits_written += len(ops)
+        self.events_applied += sum(tb.events for tb in work.values())
+        log.debug("Spark batch %d: %d commits, offset %s", self._batch_no, len(ops), last)
+
+    def _operations(self, work: Work) -> list[tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]]:
+        ops: list[tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]] = []
+        for tb in work.values():
+            state = tb.state
+            if state.changelog_schema is not None:
+                first = tb.parts[0].table_schema if tb.parts else state.changelog_schema
+                self._ensure(state.changelog_path, state.changelog_name, changelog_struct_type(first), False)
+            if state.keyed and state.current_schema is not None:
+                step = tb.steps[0] if tb.steps else None
+                first = (
+                    (step.old if isinstance(step, EvolveStep) else step.schema)
+                    if step
+                    else state.current_schema
+                )
+                self._ensure(state.current_path, state.current_name, first, True)
+            ops += [("changelog", state, part) for part in tb.parts]
+            ops += [("current", state, step) for step in tb.steps]
+        return ops
+
+    def _ensure(self, path: str, name: str, schema: StructType, change_data_feed: bool) -> None:
+        if path not in self._exists:
+            self.writer.create(path, schema, change_data_feed)
+            self._exists.add(path)
+        self._register(path, name)
+
+    def _commit(
+        self, kind: str, state: TableState, item: ChangelogPart | RowsStep | EvolveStep, meta: CommitMeta
+    ) -> None:
+        writer = self.writer
+        path = state.changelog_path if kind == "changelog" else state.current_path
+        if meta.in_snapshot:
+            if path not in state.snapshot_base:
+                # The version to restore if this snapshot is interrupted, and what it held then.
+                _, version = last_commit(self.spark, path)
+                held = state.changelog_offset if kind == "changelog" else state.current_offset
+                state.snapshot_base[path] = (version, held)
+            version, held = state.snapshot_base[path]
+            meta = replace(meta, base_version=version, base_offset=held)
+        if isinstance(item, ChangelogPart):
+            # A type change first: that commit holds no new event (the table's offset, the seq before).
+            prep = replace(meta, seq=meta.seq - 1, offset=state.changelog_offset)
+            writer.evolve_changelog(path, changelog_struct_type(item.table_schema), prep)
+            writer.append_changelog(path, item, meta)
+            state.changelog_offset = item.offset or state.changelog_offset
+        elif isinstance(item, RowsStep):
+            writer.apply_rows(path, item, meta)
+            state.current_offset = item.offset or state.current_offset
+        else:
+            writer.evolve_current(path, item, replace(meta, offset=item.offset or state.current_offset))
+
+    # -- record handlers (dispatch table below) --------------------------------------------------
+    def _schema_info(self, value_schema: ConnectSchema) -> SchemaInfo:
+        cached = self._schema_cache.get(id(value_schema))
+        if cached is not None and cached[0] is value_schema:
+            return cached[1]
+        node = row_schema_of(value_schema)
+        row_type = row_struct_type(node)
+        info = SchemaInfo(row_type, row_type.json(), node, row_converter(node))
+        self._schema_cache[id(value_schema)] = (value_schema, info)
+        return info
+
+    def _batch_of(self, table_id: TableId, work: Work) -> TableBatch:
+        tb = work.get(table_id)
+        if tb is None:
+            tb = work[table_id] = TableBatch(self._state_for(table_id))
+        return tb
+
+    def _on_data(self, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
+        value_schema = record.value_schema
+        if value_schema is None:
+            return
+        if not (value_schema.name or "").endswith(".Envelope"):
+            # Unwrapped by ExtractNewRecordState (transforms): the row is the value itself.
+            view = unwrapped_envelope(record.value, record.key)
+            if view is None or record.table_id is None:
+                return
+            self._unwrapped.add(record.table_id)
+            self._unwrapped_row_schema[record.table_id] = value_schema
+            record = replace(record, value=view)
+        elif not isinstance(record.value, dict):
+            return
+        table_id = record.table_id or _table_of(record.value)
+        if table_id is None:
+            return
+        tb = self._batch_of(table_id, work)
+        state = tb.state
+        to_changelog = not is_replay(offset, state.changelog_offset)
+        to_current = not is_replay(offset, state.current_offset)
+        if not (to_changelog or to_current):
+            return
+        key: tuple[str, ...] | None = ()
+        if record.key_schema is not None:
+            key = tuple(f.name for f in record.key_schema.fields or ())
+        if record.value.get("op") == "t":
+            key = None  # truncate events carry no key
+        tb.add(record, self._schema_info(value_schema), key, offset, to_changelog, to_current)
+
+    def _on_schema_change(self, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
+        value = record.value if isinstance(record.value, dict) else {}
+        renames = renames_in_ddl(str(value.get("ddl") or ""))
+        for change in value.get("tableChanges") or ():
+            if change.get("type") == "DROP":
+                # (Snapshots drop and re-create every table in the history; a real DROP TABLE
+                # leaves the Delta tables as they were.)
+                log.debug("schema change drops table %s; its Delta tables are kept", change.get("id"))
+                continue
+            try:
+                table = table_from_history(change)
+            except SchemaHistoryError as exc:
+                log.warning("schema change: %s; the Delta tables follow the table's next change event", exc)
+                continue
+            if change.get("previousId"):
+                log.info(
+                    "table %s is renamed to %s: its Delta tables are kept, %s gets its own",
+                    change["previousId"],
+                    table.id,
+                    table.id,
+                )
+            tb = self._batch_of(table.id, work)
+            tb.note_offset(offset)
+            derived = self._schema_from_table(table, tb.state)
+            tb.state.pending_renames = add_renames(tb.state.pending_renames, renames)
+            if derived is None:
+                continue  # the table's next change event carries its columns; it applies the renames
+            info, key = derived
+            # Events may use a custom key (message.key.columns): keep it while its columns exist.
+            known = tb.state.key
+            live = {f.name.lower() for f in info.row_type.fields}
+            if known and all(k.lower() in live for k in known):
+                key = known
+            if info.row_type_json != tb.state.row_type_json or key != tb.state.key:
+                tb.evolve(info, key)
+
+    def _schema_from_table(
+        self, table: Table, state: TableState
+    ) -> tuple[SchemaInfo, tuple[str, ...]] | None:
+        """The row schema change events of ``table`` will carry, when the table structure alone
+        makes its Spark columns certain (else None)."""
+        modes = self.settings.converter_settings
+        if modes is None:
+            return None
+        column_filter = self.settings.column_filter
+        captured = [c for c in table.columns if column_filter is None or column_filter(table.id, c.name)]
+        existing = (
+            {f.name.lower() for f in state.current_schema.fields}
+            if state.current_schema is not None
+            else None
+        )
+        fields = []
+        for column in captured:
+            new = existing is not None and column.name.lower() not in existing
+            node = field_of_column(column, modes, with_default=new)
+            if node is None:
+                log.debug(
+                    "schema change of %s: column %s (%s) is applied with the table's next change event",
+                    table.id,
+                    column.name,
+                    column.type_name,
+                )
+                return None
+            fields.append(node)
+        row = {"type": "struct", "optional": True, "fields": fields, "field": "after"}
+        envelope = {"type": "struct", "optional": False, "fields": [row]}
+        row_type = row_struct_type(envelope)
+        names = {c.name.lower() for c in captured}
+        key = tuple(k for k in table.primary_key if k.lower() in names)
+        return SchemaInfo(row_type, row_type.json(), row, row_converter(envelope)), key
+
+
+def _table_of(value: dict[str, object]) -> TableId | None:
+    source = value.get("source") or {}
+    if isinstance(source, dict) and source.get("db") and source.get("table"):
+        return TableId(str(source["db"]), str(source["table"]))
+    return None
+
+
+def _ignore(sink: SparkSink, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
+    """Heartbeats and transaction markers only move the offset."""
+
+
+def _on_tombstone(sink: SparkSink, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
+    """After a delete event a tombstone only moves the offset; for a table whose records arrive
+    unwrapped (``delete.tombstone.handling.mode=delete-to-tombstone``) it is the delete, of the row
+    whose key it carries."""
+    if record.table_id in sink._unwrapped and record.key_schema is not None:
+        schema = sink._unwrapped_row_schema.get(record.table_id)
+        if schema is not None:
+            sink._on_data(replace(record, value_schema=schema), offset, work)
+
+
+_HANDLERS: dict[RecordKind, Callable[[SparkSink, ChangeRecord, SourceOffset | None, Work], None]] = {
+    RecordKind.DATA: SparkSink._on_data,
+    RecordKind.SCHEMA_CHANGE: SparkSink._on_schema_change,
+    RecordKind.TOMBSTONE: _on_tombstone,
+    RecordKind.TRANSACTION: _ignore,
+    RecordKind.HEARTBEAT: _ignore,
+}

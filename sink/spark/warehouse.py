@@ -1,0 +1,73 @@
+"""Reading what the sink committed: the captured tables, their keys and offsets (``mysql-cdc
+verify`` and tests use it; any Delta reader needs none of it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+
+from ddl.model import TableId
+from ddl.position import SourceOffset
+from sink.spark.commits import CommitMeta, last_commit
+from sink.spark.settings import SparkSinkSettings
+from sink.spark.writer import DeltaWriter
+
+
+@dataclass(frozen=True)
+class CommittedTable:
+    table_id: TableId
+    kind: str  # current or changelog
+    path: str
+    key: tuple[str, ...]
+    offset: SourceOffset | None
+
+
+class Warehouse:
+    def __init__(self, spark: SparkSession, settings: SparkSinkSettings) -> None:
+        self.spark = spark
+        self.settings = settings
+
+    def commits(self) -> dict[str, CommitMeta]:
+        """The sink's newest commit of every Delta table in the warehouse, by path."""
+        writer = DeltaWriter(self.spark, self.settings.app_id, self.settings.evolution)
+        out = {}
+        for path in writer.table_paths(self.settings.warehouse):
+            meta, _ = last_commit(self.spark, path)
+            if meta is not None:
+                out[path] = meta
+        return out
+
+    def tables(self) -> list[CommittedTable]:
+        return [
+            CommittedTable(TableId(*meta.table), meta.kind, path, meta.key or (), meta.offset)
+            for path, meta in sorted(self.commits().items())
+            if meta.table is not None
+        ]
+
+    def keyed_tables(self) -> list[TableId]:
+        return sorted({t.table_id for t in self.tables() if t.kind == "current" and t.key})
+
+    def current_state(self, table_id: TableId) -> tuple[DataFrame, tuple[str, ...]] | None:
+        """The current-state table of ``table_id`` and its key (None when it has none)."""
+        path = self.settings.location(self.settings.names(table_id)[0])
+        if not DeltaTable.isDeltaTable(self.spark, path):
+            return None
+        meta, _ = last_commit(self.spark, path)
+        return self.spark.read.format("delta").load(path), (meta.key or ()) if meta else ()
+
+    def describe_offset(self) -> str:
+        commits = self.commits()
+        if not commits:
+            return "no commit"
+        latest = max(commits.values(), key=lambda m: m.order)
+        return f"batch {latest.batch}, offset {latest.batch_offset}"
+
+
+def read_current_state(
+    spark: SparkSession, settings: SparkSinkSettings, table_id: TableId
+) -> DataFrame | None:
+    """The current-state Delta table of ``table_id`` (None when it has none)."""
+    found = Warehouse(spark, settings).current_state(table_id)
+    return found[0] if found is not None else None

@@ -1,0 +1,356 @@
+"""The Delta Lake operations of the sink: create and register tables, append changelog rows,
+MERGE the net effect of a batch into current-state tables, evolve schemas, restore versions.
+
+Every data commit carries the sink's :class:`CommitMeta` (``userMetadata``) and a Delta
+transaction identifier (``txnAppId``/``txnVersion``): a write Delta has already recorded is
+skipped by Delta itself. Nothing here touches table files through a local file-system API: paths
+are Hadoop URIs, so the same code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, DataType, StructField, StructType
+
+from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
+from sink.spark.commits import CommitMeta
+from sink.spark.evolution import literal
+from sink.spark_reader import changelog_struct_type, conform, widen
+
+log = logging.getLogger(__name__)
+
+_DELETE_FLAG = "__mysql_cdc_delete"
+_META_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+_TXN_APP_CONF = "spark.databricks.delta.write.txnAppId"
+_TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def qualified(name: str) -> str:
+    database, dot, table = name.partition(".")
+    return f"{quote(database)}.{quote(table)}" if dot else quote(name)
+
+
+def _path_ref(path: str) -> str:
+    return f"delta.{quote(path)}"
+
+
+def txn_version(meta: CommitMeta) -> int:
+    return meta.batch * 100_000 + meta.seq
+
+
+class DeltaWriter:
+    def __init__(self, spark: SparkSession, app_id: str, evolution: str) -> None:
+        self.spark = spark
+        self.app_id = app_id
+        self.column_mapping = evolution == "column-mapping"
+
+    # -- storage -------------------------------------------------------------------------------
+    def _fs(self, uri: str) -> tuple[Any, Any]:
+        jvm: Any = self.spark._jvm
+        path = jvm.org.apache.hadoop.fs.Path(uri)
+        jsc: Any = self.spark._jsc
+        return path.getFileSystem(jsc.hadoopConfiguration()), path
+
+    def exists(self, uri: str) -> bool:
+        fs, path = self._fs(uri)
+        return bool(fs.exists(path))
+
+    def table_paths(self, warehouse: str) -> list[str]:
+        """Every Delta table two levels under ``warehouse`` (``<database>/<table>``)."""
+        fs, root = self._fs(warehouse)
+        jvm: Any = self.spark._jvm
+        if not fs.exists(root):
+            return []
+        found = []
+        for database in fs.listStatus(root):
+            if not database.isDirectory():
+                continue
+            for table in fs.listStatus(database.getPath()):
+                if table.isDirectory() and fs.exists(
+                    jvm.org.apache.hadoop.fs.Path(table.getPath(), "_delta_log")
+                ):
+                    found.append(f"{warehouse}/{database.getPath().getName()}/{table.getPath().getName()}")
+        return sorted(found)
+
+    def is_table(self, path: str) -> bool:
+        return bool(DeltaTable.isDeltaTable(self.spark, path))
+
+    def schema(self, path: str) -> StructType:
+        return self.spark.read.format("delta").load(path).schema
+
+    # -- tables --------------------------------------------------------------------------------
+    def create(self, path: str, schema: StructType, change_data_feed: bool) -> None:
+        builder = DeltaTable.createIfNotExists(self.spark).location(path).addColumns(schema)
+        if change_data_feed:
+            builder = builder.property("delta.enableChangeDataFeed", "true")
+        if self.column_mapping:
+            builder = builder.property("delta.columnMapping.mode", "name").property(
+                "delta.enableTypeWidening", "true"
+            )
+        builder.execute()
+
+    def register(self, name: str, path: str) -> None:
+        """Make ``name`` the catalog name of the table at ``path`` (its schema is Delta's)."""
+        database, dot, _ = name.partition(".")
+        if dot:
+            self.spark.sql(f"CREATE DATABASE IF NOT EXISTS {quote(database)}")
+        if self.spark.catalog.tableExists(name):
+            location = self.spark.sql(f"DESCRIBE DETAIL {qualified(name)}").first()
+            if location is not None and _same_path(str(location["location"]), path):
+                return
+            # The name points elsewhere (another warehouse): an external table, so only the
+            # catalog entry goes.
+            self.spark.sql(f"DROP TABLE {qualified(name)}")
+        self.spark.sql(f"CREATE TABLE {qualified(name)} USING delta LOCATION {_sql(path)}")
+
+    @contextmanager
+    def _commit(self, meta: CommitMeta, txn: bool) -> Iterator[None]:
+        """Session settings that put ``meta`` (and the transaction identifier) on the next commit
+        (DML and DDL take them only from the session)."""
+        conf = self.spark.conf
+        conf.set(_META_CONF, meta.to_json())
+        if txn:
+            conf.set(_TXN_APP_CONF, self.app_id)
+            conf.set(_TXN_VERSION_CONF, str(txn_version(meta)))
+        try:
+            yield
+        finally:
+            for key in (_META_CONF, _TXN_APP_CONF, _TXN_VERSION_CONF):
+                conf.unset(key)
+
+    def _write(self, frame: DataFrame, path: str, meta: CommitMeta, mode: str, **options: str) -> None:
+        writer = (
+            frame.write.format("delta")
+            .mode(mode)
+            .option("txnAppId", self.app_id)
+            .option("txnVersion", str(txn_version(meta)))
+            .option("userMetadata", meta.to_json())
+        )
+        for key, value in options.items():
+            writer = writer.option(key, value)
+        writer.save(path)
+
+    # -- changelog -----------------------------------------------------------------------------
+    def append_changelog(self, path: str, part: ChangelogPart, meta: CommitMeta) -> None:
+        frame = self.spark.createDataFrame(
+            part.rows, changelog_struct_type(part.row_type), verifySchema=False
+        )
+        frame = conform(frame, part.row_type, part.table_schema)
+        self._write(frame, path, meta, "append", mergeSchema="true")
+
+    def evolve_changelog(self, path: str, target: StructType, meta: CommitMeta) -> None:
+        """Bring the changelog's existing columns to ``target``'s types (new columns arrive with
+        the next append)."""
+        current = self.schema(path)
+        wanted = {f.name.lower(): f.dataType for f in target.fields}
+        changed = [
+            f for f in current.fields if f.name.lower() in wanted and f.dataType != wanted[f.name.lower()]
+        ]
+        if not changed:
+            return
+        if self.column_mapping and all(_widening(f.dataType, wanted[f.name.lower()]) for f in changed):
+            with self._commit(meta, txn=False):
+                for f in changed:
+                    self._change_type(path, f.name, wanted[f.name.lower()])
+            return
+        frame = self.spark.read.format("delta").load(path)
+        columns = [
+            (
+                F.col(quote(f.name)).cast(wanted[f.name.lower()]) if f in changed else F.col(quote(f.name))
+            ).alias(f.name)
+            for f in current.fields
+        ]
+        log.info("changelog %s: column type(s) of %s change; the table is rewritten", path, _names(changed))
+        self._write(frame.select(*columns), path, meta, "overwrite", overwriteSchema="true")
+
+    # -- current state -------------------------------------------------------------------------
+    def apply_rows(self, path: str, step: RowsStep, meta: CommitMeta) -> None:
+        schema = step.schema
+        upserts = [row for row in step.net.values() if row is not None]
+        if step.truncated:
+            frame = self.spark.createDataFrame(upserts, schema, verifySchema=False)
+            self._write(frame, path, meta, "overwrite")
+            return
+        flagged = StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
+        index = [schema.fieldNames().index(k) for k in _field_names(schema, step.key)]
+        width = len(schema.fields)
+        rows = []
+        for key, row in step.net.items():
+            if row is None:
+                values: list[Any] = [None] * width
+                for i, value in zip(index, key, strict=True):
+                    values[i] = value
+                rows.append((*values, True))
+            else:
+                rows.append((*row, False))
+        source = self.spark.createDataFrame(rows, flagged, verifySchema=False)
+        key_names = _field_names(schema, step.key)
+        condition = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key_names)
+        values_map: dict[str, str | Column] = {quote(f.name): f"s.{quote(f.name)}" for f in schema.fields}
+        target = DeltaTable.forPath(self.spark, path)
+        with self._commit(meta, txn=True):
+            (
+                target.alias("t")
+                .merge(source.alias("s"), condition)
+                .whenMatchedDelete(condition=f"s.{_DELETE_FLAG}")
+                .whenMatchedUpdate(set=values_map)
+                .whenNotMatchedInsert(condition=f"NOT s.{_DELETE_FLAG}", values=values_map)
+                .execute()
+            )
+
+    def evolve_current(self, path: str, step: EvolveStep, meta: CommitMeta) -> None:
+        """Make the current-state table's columns ``step.new`` (MySQL's columns after the DDL)."""
+        current = self.schema(path)
+        if _same_columns(current, step.new):
+            return
+        plan = _plan(current, step)
+        if self.column_mapping:
+            with self._commit(meta, txn=False):
+                self._evolve_in_place(path, current, step, plan)
+            return
+        if plan.only_adds_nulls:
+            with self._commit(meta, txn=False):
+                self._add_columns(path, step.new, plan.added)
+            return
+        frame = self.spark.read.format("delta").load(path)
+        log.info("current-state table %s: %s; the table is rewritten", path, plan.describe())
+        self._write(
+            frame.select(*_evolved_columns(current, step)), path, meta, "overwrite", overwriteSchema="true"
+        )
+
+    def _evolve_in_place(self, path: str, current: StructType, step: EvolveStep, plan: _Plan) -> None:
+        for old, new in plan.renamed:
+            self.spark.sql(f"ALTER TABLE {_path_ref(path)} RENAME COLUMN {quote(old)} TO {quote(new)}")
+        if plan.dropped:
+            names = ", ".join(quote(n) for n in plan.dropped)
+            self.spark.sql(f"ALTER TABLE {_path_ref(path)} DROP COLUMNS ({names})")
+        for name, data_type in plan.retyped:
+            self._change_type(path, name, data_type)
+        self._add_columns(path, step.new, plan.added)
+        for name in plan.added:
+            fill = step.fills.get(name)
+            if fill is not None:
+                value = literal(fill, step.new[name].dataType)
+                DeltaTable.forPath(self.spark, path).update(set={quote(name): value})
+
+    def _change_type(self, path: str, name: str, data_type: DataType) -> None:
+        self.spark.sql(
+            f"ALTER TABLE {_path_ref(path)} CHANGE COLUMN {quote(name)} TYPE {data_type.simpleString()}"
+        )
+
+    def _add_columns(self, path: str, schema: StructType, names: Sequence[str]) -> None:
+        if names:
+            columns = ", ".join(f"{quote(n)} {schema[n].dataType.simpleString()}" for n in names)
+            self.spark.sql(f"ALTER TABLE {_path_ref(path)} ADD COLUMNS ({columns})")
+
+    # -- recovery ------------------------------------------------------------------------------
+    def restore(self, path: str, version: int, meta: CommitMeta) -> None:
+        with self._commit(meta, txn=False):
+            DeltaTable.forPath(self.spark, path).restoreToVersion(version)
+
+
+def _same_path(a: str, b: str) -> bool:
+    def norm(p: str) -> str:
+        return p.replace("file:///", "file:/").rstrip("/")
+
+    return norm(a) == norm(b)
+
+
+def _sql(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _names(fields: Sequence[StructField]) -> str:
+    return ", ".join(f.name for f in fields)
+
+
+def _field_names(schema: StructType, names: Sequence[str]) -> list[str]:
+    by_lower = {f.name.lower(): f.name for f in schema.fields}
+    return [by_lower[n.lower()] for n in names]
+
+
+def _same_columns(a: StructType, b: StructType) -> bool:
+    return [(f.name, f.dataType) for f in a.fields] == [(f.name, f.dataType) for f in b.fields]
+
+
+def _widening(old: DataType, new: DataType) -> bool:
+    return widen(old, new) == new
+
+
+class _Plan:
+    """How the current-state columns change: renamed, dropped, retyped, added."""
+
+    def __init__(self) -> None:
+        self.renamed: list[tuple[str, str]] = []
+        self.dropped: list[str] = []
+        self.retyped: list[tuple[str, DataType]] = []
+        self.added: list[str] = []
+        self.fills: dict[str, Any] = {}
+
+    @property
+    def only_adds_nulls(self) -> bool:
+        return not (self.renamed or self.dropped or self.retyped) and all(
+            self.fills.get(n) is None for n in self.added
+        )
+
+    def describe(self) -> str:
+        parts = [f"{o} renamed to {n}" for o, n in self.renamed]
+        parts += [f"{n} dropped" for n in self.dropped]
+        parts += [f"{n} becomes {t.simpleString()}" for n, t in self.retyped]
+        parts += [f"{n} added" for n in self.added]
+        return ", ".join(parts) or "column order changes"
+
+
+def _plan(current: StructType, step: EvolveStep) -> _Plan:
+    plan = _Plan()
+    existing = {f.name.lower(): f for f in current.fields}
+    used = set()
+    for f in step.new.fields:
+        source = step.sources.get(f.name)
+        if source is None or source.lower() not in existing:
+            plan.added.append(f.name)
+            plan.fills[f.name] = step.fills.get(f.name)
+            continue
+        used.add(source.lower())
+        old = existing[source.lower()]
+        if old.name != f.name:
+            plan.renamed.append((old.name, f.name))
+        if old.dataType != f.dataType:
+            plan.retyped.append((f.name, f.dataType))
+    plan.dropped = [f.name for f in current.fields if f.name.lower() not in used]
+    return plan
+
+
+def _evolved_columns(current: StructType, step: EvolveStep) -> list[Column]:
+    existing = {f.name.lower(): f for f in current.fields}
+    columns = []
+    for f in step.new.fields:
+        source = step.sources.get(f.name)
+        old = existing.get(source.lower()) if source is not None else None
+        if old is not None:
+            value = F.col(quote(old.name))
+            if old.dataType != f.dataType:
+                if not _widening(old.dataType, f.dataType):
+                    log.warning(
+                        "column %s changes type %s -> %s; existing values are converted by Spark "
+                        "(as MySQL converted them; null where they do not convert)",
+                        f.name,
+                        old.dataType.simpleString(),
+                        f.dataType.simpleString(),
+                    )
+                value = F.try_cast(value, f.dataType) if hasattr(F, "try_cast") else value.cast(f.dataType)
+        else:
+            value = literal(step.fills.get(f.name), f.dataType)
+        columns.append(value.alias(f.name))
+    return columns
