@@ -35,9 +35,13 @@ BASE_PROPS = {
 def spark_for_tests(warehouse_root: Path) -> SparkSession:
     """The one local SparkSession of the test process (2 cores: keep it small)."""
     from sink.spark import spark_session
+    from sink.spark.session import delta_jars, jars_dir
+
+    # Tests never download: .ci/setup puts the Delta jars into the cache beforehand.
+    assert delta_jars(), f"the Delta Lake jars are not in {jars_dir()}: run bash .ci/setup"
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"}, warehouse_root)
+    return spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"}, str(warehouse_root))
 
 
 def col(name: str, data_type: str, jdbc: int, **kw: Any) -> Column:
