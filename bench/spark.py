@@ -1,15 +1,19 @@
-"""Spark sink throughput: events/s into Spark against the jsonl sink, same workload, same run.
+"""Spark sink throughput: connector -> Delta Lake against connector -> jsonl, same workload, same run.
 
 Starts a throwaway server and three connectors on it (each with its own data directory and
 server id), all positioned at the same binlog point: one writes to the jsonl sink, two to the Spark
-sink (local Spark) — with the engine's default batching (``max.batch.size=2048``) and with large
-batches (``max.batch.size`` and ``sink.spark.batch.max.events`` = 20000). A warm-up workload is
-streamed by all of them first (JVM and query-plan warm-up is a one-off cost), then N inserts, N/2
-updates and N/4 deletes are written and each connector's catch-up over that same range is timed.
-Prints events/s for each and the ratio to jsonl, the Spark commits made, and checks with
-``verify`` that the Spark tables equal MySQL.
+sink (local Spark, Delta tables) — with the default settings and with large batches
+(``max.batch.size`` and ``sink.spark.batch.max.events`` = 20000). A warm-up workload is streamed
+by all of them first (JVM and query-plan warm-up is a one-off cost), then N inserts, N/2 updates
+and N/4 deletes are written and each connector's catch-up over that same range is timed. Then the
+fixed cost of a commit: single-row transactions, each caught up on its own (Spark's time minus
+jsonl's). Prints events/s and the ratio to jsonl, the Delta commits made, the peak RSS of the
+Python process and of Spark's JVM, and checks with ``verify`` that the Delta tables equal MySQL.
 
-    /work/venv/bin/python bench/spark.py [--rows 20000]
+``--baseline REV`` also runs ``bench/spark.py`` of git revision REV (e.g. the last commit with the
+old Parquet sink) in a subprocess of the same run, for its figures beside these.
+
+    .venv/bin/python bench/spark.py [--rows 20000] [--baseline 0842aef]
 """
 
 from __future__ import annotations
@@ -17,7 +21,11 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
+import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -103,13 +111,17 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--warmup", type=int, default=2_000)
+    parser.add_argument("--single", type=int, default=10, help="single-row transactions for the commit cost")
+    parser.add_argument("--baseline", metavar="REV", help="also run bench/spark.py of this git revision")
     args = parser.parse_args()
+    if args.baseline:
+        run_baseline(args.baseline, args.rows, args.warmup)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         server.execute("CREATE DATABASE bench", TABLE)
-        spark_common = {"sink.spark.master": "local[2]", "sink.spark.current.buckets": "8"}
+        spark_common = {"sink.spark.master": "local[2]"}
         runs = [
             Run(
                 "jsonl",
@@ -155,6 +167,13 @@ def main() -> None:
                 run.commits = (
                     (run.sink.commits_written - commits_before) if isinstance(run.sink, SparkSink) else 0
                 )
+            latencies: dict[str, list[float]] = {run.name: [] for run in runs}
+            for i in range(args.single):
+                server.execute(
+                    f"INSERT INTO bench.items VALUES ({20_000_000 + i}, 'one', 1, 1.00, NOW(3), NULL)"
+                )
+                for run in runs:
+                    latencies[run.name].append(run.catch_up())
         finally:
             for run in runs:
                 run.engine.close()
@@ -170,12 +189,67 @@ def main() -> None:
             if run.commits:
                 line += f"  ({run.commits} Spark commits, {changes / run.commits:,.0f} events/commit)"
             print(line)
+        base_latency = statistics.median(latencies[runs[0].name])
+        for run in runs[1:]:
+            extra = statistics.median(latencies[run.name]) - base_latency
+            print(
+                f"  fixed cost of a commit ({run.name}): {extra * 1000:,.0f} ms per batch (median of {args.single})"
+            )
+        print(f"  peak RSS: Python {peak_rss_mb():,.0f} MB, Spark JVM {jvm_peak_rss_mb():,.0f} MB")
         for run in runs[1:]:
             out = io.StringIO()
             code = run_verify(run.config, [], out)
             print(f"  verify {run.name}: {'equal' if code == 0 else 'DIFFERENT'}")
             if code:
                 print(out.getvalue())
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def jvm_peak_rss_mb() -> float:
+    """VmHWM of this process's child JVMs (Spark's driver JVM)."""
+    total = 0.0
+    me = str(os.getpid())
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if stat.read_text().rsplit(")", 1)[1].split()[1] != me:
+                continue
+            for line in (stat.parent / "status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1]) / 1024
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def run_baseline(revision: str, rows: int, warmup: int) -> None:
+    """bench/spark.py of ``revision`` (its own sink), in a subprocess, printed before this run's."""
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", revision], check=True, capture_output=True
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        print(f"== baseline: bench/spark.py at {revision}")
+        sys.stdout.flush()
+        subprocess.run(
+            [
+                sys.executable,
+                str(Path(tmp) / "bench" / "spark.py"),
+                "--rows",
+                str(rows),
+                "--warmup",
+                str(warmup),
+            ],
+            env={**os.environ, "PYTHONPATH": tmp},
+            cwd=tmp,
+            check=False,
+        )
+        print("== this revision")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

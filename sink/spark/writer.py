@@ -129,14 +129,14 @@ class DeltaWriter:
             for key in (_META_CONF, _TXN_APP_CONF, _TXN_VERSION_CONF):
                 conf.unset(key)
 
-    def _write(self, frame: DataFrame, path: str, meta: CommitMeta, mode: str, **options: str) -> None:
-        writer = (
-            frame.write.format("delta")
-            .mode(mode)
-            .option("txnAppId", self.app_id)
-            .option("txnVersion", str(txn_version(meta)))
-            .option("userMetadata", meta.to_json())
-        )
+    def _write(
+        self, frame: DataFrame, path: str, meta: CommitMeta, mode: str, txn: bool = True, **options: str
+    ) -> None:
+        """``txn``: a data commit, identified to Delta by the batch and seq (schema rewrites are
+        not: they are recognised by the schema they reach, and may share a data commit's seq)."""
+        writer = frame.write.format("delta").mode(mode).option("userMetadata", meta.to_json())
+        if txn:
+            writer = writer.option("txnAppId", self.app_id).option("txnVersion", str(txn_version(meta)))
         for key, value in options.items():
             writer = writer.option(key, value)
         writer.save(path)
@@ -172,7 +172,7 @@ class DeltaWriter:
             for f in current.fields
         ]
         log.info("changelog %s: column type(s) of %s change; the table is rewritten", path, _names(changed))
-        self._write(frame.select(*columns), path, meta, "overwrite", overwriteSchema="true")
+        self._write(frame.select(*columns), path, meta, "overwrite", txn=False, overwriteSchema="true")
 
     # -- current state -------------------------------------------------------------------------
     def apply_rows(self, path: str, step: RowsStep, meta: CommitMeta) -> None:
@@ -226,7 +226,12 @@ class DeltaWriter:
         frame = self.spark.read.format("delta").load(path)
         log.info("current-state table %s: %s; the table is rewritten", path, plan.describe())
         self._write(
-            frame.select(*_evolved_columns(current, step)), path, meta, "overwrite", overwriteSchema="true"
+            frame.select(*_evolved_columns(current, step)),
+            path,
+            meta,
+            "overwrite",
+            txn=False,
+            overwriteSchema="true",
         )
 
     def _evolve_in_place(self, path: str, current: StructType, step: EvolveStep, plan: _Plan) -> None:

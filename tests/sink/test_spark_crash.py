@@ -1,5 +1,5 @@
-"""Crash test: ``mysql-cdc run`` with the Spark sink is killed with SIGKILL while Spark batches are
-being written — once during the initial snapshot, then repeatedly while a writer keeps changing the
+"""Crash test: ``mysql-cdc run`` with the Spark sink is killed with SIGKILL while Delta commits are
+being written — during the initial snapshot, then nine times while a writer keeps changing the
 tables — and restarted each time. Afterwards ``verify`` must report every table equal to MySQL and
 each changelog must hold every change exactly once: no two rows share a binlog position and
 operation, and per key the changelog's operations, in binlog order, are exactly the writer's.
@@ -7,7 +7,9 @@ operation, and per key the changelog's operations, in binlog order, are exactly 
 
 from __future__ import annotations
 
+import glob
 import io
+import json
 import os
 import random
 import signal
@@ -25,7 +27,7 @@ from pyspark.sql import SparkSession
 from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from sink.spark import SparkSink, Warehouse, in_snapshot, register_warehouse
+from sink.spark import SparkSink, in_snapshot
 from tests.sink.test_spark_support import spark_for_tests
 
 PREFILL_A, PREFILL_B = 3000, 600
@@ -103,8 +105,21 @@ class Writer(threading.Thread):
             self.error = exc
 
 
-def commits(wh: Warehouse) -> list[int]:
-    return wh.commit_numbers()
+def delta_commits(wh: Path) -> int:
+    """How many Delta commits the warehouse's tables hold (read from their logs, as any reader can)."""
+    return len(glob.glob(str(wh / "*" / "*" / "_delta_log" / "*.json")))
+
+
+def latest_meta(wh: Path) -> dict[str, Any] | None:
+    """The sink's newest commit record (``userMetadata``) over all tables."""
+    newest: dict[str, Any] | None = None
+    for path in glob.glob(str(wh / "*" / "*" / "_delta_log" / "*.json")):
+        for line in Path(path).read_text().splitlines():
+            info = json.loads(line).get("commitInfo") or {}
+            meta = json.loads(info.get("userMetadata") or "{}").get("mysql_cdc")
+            if meta and (newest is None or (meta["batch"], meta["seq"]) > (newest["batch"], newest["seq"])):
+                newest = meta
+    return newest
 
 
 def start_connector(config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
@@ -141,10 +156,6 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=30)
 
 
-def batch_in_flight(wh: Warehouse) -> bool:
-    return wh.staging.is_dir() and any(wh.staging.iterdir())
-
-
 def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
 ) -> None:
@@ -167,7 +178,6 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
             "sink.type": "spark",
             "sink.spark.warehouse": str(tmp_path / "wh"),
             "sink.spark.master": "local[2]",
-            "sink.spark.current.buckets": "4",
             "sink.spark.conf.spark.sql.shuffle.partitions": "2",
             "sink.spark.batch.max.events": "500",
         }
@@ -175,47 +185,44 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     config_file = tmp_path / "connector.properties"
     config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     log_file = tmp_path / "connector.log"
-    wh = Warehouse(tmp_path / "wh")
+    wh = tmp_path / "wh"
     rng = random.Random(99)
     kills = {"snapshot": 0, "batch": 0}
 
+    def snapshot_running() -> bool:
+        meta = latest_meta(wh)
+        return meta is not None and in_snapshot(meta["batch_offset"])
+
     # 1. Killed in the middle of the snapshot (after its first committed batch): it must restart.
     proc = start_connector(config_file, log_file)
-    wait_for(lambda: bool(commits(wh)) and batch_in_flight(wh), 120, "a snapshot batch", proc, log_file)
-    if in_snapshot((wh.latest_commit() or {}).get("offset")):
+    wait_for(snapshot_running, 180, "a committed snapshot batch", proc, log_file)
+    time.sleep(rng.uniform(0, 0.5))
+    if snapshot_running():
         kills["snapshot"] += 1
     kill(proc)
     proc = start_connector(config_file, log_file)
 
     def snapshot_done() -> bool:
-        latest = wh.latest_commit()
-        return (
-            latest is not None and "rolled_back_from" not in latest and not in_snapshot(latest.get("offset"))
-        )
+        meta = latest_meta(wh)
+        return meta is not None and not in_snapshot(meta["batch_offset"]) and meta["batch_offset"] is not None
 
-    wait_for(snapshot_done, 180, "the snapshot to complete", proc, log_file)
+    wait_for(snapshot_done, 300, "the snapshot to complete", proc, log_file)
     assert kills["snapshot"] == 1
 
-    # 2. A writer runs; the connector is killed while a batch is being written, three times.
+    # 2. A writer runs; the connector is killed at random points of its commits, nine times.
     writer = Writer(mysql_server, db, seed=5)
     writer.start()
     try:
-        for _ in range(3):
-            before = commits(wh)[-1]
-            wait_for(
-                lambda: commits(wh)[-1] > before and batch_in_flight(wh),  # noqa: B023
-                120,
-                "a streaming batch",
-                proc,
-                log_file,
-            )
-            time.sleep(rng.uniform(0, 0.4))  # anywhere inside the batch (or just after it)
+        for _ in range(9):
+            before = delta_commits(wh)
+            wait_for(lambda: delta_commits(wh) > before, 180, "a streaming commit", proc, log_file)  # noqa: B023
+            time.sleep(rng.uniform(0, 1.5))  # inside a batch's commits, between them, or after
             kills["batch"] += 1
             kill(proc)
             time.sleep(rng.uniform(0.2, 1.0))  # changes pile up while the connector is down
             proc = start_connector(config_file, log_file)
-        before = commits(wh)[-1]
-        wait_for(lambda: commits(wh)[-1] > before, 120, "progress after the last restart", proc, log_file)
+        before = delta_commits(wh)
+        wait_for(lambda: delta_commits(wh) > before, 180, "progress after the last restart", proc, log_file)
     finally:
         writer.stop_event.set()
         writer.join()
@@ -225,7 +232,7 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
         except subprocess.TimeoutExpired:
             kill(proc)
     assert writer.error is None, writer.error
-    assert kills["batch"] == 3
+    assert kills["batch"] == 9
 
     # 3. Catch up with everything written, then compare.
     config = ConnectorConfig.from_mapping(props)
@@ -237,7 +244,6 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     out = io.StringIO()
     assert run_verify(config, [], out) == 0, out.getvalue()
 
-    register_warehouse(spark, tmp_path / "wh")
     for table, key_columns in (("a", ["id"]), ("b", ["k", "i"])):
         keys = ", ".join(key_columns)
         rows = spark.sql(
