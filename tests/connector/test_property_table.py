@@ -262,7 +262,11 @@ def test_spark_batch_interval_reaches_the_sink_settings(tmp_path: Path) -> None:
     default = SparkSink.from_config(ConnectorConfig.from_mapping(props)).settings
     changed = SparkSink.from_config(
         ConnectorConfig.from_mapping(
-            {**props, "sink.spark.batch.max.interval.ms": "250", "sink.spark.schema.evolution": "column-mapping"}
+            {
+                **props,
+                "sink.spark.batch.max.interval.ms": "250",
+                "sink.spark.schema.evolution": "column-mapping",
+            }
         )
     ).settings
     assert (default.batch_max_interval_ms, default.evolution) == (5000, "rewrite")
