@@ -560,3 +560,10 @@ def test_session_is_quiet_and_on_loopback_unless_configured(spark: SparkSession,
         spark.sparkContext.setLogLevel("WARN")
     with pytest.raises(ConfigError, match="sink.spark.log.level"):
         ConnectorConfig.from_mapping({**props, "sink.spark.log.level": "loud"})
+
+
+def test_a_warehouse_of_the_old_parquet_layout_is_refused(spark: SparkSession, tmp_path: Path) -> None:
+    (tmp_path / "wh" / "_mysql_cdc" / "commits").mkdir(parents=True)
+    (tmp_path / "wh" / "_mysql_cdc" / "commits" / f"{1:020d}.json").write_text("{}")
+    with pytest.raises(SinkError, match=r"_mysql_cdc/commits.*sink.spark.warehouse to a new location"):
+        new_sink(tmp_path / "wh")
