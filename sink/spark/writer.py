@@ -14,9 +14,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import pyarrow as pa
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import BooleanType, DataType, StructField, StructType
 
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
@@ -47,6 +49,22 @@ def _path_ref(path: str) -> str:
 
 def txn_version(meta: CommitMeta) -> int:
     return meta.batch * 100_000 + meta.seq
+
+
+def frame_of(spark: SparkSession, rows: Sequence[tuple[Any, ...]], schema: StructType) -> DataFrame:
+    """A DataFrame of Python rows, handed to the JVM as Arrow columns (about twice as fast as
+    Spark's row-by-row path); values Arrow cannot take as they are go the row-by-row way."""
+    try:
+        arrow_schema = to_arrow_schema(schema)
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema.fields]
+        table = pa.Table.from_arrays(
+            [pa.array(column, type=f.type) for column, f in zip(columns, arrow_schema, strict=True)],
+            schema=arrow_schema,
+        )
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        log.debug("rows go to Spark row by row (%s)", exc)
+        return spark.createDataFrame(rows, schema, verifySchema=False)
+    return spark.createDataFrame(table, schema)
 
 
 class DeltaWriter:
@@ -179,7 +197,7 @@ class DeltaWriter:
         schema = step.schema
         upserts = [row for row in step.net.values() if row is not None]
         if step.truncated:
-            frame = self.spark.createDataFrame(upserts, schema, verifySchema=False)
+            frame = frame_of(self.spark, upserts, schema)
             self._write(frame, path, meta, "overwrite")
             return
         flagged = StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
@@ -194,7 +212,7 @@ class DeltaWriter:
                 rows.append((*values, True))
             else:
                 rows.append((*row, False))
-        source = self.spark.createDataFrame(rows, flagged, verifySchema=False)
+        source = frame_of(self.spark, rows, flagged)
         key_names = _field_names(schema, step.key)
         condition = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key_names)
         values_map: dict[str, str | Column] = {quote(f.name): f"s.{quote(f.name)}" for f in schema.fields}
