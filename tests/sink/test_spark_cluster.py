@@ -125,7 +125,8 @@ def test_connector_as_driver_of_a_standalone_cluster_writes_delta_tables_equal_t
         location = settings.location(settings.names(TableId(db, table))[1])
         got = changelog(spark, location)
         assert Counter(got) == Counter(expected), table  # every emitted event, exactly once
-        assert len(set(expected)) == len(expected), table
+        streamed = [e for e in expected if e[0] != "r"]  # (snapshot reads share one position)
+        assert len(set(streamed)) == len(streamed), table  # the connector ran once: no replays
     ops = Counter(op for op, *_ in events["accounts"])
     assert set(ops) == {"r", "c", "u", "d"}, ops
     assert ops["r"] == snapshot_accounts
