@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql.types import LongType
 
 from connector.cli.verify import run_verify
 from ddl.model import TableId
@@ -104,7 +105,8 @@ def test_connector_as_driver_of_a_standalone_cluster_writes_delta_tables_equal_t
 
     # The connector's application ran its tasks on the cluster's executor.
     registered = re.findall(
-        rf"Registered app mysql-cdc-{db} with ID (app-\S+)", spark_cluster.master_log.read_text()
+        rf"Registered app {re.escape(f'mysql-cdc-{db}')} with ID (app-\S+)",
+        spark_cluster.master_log.read_text(),
     )
     assert len(registered) == 1, spark_cluster.logs()
     app_id = registered[0]
@@ -131,3 +133,6 @@ def test_connector_as_driver_of_a_standalone_cluster_writes_delta_tables_equal_t
     assert set(ops) == {"r", "c", "u", "d"}, ops
     assert ops["r"] == snapshot_accounts
     assert "t" in {op for op, *_ in events["ledger"]}
+    # Delta has no interval type: TIME is kept as BIGINT microseconds (verify compared the values).
+    ledger = spark.read.format("delta").load(settings.location(settings.names(TableId(db, "ledger"))[0]))
+    assert ledger.schema["took"].dataType == LongType()
