@@ -18,7 +18,9 @@ from pyspark.sql.types import (
     DateType,
     DayTimeIntervalType,
     DecimalType,
+    LongType,
     StringType,
+    StructField,
     StructType,
     TimestampNTZType,
     TimestampType,
@@ -27,7 +29,7 @@ from pyspark.sql.types import (
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES
 from ddl.model import Column as MysqlColumn
 from sink.spark.settings import RepresentationModes
-from sink.spark_reader import field_mapping
+from sink.spark_reader import RowConvert, field_mapping, row_converter, row_struct_type
 
 _IDENT = r"(?:`((?:[^`]|``)+)`|([A-Za-z0-9_$\u0080-\uffff]+))"
 _RENAME_PATTERNS = (
@@ -184,6 +186,35 @@ def field_of_column(
     return node
 
 
+# Delta has no interval type: TIME columns (INTERVAL DAY TO SECOND in ``sink/spark_reader.py``'s
+# mapping) are kept as BIGINT microseconds, Debezium's MicroTime value.
+_MICROSECOND = dt.timedelta(microseconds=1)
+
+
+def delta_row(value_schema: Any) -> tuple[StructType, RowConvert]:
+    """The Delta row type of a row-image (or envelope) schema and the converter of its payloads:
+    :func:`row_struct_type` and :func:`row_converter` with interval columns as BIGINT microseconds."""
+    row_type, convert = row_struct_type(value_schema), row_converter(value_schema)
+    intervals = [i for i, f in enumerate(row_type.fields) if isinstance(f.dataType, DayTimeIntervalType)]
+    if not intervals:
+        return row_type, convert
+    delta_type = StructType(
+        [
+            StructField(f.name, LongType(), True) if i in intervals else f
+            for i, f in enumerate(row_type.fields)
+        ]
+    )
+
+    def convert_micros(row: Mapping[str, Any]) -> tuple[Any, ...]:
+        values = list(convert(row))
+        for i in intervals:
+            if values[i] is not None:
+                values[i] = values[i] // _MICROSECOND
+        return tuple(values)
+
+    return delta_type, convert_micros
+
+
 _ZERO: dict[type[DataType], Any] = {
     StringType: "",
     BinaryType: b"",
@@ -219,7 +250,8 @@ def fill_value(node: Mapping[str, Any], data_type: DataType) -> Any:
     if "default" in node:
         mapping = field_mapping(node)
         value = node["default"]
-        return value if mapping.to_python is None or value is None else mapping.to_python(value)
+        value = value if mapping.to_python is None or value is None else mapping.to_python(value)
+        return value // _MICROSECOND if isinstance(value, dt.timedelta) else value  # see delta_row
     if node.get("optional", True):
         return None
     if isinstance(data_type, DecimalType):

@@ -44,15 +44,13 @@ from sink.connect import ConnectSchema
 from sink.records import ChangeRecord, RecordKind
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableBatch, TableState
 from sink.spark.commits import CommitMeta, is_replay, last_commit
-from sink.spark.evolution import add_renames, field_of_column, renames_in_ddl
+from sink.spark.evolution import add_renames, delta_row, field_of_column, renames_in_ddl
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
 from sink.spark_reader import (
     changelog_struct_type,
-    row_converter,
     row_schema_of,
-    row_struct_type,
     unwrapped_envelope,
 )
 
@@ -403,8 +401,8 @@ class SparkSink(Sink):
         if cached is not None and cached[0] is value_schema:
             return cached[1]
         node = row_schema_of(value_schema)
-        row_type = row_struct_type(node)
-        info = SchemaInfo(row_type, row_type.json(), node, row_converter(node))
+        row_type, convert = delta_row(node)
+        info = SchemaInfo(row_type, row_type.json(), node, convert)
         self._schema_cache[id(value_schema)] = (value_schema, info)
         return info
 
@@ -510,10 +508,10 @@ class SparkSink(Sink):
             fields.append(node)
         row = {"type": "struct", "optional": True, "fields": fields, "field": "after"}
         envelope = {"type": "struct", "optional": False, "fields": [row]}
-        row_type = row_struct_type(envelope)
+        row_type, convert = delta_row(envelope)
         names = {c.name.lower() for c in captured}
         key = tuple(k for k in table.primary_key if k.lower() in names)
-        return SchemaInfo(row_type, row_type.json(), row, row_converter(envelope)), key
+        return SchemaInfo(row_type, row_type.json(), row, convert), key
 
 
 def _table_of(value: dict[str, object]) -> TableId | None:
