@@ -207,6 +207,10 @@ class SparkSink(Sink):
                 self._offset = latest.stable or latest.batch_offset
             else:
                 self._offset = latest.batch_offset if latest.seq == latest.of else latest.since
+                if self._offset is not None and self._offset.in_snapshot:
+                    # The first batch after a finished snapshot: stream from the snapshot's
+                    # position, never take the snapshot again.
+                    self._offset = self._offset.with_(snapshot=None)
                 self._replay_until = latest.batch_offset
             log.info(
                 "Spark warehouse %s: %d Delta tables, resuming after batch %d (offset %s)",

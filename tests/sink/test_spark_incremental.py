@@ -47,7 +47,6 @@ def test_incremental_snapshot_racing_with_writers_leaves_spark_equal_to_mysql(
                 "sink.type": "spark",
                 "sink.spark.warehouse": str(tmp_path / "wh"),
                 "sink.spark.master": "local[2]",
-                "sink.spark.current.buckets": "4",
                 "max.batch.size": "5000",
                 "sink.spark.batch.max.events": "20000",
             }
@@ -83,9 +82,8 @@ def test_incremental_snapshot_racing_with_writers_leaves_spark_equal_to_mysql(
     finally:
         engine.close()
     table = TableId(db, "orders")
-    current = read_current_state(spark, str(tmp_path / "wh"), table)
-    assert current is not None
-    frame, _ = current
+    frame = read_current_state(spark, SparkSink.from_config(config).settings, table)
+    assert frame is not None
     ours = {row["id"]: (row["name"], row["qty"]) for row in frame.collect()}
     theirs = {r[0]: (r[1], r[2]) for r in mysql_server.query("SELECT id, name, qty FROM orders", database=db)}
     assert ours == theirs

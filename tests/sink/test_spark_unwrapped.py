@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from connector.converters import ConverterSettings
 from connector.testing.fake import FakeConnector
 from ddl.model import TableId
-from sink.spark import SparkSink, SparkSinkSettings, read_current_state, register_warehouse
+from sink.spark import SparkSink, SparkSinkSettings, read_current_state
 from sink.spark_reader import METADATA_NAMES, debezium_changelog, read_jsonl_values
 from tests.sink.test_spark_support import spark_for_tests
 
@@ -43,7 +43,7 @@ def test_spark_tables_from_unwrapped_records(spark: SparkSession, tmp_path: Path
         properties=props,
     )
     sink = SparkSink(
-        SparkSinkSettings(tmp_path, master="local[2]", converter_settings=ConverterSettings(), buckets=2)
+        SparkSinkSettings(str(tmp_path), master="local[2]", converter_settings=ConverterSettings())
     )
     fake.add_sink(sink)
     try:
@@ -54,11 +54,10 @@ def test_spark_tables_from_unwrapped_records(spark: SparkSession, tmp_path: Path
         fake.delete("orders", {"id": 1, "qty": 5, "note": "a"})
     finally:
         fake.close()
-    current = read_current_state(spark, tmp_path, TableId("shop", "orders"))
+    current = read_current_state(spark, sink.settings, TableId("shop", "orders"))
     assert current is not None
-    rows = sorted(tuple(r) for r in current[0].select("id", "qty", "note").collect())
+    rows = sorted(tuple(r) for r in current.select("id", "qty", "note").collect())
     assert rows == [(2, 9, None), (3, 7, None)]  # what MySQL holds now
-    register_warehouse(spark, tmp_path)
     changelog = spark.table("shop.orders_changelog")
     assert "__op" in changelog.columns and changelog.columns.count("__op") == 1
     history = [

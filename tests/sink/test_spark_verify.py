@@ -97,7 +97,6 @@ def config_for(server: MySQLServerHandle, db: str, tmp: Path) -> ConnectorConfig
                 "sink.spark.warehouse": str(tmp / "wh"),
                 "sink.spark.master": "local[2]",
                 "skipped.operations": "none",
-                "sink.spark.current.buckets": "4",
             }
         )
     )
