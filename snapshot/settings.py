@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
@@ -150,6 +150,14 @@ class SnapshotSettings:
     @property
     def batch_rows(self) -> int:
         return self.fetch_size or DEFAULT_BATCH_ROWS
+
+    def select_for(self, table_id: TableId, columns: Sequence[str]) -> str | None:
+        """The SELECT reading ``table_id``'s rows: its ``snapshot.select.statement.overrides``
+        entry, else ``snapshot.query.mode``'s query for the quoted ``columns``; None: not read."""
+        override = self.select_overrides.get(table_id)
+        if override is not None:
+            return override
+        return self.query.snapshot_query(table_id, columns)
 
     def snapshot_included(self, table_id: TableId) -> bool:
         return not self.include_collections or any(

@@ -485,14 +485,10 @@ class Snapshotter:
         return None
 
     def _select_for(self, table_id: TableId) -> str | None:
-        """``snapshot.select.statement.overrides`` first, then ``snapshot.query.mode``'s query
-        (None: the table's rows are not read)."""
-        override = self.settings.select_overrides.get(table_id)
-        if override is not None:
-            return override
         columns = self.projection(table_id) if self.projection is not None else None
-        quoted = [quote_identifier(c) for c in columns] if columns else ["*"]
-        return self.settings.query.snapshot_query(table_id, quoted)
+        return self.settings.select_for(
+            table_id, [quote_identifier(c) for c in columns] if columns else ["*"]
+        )
 
 
 @dataclass

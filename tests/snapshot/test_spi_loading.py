@@ -1,0 +1,169 @@
+"""Loading the snapshot SPI plugins: by ``package.module:Class`` and through the entry points of an
+installed distribution; every way a name can be wrong stops the start-up naming the key."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from connector.cli import main
+from connector.config import ConfigError, ConnectorConfig
+from connector.embedded.api import EmbeddedEngine
+from ddl.model import TableId
+from snapshot.locking import LOCKING_STRATEGIES
+from snapshot.modes import MODES, decide
+from snapshot.queries import SelectAllQuery
+from snapshot.settings import SnapshotSettings
+from snapshot.spi import SNAPSHOT_LOCK, SNAPSHOT_QUERY, SNAPSHOTTER, SnapshotLock, SnapshotQuery, Snapshotter
+from tests.snapshot import spi_plugins
+from tests.snapshot.spi_plugins import calls, write_plugin_dist
+
+BASE = {
+    "database.hostname": "127.0.0.1",
+    "database.user": "u",
+    "database.server.id": "1",
+    "topic.prefix": "p",
+}
+PLUGINS = "tests.snapshot.spi_plugins"
+
+
+def settings(**props: str) -> SnapshotSettings:
+    return SnapshotSettings.from_config(ConnectorConfig.from_mapping({**BASE, **props}))
+
+
+@pytest.fixture
+def plugin_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    site = write_plugin_dist(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+def test_a_module_path_loads_configures_and_selects_each_plugin(tmp_path: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    s = settings(
+        **{
+            "snapshot.mode": "custom",
+            "snapshot.mode.custom.name": f"{PLUGINS}:FlagSnapshotter",
+            "snapshot.mode.custom.calls.file": str(log),
+            "snapshot.mode.custom.data": "false",
+            "snapshot.query.mode": "custom",
+            "snapshot.query.mode.custom.name": f"{PLUGINS}:WhereQuery",
+            "snapshot.query.mode.custom.where": "id > 1",
+            "snapshot.locking.mode": "custom",
+            "snapshot.locking.mode.custom.name": f"{PLUGINS}:MarkedGlobalLock",
+            "snapshot.lock.timeout.ms": "7000",
+        }
+    )
+    assert calls(log) == [["configure"]]  # configured once, with the connector properties
+    assert isinstance(s.snapshotter, spi_plugins.FlagSnapshotter) and s.snapshotter.name() == "flags"
+    assert s.select_for(TableId("db", "t"), ["*"]) == "SELECT * FROM `db`.`t` WHERE id > 1"
+    assert s.strategy.global_lock_sql == "FLUSH TABLES WITH READ LOCK /* spi-lock 7s */"
+    plan = decide(s.mode, False, False, custom=s.custom_snapshotter)
+    assert (plan.snapshot_schema, plan.snapshot_data, plan.stream) == (True, False, True)
+
+
+def test_entry_points_of_an_installed_distribution_load_by_name(plugin_dist: Path) -> None:
+    s = settings(
+        **{
+            "snapshot.mode": "custom",
+            "snapshot.mode.custom.name": "dist-flags",
+            "snapshot.query.mode": "custom",
+            "snapshot.query.mode.custom.name": "dist-where",
+            "snapshot.query.mode.custom.skip": "t",
+            "snapshot.locking.mode": "custom",
+            "snapshot.locking.mode.custom.name": "dist-lock",
+        }
+    )
+    assert type(s.custom_snapshotter).__module__ == "cdc_spi_dist_plugins"
+    assert s.snapshotter.name() == "from-dist"
+    assert s.select_for(TableId("db", "t"), ["*"]) is None
+    assert s.select_for(TableId("db", "u"), ["`a`"]) == "SELECT `a` FROM `db`.`u`"
+    assert s.strategy.global_lock_sql == "FLUSH TABLES WITH READ LOCK /* spi-lock 10s */"
+
+
+def test_the_built_in_modes_implement_the_same_protocols() -> None:
+    for snapshotter in MODES.values():
+        assert isinstance(snapshotter, Snapshotter)
+    for lock in LOCKING_STRATEGIES.values():
+        assert isinstance(lock, SnapshotLock)
+        assert lock.table_locking_statement(dt.timedelta(seconds=1), None) == lock.global_lock_sql
+    assert isinstance(SelectAllQuery(), SnapshotQuery)
+    assert settings().snapshotter.name() == "initial"
+    assert settings(**{"snapshot.mode": "when_needed"}).snapshotter.should_snapshot_on_data_error()
+
+
+@pytest.mark.parametrize(
+    ("props", "key", "problem"),
+    [
+        ({"snapshot.mode": "custom"}, SNAPSHOTTER.key, "is required with custom"),
+        (
+            {"snapshot.mode": "custom", SNAPSHOTTER.key: "no-such-plugin"},
+            SNAPSHOTTER.key,
+            "unknown name 'no-such-plugin': not an entry point of group mysql_cdc.snapshotters",
+        ),
+        (
+            {"snapshot.mode": "custom", SNAPSHOTTER.key: "no_such_module_xyz:Plugin"},
+            SNAPSHOTTER.key,
+            "cannot import 'no_such_module_xyz'",
+        ),
+        (
+            {"snapshot.mode": "custom", SNAPSHOTTER.key: f"{PLUGINS}:Nope"},
+            SNAPSHOTTER.key,
+            "has no attribute 'Nope'",
+        ),
+        (
+            {"snapshot.mode": "custom", SNAPSHOTTER.key: f"{PLUGINS}:WhereQuery"},
+            SNAPSHOTTER.key,
+            "does not implement Snapshotter: missing should_snapshot_data",
+        ),
+        (
+            {"snapshot.query.mode": "custom", SNAPSHOT_QUERY.key: f"{PLUGINS}:NotAQuery"},
+            SNAPSHOT_QUERY.key,
+            "does not implement SnapshotQuery: missing snapshot_query",
+        ),
+        (
+            {"snapshot.mode": "custom", SNAPSHOTTER.key: f"{PLUGINS}:RefusesConfiguration"},
+            SNAPSHOTTER.key,
+            "configure() failed: ValueError('snapshot.mode.custom.window must be a number')",
+        ),
+        (
+            {"snapshot.locking.mode": "custom", SNAPSHOT_LOCK.key: "broken"},
+            SNAPSHOT_LOCK.key,
+            "entry point 'broken' (cdc_spi_dist_plugins:Missing) of mysql_cdc.snapshot_locks cannot be loaded",
+        ),
+    ],
+)
+def test_a_plugin_that_cannot_be_used_names_the_key_and_the_problem(
+    plugin_dist: Path, props: dict[str, str], key: str, problem: str
+) -> None:
+    with pytest.raises(ConfigError) as exc:
+        settings(**props)
+    assert exc.value.key == key
+    assert problem in str(exc.value)
+
+
+def test_the_cli_stops_with_exit_2_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Port 1 accepts nothing: the message is the plugin's, so nothing was connected before it.
+    props = {**BASE, "database.port": "1", "snapshot.mode": "custom", SNAPSHOTTER.key: "no_such_module_xyz:P"}
+    path = tmp_path / "connector.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    assert main(["run", "--config", str(path), "--set", f"data.dir={tmp_path}"]) == 2
+    err = capsys.readouterr().err
+    assert f"{SNAPSHOTTER.key}: cannot import 'no_such_module_xyz'" in err
+
+
+def test_the_embedded_engine_takes_a_plugin_class_and_refuses_one_it_cannot_import() -> None:
+    config = ConnectorConfig.from_mapping(
+        {**BASE, "snapshot.mode": "custom", SNAPSHOTTER.key: spi_plugins.FlagSnapshotter}
+    )
+    assert config.get(SNAPSHOTTER.key) == f"{PLUGINS}:FlagSnapshotter"
+
+    class Local(spi_plugins.FlagSnapshotter):
+        pass
+
+    with pytest.raises(ConfigError, match=f"^{SNAPSHOTTER.key}: class .*Local is defined inside a function"):
+        EmbeddedEngine({**BASE, "snapshot.mode": "custom", SNAPSHOTTER.key: Local})
