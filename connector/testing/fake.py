@@ -766,15 +766,15 @@ class FakeConnector(EventStream):
         the very last record is ``last`` even when the last table is empty). Source: the current
         fake binlog position, ``server_id`` 0, no GTID; offsets carry ``snapshot: INITIAL`` until the
         last record. The snapshot's schema change records (SET/DROP/CREATE DATABASE/USE/SHOW CREATE
-        TABLE, marker ``true``) are not produced: they need the server's own DDL text.
-
-        The snapshot plugins of ``properties`` apply as in the engine, for a first start: no rows
-        when the ``snapshot.mode`` snapshotter's ``should_snapshot_data(False, False)`` is False, none
-        of a table whose SELECT (``snapshot.select.statement.overrides``, else ``snapshot.query.mode``)
-        is None; then ``snapshot_completed()``. A SELECT's WHERE is not applied: give the rows it
-        would return."""
-        hooks = self.snapshot_settings.snapshotter
-        items = self._snapshot_items(tables) if hooks.should_snapshot_data(False, False) else []
+        TABLE, marker ``true``) are not produced: they need the server's own DDL text. The snapshot
+        plugins of ``properties`` apply as at an engine's first start: no rows unless
+        ``should_snapshot_data(False, False)``, none of a table whose SELECT is None (a SELECT's WHERE
+        is not applied: pass the rows it returns), then ``snapshot_completed()``."""
+        settings = self.snapshot_settings
+        items = list(tables.items()) if isinstance(tables, Mapping) else list(tables)
+        if not settings.snapshotter.should_snapshot_data(False, False):
+            items = []
+        items = [(t, rows) for t, rows in items if settings.select_for(self.table(t).id, ["*"]) is not None]
         plan: list[tuple[str, Row, str]] = []
         for table_index, (table, rows) in enumerate(items):
             for row_index, row in enumerate(rows):
@@ -796,16 +796,8 @@ class FakeConnector(EventStream):
         for index, (table, row, marker) in enumerate(plan):
             out.extend(self.read(table, row, marker=marker, source=source, last=index == len(plan) - 1))
         self.clock_ms += 1000
-        hooks.snapshot_completed()
+        settings.snapshotter.snapshot_completed()
         return out
-
-    def _snapshot_items(
-        self, tables: Mapping[str, Sequence[Row]] | Sequence[tuple[str, Sequence[Row]]]
-    ) -> list[tuple[str, Sequence[Row]]]:
-        """The tables whose rows the snapshot reads (a None SELECT skips the table)."""
-        items = list(tables.items()) if isinstance(tables, Mapping) else list(tables)
-        select = self.snapshot_settings.select_for
-        return [(t, rows) for t, rows in items if select(self.table(t).id, ["*"]) is not None]
 
     # -- EventStream ------------------------------------------------------------------------------------
     def _catch_up(self, timeout: float) -> None:

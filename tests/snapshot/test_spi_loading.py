@@ -1,5 +1,6 @@
 """Loading the snapshot SPI plugins: by ``package.module:Class`` and through the entry points of an
-installed distribution; every way a name can be wrong stops the start-up naming the key."""
+installed distribution; every way a name can be wrong stops the start-up naming the key; the fake
+applies the same plugins."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from connector.cli import main
 from connector.config import ConfigError, ConnectorConfig
 from connector.embedded.api import EmbeddedEngine
+from connector.engine import Engine
+from connector.testing.fake import FakeConnector
 from ddl.model import TableId
 from snapshot.locking import LOCKING_STRATEGIES
 from snapshot.modes import MODES, decide
@@ -144,16 +146,15 @@ def test_a_plugin_that_cannot_be_used_names_the_key_and_the_problem(
     assert problem in str(exc.value)
 
 
-def test_the_cli_stops_with_exit_2_before_connecting(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Port 1 accepts nothing: the message is the plugin's, so nothing was connected before it.
+def test_the_engine_start_stops_before_connecting(tmp_path: Path) -> None:
+    # Port 1 accepts nothing: the error is the plugin's, so nothing was connected before it.
     props = {**BASE, "database.port": "1", "snapshot.mode": "custom", SNAPSHOTTER.key: "no_such_module_xyz:P"}
-    path = tmp_path / "connector.properties"
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    assert main(["run", "--config", str(path), "--set", f"data.dir={tmp_path}"]) == 2
-    err = capsys.readouterr().err
-    assert f"{SNAPSHOTTER.key}: cannot import 'no_such_module_xyz'" in err
+    engine = Engine(ConnectorConfig.from_mapping({**props, "data.dir": str(tmp_path)}))
+    try:
+        with pytest.raises(ConfigError, match=f"^{SNAPSHOTTER.key}: cannot import 'no_such_module_xyz'"):
+            engine.prepare()
+    finally:
+        engine.close()
 
 
 def test_the_embedded_engine_takes_a_plugin_class_and_refuses_one_it_cannot_import() -> None:
@@ -167,3 +168,26 @@ def test_the_embedded_engine_takes_a_plugin_class_and_refuses_one_it_cannot_impo
 
     with pytest.raises(ConfigError, match=f"^{SNAPSHOTTER.key}: class .*Local is defined inside a function"):
         EmbeddedEngine({**BASE, "snapshot.mode": "custom", SNAPSHOTTER.key: Local})
+
+
+def test_the_fake_applies_the_same_plugins(tmp_path: Path, plugin_dist: Path) -> None:
+    log = tmp_path / "calls.jsonl"
+    tables = ["CREATE TABLE a (id INT PRIMARY KEY)", "CREATE TABLE b (id INT PRIMARY KEY)"]
+    rows = {"a": [{"id": 1}, {"id": 2}], "b": [{"id": 3}]}
+    plugins = {
+        "snapshot.mode": "custom",
+        "snapshot.mode.custom.name": spi_plugins.FlagSnapshotter,
+        "snapshot.mode.custom.calls.file": str(log),
+        "snapshot.query.mode": "custom",
+        "snapshot.query.mode.custom.name": "dist-where",
+        "snapshot.query.mode.custom.skip": "a",
+    }
+    fake = FakeConnector(tables, properties=plugins)
+    records = fake.snapshot(rows)
+    assert [(r.table_id.table if r.table_id else "", r.after) for r in records] == [("b", {"id": 3})]
+    assert records[0].source is not None and records[0].source["snapshot"] == "last"
+    assert calls(log) == [["configure"], ["snapshot_completed"]]
+
+    no_data = FakeConnector(tables, properties={**plugins, "snapshot.mode.custom.data": "false"})
+    assert no_data.snapshot(rows) == []
+    assert len(FakeConnector(tables).snapshot(rows)) == 3  # the built-in select_all reads everything
