@@ -1,6 +1,6 @@
-"""Snapshot SPI plugins for the tests (loaded as ``tests.snapshot.spi_plugins:Class``), the README's
-worked example among them, and the writer of a tiny installed distribution that registers plugins
-through entry points.
+"""Snapshot SPI plugins for the tests (loaded as ``tests.snapshot.spi_plugins:Class``), the writer of
+a tiny installed distribution that registers plugins through entry points, and of the README's
+worked example as a module.
 
 The test plugins take their answers from their own properties and append every call of interest to
 ``<prefix>calls.file`` (one JSON array a line), so a test reads back what the connector asked.
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ddl.model import TableId
-from snapshot.queries import quote_identifier, quote_table
+from snapshot.queries import quote_table
 
 MODE = "snapshot.mode.custom."
 QUERY = "snapshot.query.mode.custom."
@@ -142,70 +142,19 @@ class RefusesConfiguration(FlagSnapshotter):
 
 
 # -- the README's worked example ---------------------------------------------------------------------
-class FirstCaptureSnapshotter:
-    """Snapshot at every start, but (with ``RecentRowsQuery``) read a table's rows only the first
-    time it is captured; stream on from the stored offset so no change since the last stop is lost.
-    ``snapshot.mode.custom.state.file`` lists the tables whose rows were read; a completed snapshot
-    adds what ``RecentRowsQuery`` read, an aborted one forgets it."""
-
-    def name(self) -> str:
-        return "first-capture"
-
-    def configure(self, properties: Mapping[str, str]) -> None:
-        self.state = Path(properties["snapshot.mode.custom.state.file"])
-
-    def should_snapshot_data(self, offset_exists: bool, snapshot_in_progress: bool) -> bool:
-        return True  # RecentRowsQuery skips the tables read before
-
-    def should_snapshot_schema(self, offset_exists: bool, snapshot_in_progress: bool) -> bool:
-        return True
-
-    def should_stream(self) -> bool:
-        return True
-
-    def should_snapshot_on_schema_error(self) -> bool:
-        return False
-
-    def should_snapshot_on_data_error(self) -> bool:
-        return False
-
-    def should_stream_events_starting_from_snapshot(self) -> bool:
-        return False  # after a restart, continue at the stored offset
-
-    def snapshot_completed(self) -> None:
-        pending = self.state.with_suffix(".pending")
-        if pending.exists():
-            with self.state.open("a") as out:
-                out.write(pending.read_text())
-            pending.unlink()
-
-    def snapshot_aborted(self) -> None:
-        self.state.with_suffix(".pending").unlink(missing_ok=True)
+README = Path(__file__).resolve().parents[2] / "README.md"
+EXAMPLE_MODULE = "shop_snapshots"
 
 
-class RecentRowsQuery:
-    """Reads only the rows of the last ``snapshot.query.mode.custom.days`` (30) days by
-    ``snapshot.query.mode.custom.column`` (``created_at``), and nothing of a table listed in
-    ``snapshot.mode.custom.state.file`` (read before)."""
-
-    def name(self) -> str:
-        return "recent-rows"
-
-    def configure(self, properties: Mapping[str, str]) -> None:
-        self.state = Path(properties["snapshot.mode.custom.state.file"])
-        self.column = properties.get("snapshot.query.mode.custom.column", "created_at")
-        self.days = int(properties.get("snapshot.query.mode.custom.days", "30"))
-        self.done = set(self.state.read_text().split()) if self.state.exists() else set()
-
-    def snapshot_query(self, table_id: TableId, columns: Sequence[str]) -> str | None:
-        if str(table_id) in self.done:
-            return None
-        with self.state.with_suffix(".pending").open("a") as out:
-            out.write(f"{table_id}\n")
-        return (
-            f"SELECT {', '.join(columns)} FROM {quote_table(table_id)} "
-            f"WHERE {quote_identifier(self.column)} >= NOW() - INTERVAL {self.days} DAY"
-        )
+def write_readme_example(site: Path) -> Path:
+    """Writes the README's worked example (the python block starting ``# shop_snapshots.py``) as the
+    module ``shop_snapshots`` in ``site``, so the test runs exactly what the README shows."""
+    text = README.read_text()
+    start = text.index(f"```python\n# {EXAMPLE_MODULE}.py\n") + len("```python\n")
+    site.mkdir(parents=True, exist_ok=True)
+    path = site / f"{EXAMPLE_MODULE}.py"
+    path.write_text(text[start : text.index("```", start)])
+    return path
 
 
 # -- a tiny installed distribution with entry points -------------------------------------------------

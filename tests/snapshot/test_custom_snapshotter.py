@@ -4,10 +4,13 @@ of an installed distribution."""
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,9 +23,8 @@ from ddl.model import TableId
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
 from snapshot.settings import SnapshotSettings
-from tests.snapshot import spi_plugins
 from tests.snapshot.conftest import GeneralLog, RecordingListener, SnapshotterFactory, fill_rows
-from tests.snapshot.spi_plugins import calls, write_plugin_dist
+from tests.snapshot.spi_plugins import calls, write_plugin_dist, write_readme_example
 
 PLUGINS = "tests.snapshot.spi_plugins"
 
@@ -304,7 +306,16 @@ def test_a_lock_plugin_returning_none_takes_no_lock(
 
 
 # -- the README's worked example, embedded ----------------------------------------------------------
-def test_first_capture_snapshotter_with_recent_rows_query(mysql_server, unique_db, tmp_path):
+@pytest.fixture
+def shop_snapshots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    """The README's example module, imported from the README's own text."""
+    example = write_readme_example(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(example.parent))
+    yield importlib.import_module(example.stem)
+    sys.modules.pop(example.stem, None)
+
+
+def test_first_capture_snapshotter_with_recent_rows_query(mysql_server, unique_db, tmp_path, shop_snapshots):
     db = unique_db
     mysql_server.execute(
         f"CREATE TABLE `{db}`.orders (id INT PRIMARY KEY, created_at DATETIME NOT NULL)",
@@ -317,10 +328,10 @@ def test_first_capture_snapshotter_with_recent_rows_query(mysql_server, unique_d
         "offset.storage": "file",
         "schema.history.internal": "file",
         "snapshot.mode": "custom",
-        "snapshot.mode.custom.name": spi_plugins.FirstCaptureSnapshotter,  # classes, embedded
+        "snapshot.mode.custom.name": shop_snapshots.FirstCaptureSnapshotter,  # classes, embedded
         "snapshot.mode.custom.state.file": str(tmp_path / "snapshotted.txt"),
         "snapshot.query.mode": "custom",
-        "snapshot.query.mode.custom.name": spi_plugins.RecentRowsQuery,
+        "snapshot.query.mode.custom.name": shop_snapshots.RecentRowsQuery,
         "table.include.list": f"{db}\\.orders",
     }
 
