@@ -103,7 +103,7 @@ class StartupCoordinator:
         # First: the snapshot properties and the custom snapshot plugins they name (a plugin that
         # cannot be loaded stops the start-up before anything connects).
         settings = SnapshotSettings.from_config(self.config)
-        self.info = self.probe.check(need_snapshot_locks=self.wants_snapshot_locks())
+        self.info = self.probe.check(need_snapshot_locks=settings.strategy.locking)
         self.history.start()
         if self.metrics is not None:
             self.metrics.schema_history.status = "RUNNING"
@@ -136,9 +136,6 @@ class StartupCoordinator:
         return start if plan.stream else None
 
     # -- the steps, in order ----------------------------------------------------------------------
-    def wants_snapshot_locks(self) -> bool:
-        return self.config.get("snapshot.locking.mode") != "none"
-
     def schema_state(self, info: ServerInfo) -> SchemaState:
         parser = parser_for(info.flavor, include_comments=self.config.get_bool("include.schema.comments"))
         return SchemaState(self.config, parser, self.history, self.filter, self.builder)

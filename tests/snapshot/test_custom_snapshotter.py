@@ -18,6 +18,7 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.embedded.api import EmbeddedEngine
 from connector.engine import Engine
+from connector.errors import PrerequisiteError
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from sink.memory import MemorySink
@@ -303,6 +304,26 @@ def test_a_lock_plugin_returning_none_takes_no_lock(
     assert not [s for s in sent if s.upper().startswith(("FLUSH", "LOCK", "UNLOCK"))], sent
     assert "START TRANSACTION WITH CONSISTENT SNAPSHOT" not in sent  # as snapshot.locking.mode=none
     assert len(listener.rows()) == 5
+
+
+def test_a_lock_plugin_returning_none_needs_no_lock_grant(mysql_server, tables, tmp_path):
+    user = mysql_server.create_user(
+        "spi_no_lock_grant", "pw-spi", "SELECT, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT"
+    )
+    props = {
+        **props_for(mysql_server, tables, tmp_path),
+        "database.user": user.user,
+        "database.password": user.password,
+    }
+    with pytest.raises(PrerequisiteError, match="RELOAD"):
+        run_once(props)  # the built-in minimal mode needs RELOAD or LOCK TABLES
+    no_lock = {
+        **props,
+        "data.dir": str(tmp_path / "no-lock"),
+        "snapshot.locking.mode": "custom",
+        "snapshot.locking.mode.custom.name": f"{PLUGINS}:NoLock",
+    }
+    assert len(data(run_once(no_lock))) == 5
 
 
 # -- the README's worked example, embedded ----------------------------------------------------------
