@@ -278,8 +278,9 @@ PROPERTIES: tuple[Property, ...] = (
     _p(
         "snapshot.query.mode",
         "select_all",
-        "The SELECT reading each table (custom: the snapshot.spi.SnapshotQuery named by "
-        "snapshot.query.mode.custom.name; snapshot.select.statement.overrides still win).",
+        "The SELECT reading each table in a start-up snapshot (custom: the snapshot.spi.SnapshotQuery "
+        "named by snapshot.query.mode.custom.name; snapshot.select.statement.overrides still win; "
+        "signalled snapshots read with their own SELECT).",
         kind="choice",
         choices=("select_all", "custom"),
     ),
