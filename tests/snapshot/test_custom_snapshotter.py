@@ -23,8 +23,15 @@ from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
+from snapshot.errors import SnapshotError
 from snapshot.settings import SnapshotSettings
-from tests.snapshot.conftest import GeneralLog, RecordingListener, SnapshotterFactory, fill_rows
+from tests.snapshot.conftest import (
+    GeneralLog,
+    RecordingListener,
+    SnapshotterFactory,
+    fill_rows,
+    purge_binlogs,
+)
 from tests.snapshot.spi_plugins import calls, write_plugin_dist, write_readme_example
 
 PLUGINS = "tests.snapshot.spi_plugins"
@@ -150,6 +157,59 @@ def test_streaming_starts_from_the_snapshot_or_from_the_stored_offset(
     # From the snapshot: row 4 is only in the snapshot. From the stored offset: its insert is
     # streamed again after the snapshot rows.
     assert ops(records) == rows + expected_after_rows + [("c", "u", 30)]
+    assert calls(log) == [["configure"], ["snapshot_completed"]]
+
+
+def test_should_stream_false_ends_the_start_after_the_snapshot(mysql_server, tables, tmp_path):
+    log = tmp_path / "calls.jsonl"
+    props = props_for(mysql_server, tables, tmp_path, **flags(log, stream="false"))
+    records = run_once(props, f"INSERT INTO `{tables}`.t VALUES (4, 'd')", server=mysql_server)
+    assert [op for op, _, _ in ops(records)] == ["r"] * 5  # the insert after it is not read
+    assert calls(log) == [["configure"], ["snapshot_completed"]]
+
+
+@pytest.mark.parametrize("rebuild", ["true", "false"])
+def test_should_snapshot_on_schema_error_rebuilds_a_lost_history_or_stops(
+    mysql_server, tables, tmp_path, rebuild
+):
+    run_once(props_for(mysql_server, tables, tmp_path))
+    (tmp_path / "schema-history.jsonl").unlink()
+    mysql_server.execute(f"INSERT INTO `{tables}`.t VALUES (4, 'd')")  # while stopped
+    log = tmp_path / "calls.jsonl"
+    props = props_for(
+        mysql_server,
+        tables,
+        tmp_path,
+        **flags(log, data="false", schema="false", on_schema_error=rebuild, from_snapshot="false"),
+    )
+    if rebuild == "false":
+        with pytest.raises(SnapshotError, match="schema history is missing"):
+            run_once(props)
+        return
+    records = run_once(props)
+    assert ops(records) == [("c", "t", 4)]  # structures read again, pinned at the stored offset
+    assert sorted(created_tables(records)) == ["t", "u"]
+    assert calls(log) == [["configure"], ["snapshot_completed"]]
+
+
+@pytest.mark.parametrize("resnapshot", ["true", "false"])
+def test_should_snapshot_on_data_error_starts_over_after_a_purge_or_stops(
+    fresh_mysql_server, tmp_path, resnapshot
+):
+    server = fresh_mysql_server
+    server.execute(
+        "CREATE DATABASE own", "CREATE TABLE own.t (id INT PRIMARY KEY)", "INSERT INTO own.t VALUES (1)"
+    )
+    run_once(props_for(server, "own", tmp_path))
+    server.execute("INSERT INTO own.t VALUES (2)")
+    purge_binlogs(server)
+    log = tmp_path / "calls.jsonl"
+    props = props_for(server, "own", tmp_path, **flags(log, on_data_error=resnapshot))
+    if resnapshot == "false":
+        with pytest.raises(SnapshotError, match="no longer available"):
+            run_once(props)
+        return
+    assert ops(run_once(props)) == [("r", "t", 1), ("r", "t", 2)]  # a first start again
     assert calls(log) == [["configure"], ["snapshot_completed"]]
 
 
