@@ -92,7 +92,7 @@ def locking_strategy(name: str | None) -> LockingStrategy:
 
 def custom_locking(lock: SnapshotLock, lock_timeout: dt.timedelta) -> LockingStrategy:
     """``snapshot.locking.mode=custom``: the ``minimal`` workflow with the plugin's statement as the
-    global lock (asked once per snapshot, ``table_id`` None, as Debezium's MySQL connector does);
+    global lock (asked with ``table_id`` None, as Debezium's MySQL connector does);
     the plugin returning None takes no locks, as ``none``."""
     statement = lock.table_locking_statement(lock_timeout, None)
     if statement is None:

@@ -85,9 +85,10 @@ class SnapshotQuery(Protocol):
     def configure(self, properties: Mapping[str, str]) -> None: ...
 
     def snapshot_query(self, table_id: TableId, columns: Sequence[str]) -> str | None:
-        """The SELECT for ``table_id`` (``.database``, ``.table``; ``quote_table`` quotes it);
-        ``columns`` are the quoted columns to read (``*`` when every column is captured). None: the
-        table's rows are not read (its structure still is)."""
+        """The SELECT for ``table_id`` (``.database``, ``.table``; ``quote_table`` quotes it).
+        ``columns``: what the built-in query selects, quoted; ``["*"]`` in the connector, which reads
+        every column and applies the column filters itself. None: the table's rows are not read (its
+        structure still is)."""
         ...
 
 
@@ -102,7 +103,8 @@ class SnapshotLock(Protocol):
     def table_locking_statement(self, lock_timeout: dt.timedelta, table_id: TableId | None) -> str | None:
         """The statement run where the snapshot takes its global read lock (``table_id`` is None,
         as in Debezium's MySQL connector), released by ``UNLOCK TABLES`` once the structure is read.
-        None: no lock at all."""
+        None: no lock at all. Asked at each use: the start-up's grant check (a lock needs RELOAD or
+        LOCK TABLES) and each snapshot."""
         ...
 
 
