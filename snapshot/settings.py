@@ -275,6 +275,13 @@ def load_plugins(config: PropertySource) -> Plugins:
         custom_mode = normalize_mode(config.get(SNAPSHOT_MODE_KEY)) == CUSTOM
     except ValueError:
         custom_mode = False  # reported by SnapshotSettings naming snapshot.mode
+    for mode_key, name_key, selected in (
+        (SNAPSHOT_MODE_KEY, SNAPSHOTTER.key, custom_mode),
+        (QUERY_MODE_KEY, SNAPSHOT_QUERY.key, _selected(config, QUERY_MODE_KEY, SELECT_ALL)),
+        (LOCKING_MODE_KEY, SNAPSHOT_LOCK.key, _selected(config, LOCKING_MODE_KEY, "minimal")),
+    ):
+        if config.get(name_key) and not selected:
+            log.warning("%s is ignored: it names the plugin of %s=custom", name_key, mode_key)
     return Plugins(
         load_snapshotter(config.get(SNAPSHOTTER.key), everything) if custom_mode else None,
         load_snapshot_query(config.get(SNAPSHOT_QUERY.key), everything)

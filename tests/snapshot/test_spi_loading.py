@@ -146,6 +146,17 @@ def test_a_plugin_that_cannot_be_used_names_the_key_and_the_problem(
     assert problem in str(exc.value)
 
 
+def test_a_plugin_name_without_custom_is_ignored_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    s = settings(
+        **{SNAPSHOT_QUERY.key: f"{PLUGINS}:WhereQuery", "snapshot.query.mode.custom.where": "id > 1"}
+    )
+    assert s.custom_query is None
+    assert s.select_for(TableId("db", "t"), ["*"]) == "SELECT * FROM `db`.`t`"
+    assert (
+        f"{SNAPSHOT_QUERY.key} is ignored: it names the plugin of snapshot.query.mode=custom" in caplog.text
+    )
+
+
 def test_the_engine_start_stops_before_connecting(tmp_path: Path) -> None:
     # Port 1 accepts nothing: the error is the plugin's, so nothing was connected before it.
     props = {**BASE, "database.port": "1", "snapshot.mode": "custom", SNAPSHOTTER.key: "no_such_module_xyz:P"}
