@@ -19,6 +19,7 @@ from connector.config import ConnectorConfig
 from connector.embedded.api import EmbeddedEngine
 from connector.engine import Engine
 from connector.errors import PrerequisiteError
+from connector.testing.fake import FakeConnector
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from sink.memory import MemorySink
@@ -282,6 +283,34 @@ def test_a_none_query_skips_the_tables_rows_but_not_its_structure(
         ["snapshot_query", f"{tables}.t", ["*"]],
         ["snapshot_query", f"{tables}.u", ["*"]],
     ]
+
+
+def test_the_fake_skips_the_same_table_as_the_connector(mysql_server, tables, tmp_path, plugin_dist):
+    plugins = {
+        "snapshot.query.mode": "custom",
+        "snapshot.query.mode.custom.name": "dist-where",
+        "snapshot.query.mode.custom.skip": "t",
+    }
+    real = data(run_once(props_for(mysql_server, tables, tmp_path, **plugins)))
+    fake = FakeConnector(
+        ["CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))", "CREATE TABLE u (id INT PRIMARY KEY)"],
+        database=tables,
+        topic_prefix="spi",
+        properties=plugins,
+    )
+    faked = fake.snapshot({"t": [(1, "a"), (2, "b"), (3, "c")], "u": [(10,), (20,)]})
+
+    def seen(records: Sequence[ChangeRecord]) -> list[tuple[str, Any, Any]]:
+        return [(r.topic, r.after, (r.source or {}).get("snapshot")) for r in records]
+
+    assert (
+        seen(faked)
+        == seen(real)
+        == [
+            (f"spi.{tables}.u", {"id": 10}, "first"),
+            (f"spi.{tables}.u", {"id": 20}, "last"),
+        ]
+    )
 
 
 def test_a_custom_where_reads_only_the_matching_rows(mysql_server, tables, tmp_path):
