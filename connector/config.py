@@ -254,7 +254,7 @@ PROPERTIES: tuple[Property, ...] = (
     _p(
         "snapshot.mode",
         "initial",
-        "When to snapshot.",
+        "When to snapshot (custom: the snapshot.spi.Snapshotter named by snapshot.mode.custom.name).",
         kind="choice",
         choices=(
             "initial",
@@ -265,14 +265,38 @@ PROPERTIES: tuple[Property, ...] = (
             "never",
             "always",
             "configuration_based",
+            "custom",
         ),
         aliases={"schema_only": "no_data", "schema_only_recovery": "recovery"},
+    ),
+    _p(
+        "snapshot.mode.custom.name",
+        doc="With snapshot.mode=custom: the Snapshotter plugin, an entry point name of the group "
+        "mysql_cdc.snapshotters or package.module:Class; its own options go under "
+        "snapshot.mode.custom.<option>.",
+    ),
+    _p(
+        "snapshot.query.mode",
+        "select_all",
+        "The SELECT reading each table in a start-up snapshot (custom: the snapshot.spi.SnapshotQuery "
+        "named by snapshot.query.mode.custom.name; snapshot.select.statement.overrides still win; "
+        "signalled snapshots read with their own SELECT).",
+        kind="choice",
+        choices=("select_all", "custom"),
+    ),
+    _p(
+        "snapshot.query.mode.custom.name",
+        doc="With snapshot.query.mode=custom: the SnapshotQuery plugin, an entry point name of the "
+        "group mysql_cdc.snapshot_queries or package.module:Class; options under "
+        "snapshot.query.mode.custom.<option>.",
     ),
     _p(
         "snapshot.locking.mode",
         "minimal",
         "Locks taken during the snapshot (none: no locks, only safe "
-        "when nothing writes during the snapshot or with no_data/recovery).",
+        "when nothing writes during the snapshot or with no_data/recovery; custom: the minimal "
+        "workflow with the global lock statement of the snapshot.spi.SnapshotLock named by "
+        "snapshot.locking.mode.custom.name).",
         kind="choice",
         choices=(
             "minimal",
@@ -281,7 +305,14 @@ PROPERTIES: tuple[Property, ...] = (
             "minimal_percona",
             "minimal_percona_no_table_locks",
             "minimal_at_least_once",
+            "custom",
         ),
+    ),
+    _p(
+        "snapshot.locking.mode.custom.name",
+        doc="With snapshot.locking.mode=custom: the SnapshotLock plugin, an entry point name of the "
+        "group mysql_cdc.snapshot_locks or package.module:Class; options under "
+        "snapshot.locking.mode.custom.<option>.",
     ),
     _p(
         "snapshot.tables.order.by.row.count",
@@ -520,6 +551,10 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
     "offset.storage.kafka.",
     "snapshot.select.statement.overrides.",
     "snapshot.mode.configuration.based.",
+    # Options of the snapshot.spi plugins (passed to their configure()).
+    "snapshot.mode.custom.",
+    "snapshot.query.mode.custom.",
+    "snapshot.locking.mode.custom.",
     "column.mask.hash.",
     "column.mask.with.",
     "column.truncate.to.",
@@ -553,9 +588,6 @@ REFUSED: Mapping[str, str] = {
     "skip.messages.without.change": "not implemented",
     "post.processors": "post processors are not implemented",
     "notification.enabled.channels": "notifications are not implemented",
-    "snapshot.query.mode": "only select_all is implemented (use snapshot.select.statement.overrides)",
-    "snapshot.mode.custom.name": "custom snapshot modes are not implemented",
-    "snapshot.locking.mode.custom.name": "custom locking modes are not implemented",
     "transaction.metadata.factory": "only the default transaction metadata is implemented",
     "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",
@@ -673,6 +705,24 @@ def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError("--config", f"{p}: {exc}") from None
 
 
+def property_text(key: str, value: Any) -> str:
+    """A property value given from Python as text: a class (a ``snapshot.spi`` plugin, for
+    ``*.custom.name``) becomes its ``package.module:Class`` path; anything else ``str()``."""
+    if not isinstance(value, type):
+        return str(value)
+    if "<locals>" in value.__qualname__:
+        raise ConfigError(
+            key,
+            f"class {value.__qualname__} is defined inside a function; a plugin must be importable "
+            "as package.module:Class (define it at module level)",
+        )
+    return f"{value.__module__}:{value.__qualname__}"
+
+
+def property_texts(props: Mapping[str, Any]) -> dict[str, str]:
+    return {k: property_text(k, v) for k, v in props.items()}
+
+
 def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
@@ -752,7 +802,7 @@ class ConnectorConfig:
 
     @classmethod
     def from_mapping(cls, props: Mapping[str, Any], **kw: Any) -> ConnectorConfig:
-        return cls({k: str(v) for k, v in props.items()}, **kw)
+        return cls(property_texts(props), **kw)
 
     @classmethod
     def from_file(

@@ -3,7 +3,9 @@
 Debezium's ``ChangeEventSourceCoordinator`` (with ``BaseSourceTask#validateSchemaHistory`` and the
 snapshot mode's ``Snapshotter``): ``StartupCoordinator.start`` runs the steps in order, and reads
 top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapshot.modes.decide``
-(pure); this module gathers its inputs and carries it out.
+(pure, asking the mode's ``snapshot.spi.Snapshotter``, built in or custom); this module gathers its
+inputs, carries it out, and tells the snapshotter how the snapshot ended (``snapshot_completed`` /
+``snapshot_aborted``, once).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ddl.parser import parser_for
 from ddl.position import BLOCKING_SNAPSHOT, SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
+from snapshot import spi
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable
 from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import PinnedPositionListener, SnapshotListener
@@ -97,7 +100,10 @@ class StartupCoordinator:
     def start(self) -> SourceOffset | None:
         """Checks, stores, schema, then the snapshot mode's decision carried out. Returns the offset
         streaming starts at, or None when the snapshot mode does not stream (``initial_only``)."""
-        self.info = self.probe.check(need_snapshot_locks=self.wants_snapshot_locks())
+        # First: the snapshot properties and the custom snapshot plugins they name (a plugin that
+        # cannot be loaded stops the start-up before anything connects).
+        settings = SnapshotSettings.from_config(self.config)
+        self.info = self.probe.check(need_snapshot_locks=settings.strategy.locking)
         self.history.start()
         if self.metrics is not None:
             self.metrics.schema_history.status = "RUNNING"
@@ -106,7 +112,6 @@ class StartupCoordinator:
         self.schema = self.schema_state(self.info)
         offset = self.starting_offset()
 
-        settings = SnapshotSettings.from_config(self.config)
         connect = snapshot_connection_factory(self.config)
         plan = self.plan(settings, offset, connect)
         if plan.reset_offsets:
@@ -131,9 +136,6 @@ class StartupCoordinator:
         return start if plan.stream else None
 
     # -- the steps, in order ----------------------------------------------------------------------
-    def wants_snapshot_locks(self) -> bool:
-        return self.config.get("snapshot.locking.mode") != "none"
-
     def schema_state(self, info: ServerInfo) -> SchemaState:
         parser = parser_for(info.flavor, include_comments=self.config.get_bool("include.schema.comments"))
         return SchemaState(self.config, parser, self.history, self.filter, self.builder)
@@ -174,6 +176,7 @@ class StartupCoordinator:
             position=offset.describe() if offset is not None and offset.has_position else None,
             configuration=settings.configuration_based,
             purge_reason=problem,
+            custom=settings.custom_snapshotter,
         )
         if plan.error:
             raise SnapshotError(plan.error)
@@ -204,12 +207,16 @@ class StartupCoordinator:
             snapshotter = self.snapshotter
             self.metrics.total_tables = lambda: len(snapshotter.planned_tables)
             self.metrics.snapshot_started()
+        hooks = settings.snapshotter
         try:
-            return self._run_snapshot(plan, offset, receiver)
+            start = self._run_snapshot(plan, offset, receiver)
         except BaseException:
             if self.metrics is not None:
                 self.metrics.snapshot_ended(completed=False)
+            _snapshot_aborted(hooks)
             raise
+        hooks.snapshot_completed()
+        return start
 
     def _run_snapshot(
         self, plan: SnapshotPlan, offset: SourceOffset | None, receiver: SnapshotReceiver
@@ -256,6 +263,14 @@ class StartupCoordinator:
             len(self.schema.model.tables),
             offset.describe(),
         )
+
+
+def _snapshot_aborted(hooks: spi.Snapshotter) -> None:
+    """``snapshot_aborted``; its own failure is logged, never raised over the snapshot's error."""
+    try:
+        hooks.snapshot_aborted()
+    except Exception:
+        log.exception("the snapshotter %s failed in snapshot_aborted()", hooks.name())
 
 
 def _after_blocking_snapshot(offset: SourceOffset) -> SourceOffset:

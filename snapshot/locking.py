@@ -6,10 +6,16 @@ The snapshotter follows the row; no mode-specific branches elsewhere.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Final
 
+from ddl.model import TableId
+from snapshot.spi import SnapshotLock
+
 LOCKING_MODE_KEY: Final = "snapshot.locking.mode"
+CUSTOM_LOCKING: Final = "custom"  # a snapshot.spi.SnapshotLock named by snapshot.locking.mode.custom.name
 
 FLUSH_TABLES_WITH_READ_LOCK: Final = "FLUSH TABLES WITH READ LOCK"
 BACKUP_LOCK: Final = "LOCK TABLES FOR BACKUP"  # Percona Server only
@@ -17,7 +23,10 @@ BACKUP_LOCK: Final = "LOCK TABLES FOR BACKUP"  # Percona Server only
 
 @dataclass(frozen=True)
 class LockingStrategy:
-    name: str
+    """A built-in locking mode; implements the ``snapshot.spi.SnapshotLock`` protocol (its statement
+    is ``global_lock_sql``)."""
+
+    mode: str
     # Statement that blocks writes server-wide; None: no locks at all (mode ``none``).
     global_lock_sql: str | None
     # Minimal modes release the global lock as soon as the structure is read: the consistent-snapshot
@@ -35,9 +44,19 @@ class LockingStrategy:
     def locking(self) -> bool:
         return self.global_lock_sql is not None
 
+    # -- snapshot.spi.SnapshotLock ------------------------------------------------------------------
+    def name(self) -> str:
+        return self.mode
+
+    def configure(self, properties: Mapping[str, str]) -> None:
+        """The built-in modes take no properties of their own."""
+
+    def table_locking_statement(self, lock_timeout: dt.timedelta, table_id: TableId | None) -> str | None:
+        return self.global_lock_sql
+
 
 LOCKING_STRATEGIES: Final[dict[str, LockingStrategy]] = {
-    s.name: s
+    s.mode: s
     for s in (
         LockingStrategy("minimal", FLUSH_TABLES_WITH_READ_LOCK, True, True, True, True),
         LockingStrategy("extended", FLUSH_TABLES_WITH_READ_LOCK, False, True, False, True),
@@ -54,11 +73,28 @@ LOCKING_STRATEGIES: Final[dict[str, LockingStrategy]] = {
 
 
 def locking_strategy(name: str | None) -> LockingStrategy:
+    """A built-in mode's strategy (``custom`` is ``custom_locking``'s)."""
     key = (name or "minimal").strip().lower()
     strategy = LOCKING_STRATEGIES.get(key)
     if strategy is None:
         raise ValueError(
-            f"{LOCKING_MODE_KEY}: expected one of {', '.join(LOCKING_STRATEGIES)}, got {name!r}"
-            + ("; custom locking is not supported" if key == "custom" else "")
+            f"{LOCKING_MODE_KEY}: expected one of {', '.join((*LOCKING_STRATEGIES, CUSTOM_LOCKING))}, "
+            f"got {name!r}"
+            + (
+                " without a plugin: set snapshot.locking.mode.custom.name (an entry point of "
+                "mysql_cdc.snapshot_locks or package.module:Class)"
+                if key == CUSTOM_LOCKING
+                else ""
+            )
         )
     return strategy
+
+
+def custom_locking(lock: SnapshotLock, lock_timeout: dt.timedelta) -> LockingStrategy:
+    """``snapshot.locking.mode=custom``: the ``minimal`` workflow with the plugin's statement as the
+    global lock (asked with ``table_id`` None, as Debezium's MySQL connector does);
+    the plugin returning None takes no locks, as ``none``."""
+    statement = lock.table_locking_statement(lock_timeout, None)
+    if statement is None:
+        return replace(LOCKING_STRATEGIES["none"], mode=CUSTOM_LOCKING)
+    return replace(LOCKING_STRATEGIES["minimal"], mode=CUSTOM_LOCKING, global_lock_sql=statement)

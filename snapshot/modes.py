@@ -1,19 +1,23 @@
 """``snapshot.mode``: what a connector start does, as pure functions of the stored state.
 
 Debezium spreads this over its ``Snapshotter`` implementations (``snapshot/mode/*``) and
-``BaseSourceTask#validateSchemaHistory``; here it is one decision table (reference section 5.1) and
-one function, ``decide``, that the engine calls once at start-up with what it found in its offset and
-history stores and on the server.
+``BaseSourceTask#validateSchemaHistory``; here the built-in modes are one decision table (reference
+section 5.1) whose rows implement the same ``snapshot.spi.Snapshotter`` protocol as a custom plugin
+(``snapshot.mode=custom``), and one function, ``decide``, that the engine calls once at start-up with
+what it found in its offset and history stores and on the server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from snapshot.spi import Snapshotter
+
 SNAPSHOT_MODE_KEY: Final = "snapshot.mode"
 
+CUSTOM: Final = "custom"  # a snapshot.spi.Snapshotter named by snapshot.mode.custom.name
 SNAPSHOT_MODES: Final = (
     "initial",
     "initial_only",
@@ -23,6 +27,7 @@ SNAPSHOT_MODES: Final = (
     "never",
     "always",
     "configuration_based",
+    CUSTOM,
 )
 # Deprecated spellings Debezium still accepts.
 MODE_ALIASES: Final = {"schema_only": "no_data", "schema_only_recovery": "recovery"}
@@ -49,9 +54,11 @@ def _never(offset_exists: bool, snapshot_in_progress: bool) -> bool:
 
 
 @dataclass(frozen=True)
-class ModeBehaviour:
-    """One row of the decision table (Debezium's ``Snapshotter`` methods)."""
+class BuiltinSnapshotter:
+    """One row of the decision table: a built-in mode as an implementation of the
+    ``snapshot.spi.Snapshotter`` protocol (Debezium's ``snapshot/mode/*`` classes)."""
 
+    mode: str
     snapshot_schema: ShouldSnapshot
     snapshot_data: ShouldSnapshot
     stream: bool = True
@@ -62,17 +69,54 @@ class ModeBehaviour:
     # False: after the snapshot, stream from the stored offset, not from the snapshot's position.
     stream_from_snapshot: bool = True
 
+    def name(self) -> str:
+        return self.mode
 
-MODES: Final[dict[str, ModeBehaviour]] = {
-    "initial": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished),
-    "initial_only": ModeBehaviour(_first_start_or_unfinished, _first_start_or_unfinished, stream=False),
-    "when_needed": ModeBehaviour(
-        _first_start_or_unfinished, _first_start_or_unfinished, snapshot_on_data_error=True
-    ),
-    "no_data": ModeBehaviour(_first_start_or_unfinished, _never),
-    "recovery": ModeBehaviour(_always, _never, snapshot_on_schema_error=True, stream_from_snapshot=False),
-    "never": ModeBehaviour(_never, _never),
-    "always": ModeBehaviour(_always, _always),
+    def configure(self, properties: Mapping[str, str]) -> None:
+        """The built-in modes take no properties of their own."""
+
+    def should_snapshot_data(self, offset_exists: bool, snapshot_in_progress: bool) -> bool:
+        return self.snapshot_data(offset_exists, snapshot_in_progress)
+
+    def should_snapshot_schema(self, offset_exists: bool, snapshot_in_progress: bool) -> bool:
+        return self.snapshot_schema(offset_exists, snapshot_in_progress)
+
+    def should_stream(self) -> bool:
+        return self.stream
+
+    def should_snapshot_on_schema_error(self) -> bool:
+        return self.snapshot_on_schema_error
+
+    def should_snapshot_on_data_error(self) -> bool:
+        return self.snapshot_on_data_error
+
+    def should_stream_events_starting_from_snapshot(self) -> bool:
+        return self.stream_from_snapshot
+
+    def snapshot_completed(self) -> None:
+        """Nothing to do for a built-in mode."""
+
+    def snapshot_aborted(self) -> None:
+        """Nothing to do for a built-in mode."""
+
+
+MODES: Final[dict[str, BuiltinSnapshotter]] = {
+    s.mode: s
+    for s in (
+        BuiltinSnapshotter("initial", _first_start_or_unfinished, _first_start_or_unfinished),
+        BuiltinSnapshotter(
+            "initial_only", _first_start_or_unfinished, _first_start_or_unfinished, stream=False
+        ),
+        BuiltinSnapshotter(
+            "when_needed", _first_start_or_unfinished, _first_start_or_unfinished, snapshot_on_data_error=True
+        ),
+        BuiltinSnapshotter("no_data", _first_start_or_unfinished, _never),
+        BuiltinSnapshotter(
+            "recovery", _always, _never, snapshot_on_schema_error=True, stream_from_snapshot=False
+        ),
+        BuiltinSnapshotter("never", _never, _never),
+        BuiltinSnapshotter("always", _always, _always),
+    )
 }
 
 
@@ -86,9 +130,10 @@ class ConfigurationBasedMode:
     snapshot_on_schema_error: bool = False
     snapshot_on_data_error: bool = False
 
-    def behaviour(self) -> ModeBehaviour:
+    def behaviour(self) -> BuiltinSnapshotter:
         schema, data = self.snapshot_schema, self.snapshot_data
-        return ModeBehaviour(
+        return BuiltinSnapshotter(
+            "configuration_based",
             lambda _o, _p: schema,
             lambda _o, _p: data,
             stream=self.start_stream,
@@ -119,12 +164,6 @@ def normalize_mode(value: str | None) -> str:
     """The canonical mode name; aliases resolved. Raises ``ValueError`` naming the key and the fix."""
     text = (value or "initial").strip().lower()
     text = MODE_ALIASES.get(text, text)
-    if text == "custom":
-        raise ValueError(
-            f"{SNAPSHOT_MODE_KEY}: custom snapshotters are not supported; use "
-            "snapshot.mode=configuration_based with snapshot.mode.configuration.based.* "
-            "instead"
-        )
     if text not in SNAPSHOT_MODES:
         raise ValueError(
             f"{SNAPSHOT_MODE_KEY}: expected one of {', '.join(SNAPSHOT_MODES)} "
@@ -133,10 +172,21 @@ def normalize_mode(value: str | None) -> str:
     return text
 
 
-def behaviour_for(mode: str, configuration: ConfigurationBasedMode | None = None) -> ModeBehaviour:
+def behaviour_for(
+    mode: str, configuration: ConfigurationBasedMode | None = None, custom: Snapshotter | None = None
+) -> Snapshotter:
+    """The ``Snapshotter`` of ``mode``: a built-in row, the configuration-based flags, or the
+    loaded plugin (``custom``, required for ``snapshot.mode=custom``)."""
     canonical = normalize_mode(mode)
     if canonical == "configuration_based":
         return (configuration or ConfigurationBasedMode()).behaviour()
+    if canonical == CUSTOM:
+        if custom is None:
+            raise ValueError(
+                f"{SNAPSHOT_MODE_KEY}: custom needs a snapshotter, named by snapshot.mode.custom.name "
+                "(an entry point of mysql_cdc.snapshotters or package.module:Class)"
+            )
+        return custom
     return MODES[canonical]
 
 
@@ -181,6 +231,7 @@ def decide(
     position: str | None = None,
     configuration: ConfigurationBasedMode | None = None,
     purge_reason: str | None = None,
+    custom: Snapshotter | None = None,
 ) -> SnapshotPlan:
     """Debezium's start-up decision.
 
@@ -188,51 +239,59 @@ def decide(
     carries ``snapshot: INITIAL`` (or legacy ``true``), i.e. a snapshot was interrupted.
     ``position_purged``: the stored file (or a GTID it needs) is no longer on the server.
     ``history_exists``: the schema history store has records. ``position`` and ``purge_reason``
-    (what exactly the server lacks) only feed the message.
+    (what exactly the server lacks) only feed the message. ``custom``: the plugin of
+    ``snapshot.mode=custom``. Only the ``Snapshotter`` protocol's methods are asked.
     """
     canonical = normalize_mode(mode)
-    b = behaviour_for(canonical, configuration)
+    b = behaviour_for(canonical, configuration, custom)
+    stream, stream_from_snapshot = b.should_stream(), b.should_stream_events_starting_from_snapshot()
+    on_schema_error, on_data_error = b.should_snapshot_on_schema_error(), b.should_snapshot_on_data_error()
 
     def plan(schema: bool, data: bool, *, reset: bool = False, has_offset: bool = True) -> SnapshotPlan:
         snapshotting = schema or data
-        if not b.stream:
+        if not stream:
             stream_from = None
-        elif snapshotting and (b.stream_from_snapshot or not has_offset):
+        elif snapshotting and (stream_from_snapshot or not has_offset):
             stream_from = STREAM_FROM_SNAPSHOT
         elif has_offset:
             stream_from = STREAM_FROM_OFFSET
         else:
             stream_from = STREAM_FROM_BEGINNING
-        return SnapshotPlan(canonical, schema, data, b.stream, reset, stream_from)
+        return SnapshotPlan(canonical, schema, data, stream, reset, stream_from)
 
     def fail(message: str) -> SnapshotPlan:
         return SnapshotPlan(canonical, error=message)
 
     if not offset_exists:
-        if b.snapshot_on_schema_error:
+        if on_schema_error:
             return fail(RECOVERY_WITHOUT_OFFSET_MESSAGE)
-        return plan(b.snapshot_schema(False, False), b.snapshot_data(False, False), has_offset=False)
+        return plan(
+            b.should_snapshot_schema(False, False), b.should_snapshot_data(False, False), has_offset=False
+        )
 
     if snapshot_in_progress:
-        schema, data = b.snapshot_schema(True, True), b.snapshot_data(True, True)
+        schema, data = b.should_snapshot_schema(True, True), b.should_snapshot_data(True, True)
         if not schema and not data:
             return fail(UNFINISHED_SNAPSHOT_MESSAGE)
         # The interrupted snapshot's offset is worthless: the new snapshot starts over and replaces it.
         return plan(schema, data, has_offset=False)
 
-    schema, data = b.snapshot_schema(True, False), b.snapshot_data(True, False)
-    streams_from_stored_offset = b.stream and not (data and b.stream_from_snapshot)
+    schema, data = b.should_snapshot_schema(True, False), b.should_snapshot_data(True, False)
+    streams_from_stored_offset = stream and not (data and stream_from_snapshot)
     if not history_exists:
-        if not b.snapshot_on_schema_error:
+        if not on_schema_error:
             return fail(MISSING_HISTORY_MESSAGE)
         if position_purged:
             return fail(purged_position_message(position, purge_reason))
         return plan(True, data)
     if position_purged and streams_from_stored_offset:
-        if b.snapshot_on_data_error:
+        if on_data_error:
             # Debezium resets the offsets; what follows is a first start.
             return plan(
-                b.snapshot_schema(False, False), b.snapshot_data(False, False), reset=True, has_offset=False
+                b.should_snapshot_schema(False, False),
+                b.should_snapshot_data(False, False),
+                reset=True,
+                has_offset=False,
             )
         return fail(purged_position_message(position, purge_reason))
     return plan(schema, data)

@@ -34,9 +34,9 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 import pymysql
 
@@ -45,22 +45,25 @@ from ddl.position import BinlogPosition
 from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
-from snapshot.locking import LOCKING_MODE_KEY, LockingStrategy, locking_strategy
-from snapshot.modes import ConfigurationBasedMode, normalize_mode
+from snapshot.locking import LockingStrategy
 from snapshot.progress import ProgressReporter, auto_progress
-from snapshot.scan import DEFAULT_BATCH_ROWS, SnapshotCancelled, TableJob, scan_parallel, scan_serial
+from snapshot.queries import SELECT_ALL, quote_identifier, quote_table
+from snapshot.scan import SnapshotCancelled, TableJob, scan_parallel, scan_serial
+from snapshot.settings import OVERRIDES_KEY, ROW_COUNT_ORDERS, PropertySource, SnapshotSettings
 
 log = logging.getLogger(__name__)
 
 BUILTIN_DATABASES = frozenset({"mysql", "performance_schema", "sys", "information_schema"})
-OVERRIDES_KEY = "snapshot.select.statement.overrides"
-ROW_COUNT_ORDERS = ("disabled", "ascending", "descending")
 # pymysql error codes that mean the connection itself is gone (not a refused statement).
 _CONNECTION_LOST = frozenset({2006, 2013, 2055})
 _NO_SUCH_TABLE = 1146
 
 __all__ = [
+    "OVERRIDES_KEY",
+    "ROW_COUNT_ORDERS",
     "Connect",
+    "PropertySource",
+    "SnapshotConfigError",
     "SnapshotCancelled",
     "SnapshotError",
     "SnapshotSettings",
@@ -73,14 +76,6 @@ __all__ = [
 
 
 # -- SQL text helpers (pure) ------------------------------------------------------------------------
-def quote_identifier(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def quote_table(table_id: TableId) -> str:
-    return f"{quote_identifier(table_id.database)}.{quote_identifier(table_id.table)}"
-
-
 def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
@@ -121,165 +116,6 @@ def order_tables(
             if table_id not in ordered and pattern.fullmatch(str(table_id)):
                 ordered[table_id] = None
     return list(ordered)
-
-
-def _regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
-    patterns = []
-    for part in (p.strip() for p in (text or "").split(",")):
-        if part:
-            try:
-                patterns.append(re.compile(part, re.IGNORECASE))
-            except re.error as exc:
-                raise SnapshotConfigError(
-                    key, f"{part!r} is not a valid regular expression ({exc})"
-                ) from None
-    return tuple(patterns)
-
-
-# -- settings ----------------------------------------------------------------------------------------
-class PropertySource(Protocol):
-    """What ``SnapshotSettings.from_config`` reads: the connector properties (the connector's
-    ``ConnectorConfig`` satisfies it structurally)."""
-
-    def get(self, key: str, default: str | None = None) -> str | None: ...
-
-    def subset(self, prefix: str) -> dict[str, str]: ...
-
-
-@dataclass(frozen=True)
-class SnapshotSettings:
-    """The snapshot's Debezium properties (reference section 2.5), validated."""
-
-    mode: str = "initial"
-    locking_mode: str = "minimal"
-    # Rows handed from the streaming cursor to the listener at a time (``snapshot.fetch.size``);
-    # rows always stream from the server, so this bounds client memory, not server round trips.
-    fetch_size: int | None = None
-    max_threads: int = 1
-    lock_timeout_ms: int = 10000
-    select_overrides: Mapping[TableId, str] = field(default_factory=lambda: MappingProxyType({}))
-    include_collections: tuple[re.Pattern[str], ...] = ()  # snapshot.include.collection.list
-    store_only_captured_tables_ddl: bool = False
-    store_only_captured_databases_ddl: bool = False
-    ignore_builtin: bool = True
-    table_include_order: tuple[re.Pattern[str], ...] = ()  # table.include.list (defines table order)
-    signal_patterns: tuple[re.Pattern[str], ...] = ()  # signal.data.collection
-    order_by_row_count: str = "disabled"  # snapshot.tables.order.by.row.count
-    configuration_based: ConfigurationBasedMode = field(default_factory=ConfigurationBasedMode)
-
-    def __post_init__(self) -> None:
-        try:
-            object.__setattr__(self, "mode", normalize_mode(self.mode))
-        except ValueError as exc:
-            raise SnapshotConfigError("snapshot.mode", str(exc).split(": ", 1)[-1]) from None
-        try:
-            locking_strategy(self.locking_mode)
-        except ValueError as exc:
-            raise SnapshotConfigError(LOCKING_MODE_KEY, str(exc).split(": ", 1)[-1]) from None
-        if self.max_threads < 1:
-            raise SnapshotConfigError("snapshot.max.threads", f"must be at least 1, got {self.max_threads}")
-        if self.fetch_size is not None and self.fetch_size < 1:
-            object.__setattr__(self, "fetch_size", None)  # Debezium's Integer.MIN_VALUE: just stream
-        if self.lock_timeout_ms < 0:
-            raise SnapshotConfigError(
-                "snapshot.lock.timeout.ms", f"must not be negative, got {self.lock_timeout_ms}"
-            )
-        if self.order_by_row_count not in ROW_COUNT_ORDERS:
-            raise SnapshotConfigError(
-                "snapshot.tables.order.by.row.count",
-                f"expected one of {', '.join(ROW_COUNT_ORDERS)}, got {self.order_by_row_count!r}",
-            )
-        object.__setattr__(self, "select_overrides", MappingProxyType(dict(self.select_overrides)))
-
-    @property
-    def strategy(self) -> LockingStrategy:
-        return locking_strategy(self.locking_mode)
-
-    @property
-    def batch_rows(self) -> int:
-        return self.fetch_size or DEFAULT_BATCH_ROWS
-
-    def snapshot_included(self, table_id: TableId) -> bool:
-        return not self.include_collections or any(
-            p.fullmatch(str(table_id)) for p in self.include_collections
-        )
-
-    @classmethod
-    def from_config(cls, config: PropertySource) -> SnapshotSettings:
-        """From the connector properties; a bad value raises an error naming the key and the fix."""
-
-        def integer(key: str, default: int | None) -> int | None:
-            text = config.get(key)
-            if text is None or text.strip() == "":
-                return default
-            try:
-                return int(text)
-            except ValueError:
-                raise SnapshotConfigError(key, f"expected an integer, got {text!r}") from None
-
-        def boolean(key: str, default: bool) -> bool:
-            text = (config.get(key) or "").strip().lower()
-            if not text:
-                return default
-            if text not in ("true", "false"):
-                raise SnapshotConfigError(key, f"expected true or false, got {text!r}")
-            return text == "true"
-
-        overrides: dict[TableId, str] = {}
-        listed = [t.strip() for t in (config.get(OVERRIDES_KEY) or "").split(",") if t.strip()]
-        for name in listed:
-            key = f"{OVERRIDES_KEY}.{name}"
-            statement = config.get(key)
-            try:
-                table_id = TableId.parse(name)
-            except ValueError:
-                raise SnapshotConfigError(OVERRIDES_KEY, f"{name!r} is not a database.table name") from None
-            if not statement:
-                raise SnapshotConfigError(
-                    key,
-                    f"{name} is listed in {OVERRIDES_KEY} but {key} (the SELECT to run for it) is not set",
-                )
-            overrides[table_id] = statement
-        for suffix in config.subset(OVERRIDES_KEY + "."):
-            if suffix not in listed:
-                log.warning(
-                    "%s.%s is ignored: add %s to %s (a comma-separated list of database.table) to use it",
-                    OVERRIDES_KEY,
-                    suffix,
-                    suffix,
-                    OVERRIDES_KEY,
-                )
-        based = "snapshot.mode.configuration.based."
-        return cls(
-            mode=config.get("snapshot.mode") or "initial",
-            locking_mode=config.get("snapshot.locking.mode") or "minimal",
-            fetch_size=integer("snapshot.fetch.size", None),
-            max_threads=integer("snapshot.max.threads", 1) or 1,
-            lock_timeout_ms=integer("snapshot.lock.timeout.ms", 10000) or 0,
-            select_overrides=overrides,
-            include_collections=_regex_list(
-                "snapshot.include.collection.list", config.get("snapshot.include.collection.list")
-            ),
-            store_only_captured_tables_ddl=boolean(
-                "schema.history.internal.store.only.captured.tables.ddl", False
-            ),
-            store_only_captured_databases_ddl=boolean(
-                "schema.history.internal.store.only.captured.databases.ddl", False
-            ),
-            ignore_builtin=boolean("table.ignore.builtin", True),
-            table_include_order=_regex_list("table.include.list", config.get("table.include.list")),
-            signal_patterns=_regex_list("signal.data.collection", config.get("signal.data.collection")),
-            order_by_row_count=(config.get("snapshot.tables.order.by.row.count") or "disabled")
-            .strip()
-            .lower(),
-            configuration_based=ConfigurationBasedMode(
-                snapshot_data=boolean(based + "snapshot.data", False),
-                snapshot_schema=boolean(based + "snapshot.schema", False),
-                start_stream=boolean(based + "start.stream", False),
-                snapshot_on_schema_error=boolean(based + "snapshot.on.schema.error", False),
-                snapshot_on_data_error=boolean(based + "snapshot.on.data.error", False),
-            ),
-        )
 
 
 @dataclass(frozen=True)
@@ -398,7 +234,7 @@ class Snapshotter:
                     if not strategy.table_lock_fallback:
                         raise SnapshotError(
                             f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
-                            f"{strategy.name} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
+                            f"{strategy.mode} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
                             "connector user, or use snapshot.locking.mode=minimal"
                         )
                     self._table_lock(cur, plan.data_tables, state)
@@ -426,6 +262,7 @@ class Snapshotter:
             counts: dict[TableId, int] = {}
             if data and plan.data_tables:
                 jobs = self._jobs(cur, plan.data_tables)
+                self.planned_tables = tuple(job.table_id for job in jobs)
                 if len(connections) > 1:
                     counts = scan_parallel(
                         connections, jobs, listener, progress, self.settings.batch_rows, self._cancelled
@@ -618,18 +455,19 @@ class Snapshotter:
         return count
 
     def _jobs(self, cur: Any, tables: Sequence[TableId]) -> list[TableJob]:
-        estimates = {t: self._estimate(cur, t) for t in tables}
-        ordered = list(tables)
+        selects = {t: self._select_for(t) for t in tables}
+        ordered = [t for t in tables if selects[t] is not None]
+        for table_id in (t for t in tables if selects[t] is None):
+            log.warning("For table '%s' the select statement was not provided, skipping table", table_id)
+        estimates = {t: self._estimate(cur, t) for t in ordered}
         if self.settings.order_by_row_count != "disabled":
             sign = 1 if self.settings.order_by_row_count == "ascending" else -1
             ordered.sort(key=lambda t: sign * (estimates[t] or 0))
-        return [
-            TableJob(t, self._select_for(t), estimates[t], i, len(ordered)) for i, t in enumerate(ordered)
-        ]
+        return [TableJob(t, selects[t] or "", estimates[t], i, len(ordered)) for i, t in enumerate(ordered)]
 
     def _estimate(self, cur: Any, table_id: TableId) -> int | None:
-        if table_id in self.settings.select_overrides:
-            return None  # the override may filter rows: the table's size says nothing
+        if table_id in self.settings.select_overrides or self.settings.query_mode != SELECT_ALL:
+            return None  # the statement may filter rows: the table's size says nothing
         try:
             _execute(cur, f"USE {quote_identifier(table_id.database)}")
             _execute(cur, f"SHOW TABLE STATUS LIKE {_sql_string(table_id.table)}")
@@ -646,14 +484,11 @@ class Snapshotter:
                 return estimate
         return None
 
-    def _select_for(self, table_id: TableId) -> str:
-        override = self.settings.select_overrides.get(table_id)
-        if override is not None:
-            return override
+    def _select_for(self, table_id: TableId) -> str | None:
         columns = self.projection(table_id) if self.projection is not None else None
-        if columns:
-            return f"SELECT {', '.join(quote_identifier(c) for c in columns)} FROM {quote_table(table_id)}"
-        return f"SELECT * FROM {quote_table(table_id)}"
+        return self.settings.select_for(
+            table_id, [quote_identifier(c) for c in columns] if columns else ["*"]
+        )
 
 
 @dataclass

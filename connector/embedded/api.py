@@ -29,7 +29,7 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConnectorConfig
+from connector.config import ConnectorConfig, property_texts
 from connector.engine import Engine
 from connector.factories import build_sinks
 from connector.metrics import ConnectorMetrics
@@ -357,7 +357,9 @@ class EmbeddedEngine(EventStream):
     """The connector running in a background thread of this process.
 
     ``properties`` are Debezium connector properties (``database.hostname``, ``topic.prefix``,
-    ``database.include.list``, ...); ``EMBEDDED_DEFAULTS`` fill in memory offsets and history.
+    ``database.include.list``, ...); ``EMBEDDED_DEFAULTS`` fill in memory offsets and history. A
+    ``snapshot.spi`` plugin may be given as its class (``"snapshot.mode.custom.name": MySnapshotter``)
+    as well as by name.
     Sinks named by ``sink.type`` (only if given) and the ``sinks`` passed here are fed first; the
     application receives a batch once they have all flushed it.
 
@@ -374,7 +376,7 @@ class EmbeddedEngine(EventStream):
         offsets: OffsetStore | None = None,
         history: SchemaHistory | None = None,
     ) -> None:
-        given = {k: str(v) for k, v in properties.items()}
+        given = property_texts(properties)
         self.config = ConnectorConfig({**EMBEDDED_DEFAULTS, **given})
         configured = build_sinks(self.config) if given.get("sink.type", "").strip() else []
         self.callback = callback

@@ -56,7 +56,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from connector.config import ConnectorConfig
+from connector.config import ConnectorConfig, property_texts
 from connector.dispatcher import EventDispatcher, RowForm
 from connector.embedded.api import EventLog, EventStream
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
@@ -75,6 +75,7 @@ from sink.connect import ConnectSchema
 from sink.jsonl import JsonlSink
 from sink.records import ChangeRecord
 from snapshot.listener import LAST, resolve_marker
+from snapshot.settings import SnapshotSettings
 
 # Connection properties the connector requires; the fake never connects.
 _FAKE_CONNECTION: Mapping[str, str] = {
@@ -308,11 +309,13 @@ class FakeConnector(EventStream):
         charset: str = "utf8mb4",
         collation: str = "utf8mb4_general_ci",
     ) -> None:
-        props = {k: str(v) for k, v in (properties or {}).items()}
+        props = property_texts(properties or {})
         if topic_prefix is not None:
             props["topic.prefix"] = topic_prefix
         props.setdefault("topic.prefix", "fake")
         self.config = ConnectorConfig({**_FAKE_CONNECTION, **props})
+        # snapshot.mode / snapshot.query.mode and their custom plugins, as the engine loads them.
+        self.snapshot_settings = SnapshotSettings.from_config(self.config)
         self.database = database
         self.flavor = flavor
         self.server_id = server_id
@@ -414,7 +417,7 @@ class FakeConnector(EventStream):
             {
                 **self.config.raw,
                 "sink.kafka.bootstrap.servers": bootstrap_servers,
-                **{k: str(v) for k, v in properties.items()},
+                **property_texts(properties),
             }
         )
         return self.add_sink(load_factory(SINK_FACTORIES["kafka"])(config))
@@ -763,8 +766,15 @@ class FakeConnector(EventStream):
         the very last record is ``last`` even when the last table is empty). Source: the current
         fake binlog position, ``server_id`` 0, no GTID; offsets carry ``snapshot: INITIAL`` until the
         last record. The snapshot's schema change records (SET/DROP/CREATE DATABASE/USE/SHOW CREATE
-        TABLE, marker ``true``) are not produced: they need the server's own DDL text."""
+        TABLE, marker ``true``) are not produced: they need the server's own DDL text. The snapshot
+        plugins of ``properties`` apply as at an engine's first start: no rows unless
+        ``should_snapshot_data(False, False)``, none of a table whose SELECT is None (a SELECT's WHERE
+        is not applied: pass the rows it returns), then ``snapshot_completed()``."""
+        settings = self.snapshot_settings
         items = list(tables.items()) if isinstance(tables, Mapping) else list(tables)
+        if not settings.snapshotter.should_snapshot_data(False, False):
+            items = []
+        items = [(t, rows) for t, rows in items if settings.select_for(self.table(t).id, ["*"]) is not None]
         plan: list[tuple[str, Row, str]] = []
         for table_index, (table, rows) in enumerate(items):
             for row_index, row in enumerate(rows):
@@ -786,6 +796,7 @@ class FakeConnector(EventStream):
         for index, (table, row, marker) in enumerate(plan):
             out.extend(self.read(table, row, marker=marker, source=source, last=index == len(plan) - 1))
         self.clock_ms += 1000
+        settings.snapshotter.snapshot_completed()
         return out
 
     # -- EventStream ------------------------------------------------------------------------------------

@@ -89,6 +89,8 @@ def cdc_properties(
     cdc_mysql: LocalMySQLServer, cdc_database: str, request: pytest.FixtureRequest
 ) -> dict[str, str]:
     """Debezium properties for ``cdc_connector`` (see the module docstring)."""
+    from connector.config import property_texts
+
     props = cdc_mysql.connector_properties(
         **{
             "database.server.id": str(next(_SERVER_IDS)),
@@ -98,14 +100,15 @@ def cdc_properties(
     )
     for marker in reversed(list(request.node.iter_markers("cdc_properties"))):
         for extra in marker.args:
-            props.update({k: str(v) for k, v in dict(extra).items()})
-        props.update({k: str(v) for k, v in marker.kwargs.items()})
+            props.update(property_texts(dict(extra)))
+        props.update(property_texts(marker.kwargs))
     return props
 
 
 @pytest.fixture
 def cdc_engine_factory(cdc_properties: dict[str, str]) -> Iterator[Callable[..., EmbeddedEngine]]:
     """Start engines on ``cdc_properties`` plus overrides; stopped after the test."""
+    from connector.config import property_texts
     from connector.embedded.api import EmbeddedEngine
 
     engines: list[EmbeddedEngine] = []
@@ -114,7 +117,7 @@ def cdc_engine_factory(cdc_properties: dict[str, str]) -> Iterator[Callable[...,
         props = {
             **cdc_properties,
             "database.server.id": str(next(_SERVER_IDS)),
-            **{k: str(v) for k, v in (overrides or {}).items()},
+            **property_texts(overrides or {}),
         }
         engine = EmbeddedEngine(props, **engine_options)
         engines.append(engine)

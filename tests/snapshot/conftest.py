@@ -4,6 +4,7 @@ remembers its connections' thread ids, and the server's general query log."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,6 +149,18 @@ def fill_rows(server: LocalMySQLServer, table: str, count: int, payload_bytes: i
     server.execute(
         f"INSERT INTO {table} SELECT * FROM (SELECT {number} AS n{payload} FROM {joins}) q WHERE n <= {count}"
     )
+
+
+def purge_binlogs(server: LocalMySQLServer) -> None:
+    """Purge every binlog but the current one. MariaDB keeps a file until its binlog checkpoint (or a
+    reader) lets go of it, so retry for a while."""
+    server.execute("FLUSH BINARY LOGS")
+    current = server.query("SHOW MASTER STATUS")[0][0]
+    deadline = time.monotonic() + 30
+    while [r[0] for r in server.query("SHOW BINARY LOGS")] != [current]:
+        assert time.monotonic() < deadline, server.query("SHOW BINARY LOGS")
+        server.execute(f"PURGE BINARY LOGS TO '{current}'")
+        time.sleep(0.2)
 
 
 @pytest.fixture

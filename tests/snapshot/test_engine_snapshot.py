@@ -21,7 +21,7 @@ from connector.testing.local_server import Credentials, LocalMySQLServer
 from sink.base import Sink
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
-from tests.snapshot.conftest import fill_rows
+from tests.snapshot.conftest import fill_rows, purge_binlogs
 
 
 def props_for(server: LocalMySQLServer, db: str, data_dir: Path, **extra: str) -> dict[str, str]:
@@ -205,18 +205,6 @@ def test_recovery_rebuilds_a_lost_schema_history(mysql_server, unique_db, table,
     assert any(line["ddl"].startswith("CREATE TABLE `t`") for line in lines)
     mysql_server.execute(f"INSERT INTO {table} VALUES (5, 'e')")
     assert ops(run_once(props)) == [("c", 5)]  # the rebuilt history serves the next normal start
-
-
-def purge_binlogs(server: LocalMySQLServer) -> None:
-    """Purge every binlog but the current one. MariaDB keeps a file until its binlog checkpoint (or a
-    reader) lets go of it, so retry for a while."""
-    server.execute("FLUSH BINARY LOGS")
-    current = server.query("SHOW MASTER STATUS")[0][0]
-    deadline = time.monotonic() + 30
-    while [r[0] for r in server.query("SHOW BINARY LOGS")] != [current]:
-        assert time.monotonic() < deadline, server.query("SHOW BINARY LOGS")
-        server.execute(f"PURGE BINARY LOGS TO '{current}'")
-        time.sleep(0.2)
 
 
 @pytest.fixture

@@ -1,0 +1,293 @@
+"""The snapshot's properties (``SnapshotSettings``), validated, with the ``snapshot.spi`` plugins that
+``snapshot.mode``, ``snapshot.query.mode`` and ``snapshot.locking.mode`` select (built in, or
+``custom`` plus ``<key>.custom.name``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
+
+from ddl.model import TableId
+from snapshot.errors import SnapshotConfigError
+from snapshot.locking import (
+    CUSTOM_LOCKING,
+    LOCKING_MODE_KEY,
+    LockingStrategy,
+    custom_locking,
+    locking_strategy,
+)
+from snapshot.modes import CUSTOM, SNAPSHOT_MODE_KEY, ConfigurationBasedMode, behaviour_for, normalize_mode
+from snapshot.queries import CUSTOM_QUERY, QUERY_MODE_KEY, QUERY_MODES, SELECT_ALL
+from snapshot.scan import DEFAULT_BATCH_ROWS
+from snapshot.spi import (
+    SNAPSHOT_LOCK,
+    SNAPSHOT_QUERY,
+    SNAPSHOTTER,
+    SnapshotLock,
+    SnapshotQuery,
+    Snapshotter,
+    load_snapshot_lock,
+    load_snapshot_query,
+    load_snapshotter,
+)
+
+log = logging.getLogger(__name__)
+
+OVERRIDES_KEY = "snapshot.select.statement.overrides"
+ROW_COUNT_ORDERS = ("disabled", "ascending", "descending")
+QUERY_MODE_CHOICES = (*QUERY_MODES, CUSTOM_QUERY)
+
+
+def _regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
+    patterns = []
+    for part in (p.strip() for p in (text or "").split(",")):
+        if part:
+            try:
+                patterns.append(re.compile(part, re.IGNORECASE))
+            except re.error as exc:
+                raise SnapshotConfigError(
+                    key, f"{part!r} is not a valid regular expression ({exc})"
+                ) from None
+    return tuple(patterns)
+
+
+# -- settings ----------------------------------------------------------------------------------------
+class PropertySource(Protocol):
+    """What ``SnapshotSettings.from_config`` reads: the connector properties (the connector's
+    ``ConnectorConfig`` satisfies it structurally)."""
+
+    def get(self, key: str, default: str | None = None) -> str | None: ...
+
+    def subset(self, prefix: str) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class SnapshotSettings:
+    """The snapshot's Debezium properties (reference section 2.5), validated."""
+
+    mode: str = "initial"
+    locking_mode: str = "minimal"
+    # Rows handed from the streaming cursor to the listener at a time (``snapshot.fetch.size``);
+    # rows always stream from the server, so this bounds client memory, not server round trips.
+    fetch_size: int | None = None
+    max_threads: int = 1
+    lock_timeout_ms: int = 10000
+    select_overrides: Mapping[TableId, str] = field(default_factory=lambda: MappingProxyType({}))
+    include_collections: tuple[re.Pattern[str], ...] = ()  # snapshot.include.collection.list
+    store_only_captured_tables_ddl: bool = False
+    store_only_captured_databases_ddl: bool = False
+    ignore_builtin: bool = True
+    table_include_order: tuple[re.Pattern[str], ...] = ()  # table.include.list (defines table order)
+    signal_patterns: tuple[re.Pattern[str], ...] = ()  # signal.data.collection
+    order_by_row_count: str = "disabled"  # snapshot.tables.order.by.row.count
+    configuration_based: ConfigurationBasedMode = field(default_factory=ConfigurationBasedMode)
+    query_mode: str = SELECT_ALL
+    # The snapshot.spi plugins of the ``custom`` modes (``load_plugins`` loads them by name).
+    custom_snapshotter: Snapshotter | None = None
+    custom_query: SnapshotQuery | None = None
+    custom_lock: SnapshotLock | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "mode", normalize_mode(self.mode))
+        except ValueError as exc:
+            raise SnapshotConfigError(SNAPSHOT_MODE_KEY, str(exc).split(": ", 1)[-1]) from None
+        object.__setattr__(self, "locking_mode", (self.locking_mode or "minimal").strip().lower())
+        object.__setattr__(self, "query_mode", (self.query_mode or SELECT_ALL).strip().lower())
+        _check_custom(SNAPSHOT_MODE_KEY, self.mode == CUSTOM, self.custom_snapshotter, SNAPSHOTTER.key)
+        _check_custom(QUERY_MODE_KEY, self.query_mode == CUSTOM_QUERY, self.custom_query, SNAPSHOT_QUERY.key)
+        _check_custom(
+            LOCKING_MODE_KEY, self.locking_mode == CUSTOM_LOCKING, self.custom_lock, SNAPSHOT_LOCK.key
+        )
+        if self.locking_mode != CUSTOM_LOCKING:
+            try:
+                locking_strategy(self.locking_mode)
+            except ValueError as exc:
+                raise SnapshotConfigError(LOCKING_MODE_KEY, str(exc).split(": ", 1)[-1]) from None
+        if self.query_mode not in QUERY_MODE_CHOICES:
+            raise SnapshotConfigError(
+                QUERY_MODE_KEY, f"expected one of {', '.join(QUERY_MODE_CHOICES)}, got {self.query_mode!r}"
+            )
+        if self.max_threads < 1:
+            raise SnapshotConfigError("snapshot.max.threads", f"must be at least 1, got {self.max_threads}")
+        if self.fetch_size is not None and self.fetch_size < 1:
+            object.__setattr__(self, "fetch_size", None)  # Debezium's Integer.MIN_VALUE: just stream
+        if self.lock_timeout_ms < 0:
+            raise SnapshotConfigError(
+                "snapshot.lock.timeout.ms", f"must not be negative, got {self.lock_timeout_ms}"
+            )
+        if self.order_by_row_count not in ROW_COUNT_ORDERS:
+            raise SnapshotConfigError(
+                "snapshot.tables.order.by.row.count",
+                f"expected one of {', '.join(ROW_COUNT_ORDERS)}, got {self.order_by_row_count!r}",
+            )
+        object.__setattr__(self, "select_overrides", MappingProxyType(dict(self.select_overrides)))
+
+    @property
+    def strategy(self) -> LockingStrategy:
+        """The locking workflow; a custom lock plugin is asked for its statement on each call."""
+        if self.custom_lock is not None and self.locking_mode == CUSTOM_LOCKING:
+            return custom_locking(self.custom_lock, dt.timedelta(milliseconds=self.lock_timeout_ms))
+        return locking_strategy(self.locking_mode)
+
+    @property
+    def snapshotter(self) -> Snapshotter:
+        """``snapshot.mode``'s ``snapshot.spi.Snapshotter`` (built in or the custom plugin)."""
+        return behaviour_for(self.mode, self.configuration_based, self.custom_snapshotter)
+
+    @property
+    def query(self) -> SnapshotQuery:
+        """``snapshot.query.mode``'s ``snapshot.spi.SnapshotQuery``."""
+        if self.custom_query is not None and self.query_mode == CUSTOM_QUERY:
+            return self.custom_query
+        return QUERY_MODES[self.query_mode]
+
+    @property
+    def batch_rows(self) -> int:
+        return self.fetch_size or DEFAULT_BATCH_ROWS
+
+    def select_for(self, table_id: TableId, columns: Sequence[str]) -> str | None:
+        """The SELECT reading ``table_id``'s rows: its ``snapshot.select.statement.overrides``
+        entry, else ``snapshot.query.mode``'s query for the quoted ``columns``; None: not read."""
+        override = self.select_overrides.get(table_id)
+        if override is not None:
+            return override
+        return self.query.snapshot_query(table_id, columns)
+
+    def snapshot_included(self, table_id: TableId) -> bool:
+        return not self.include_collections or any(
+            p.fullmatch(str(table_id)) for p in self.include_collections
+        )
+
+    @classmethod
+    def from_config(cls, config: PropertySource) -> SnapshotSettings:
+        """From the connector properties; a bad value raises an error naming the key and the fix."""
+
+        def integer(key: str, default: int | None) -> int | None:
+            text = config.get(key)
+            if text is None or text.strip() == "":
+                return default
+            try:
+                return int(text)
+            except ValueError:
+                raise SnapshotConfigError(key, f"expected an integer, got {text!r}") from None
+
+        def boolean(key: str, default: bool) -> bool:
+            text = (config.get(key) or "").strip().lower()
+            if not text:
+                return default
+            if text not in ("true", "false"):
+                raise SnapshotConfigError(key, f"expected true or false, got {text!r}")
+            return text == "true"
+
+        overrides: dict[TableId, str] = {}
+        listed = [t.strip() for t in (config.get(OVERRIDES_KEY) or "").split(",") if t.strip()]
+        for name in listed:
+            key = f"{OVERRIDES_KEY}.{name}"
+            statement = config.get(key)
+            try:
+                table_id = TableId.parse(name)
+            except ValueError:
+                raise SnapshotConfigError(OVERRIDES_KEY, f"{name!r} is not a database.table name") from None
+            if not statement:
+                raise SnapshotConfigError(
+                    key,
+                    f"{name} is listed in {OVERRIDES_KEY} but {key} (the SELECT to run for it) is not set",
+                )
+            overrides[table_id] = statement
+        for suffix in config.subset(OVERRIDES_KEY + "."):
+            if suffix not in listed:
+                log.warning(
+                    "%s.%s is ignored: add %s to %s (a comma-separated list of database.table) to use it",
+                    OVERRIDES_KEY,
+                    suffix,
+                    suffix,
+                    OVERRIDES_KEY,
+                )
+        based = "snapshot.mode.configuration.based."
+        plugins = load_plugins(config)
+        return cls(
+            mode=config.get("snapshot.mode") or "initial",
+            locking_mode=config.get("snapshot.locking.mode") or "minimal",
+            query_mode=config.get(QUERY_MODE_KEY) or SELECT_ALL,
+            custom_snapshotter=plugins.snapshotter,
+            custom_query=plugins.query,
+            custom_lock=plugins.lock,
+            fetch_size=integer("snapshot.fetch.size", None),
+            max_threads=integer("snapshot.max.threads", 1) or 1,
+            lock_timeout_ms=integer("snapshot.lock.timeout.ms", 10000) or 0,
+            select_overrides=overrides,
+            include_collections=_regex_list(
+                "snapshot.include.collection.list", config.get("snapshot.include.collection.list")
+            ),
+            store_only_captured_tables_ddl=boolean(
+                "schema.history.internal.store.only.captured.tables.ddl", False
+            ),
+            store_only_captured_databases_ddl=boolean(
+                "schema.history.internal.store.only.captured.databases.ddl", False
+            ),
+            ignore_builtin=boolean("table.ignore.builtin", True),
+            table_include_order=_regex_list("table.include.list", config.get("table.include.list")),
+            signal_patterns=_regex_list("signal.data.collection", config.get("signal.data.collection")),
+            order_by_row_count=(config.get("snapshot.tables.order.by.row.count") or "disabled")
+            .strip()
+            .lower(),
+            configuration_based=ConfigurationBasedMode(
+                snapshot_data=boolean(based + "snapshot.data", False),
+                snapshot_schema=boolean(based + "snapshot.schema", False),
+                start_stream=boolean(based + "start.stream", False),
+                snapshot_on_schema_error=boolean(based + "snapshot.on.schema.error", False),
+                snapshot_on_data_error=boolean(based + "snapshot.on.data.error", False),
+            ),
+        )
+
+
+def _check_custom(key: str, selected: bool, plugin: object | None, name_key: str) -> None:
+    if selected and plugin is None:
+        raise SnapshotConfigError(
+            key, f"custom needs a plugin: set {name_key} (an entry point name or package.module:Class)"
+        )
+
+
+def _selected(config: PropertySource, key: str, default: str) -> bool:
+    return (config.get(key) or default).strip().lower() == "custom"
+
+
+@dataclass(frozen=True)
+class Plugins:
+    """The plugins the ``custom`` modes name (None where the mode is built in)."""
+
+    snapshotter: Snapshotter | None = None
+    query: SnapshotQuery | None = None
+    lock: SnapshotLock | None = None
+
+
+def load_plugins(config: PropertySource) -> Plugins:
+    """The plugins the ``custom`` modes name, loaded and configured with every connector property;
+    a problem raises ``SnapshotConfigError`` naming the ``*.custom.name`` key."""
+    everything = config.subset("")
+    try:
+        custom_mode = normalize_mode(config.get(SNAPSHOT_MODE_KEY)) == CUSTOM
+    except ValueError:
+        custom_mode = False  # reported by SnapshotSettings naming snapshot.mode
+    for mode_key, name_key, selected in (
+        (SNAPSHOT_MODE_KEY, SNAPSHOTTER.key, custom_mode),
+        (QUERY_MODE_KEY, SNAPSHOT_QUERY.key, _selected(config, QUERY_MODE_KEY, SELECT_ALL)),
+        (LOCKING_MODE_KEY, SNAPSHOT_LOCK.key, _selected(config, LOCKING_MODE_KEY, "minimal")),
+    ):
+        if config.get(name_key) and not selected:
+            log.warning("%s is ignored: it names the plugin of %s=custom", name_key, mode_key)
+    return Plugins(
+        load_snapshotter(config.get(SNAPSHOTTER.key), everything) if custom_mode else None,
+        load_snapshot_query(config.get(SNAPSHOT_QUERY.key), everything)
+        if _selected(config, QUERY_MODE_KEY, SELECT_ALL)
+        else None,
+        load_snapshot_lock(config.get(SNAPSHOT_LOCK.key), everything)
+        if _selected(config, LOCKING_MODE_KEY, "minimal")
+        else None,
+    )
