@@ -28,6 +28,7 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 _SESSION_LOCK = threading.Lock()
+LOOPBACK = "127.0.0.1"
 
 # Settings for a session the sink creates itself; a session that already exists in the process
 # (an application embedding the connector) is used as it is, if it has Delta.
@@ -35,14 +36,16 @@ SESSION_DEFAULTS: dict[str, str] = {
     "spark.app.name": "mysql-cdc",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",  # no progress bars in the connector's output
-    "spark.driver.host": "127.0.0.1",  # loopback unless sink.spark.conf.* says otherwise
-    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": LOOPBACK,  # loopback unless sink.spark.conf.* says otherwise
+    "spark.driver.bindAddress": LOOPBACK,
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.extensions": DELTA_EXTENSION,
     "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
     # A batch's commit is mostly fixed cost: Delta's log replay need not fan out to 50 tasks.
     "spark.databricks.delta.snapshotPartitions": "2",
+    # MERGE's source is rows the sink built in memory: deterministic, nothing to materialise.
+    "spark.databricks.delta.merge.materializeSource": "none",
 }
 
 # Spark's own log level for a session the sink creates (sink.spark.log.level overrides it).
@@ -119,8 +122,12 @@ def spark_session(
             if log_level:
                 active.sparkContext.setLogLevel(log_level.upper())
             return active
+        settings = session_settings(conf, warehouse)
+        if settings.get("spark.driver.bindAddress") == LOOPBACK:
+            # Spark's own address lookups stay on loopback too (it would pick an interface).
+            os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
         builder = SparkSession.builder.master(master)
-        for key, value in session_settings(conf, warehouse).items():
+        for key, value in settings.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel((log_level or DEFAULT_LOG_LEVEL).upper())

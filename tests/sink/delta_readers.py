@@ -27,6 +27,8 @@ spark = (
 )
 out = {}
 for name, path in tables.items():
+    if "." in name:
+        spark.sql(f"CREATE DATABASE IF NOT EXISTS {name.rsplit('.', 1)[0]}")
     spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING delta LOCATION '{path}'")
     by_name = sorted(repr(tuple(r)) for r in spark.table(name).collect())
     by_path = sorted(repr(tuple(r)) for r in spark.read.format("delta").load(path).collect())

@@ -156,6 +156,8 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=30)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(2700)  # ten restarts of the connector, each starting Spark anew
 def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
 ) -> None:

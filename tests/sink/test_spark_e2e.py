@@ -115,7 +115,9 @@ def test_snapshot_and_stream_a_mixed_workload_into_spark(
         assert sorted(changelog) == sorted(expected), table  # every event, exactly once
         streamed = [e for e in expected if e[0] != "r"]
         assert streamed == binlog_order(streamed), table  # the engine emits in binlog order ...
-        assert binlog_order(changelog) == binlog_order(expected), table  # ... and so does the changelog
+        # ... and the changelog, read in binlog order, gives them in that order (snapshot reads share
+        # one position: their order is the table scan's, which a Delta table does not keep).
+        assert binlog_order([e for e in changelog if e[0] != "r"]) == streamed, table
     accounts_ops = {op for op, *_ in changelog_of(spark, db, "accounts")}
     assert accounts_ops == {"r", "c", "u", "d"}
     assert sum(1 for e in changelog_of(spark, db, "accounts") if e[0] == "r") == snapshot_accounts

@@ -65,13 +65,16 @@ def test_spark_tables_from_unwrapped_records(spark: SparkSession, tmp_path: Path
         for r in changelog.orderBy("__file", "__pos", "__row").select("id", "__deleted", "__op").collect()
     ]
     ops = ["c", "c", "c", "u", "d"] if mode == "rewrite" else [None, None, None, None, "d"]
-    assert history == [
+    expected = [
         (1, False, ops[0]),
         (2, False, ops[1]),
         (3, False, ops[2]),
         (2, False, ops[3]),
         (1, True, "d"),
     ]
+    if mode != "rewrite":  # without add.fields the rows carry no position to order them by
+        history, expected = sorted(history, key=repr), sorted(expected, key=repr)
+    assert history == expected
     if mode == "rewrite":  # the metadata columns come from add.fields
         positions = changelog.select("__file", "__pos").distinct().collect()
         assert all(r["__file"] == "mysql-bin.000001" and r["__pos"] for r in positions)
