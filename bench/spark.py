@@ -1,9 +1,10 @@
 """Spark sink throughput: connector -> Delta Lake against connector -> jsonl, same workload, same run.
 
-Starts a throwaway server and three connectors on it (each with its own data directory and
+Starts a throwaway server and four connectors on it (each with its own data directory and
 server id), all positioned at the same binlog point: one writes to the jsonl sink, two to the Spark
-sink (local Spark, Delta tables) — with the default settings and with large batches
-(``max.batch.size`` and ``sink.spark.batch.max.events`` = 20000). A warm-up workload is streamed
+sink (local Spark, Delta tables) — with the default settings, with large batches
+(``max.batch.size`` and ``sink.spark.batch.max.events`` = 20000), and with the engine flushing
+every 30 s instead of every second (``offset.flush.interval.ms``, Kafka Connect's default is 60 s). A warm-up workload is streamed
 by all of them first (JVM and query-plan warm-up is a one-off cost), then N inserts, N/2 updates
 and N/4 deletes are written and each connector's catch-up over that same range is timed. Then the
 fixed cost of a commit: single-row transactions, each caught up on its own (Spark's time minus
@@ -150,6 +151,21 @@ def main() -> None:
                     "max.batch.size": "20000",
                     "max.queue.size": "80000",
                     "sink.spark.batch.max.events": "20000",
+                },
+                SparkSink.from_config,
+            ),
+            Run(
+                "spark-flush-30s",
+                server,
+                tmp,
+                5404,
+                {
+                    **spark_common,
+                    "sink.spark.warehouse": str(tmp / "wh3"),
+                    "max.batch.size": "20000",
+                    "max.queue.size": "80000",
+                    "sink.spark.batch.max.events": "100000",
+                    "offset.flush.interval.ms": "30000",
                 },
                 SparkSink.from_config,
             ),
