@@ -86,8 +86,8 @@ class TableId:
 
     @property
     def quoted(self) -> str:
-        """Debezium's history/schema-change form: ``"db"."table"``."""
-        return f'"{self.database}"."{self.table}"'
+        """Debezium's history/schema-change form: ``"db"."table"``, a ``"`` inside a name doubled."""
+        return _double_quoted(self.database) + "." + _double_quoted(self.table)
 
     @classmethod
     def parse(cls, text: str) -> TableId:
@@ -240,3 +240,8 @@ class SchemaModel:
         if db is not None and db.default_charset:
             return db.default_charset
         return self.server_charset
+
+
+def _double_quoted(name: str) -> str:
+    """Debezium's ``TableId`` quoting: the name in double quotes, an inner ``"`` doubled."""
+    return '"' + name.replace('"', '""') + '"'

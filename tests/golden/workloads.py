@@ -451,3 +451,144 @@ TRANSFORM_CASES.update(
         ),
     }
 )
+
+
+# -- issue 25: defaults, time zones, names, keys (the server at a non-UTC zone) -------------------------
+
+# The fidelity cases run on a server of their own at this zone, so that every TIMESTAMP default, DDL text
+# and zero-date fallback would show a shift between the snapshot's and the stream's reading.
+FIDELITY_SERVER_OPTIONS = ("--default-time-zone=-11:00",)
+
+_DEFAULTS_DDL = (
+    "CREATE TABLE {t} (id INT PRIMARY KEY, "
+    "k TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP, "
+    "ts TIMESTAMP NOT NULL DEFAULT '1970-01-02 00:00:00', "
+    "b BIT(25) DEFAULT b'10110000100001111', "
+    "b8 BIT(8) NOT NULL DEFAULT b'101', "
+    "f1 FLOAT DEFAULT 5.6, "
+    "f2 FLOAT(7,2) DEFAULT 5.6, "
+    "d1 DOUBLE DEFAULT 5.6, "
+    "modified DATETIME DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, "
+    "created DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), "
+    "g TIME DEFAULT '0000-00-00 01:00:00.000', "
+    "g2 TIME(3) NOT NULL DEFAULT '-12:30:00.5', "
+    'dz DATE DEFAULT "0000-00-00", '
+    "dtz DATETIME NOT NULL DEFAULT '0000-00-00 00:00:00')"
+)
+
+
+def _defaults_rows(t: str) -> tuple[str, ...]:
+    # Fixed values for the columns whose server default is "now", so both sides see the same rows.
+    now = "modified, created"
+    return (
+        f"INSERT INTO {t} (id, k, {now}) VALUES (1, NULL, '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
+        f"INSERT INTO {t} (id, k, b, f1, g, dz, {now}) VALUES "
+        f"(2, '2021-06-01 12:00:00', NULL, NULL, NULL, NULL, NULL, '2020-01-01 10:00:00')",
+        f"INSERT INTO {t} (id, k, ts, dtz, {now}) VALUES "
+        f"(3, '1999-12-31 23:59:59', '0000-00-00 00:00:00', '0000-00-00 00:00:00', NULL, '2020-01-01 10:00:00')",
+        f"INSERT INTO {t} (id, k, b, b8, f1, f2, d1, g, g2, dz, {now}) VALUES (4, NULL, b'1', b'0', 1.25, 2.5, "
+        f"0.1, '838:59:59', '-838:59:59', '2000-02-29', '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
+    )
+
+
+_NAMES = ("dbz5743中文", "special\"[`]$'", "ümlaut-täble")
+_ODD_SNAPSHOT = (
+    "CREATE TABLE cs (id INT PRIMARY KEY, c VARCHAR(10) CHARACTER SET 'utf8', l VARCHAR(5) CHARSET \"latin1\", "
+    "t TEXT) DEFAULT CHARSET = 'utf8'",
+    "CREATE TABLE en (id INT PRIMARY KEY, e ENUM('it''s', 'a\\'b', 'c,d', 'e'))",
+    "CREATE TABLE si (id INT PRIMARY KEY, x TINYINT SIGNED, y INT(4) SIGNED DEFAULT -1)",
+)
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _name_tables(suffix: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in _NAMES:
+        t = _quoted(name + suffix)
+        out += [f"CREATE TABLE {t} (id INT PRIMARY KEY, v VARCHAR(10))", f"INSERT INTO {t} VALUES (1, 'x')"]
+    return tuple(out)
+
+
+def _odd_tables(suffix: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for sql in _ODD_SNAPSHOT:
+        name = sql.split()[2]
+        out.append(sql.replace(f"TABLE {name} ", f"TABLE {name}{suffix} "))
+    out += [
+        f"INSERT INTO cs{suffix} VALUES (1, 'é', 'ü', 'ß')",
+        f"INSERT INTO en{suffix} VALUES (1, 'it''s'), (2, 'a''b'), (3, 'c,d')",
+        f"INSERT INTO si{suffix} VALUES (1, -128, DEFAULT)",
+    ]
+    return tuple(out)
+
+
+_TIME_KEY = "CREATE TABLE tk (c1 TIME(2) PRIMARY KEY, v INT)"
+
+FIDELITY_CASES: dict[str, ModeCase] = {
+    # Column defaults of every kind named in issue 25, learned from the snapshot (snap) and from a
+    # streamed CREATE TABLE (streamed); rows with NULLs, defaults, zero dates; an update.
+    "defaults": ModeCase(
+        {},
+        setup=("SET SESSION sql_mode=''", _DEFAULTS_DDL.format(t="snap"), *_defaults_rows("snap")),
+        stream=(
+            "SET SESSION sql_mode=''",
+            _DEFAULTS_DDL.format(t="streamed"),
+            *_defaults_rows("streamed"),
+            "INSERT INTO snap (id, k, modified, created) VALUES (5, NULL, '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
+            "UPDATE snap SET f1 = 7.5, modified = '2021-01-01 00:00:00' WHERE id = 1",
+        ),
+        snapshot_data=True,
+    ),
+    # Table names that need Debezium's topic/schema name sanitising and identifier quoting.
+    "names": ModeCase({}, setup=_name_tables(""), stream=_name_tables("_s"), snapshot_data=True),
+    # The four Debezium oddities of issue 25: multi-table DROP TABLE, quoted charset names, an ENUM
+    # member with an escaped quote, TINYINT SIGNED.
+    "oddities": ModeCase(
+        {},
+        setup=_odd_tables(""),
+        stream=(
+            *_odd_tables("_s"),
+            "CREATE TABLE t1 (id INT PRIMARY KEY)",
+            "CREATE TABLE t2 (id INT PRIMARY KEY)",
+            "CREATE TABLE t3 (id INT PRIMARY KEY)",
+            "CREATE TABLE t4 (id INT PRIMARY KEY)",
+            "INSERT INTO t1 VALUES (1)",
+            "DROP TABLE t1,t2,t3,t4",
+            "INSERT INTO en VALUES (4, 'e')",
+        ),
+        snapshot_data=True,
+    ),
+    # A TIME key beyond 24 h with time.precision.mode=connect: in the snapshot, and streamed.
+    "time_key_snapshot": ModeCase(
+        {"time.precision.mode": "connect"},
+        setup=(_TIME_KEY, "INSERT INTO tk VALUES ('01:00:00', 1), ('517:51:04.77', 2), ('02:00:00', 3)"),
+        snapshot_data=True,
+    ),
+    "time_key_streaming": ModeCase(
+        {"time.precision.mode": "connect"},
+        setup=(_TIME_KEY, "INSERT INTO tk VALUES ('01:00:00', 1)"),
+        stream=(
+            "INSERT INTO tk VALUES ('02:00:00', 2)",
+            "INSERT INTO tk VALUES ('517:51:04.77', 3)",
+            "INSERT INTO tk VALUES ('03:00:00', 4)",
+        ),
+        snapshot_data=True,
+    ),
+    "time_key_streaming_warn": ModeCase(
+        {"time.precision.mode": "connect", "event.processing.failure.handling.mode": "warn"},
+        setup=(_TIME_KEY, "INSERT INTO tk VALUES ('01:00:00', 1)"),
+        stream=(
+            "INSERT INTO tk VALUES ('02:00:00', 2)",
+            "INSERT INTO tk VALUES ('517:51:04.77', 3)",
+            "INSERT INTO tk VALUES ('03:00:00', 4)",
+        ),
+        snapshot_data=True,
+    ),
+}
+
+
+def fidelity_db(case: str) -> str:
+    return f"golden_fid_{case}"
