@@ -128,6 +128,9 @@ class Column:
     enum_values: tuple[str, ...] = ()
     # Set when the column is a stored/virtual generated column (``AS (expr)``).
     generation_expression: str | None = None
+    # The DDL said SIGNED (``TINYINT SIGNED``): Debezium's type name keeps the word, only for
+    # streamed DDL (SHOW CREATE TABLE never writes it).
+    signed: bool = False
 
     @property
     def type_name(self) -> str:
@@ -135,6 +138,8 @@ class Column:
             return f"{self.data_type} UNSIGNED ZEROFILL"
         if self.unsigned:
             return f"{self.data_type} UNSIGNED"
+        if self.signed:
+            return f"{self.data_type} SIGNED"
         return self.data_type
 
     def with_(self, **changes: object) -> Column:

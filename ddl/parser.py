@@ -87,6 +87,9 @@ class ParsedStatement:
     kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"
     table_changes: tuple[TableChange, ...] = ()
     truncated: tuple[TableId, ...] = ()
+    # The tables of the whole statement when it was split into several (``DROP TABLE t1, t2``):
+    # Debezium names them all in each part's ``source.table``.
+    statement_tables: tuple[TableId, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -367,8 +370,11 @@ def _drop_tables(tree: DropTable, text: str, state: _State) -> list[ParsedStatem
     suffix = _DROP_TYPE_SUFFIX.search(text)
     head = prefix.group(1) if prefix else "DROP TABLE "
     tail = f" {suffix.group(1)}" if suffix else ""
+    tables = tuple(change.id for change in dropped.table_changes)
     return [
-        ParsedStatement(f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,))
+        ParsedStatement(
+            f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,), (), tables
+        )
         for change in dropped.table_changes
     ]
 
@@ -877,6 +883,7 @@ def column_from_definition(
         default_expression=expression,
         enum_values=spec.values,
         generation_expression=definition.generation_expression,
+        signed=spec.signed and not unsigned,
     )
     return column, inherits
 

@@ -691,15 +691,26 @@ def _execute_commit(conn: pymysql.connections.Connection) -> None:
     conn.commit()
 
 
+# SHOW CREATE TABLE prints TIMESTAMP defaults in the session's zone: read it in the server's own zone,
+# the zone the DDL was written in and that the binlog's DDL text shows (the session may run in UTC).
+_SERVER_ZONE = "SET @mysql_cdc_session_zone = @@session.time_zone, @@session.time_zone = @@global.time_zone"
+_SESSION_ZONE = "SET @@session.time_zone = @mysql_cdc_session_zone"
+
+
 def show_create_table(cur: Any, table_id: TableId) -> str | None:
+    """The table's ``SHOW CREATE TABLE`` text as the server's zone prints it (TIMESTAMP defaults are
+    shown in the session's zone), or None when the table is gone."""
+    _execute(cur, _SERVER_ZONE)
     try:
         _execute(cur, f"SHOW CREATE TABLE {quote_table(table_id)}")
+        row = cur.fetchone()
     except pymysql.MySQLError as exc:
         if exc.args and exc.args[0] == _NO_SUCH_TABLE:
             log.warning("table %s was dropped while the snapshot started; skipping it", table_id)
             return None
         raise
-    row = cur.fetchone()
+    finally:
+        _execute(cur, _SESSION_ZONE)
     return _text(row[1]) if row else None
 
 

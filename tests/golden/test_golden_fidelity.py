@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,5 +98,19 @@ def test_golden_fidelity(zoned_server: LocalMySQLServer, tmp_path: Path, case: s
         raise stopped
     ours = own_database(load(jsonl_line(r) for r in memory.records), db)
     theirs = own_database(load(recording(f"fidelity/{case}.jsonl").read_bytes().splitlines()), db)
+    if failure.exists() and not theirs:
+        # Debezium failed in the snapshot before its engine had polled any record (its snapshot
+        # records wait in a queue; how many are delivered before a failure is a matter of timing).
+        # We deliver the rows read before the failing one: an interrupted snapshot is taken again
+        # on restart either way. What must hold: no record of the row that cannot be represented.
+        assert_no_unrepresentable_key(ours)
+        return
     outcome = compare(f"fidelity/{case}.jsonl", ours, theirs, KNOWN)
     assert outcome.ok, "\n".join(outcome.problems)
+
+
+def assert_no_unrepresentable_key(records: list[dict[str, Any]]) -> None:
+    """Every ``tk`` record's key is a time of day the workload wrote (01:00 or 02:00), never 0 or any
+    other stand-in for ``517:51:04.77``."""
+    keys = [str(r["key"]["payload"]["c1"]) for r in records if r["topic"].endswith(".tk") and r.get("key")]
+    assert set(keys) <= {"3600000", "7200000"}, keys

@@ -473,6 +473,7 @@ _DEFAULTS_DDL = (
     "g TIME DEFAULT '0000-00-00 01:00:00.000', "
     "g2 TIME(3) NOT NULL DEFAULT '-12:30:00.5', "
     'dz DATE DEFAULT "0000-00-00", '
+    "q VARCHAR(10) DEFAULT 'it''s', "
     "dtz DATETIME NOT NULL DEFAULT '0000-00-00 00:00:00')"
 )
 
@@ -539,6 +540,11 @@ FIDELITY_CASES: dict[str, ModeCase] = {
             *_defaults_rows("streamed"),
             "INSERT INTO snap (id, k, modified, created) VALUES (5, NULL, '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
             "UPDATE snap SET f1 = 7.5, modified = '2021-01-01 00:00:00' WHERE id = 1",
+            # Double-quoted string literals in streamed DDL (Debezium's ddl text shows them single-quoted).
+            'CREATE TABLE dq (id INT PRIMARY KEY, a VARCHAR(10) DEFAULT "it\'s", b VARCHAR(10) DEFAULT "x" '
+            'COMMENT "n\\"o", e ENUM("p", \'q\') DEFAULT "p", d DATE DEFAULT "2020-01-01")',
+            'ALTER TABLE dq ALTER COLUMN b SET DEFAULT "y"',
+            "INSERT INTO dq (id) VALUES (1)",
         ),
         snapshot_data=True,
     ),
@@ -558,6 +564,26 @@ FIDELITY_CASES: dict[str, ModeCase] = {
             "INSERT INTO t1 VALUES (1)",
             "DROP TABLE t1,t2,t3,t4",
             "INSERT INTO en VALUES (4, 'e')",
+            # Quoted charset names in other places of the grammar.
+            "ALTER TABLE cs_s ADD COLUMN d VARCHAR(3) CHARACTER SET 'utf8'",
+            "ALTER TABLE cs_s MODIFY l VARCHAR(5) CHARACTER SET 'utf8mb4'",
+            "ALTER TABLE cs_s DEFAULT CHARACTER SET = 'latin1'",
+            "ALTER TABLE cs_s ADD COLUMN e VARCHAR(3)",
+            "INSERT INTO cs_s (id, c, d, e) VALUES (2, 'a', 'b', 'c')",
+            "ALTER TABLE cs_s CONVERT TO CHARACTER SET 'utf8'",
+            "INSERT INTO cs_s (id, c, d, e) VALUES (3, 'a', 'b', 'c')",
+            "ALTER DATABASE golden_fid_oddities CHARACTER SET 'latin1'",
+            "CREATE TABLE cq (id INT PRIMARY KEY, c VARCHAR(5))",
+            "INSERT INTO cq VALUES (1, 'x')",
+            "CREATE TABLE c1 (id INT PRIMARY KEY, c VARCHAR(5)) CHARACTER SET = 'utf8'",
+            "CREATE TABLE c2 (id INT PRIMARY KEY, c VARCHAR(5)) CHARSET 'utf8'",
+            "CREATE TABLE c3 (id INT PRIMARY KEY, c VARCHAR(5) COLLATE 'utf8mb3_bin')",
+            "CREATE TABLE c4 (id INT PRIMARY KEY, c VARCHAR(5)) COLLATE 'utf8mb3_bin'",
+            "CREATE TABLE c5 (id INT PRIMARY KEY, c CHAR(3) CHARACTER SET 'ucs2', v VARCHAR(4) BINARY CHARACTER SET 'utf8')",
+            "CREATE TABLE c6 (id INT PRIMARY KEY, c VARCHAR(5)) DEFAULT CHARACTER SET 'utf8' COLLATE 'utf8mb3_general_ci'",
+            "ALTER TABLE c1 CHARACTER SET 'latin1'",
+            'ALTER TABLE c1 MODIFY c VARCHAR(5) CHARACTER SET "latin1"',
+            "ALTER TABLE c2 ADD COLUMN d VARCHAR(5) CHARACTER SET `utf8`",
         ),
         snapshot_data=True,
     ),
