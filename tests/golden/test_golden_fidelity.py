@@ -37,6 +37,7 @@ import pytest
 from connector.engine import Engine
 from connector.errors import MysqlCdcError
 from connector.testing.local_server import LocalMySQLServer, local_server
+from ddl.serialize import unquote_enum_value
 from sink.memory import MemorySink
 from sink.records import jsonl_line
 from tests.golden.compare import Known, compare, load, own_database, recording
@@ -51,8 +52,46 @@ from tests.golden.workloads import (
 
 FAILURE = ".failure.txt"
 
-# Differences from Debezium we keep on purpose (each with its reason). Everything else fails.
-KNOWN: list[Known] = []
+# Differences from Debezium we keep on purpose (each with its reason, and in the README's Fidelity
+# section). Everything else fails.
+KNOWN: list[Known] = [
+    Known(
+        "ENUM member with an escaped quote, streamed DDL",
+        "Debezium's enumValues keep each member's literal as the streamed DDL wrote it ('a\\'b'), so one "
+        "ENUM reads differently after a snapshot ('a''b') and after a CREATE TABLE; we write every member "
+        "in SHOW CREATE TABLE's escaping on both paths. The member itself is the same.",
+        r"\.value\.payload\.tableChanges\[\d+\]\.table\.columns\[\d+\]\.enumValues\[\d+\]",
+        lambda ours, theirs: (
+            isinstance(theirs, str)
+            and ours != theirs
+            and unquote_enum_value(ours) == unquote_enum_value(theirs)
+        ),
+    ),
+    Known(
+        "ENUM member containing a comma, streamed",
+        "Debezium bug we do not copy (as in test_golden_types): its streaming emits the escaped text of "
+        "the schema's 'allowed' list (c\\,d) where its snapshot and the server say c,d.",
+        r"\.value\.payload\.(before|after)\.e",
+        lambda ours, theirs: isinstance(theirs, str) and theirs.replace("\\,", ",") == ours != theirs,
+    ),
+    Known(
+        "charset of a quoted collation name",
+        "Debezium bug we do not copy: for c VARCHAR(5) COLLATE 'utf8mb3_bin' its charsetName keeps the "
+        "opening quote ('utf8mb3), a charset that does not exist; we give the collation's charset, "
+        "utf8mb3, which is what the server uses.",
+        r"\.value\.payload\.tableChanges\[\d+\]\.table\.columns\[\d+\]\.charsetName",
+        lambda ours, theirs: theirs == f"'{ours}",
+    ),
+    Known(
+        "table charset set by a quoted name",
+        "Debezium bug we do not copy: it ignores ALTER TABLE t [DEFAULT] CHARACTER SET [=] 'latin1' and a "
+        "table-level COLLATE 'utf8mb3_bin' (it keeps the previous or the database's charset), so the "
+        "columns added later get a charset the server does not give them and their text is decoded "
+        "wrongly; we follow the server (latin1, utf8mb3).",
+        r"\.value\.payload\.tableChanges\[\d+\]\.table\.(defaultCharsetName|columns\[\d+\]\.charsetName)",
+        lambda ours, theirs: (ours, theirs) in {("latin1", "utf8"), ("utf8mb3", "latin1")},
+    ),
+]
 
 
 @pytest.fixture(scope="module")
