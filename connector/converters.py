@@ -626,6 +626,10 @@ def _binary_literal(text: str) -> bytes:
 
 def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     kind, encode = _BINARY_MODES[settings.binary_handling_mode]
+
+    def plain(value: Any) -> str:
+        return encode(value or b"")
+
     if column.data_type.upper() == "BINARY" and column.length:
         width = column.length
 
@@ -634,10 +638,9 @@ def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
             data = value or b""  # an empty binary value arrives as '' (str)
             return encode(data.ljust(width, b"\0") if len(data) < width else data)
 
-        return _Mapping(kind, padded, padded, default=lambda t: padded(_binary_literal(t)))
-
-    def plain(value: Any) -> str:
-        return encode(value or b"")
+        # The default is the literal's bytes, unpadded, as Debezium converts it (a streamed DEFAULT 'ab'
+        # of BINARY(4) is 'ab'; SHOW CREATE TABLE already writes the padding, 'ab\0\0').
+        return _Mapping(kind, padded, padded, default=lambda t: plain(_binary_literal(t)))
 
     return _Mapping(kind, plain, plain, default=lambda t: plain(_binary_literal(t)))
 

@@ -1368,7 +1368,8 @@ def test_include_schema_comments_sets_doc() -> None:
         # Written as Java prints the float (Debezium's FLOAT DEFAULT 5.6 is 5.6, fidelity/defaults.jsonl).
         (dflt("a", "FLOAT", JdbcType.FLOAT, "1.1"), DEFAULT, 1.1),
         (dflt("a", "DOUBLE", JdbcType.DOUBLE, "-2.5e10"), DEFAULT, -2.5e10),
-        (dflt("a", "BINARY", JdbcType.BINARY, "ab", length=4), DEFAULT, "YWIAAA=="),
+        # Unpadded, as Debezium 3.6.3 gives a streamed DEFAULT 'ab' (fidelity/defaults.jsonl, `bn`).
+        (dflt("a", "BINARY", JdbcType.BINARY, "ab", length=4), DEFAULT, "YWI="),
         (
             dflt("a", "VARBINARY", JdbcType.VARBINARY, "0x0102", length=4),
             ConverterSettings(binary_handling_mode="hex"),

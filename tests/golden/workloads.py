@@ -478,6 +478,36 @@ _DEFAULTS_DDL = (
 )
 
 
+# One column per type family with a literal default; rows with NULLs (written as the default by the
+# JSON converter where there is one), with defaults, and with values.
+_FAMILY_DEFAULTS_DDL = (
+    "CREATE TABLE {t} (id INT PRIMARY KEY, "
+    "ti TINYINT DEFAULT -5, tu TINYINT UNSIGNED DEFAULT '200', si SMALLINT DEFAULT 1.6, "
+    "mi MEDIUMINT UNSIGNED DEFAULT 16777215, i INT DEFAULT -2147483648, iu INT UNSIGNED DEFAULT 4294967295, "
+    "bi BIGINT DEFAULT -9223372036854775808, bu BIGINT UNSIGNED DEFAULT 18446744073709551615, "
+    "bo BOOLEAN DEFAULT TRUE, b1 BIT(1) DEFAULT b'1', b64 BIT(64) DEFAULT b'1', "
+    "de DECIMAL(10,2) DEFAULT 1.5, de0 DECIMAL(5,0) DEFAULT '-3', "
+    "fl FLOAT DEFAULT 1e10, fs FLOAT DEFAULT 0.1, db DOUBLE DEFAULT -2.5e10, dd DOUBLE(8,3) DEFAULT 1.0005, "
+    "yr YEAR DEFAULT 69, dt DATE DEFAULT '2020-02-29', dtt DATE DEFAULT '2020-01-01 10:00:00', "
+    "dt6 DATETIME(6) DEFAULT '2020-01-01 10:00:00.123456', dt3 DATETIME(3) DEFAULT '2020-01-01 10:00:00.5', "
+    "tsf TIMESTAMP(3) NULL DEFAULT '2020-01-01 10:00:00.5', tsz TIMESTAMP NULL DEFAULT '0000-00-00 00:00:00', "
+    "tm6 TIME(6) DEFAULT '-10:00:00.000001', tm0 TIME DEFAULT 3600, "
+    "ch CHAR(3) DEFAULT 'ab', vc VARCHAR(10) DEFAULT _utf8mb4'ü' COLLATE utf8mb4_bin, "
+    "tx TEXT DEFAULT 'text', bn BINARY(4) DEFAULT 'ab', vb VARBINARY(4) DEFAULT x'0102', "
+    "en ENUM('x', 'y') DEFAULT 'y', st SET('a', 'b', 'c') DEFAULT 'a,c', ee ENUM('x', 'y') NOT NULL)"
+)
+_FAMILY_DEFAULTS_ROWS = (
+    "INSERT INTO {t} (id) VALUES (1)",
+    "INSERT INTO {t} VALUES (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, NULL, NULL, 'x')",
+)
+
+
+def _family_defaults(t: str) -> tuple[str, ...]:
+    return (_FAMILY_DEFAULTS_DDL.format(t=t), *(sql.format(t=t) for sql in _FAMILY_DEFAULTS_ROWS))
+
+
 def _defaults_rows(t: str) -> tuple[str, ...]:
     # Fixed values for the columns whose server default is "now", so both sides see the same rows.
     now = "modified, created"
@@ -533,7 +563,12 @@ FIDELITY_CASES: dict[str, ModeCase] = {
     # streamed CREATE TABLE (streamed); rows with NULLs, defaults, zero dates; an update.
     "defaults": ModeCase(
         {},
-        setup=("SET SESSION sql_mode=''", _DEFAULTS_DDL.format(t="snap"), *_defaults_rows("snap")),
+        setup=(
+            "SET SESSION sql_mode=''",
+            _DEFAULTS_DDL.format(t="snap"),
+            *_defaults_rows("snap"),
+            *_family_defaults("snap_families"),
+        ),
         stream=(
             "SET SESSION sql_mode=''",
             _DEFAULTS_DDL.format(t="streamed"),
@@ -545,7 +580,20 @@ FIDELITY_CASES: dict[str, ModeCase] = {
             'COMMENT "n\\"o", e ENUM("p", \'q\') DEFAULT "p", d DATE DEFAULT "2020-01-01")',
             'ALTER TABLE dq ALTER COLUMN b SET DEFAULT "y"',
             "INSERT INTO dq (id) VALUES (1)",
+            *_family_defaults("streamed_families"),
         ),
+        snapshot_data=True,
+    ),
+    # The type-family defaults again under the other representation modes.
+    "defaults_modes": ModeCase(
+        {
+            "time.precision.mode": "connect",
+            "decimal.handling.mode": "string",
+            "binary.handling.mode": "hex",
+            "bigint.unsigned.handling.mode": "precise",
+        },
+        setup=("SET SESSION sql_mode=''", *_family_defaults("snap_families")),
+        stream=("SET SESSION sql_mode=''", *_family_defaults("streamed_families")),
         snapshot_data=True,
     ),
     # Table names that need Debezium's topic/schema name sanitising and identifier quoting.
