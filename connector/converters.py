@@ -898,7 +898,7 @@ def _datetime(column: Column, settings: ConverterSettings, on_zero: Any) -> _Map
         if _is_current_timestamp(text):
             # CURRENT_TIMESTAMP/NOW() (the parser writes Debezium's "1970-01-01 00:00:00") is 0, with
             # or without ON UPDATE, nullable or not; only zero dates are "no default" when nullable.
-            text = "1970-01-01 00:00:00"
+            text = _EPOCH_TEXT
         if text == "0" or len(text) < 10:
             return on_zero
         if len(text) == 10:
