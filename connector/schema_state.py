@@ -165,10 +165,11 @@ def _source_tables(statement: ParsedStatement, db: str, changes: Sequence[Any], 
     """``source.table`` of a schema change record, as Debezium's ``parseDdl`` sets it: the names of the
     statement's tables in this database (every table of a statement split in several, such as
     ``DROP TABLE t1, t2``) in the order of its ``HashSet<TableId>`` (by the hash of ``db.table``).
-    A statement without tables has "" when streamed (the empty set joined) and null in a snapshot."""
+    A statement without tables has null, except a streamed ALTER DATABASE: "" (recorded in
+    tests/golden/debezium/fidelity/oddities.jsonl next to a streamed CREATE DATABASE's null)."""
     tables = [t for t in statement.statement_tables if t.database == db] or [c.id for c in changes]
     if not tables:
-        return "" if streamed else None
+        return "" if streamed and statement.alters_database else None
     ids = {f"{t.database}.{t.table}": t.table for t in tables}
     return ",".join(ids[key] for key in java_hashmap_order(list(ids)))
 

@@ -621,6 +621,7 @@ FIDELITY_CASES: dict[str, ModeCase] = {
             "ALTER TABLE cs_s CONVERT TO CHARACTER SET 'utf8'",
             "INSERT INTO cs_s (id, c, d, e) VALUES (3, 'a', 'b', 'c')",
             "ALTER DATABASE golden_fid_oddities CHARACTER SET 'latin1'",
+            "CREATE DATABASE IF NOT EXISTS golden_fid_oddities",
             "CREATE TABLE cq (id INT PRIMARY KEY, c VARCHAR(5))",
             "INSERT INTO cq VALUES (1, 'x')",
             "CREATE TABLE c1 (id INT PRIMARY KEY, c VARCHAR(5)) CHARACTER SET = 'utf8'",
