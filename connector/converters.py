@@ -43,6 +43,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import dataclasses
 import datetime as dt
 import decimal
 import functools
@@ -57,6 +58,7 @@ import orjson
 from pymysql import converters as pymysql_converters
 from pymysql.constants import FIELD_TYPE
 
+from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table
 from sink.connect import NO_DEFAULT, ConnectSchema, Field
 
@@ -243,8 +245,11 @@ def _boolean(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapp
 
 
 def _bit_literal(text: str) -> int:
-    # DEFAULT b'101' / B'101' / 0b101 are bit strings; a plain literal is a number.
+    # DEFAULT b'101' / B'101' / 0b101 are bit strings, and so is the parser's defaultValueExpression of
+    # one ("101", Debezium's form: its converter reads it base 2); another plain literal is a number.
     stripped = text.strip()
+    if stripped and not stripped.strip("01"):
+        return int(stripped, 2)
     if stripped[:2] in ("b'", "B'") and stripped.endswith("'"):
         return int(stripped[2:-1] or "0", 2)
     if stripped[:2] in ("0b", "0B"):
@@ -334,7 +339,8 @@ def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappin
         def widened_text(text: Any) -> float:
             return _as_float32(float(text))
 
-        return _Mapping("float64", identity, widened_text, default=widened_text)
+        # The default is the literal read as a double (5.6), not the float32 the column stores.
+        return _Mapping("float64", identity, widened_text, default=_float_from_text)
     if column.scale is not None:
         digits = column.scale
 
@@ -620,6 +626,10 @@ def _binary_literal(text: str) -> bytes:
 
 def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     kind, encode = _BINARY_MODES[settings.binary_handling_mode]
+
+    def plain(value: Any) -> str:
+        return encode(value or b"")
+
     if column.data_type.upper() == "BINARY" and column.length:
         width = column.length
 
@@ -628,10 +638,9 @@ def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
             data = value or b""  # an empty binary value arrives as '' (str)
             return encode(data.ljust(width, b"\0") if len(data) < width else data)
 
-        return _Mapping(kind, padded, padded, default=lambda t: padded(_binary_literal(t)))
-
-    def plain(value: Any) -> str:
-        return encode(value or b"")
+        # The default is the literal's bytes, unpadded, as Debezium converts it (a streamed DEFAULT 'ab'
+        # of BINARY(4) is 'ab'; SHOW CREATE TABLE already writes the padding, 'ab\0\0').
+        return _Mapping(kind, padded, padded, default=lambda t: plain(_binary_literal(t)))
 
     return _Mapping(kind, plain, plain, default=lambda t: plain(_binary_literal(t)))
 
@@ -887,9 +896,9 @@ def _datetime(column: Column, settings: ConverterSettings, on_zero: Any) -> _Map
     def from_default(text: str) -> Any:
         text = text.strip()
         if _is_current_timestamp(text):
-            # CURRENT_TIMESTAMP/NOW() defaults become the epoch (Debezium's parser literal
-            # "1970-01-01 00:00:00"): nullable -> no default, NOT NULL -> 0.
-            return on_zero
+            # CURRENT_TIMESTAMP/NOW() (the parser writes Debezium's "1970-01-01 00:00:00") is 0, with
+            # or without ON UPDATE, nullable or not; only zero dates are "no default" when nullable.
+            text = _EPOCH_TEXT
         if text == "0" or len(text) < 10:
             return on_zero
         if len(text) == 10:
@@ -913,6 +922,7 @@ def _is_current_timestamp(text: str) -> bool:
     return upper.startswith(("CURRENT_TIMESTAMP", "NOW(", "LOCALTIME", "LOCALTIMESTAMP"))
 
 
+_EPOCH_TEXT = "1970-01-01 00:00:00"  # the parser's CURRENT_TIMESTAMP (Debezium's EPOCH_TIMESTAMP)
 _ZONED_NAME = "io.debezium.time.ZonedTimestamp"
 _ZONED_EPOCH = "1970-01-01T00:00:00Z"
 
@@ -960,12 +970,22 @@ def _timestamp(column: Column, settings: ConverterSettings, on_zero: Any) -> _Ma
         return render(local.replace(tzinfo=zone).astimezone(UTC).replace(tzinfo=None))
 
     def from_default(text: str) -> Any:
+        # Debezium's convertToTimestamp: CURRENT_TIMESTAMP (the parser's epoch literal), "0" and zero
+        # dates are no default for a nullable column and the epoch for a NOT NULL one; another
+        # literal is read as a UTC wall clock (Debezium reads it in the JVM's zone, UTC in Connect
+        # deployments and in the recordings), whatever zone the snapshot session runs in. The
+        # snapshot reads SHOW CREATE TABLE in the server's zone, so both paths see the literal as
+        # written.
         text = text.strip()
-        if _is_current_timestamp(text) or text == "0" or len(text) < 10:
+        if _is_current_timestamp(text) or text in ("0", _EPOCH_TEXT) or len(text) < 10:
             return on_zero
-        # Debezium reads non-zero TIMESTAMP default literals in the JVM default zone; we use the
-        # server zone (the zone the literal was written in), see module notes.
-        return from_text(text)
+        parts = _parse_datetime_text(text)
+        if parts is None:
+            return on_zero
+        year, month, day, seconds, micros = parts
+        return render(
+            dt.datetime(year, month, day, seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
+        )
 
     return _Mapping(
         "string",
@@ -1002,7 +1022,16 @@ def _time_binlog_micros(value: dt.timedelta) -> int:
 
 
 def _time(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _TIME_MODES[settings.time_precision_mode](column, settings, on_zero)
+    mapping = _TIME_MODES[settings.time_precision_mode](column, settings, on_zero)
+    convert = mapping.default or mapping.snapshot
+    return dataclasses.replace(mapping, default=lambda text: convert(_time_part(text)))
+
+
+def _time_part(text: str) -> str:
+    """A TIME default's time: MySQL accepts a datetime literal (``'0000-00-00 01:00:00.000'``, kept
+    verbatim in a streamed DDL), of which Debezium reads the part after the date."""
+    text = text.strip()
+    return text.rpartition(" ")[2] if " " in text else text
 
 
 def _time_micro(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
@@ -1035,12 +1064,17 @@ def _time_milli(name: str, large_values: bool) -> _Builder:
             def from_text(text: str) -> Any:
                 return _millis_toward_floor(_time_text_to_micros(text))
         else:
+            # Out of range: null in a nullable column (Debezium warns); a NOT NULL column (a key) has
+            # no value to give that another row could not have, so the event fails, as in Debezium.
+            outside = (
+                _time_outside_day(column.name) if on_zero is None else _time_unrepresentable(column.name)
+            )
 
             def from_binlog(value: dt.timedelta) -> Any:
-                return _time_of_day_millis(_time_binlog_micros(value))
+                return _time_of_day_millis(_time_binlog_micros(value), outside)
 
             def from_text(text: str) -> Any:
-                return _time_of_day_millis(_time_text_to_micros(text))
+                return _time_of_day_millis(_time_text_to_micros(text), outside)
 
         return _Mapping(
             "int32", from_binlog, from_text, name=name, version=1, fallback=0, may_invalidate=not large_values
@@ -1052,15 +1086,39 @@ def _time_milli(name: str, large_values: bool) -> _Builder:
 _DAY_MICROS = 86_400_000_000
 
 
-def _time_of_day_millis(micros: int) -> int | None:
+class UnrepresentableValueError(MysqlCdcError, ValueError):
+    """A value that the configured representation cannot hold, in a column that has no null to give
+    instead: the event cannot be emitted without replacing the value by one another row can have."""
+
+
+def _time_of_day_millis(micros: int, outside: Callable[[int], None]) -> int | None:
     if 0 <= micros <= _DAY_MICROS:
         return micros // 1000
-    log.warning(
-        "TIME value of %d us is outside 00:00-24:00 and cannot be represented with "
-        "time.precision.mode=connect; the field is set to null",
-        micros,
-    )
+    outside(micros)
     return None
+
+
+def _time_outside_day(name: str) -> Callable[[int], None]:
+    def warn(micros: int) -> None:
+        log.warning(
+            "column %r: TIME value of %d us is outside 00:00-24:00 and cannot be represented with "
+            "time.precision.mode=connect; the field is set to null",
+            name,
+            micros,
+        )
+
+    return warn
+
+
+def _time_unrepresentable(name: str) -> Callable[[int], None]:
+    def fail(micros: int) -> None:
+        raise UnrepresentableValueError(
+            f"column {name!r} is NOT NULL and its TIME value of {micros} us is outside 00:00-24:00, "
+            "which time.precision.mode=connect cannot represent (Debezium stops too); use "
+            "time.precision.mode=adaptive_time_microseconds to capture such values"
+        )
+
+    return fail
 
 
 def _time_adaptive(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
@@ -1262,7 +1320,9 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
     # Pass 1: find the default, converting zero-like literals with the type's fallback rule.
     probe = build(column, settings, None if optional else _NEEDS_FALLBACK)
     default: Any = NO_DEFAULT
-    if column.has_default and column.default_expression is not None and not column.generated:
+    # Generated columns have no default; ON UPDATE CURRENT_TIMESTAMP columns, which Debezium's model
+    # also marks generated, keep theirs.
+    if column.has_default and column.default_expression is not None and column.generation_expression is None:
         literal = column.default_expression
         if not (literal.startswith("(") and literal.endswith(")")):  # expression defaults: none
             parse = probe.default or probe.snapshot

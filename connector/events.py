@@ -213,10 +213,20 @@ class DetachedKeyTableSchema(TableSchema):
         return super().key_of(value)  # an image built by hand: the best the value can tell
 
 
+_TOPIC_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def sanitized_topic_name(name: str) -> str:
+    """Debezium's ``TopicNamingStrategy.sanitizedTopicName``: every character Kafka does not accept in
+    a topic name (anything but ASCII letters, digits, ``.``, ``_`` and ``-``) becomes ``_``, one for
+    one (``dbz5743中文`` -> ``dbz5743__``)."""
+    if all(ch in _TOPIC_CHARACTERS for ch in name):
+        return name
+    return "".join(ch if ch in _TOPIC_CHARACTERS else "_" for ch in name)
+
+
 def topic_name(prefix: str, delimiter: str, *parts: str) -> str:
-    # Debezium replaces characters that are not valid in a Kafka topic name with '_'.
-    cleaned = ["".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in p) for p in parts]
-    return delimiter.join([prefix, *cleaned])
+    return sanitized_topic_name(delimiter.join([prefix, *parts]))
 
 
 class EventBuilder:

@@ -15,12 +15,14 @@ from typing import Any
 from connector.config import ConfigError, ConnectorConfig
 from connector.events import EventBuilder, SourcePosition, schema_change_record
 from connector.filters import TableFilter
+from connector.transactions import java_hashmap_order
 from ddl.errors import DdlError
 from ddl.filters import DdlFilter
 from ddl.history import HistoryRecord, SchemaHistory
 from ddl.model import SchemaModel, TableId
 from ddl.parser import DdlParseError, DdlParser, ParsedStatement
 from ddl.position import SourceOffset
+from ddl.quoting import single_quoted_strings
 from ddl.serialize import table_change_to_history, table_change_to_schema_change_payload
 from sink.records import ChangeRecord
 
@@ -107,7 +109,7 @@ class SchemaState:
                     source=self.partition,
                     position=SourceOffset.from_map(history_position).to_map(),
                     ts_ms=ts_ms,
-                    ddl=statement.ddl,
+                    ddl=single_quoted_strings(statement.ddl),
                     database_name=statement.database,
                     schema_name=None,
                     table_changes=history_changes,
@@ -147,18 +149,29 @@ class SchemaState:
             by_db[statement.database or ""] = []
         out = []
         for db, changes in by_db.items():
-            names = ",".join(c.id.table for c in changes) or None
-            # Database-level statements (no table changes): "table" is null, as Debezium writes it.
+            names = _source_tables(statement, db, changes, where.snapshot is None)
             source = self.builder.source(None, where, table_names=names)
             source["db"] = db
             payload = [table_change_to_schema_change_payload(c) for c in changes]
-            out.append(
-                schema_change_record(self.builder, db, statement.ddl, payload, source, record_offset, ts_ms)
-            )
+            ddl = single_quoted_strings(statement.ddl)
+            out.append(schema_change_record(self.builder, db, ddl, payload, source, record_offset, ts_ms))
         return out
 
     def truncated_tables(self, statements: Sequence[ParsedStatement]) -> list[TableId]:
         return [t for s in statements if s.kind == "truncate" for t in s.truncated]
+
+
+def _source_tables(statement: ParsedStatement, db: str, changes: Sequence[Any], streamed: bool) -> str | None:
+    """``source.table`` of a schema change record, as Debezium's ``parseDdl`` sets it: the names of the
+    statement's tables in this database (every table of a statement split in several, such as
+    ``DROP TABLE t1, t2``) in the order of its ``HashSet<TableId>`` (by the hash of ``db.table``).
+    A statement without tables has null, except a streamed ALTER DATABASE: "" (recorded in
+    tests/golden/debezium/fidelity/oddities.jsonl next to a streamed CREATE DATABASE's null)."""
+    tables = [t for t in statement.statement_tables if t.database == db] or [c.id for c in changes]
+    if not tables:
+        return "" if streamed and statement.alters_database else None
+    ids = {f"{t.database}.{t.table}": t.table for t in tables}
+    return ",".join(ids[key] for key in java_hashmap_order(list(ids)))
 
 
 def _is_truncate(ddl: str) -> bool:

@@ -55,7 +55,7 @@ from snapshot.binlog_status import gtids_at, position_problem, stream_start_prob
 from snapshot.chunks import ChunkQuery
 from snapshot.progress import LogProgress
 from snapshot.scan import TableJob, scan_serial
-from snapshot.snapshotter import quote_table, show_create_table
+from snapshot.snapshotter import quote_table, server_time_zone, show_create_table
 
 log = logging.getLogger(__name__)
 
@@ -315,7 +315,8 @@ class SignalActions:
             with conn.cursor() as cur:
                 # Each table's structure first, as a snapshot's schema changes (DROP, then CREATE).
                 for job in jobs:
-                    ddl = show_create_table(cur, job.table_id)
+                    with server_time_zone(cur):
+                        ddl = show_create_table(cur, job.table_id)
                     if ddl is None:
                         continue
                     schema_where = replace(where, snapshot="true")

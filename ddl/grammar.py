@@ -20,6 +20,7 @@ from sqlglot.tokens import Token, TokenType
 
 from ddl.dialect import DdlDialect, is_word
 from ddl.errors import DdlError
+from ddl.quoting import as_single_quoted_body
 
 
 class DdlSyntaxError(DdlError, ValueError):
@@ -54,6 +55,7 @@ class DataTypeSpec:
     charset: str | None = None
     collation: str | None = None
     values: tuple[str, ...] = ()  # ENUM/SET members, unquoted
+    signed: bool = False  # the DDL said SIGNED (Debezium keeps it in the type name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -620,11 +622,12 @@ def parse_data_type(c: Cursor) -> DataTypeSpec:
                 raise c.error("expected ')'")
             scale = c.integer("scale")
         c.expect_type(TokenType.R_PAREN, "')'")
-    unsigned = zerofill = False
+    unsigned = zerofill = signed = False
     charset = collation = None
     binary = False
     while True:
         if info.numeric and c.accept_any(frozenset({"SIGNED"})):
+            signed = True
             continue
         if info.numeric and c.accept("UNSIGNED"):
             unsigned = True
@@ -658,6 +661,7 @@ def parse_data_type(c: Cursor) -> DataTypeSpec:
         charset=charset,
         collation=collation,
         values=values,
+        signed=signed,
     )
 
 
@@ -980,8 +984,11 @@ def _string_default_text(c: Cursor) -> str:
         )
     else:
         raw = "".join(c.raw(t) for t in c.tokens[first : last + 1])
-    if len(raw) >= 2 and raw[0] in "'\"" and raw[-1] == raw[0]:
+    if len(raw) >= 2 and raw[0] == "'" and raw[-1] == "'":
         return raw[1:-1]
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        # Debezium reads the literal as the single-quoted one it rewrites it to (ddl.quoting).
+        return as_single_quoted_body(raw[1:-1])
     return raw
 
 

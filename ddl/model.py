@@ -86,8 +86,8 @@ class TableId:
 
     @property
     def quoted(self) -> str:
-        """Debezium's history/schema-change form: ``"db"."table"``."""
-        return f'"{self.database}"."{self.table}"'
+        """Debezium's history/schema-change form: ``"db"."table"``, a ``"`` inside a name doubled."""
+        return _double_quoted(self.database) + "." + _double_quoted(self.table)
 
     @classmethod
     def parse(cls, text: str) -> TableId:
@@ -128,6 +128,9 @@ class Column:
     enum_values: tuple[str, ...] = ()
     # Set when the column is a stored/virtual generated column (``AS (expr)``).
     generation_expression: str | None = None
+    # The DDL said SIGNED (``TINYINT SIGNED``): Debezium's type name keeps the word, only for
+    # streamed DDL (SHOW CREATE TABLE never writes it).
+    signed: bool = False
 
     @property
     def type_name(self) -> str:
@@ -135,6 +138,8 @@ class Column:
             return f"{self.data_type} UNSIGNED ZEROFILL"
         if self.unsigned:
             return f"{self.data_type} UNSIGNED"
+        if self.signed:
+            return f"{self.data_type} SIGNED"
         return self.data_type
 
     def with_(self, **changes: object) -> Column:
@@ -240,3 +245,8 @@ class SchemaModel:
         if db is not None and db.default_charset:
             return db.default_charset
         return self.server_charset
+
+
+def _double_quoted(name: str) -> str:
+    """Debezium's ``TableId`` quoting: the name in double quotes, an inner ``"`` doubled."""
+    return '"' + name.replace('"', '""') + '"'

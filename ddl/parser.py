@@ -87,6 +87,11 @@ class ParsedStatement:
     kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"
     table_changes: tuple[TableChange, ...] = ()
     truncated: tuple[TableId, ...] = ()
+    # The tables of the whole statement when it was split into several (``DROP TABLE t1, t2``):
+    # Debezium names them all in each part's ``source.table``.
+    statement_tables: tuple[TableId, ...] = ()
+    # ALTER DATABASE: Debezium's streamed record has ``source.table`` "" (other database statements: null).
+    alters_database: bool = False
 
 
 @dataclass(frozen=True)
@@ -367,8 +372,11 @@ def _drop_tables(tree: DropTable, text: str, state: _State) -> list[ParsedStatem
     suffix = _DROP_TYPE_SUFFIX.search(text)
     head = prefix.group(1) if prefix else "DROP TABLE "
     tail = f" {suffix.group(1)}" if suffix else ""
+    tables = tuple(change.id for change in dropped.table_changes)
     return [
-        ParsedStatement(f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,))
+        ParsedStatement(
+            f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,), (), tables
+        )
         for change in dropped.table_changes
     ]
 
@@ -443,13 +451,13 @@ def _create_database(tree: CreateDatabase, text: str, state: _State) -> ParsedSt
 def _alter_database(tree: AlterDatabase, text: str, state: _State) -> ParsedStatement:
     name = tree.name if tree.name is not None else state.default_database
     if name is None:
-        return ParsedStatement(text, None, "database")
+        return ParsedStatement(text, None, "database", alters_database=True)
     current = state.model.databases.get(name, Database(name))
     charset, collation = _database_charset(tree.charset, tree.collation, state)
     if tree.charset is None and tree.collation is None:
         charset, collation = current.default_charset, current.default_collation
     state.model = state.model.with_database(Database(name, charset, collation))
-    return ParsedStatement(text, name, "database")
+    return ParsedStatement(text, name, "database", alters_database=True)
 
 
 def _database_charset(
@@ -877,6 +885,7 @@ def column_from_definition(
         default_expression=expression,
         enum_values=spec.values,
         generation_expression=definition.generation_expression,
+        signed=spec.signed and not unsigned,
     )
     return column, inherits
 

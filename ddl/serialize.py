@@ -142,16 +142,19 @@ def parse_quoted_table_id(text: str) -> TableId:
     raise SchemaHistoryError(f"invalid table id {text!r} in schema history")
 
 
-def _split_type_name(type_name: str) -> tuple[str, bool, bool]:
+def _split_type_name(type_name: str) -> tuple[str, bool, bool, bool]:
+    """(data type, unsigned, zerofill, signed) of a ``typeName``."""
     upper = type_name.upper()
     for suffix, unsigned, zerofill in _TYPE_SUFFIXES:
         if upper.endswith(suffix):
-            return type_name[: -len(suffix)], unsigned, zerofill
-    return type_name, False, False
+            return type_name[: -len(suffix)], unsigned, zerofill, False
+    if upper.endswith(" SIGNED"):
+        return type_name[: -len(" SIGNED")], False, False, True
+    return type_name, False, False, False
 
 
 def column_from_history(document: Mapping[str, Any]) -> Column:
-    data_type, unsigned, zerofill = _split_type_name(str(document["typeName"]))
+    data_type, unsigned, zerofill, signed = _split_type_name(str(document["typeName"]))
     return Column(
         name=str(document["name"]),
         position=int(document["position"]),
@@ -169,6 +172,7 @@ def column_from_history(document: Mapping[str, Any]) -> Column:
         has_default=bool(document.get("hasDefaultValue", "defaultValueExpression" in document)),
         default_expression=document.get("defaultValueExpression"),
         enum_values=tuple(unquote_enum_value(str(v)) for v in document.get("enumValues") or ()),
+        signed=signed,
     )
 
 

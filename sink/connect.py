@@ -97,7 +97,7 @@ class ConnectSchema:
         if self.parameters is not None:
             node["parameters"] = dict(self.parameters)
         if self.has_default:
-            node["default"] = self.default
+            node["default"] = _rendered_default(self)
         return node
 
     @property
@@ -125,9 +125,19 @@ def _needs_walk(schema: ConnectSchema) -> bool:
     return False
 
 
+def _rendered_default(schema: ConnectSchema) -> Any:
+    """The default as the converter writes it, in the schema and for a null: a FLOAT's as Java prints
+    a float (``5.6``, not the widened ``5.599999904632568``)."""
+    if not schema.has_default:
+        return None
+    if schema.type in ("float32", "float64"):
+        return java_float(schema.default, schema.type == "float32")
+    return schema.default
+
+
 def _walk(schema: ConnectSchema, value: Any) -> Any:
     if value is None:
-        return schema.default if schema.has_default else None
+        return _rendered_default(schema)
     kind = schema.type
     if kind in ("float32", "float64"):
         return java_float(value, kind == "float32")
@@ -156,7 +166,7 @@ def _compile_walker(schema: ConnectSchema) -> Any:
         namespace[name] = value
         return name
 
-    when_null = constant(schema.default if schema.has_default else None)
+    when_null = constant(_rendered_default(schema))
     lines = ["def walk(value):", f"    if value is None: return {when_null}"]
     kind = schema.type
     if kind in ("float32", "float64"):
@@ -169,7 +179,7 @@ def _compile_walker(schema: ConnectSchema) -> Any:
             if child.type in ("struct", "array", "map") or child._needs_walk:
                 lines.append(f"    out[{key}] = {constant(_walker_of(child))}(get({key}))")
             else:  # a primitive with a default
-                default = constant(child.default if child.has_default else None)
+                default = constant(_rendered_default(child))
                 lines.append(f"    v = get({key}); out[{key}] = {default} if v is None else v")
         lines.append("    return out")
     elif kind == "array" and schema.items is not None:

@@ -33,7 +33,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -278,11 +278,12 @@ class Snapshotter:
                 # transaction that read under them.
                 _execute_commit(main)
                 self._unlock(cur, state)
-                for table_id in deferred:
-                    ddl = show_create_table(cur, table_id)
-                    if ddl is not None:
-                        listener.on_schema_statement(ddl, table_id.database)
-                        statements += 1
+                with server_time_zone(cur):
+                    for table_id in deferred:
+                        ddl = show_create_table(cur, table_id)
+                        if ddl is not None:
+                            listener.on_schema_statement(ddl, table_id.database)
+                            statements += 1
             elif state.global_lock:
                 self._unlock(cur, state)
             main.rollback()
@@ -435,20 +436,21 @@ class Snapshotter:
         for table_id in plan.schema_tables:
             by_database.setdefault(table_id.database, []).append(table_id)
         vanished: set[TableId] = set()
-        for database, table_ids in by_database.items():
-            log.info("Reading structure of database '%s'", database)
-            emit(f"DROP DATABASE IF EXISTS {quote_identifier(database)}", database)
-            charset, collation = locales.get(database, (None, None))
-            emit(create_database_statement(database, charset, collation), database)
-            emit(f"USE {quote_identifier(database)}", database)
-            for table_id in table_ids:
-                if table_id in skip:
-                    continue
-                ddl = show_create_table(cur, table_id)
-                if ddl is None:
-                    vanished.add(table_id)
-                    continue
-                emit(ddl, database)
+        with server_time_zone(cur):
+            for database, table_ids in by_database.items():
+                log.info("Reading structure of database '%s'", database)
+                emit(f"DROP DATABASE IF EXISTS {quote_identifier(database)}", database)
+                charset, collation = locales.get(database, (None, None))
+                emit(create_database_statement(database, charset, collation), database)
+                emit(f"USE {quote_identifier(database)}", database)
+                for table_id in table_ids:
+                    if table_id in skip:
+                        continue
+                    ddl = show_create_table(cur, table_id)
+                    if ddl is None:
+                        vanished.add(table_id)
+                        continue
+                    emit(ddl, database)
         if vanished:
             # Dropped between listing and locking: nothing to read, streaming sees no rows for them.
             plan.data_tables = [t for t in plan.data_tables if t not in vanished]
@@ -526,7 +528,27 @@ def _execute_commit(conn: pymysql.connections.Connection) -> None:
     conn.commit()
 
 
+# SHOW CREATE TABLE prints TIMESTAMP defaults in the session's zone: table structures are read in the
+# server's own zone, the zone the DDL was written in and that the binlog's DDL text shows (the
+# session itself may run in UTC or in database.connectionTimeZone).
+_SERVER_ZONE = "SET @mysql_cdc_session_zone = @@session.time_zone, @@session.time_zone = @@global.time_zone"
+_SESSION_ZONE = "SET @@session.time_zone = @mysql_cdc_session_zone"
+
+
+@contextlib.contextmanager
+def server_time_zone(cur: Any) -> Iterator[None]:
+    """Runs the block's statements (``show_create_table``) in the server's zone, then restores the
+    session's zone."""
+    _execute(cur, _SERVER_ZONE)
+    try:
+        yield
+    finally:
+        _execute(cur, _SESSION_ZONE)
+
+
 def show_create_table(cur: Any, table_id: TableId) -> str | None:
+    """The table's ``SHOW CREATE TABLE`` text, or None when the table is gone. Call it inside
+    ``server_time_zone`` so that TIMESTAMP defaults show as written."""
     try:
         _execute(cur, f"SHOW CREATE TABLE {quote_table(table_id)}")
     except pymysql.MySQLError as exc:

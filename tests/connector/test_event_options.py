@@ -11,7 +11,7 @@ import pytest
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
-from connector.events import EventBuilder
+from connector.events import EventBuilder, topic_name
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
@@ -307,3 +307,17 @@ def test_message_key_columns_format_is_checked() -> None:
     with pytest.raises(ConfigError) as exc:
         EventBuilder(config)
     assert exc.value.key == "message.key.columns" and "'db.u'" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("table", "topic"),
+    [
+        # As Debezium 3.6.3 names them (tests/golden/debezium/fidelity/names.jsonl):
+        ("dbz5743中文", "p.db.dbz5743__"),
+        ("special\"[`]$'", "p.db.special______"),
+        ("ümlaut-täble", "p.db._mlaut-t_ble"),
+        ("plain_Name-1.x", "p.db.plain_Name-1.x"),
+    ],
+)
+def test_topic_names_keep_only_what_kafka_accepts(table: str, topic: str) -> None:
+    assert topic_name("p", ".", "db", table) == topic

@@ -377,3 +377,42 @@ def test_keep_alive_interval_detects_a_silent_connection_and_reconnects(
         assert [r.after["id"] for r in data(memory) if r.after] == [1, 2]
     finally:
         proxy.close()
+
+
+# -- a key value the representation cannot hold (issue 25) ---------------------------------------------
+def test_a_time_key_connect_mode_cannot_hold_stops_again_after_a_restart_until_passed_with_warn(
+    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
+) -> None:
+    """TIME 517:51:04.77 is no time of day: with time.precision.mode=connect the key has no value to
+    give it that another row could not have (Debezium stops too). The stored offset stays before the
+    event, so a restart stops there again; only event.processing.failure.handling.mode=warn passes it,
+    and the rows around it are delivered with their own keys."""
+    db = unique_db
+    mysql_server.execute("CREATE TABLE tk (c1 TIME(2) PRIMARY KEY, v INT)", database=db)
+    connect = {"time.precision.mode": "connect"}
+    engine, _ = make(mysql_server, db, tmp_path, **connect)
+    engine.catch_up()
+    mysql_server.execute(
+        "INSERT INTO tk VALUES ('02:00:00', 1)",
+        "INSERT INTO tk VALUES ('517:51:04.77', 2)",
+        "INSERT INTO tk VALUES ('03:00:00', 3)",
+        database=db,
+    )
+    for _ in range(2):  # the first run, then a restart from the stored offset
+        with pytest.raises(
+            EventProcessingError, match=r"column 'c1' is NOT NULL .*time\.precision\.mode=connect"
+        ):
+            engine.catch_up()
+        engine.close()
+        engine, memory = make(mysql_server, db, tmp_path, **connect)
+    engine.close()
+    engine, memory = make(
+        mysql_server, db, tmp_path, **connect, **{"event.processing.failure.handling.mode": "warn"}
+    )
+    engine.catch_up()
+    engine.close()
+    keys = [r.key for r in memory.records if r.kind == RecordKind.DATA and r.table_id.table == "tk"]
+    # 03:00 now (02:00 again too if its offset was not stored before the stop); never a stand-in key.
+    assert {"c1": 10_800_000} in keys and all(k in ({"c1": 7_200_000}, {"c1": 10_800_000}) for k in keys), (
+        keys
+    )

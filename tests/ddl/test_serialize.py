@@ -164,3 +164,20 @@ def test_quoted_table_ids() -> None:
 def test_invalid_history_lines_raise_history_errors(line: bytes) -> None:
     with pytest.raises(SchemaHistoryError):
         history_record_from_json(line)
+
+
+def test_signed_type_names_round_trip_through_history() -> None:
+    """Debezium keeps an explicit SIGNED in the type name of streamed DDL (fidelity/oddities.jsonl);
+    read back from the history it is the same column with the same data type."""
+    r = parse("CREATE TABLE s (id INT PRIMARY KEY, x TINYINT SIGNED, y INT(4) SIGNED DEFAULT -1, z SMALLINT)")
+    original = table(r, "db.s")
+    assert [c.type_name for c in original.columns] == ["INT", "TINYINT SIGNED", "INT SIGNED", "SMALLINT"]
+    document = orjson.loads(orjson.dumps(table_change_to_history(r.statements[0].table_changes[0])))
+    restored = table_from_history(document)
+    assert restored.columns == original.columns
+
+
+def test_table_ids_double_embedded_quotes() -> None:
+    table_id = TableId("db", "special\"[`]$'")
+    assert table_id.quoted == '"db"."special""[`]$\'"'
+    assert parse_quoted_table_id(table_id.quoted) == table_id

@@ -40,10 +40,13 @@ from tests.golden.workloads import (
     CASES,
     DB,
     DEBEZIUM,
+    FIDELITY_CASES,
+    FIDELITY_SERVER_OPTIONS,
     TRANSFORM_CASES,
     VARIANTS,
     all_families,
     create_families,
+    fidelity_db,
     mode_db,
     refill_statements,
     run_statements,
@@ -166,6 +169,24 @@ class Debezium:
                 raise TimeoutError("Debezium kept emitting records")
             time.sleep(0.25)
 
+    def failure(self) -> str | None:
+        """Debezium's failure message once the engine has stopped with one, else None."""
+        for line in self._log_text().splitlines():
+            if "ORACLE: engine stopped with failure: " in line:
+                return line.split("failure: ", 1)[1]
+        return None
+
+    def wait_quiet_or_failed(self, quiet: float = 5.0, timeout: float = 180.0) -> str | None:
+        """``wait_quiet``, except that the engine stopping with a failure ends the wait: its message."""
+        try:
+            self.wait_quiet(quiet, timeout)
+        except RuntimeError:
+            message = self.failure()
+            if message is None:
+                raise
+            return message
+        return self.failure()
+
     def stop(self, timeout: float = 90.0) -> None:
         if self._proc is None:
             return
@@ -220,8 +241,8 @@ def write_text(path: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def oracle_server() -> Iterator[LocalMySQLServer]:
-    server = LocalMySQLServer(extra_options=SERVER_OPTIONS)
+def oracle_server(extra: Sequence[str] = ()) -> Iterator[LocalMySQLServer]:
+    server = LocalMySQLServer(extra_options=(*SERVER_OPTIONS, *extra))
     try:
         yield server.start()
     finally:
@@ -288,6 +309,41 @@ def record_mode(server: LocalMySQLServer, case: str, scratch: Path, transform: b
     write(DEBEZIUM / ("transforms" if transform else "modes") / f"{case}.jsonl", keep(dbz.lines()))
 
 
+FAILURE = ".failure.txt"  # next to a fidelity case's records: the message Debezium stopped with
+
+
+def record_fidelity(server: LocalMySQLServer, case: str, scratch: Path) -> None:
+    """One case of ``FIDELITY_CASES`` (issue 25), on a server at a non-UTC zone. A case where Debezium
+    stops with a failure keeps the records it emitted before, and its message in ``<case>.failure.txt``."""
+    print(f"fidelity {case}")
+    spec = FIDELITY_CASES[case]
+    db = fidelity_db(case)
+    server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4")
+    run_statements(server, spec.setup, db)
+    dbz = Debezium(server, spec.properties(db), scratch / f"fidelity-{case}").start()
+    failure = None
+    try:
+        try:
+            dbz.wait_streaming()
+        except RuntimeError:
+            failure = dbz.failure()
+            if failure is None:
+                raise
+        if failure is None:
+            failure = dbz.wait_quiet_or_failed()
+        if failure is None and spec.stream:
+            run_statements(server, spec.stream, db)
+            failure = dbz.wait_quiet_or_failed()
+    finally:
+        dbz.stop()
+    server.execute(f"DROP DATABASE IF EXISTS `{db}`")
+    out = DEBEZIUM / "fidelity"
+    write(out / f"{case}.jsonl", keep(dbz.lines()))
+    (out / f"{case}{FAILURE}").unlink(missing_ok=True)
+    if failure is not None:
+        write_text(out / f"{case}{FAILURE}", f"{failure}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -297,27 +353,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--transform", action="append", choices=list(TRANSFORM_CASES), help="transform case(s)"
     )
+    parser.add_argument("--fidelity", action="append", choices=list(FIDELITY_CASES), help="issue 25 case(s)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (Debezium's logs)")
     args = parser.parse_args(argv)
-    chosen = args.variant or args.mode or args.transform
+    chosen = args.variant or args.mode or args.transform or args.fidelity
     variants = args.variant or ([] if chosen else list(VARIANTS))
     modes = args.mode or ([] if chosen else list(CASES))
     transforms = args.transform or ([] if chosen else list(TRANSFORM_CASES))
+    fidelity = args.fidelity or ([] if chosen else list(FIDELITY_CASES))
     classpath()
     scratch = Path(tempfile.mkdtemp(prefix="golden-debezium-"))
     print(f"scratch: {scratch}")
     try:
-        with oracle_server() as server:
-            for variant in variants:
-                record_variant(server, variant, scratch)
-            # Each mode case runs on a server holding only its own database (as in the test session,
-            # where the type families' database is gone by then): Debezium's snapshot records the DDL
-            # of every database, captured or not.
-            server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
-            for case in modes:
-                record_mode(server, case, scratch)
-            for case in transforms:
-                record_mode(server, case, scratch, transform=True)
+        if variants or modes or transforms:
+            with oracle_server() as server:
+                for variant in variants:
+                    record_variant(server, variant, scratch)
+                # Each mode case runs on a server holding only its own database (as in the test session,
+                # where the type families' database is gone by then): Debezium's snapshot records the DDL
+                # of every database, captured or not.
+                server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
+                for case in modes:
+                    record_mode(server, case, scratch)
+                for case in transforms:
+                    record_mode(server, case, scratch, transform=True)
+        if fidelity:
+            with oracle_server(FIDELITY_SERVER_OPTIONS) as server:
+                for case in fidelity:
+                    record_fidelity(server, case, scratch)
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -451,3 +451,219 @@ TRANSFORM_CASES.update(
         ),
     }
 )
+
+
+# -- issue 25: defaults, time zones, names, keys (the server at a non-UTC zone) -------------------------
+
+# The fidelity cases run on a server of their own at this zone, so that every TIMESTAMP default, DDL text
+# and zero-date fallback would show a shift between the snapshot's and the stream's reading.
+FIDELITY_SERVER_OPTIONS = ("--default-time-zone=-11:00",)
+
+_DEFAULTS_DDL = (
+    "CREATE TABLE {t} (id INT PRIMARY KEY, "
+    "k TIMESTAMP NULL DEFAULT CURRENT_TIMESTAMP, "
+    "ts TIMESTAMP NOT NULL DEFAULT '1970-01-02 00:00:00', "
+    "b BIT(25) DEFAULT b'10110000100001111', "
+    "b8 BIT(8) NOT NULL DEFAULT b'101', "
+    "f1 FLOAT DEFAULT 5.6, "
+    "f2 FLOAT(7,2) DEFAULT 5.6, "
+    "d1 DOUBLE DEFAULT 5.6, "
+    "modified DATETIME DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP, "
+    "created DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), "
+    "g TIME DEFAULT '0000-00-00 01:00:00.000', "
+    "g2 TIME(3) NOT NULL DEFAULT '-12:30:00.5', "
+    'dz DATE DEFAULT "0000-00-00", '
+    "q VARCHAR(10) DEFAULT 'it''s', "
+    "dtz DATETIME NOT NULL DEFAULT '0000-00-00 00:00:00')"
+)
+
+
+# One column per type family with a literal default; rows with NULLs (written as the default by the
+# JSON converter where there is one), with defaults, and with values.
+_FAMILY_DEFAULTS_DDL = (
+    "CREATE TABLE {t} (id INT PRIMARY KEY, "
+    "ti TINYINT DEFAULT -5, tu TINYINT UNSIGNED DEFAULT '200', si SMALLINT DEFAULT 1.6, "
+    "mi MEDIUMINT UNSIGNED DEFAULT 16777215, i INT DEFAULT -2147483648, iu INT UNSIGNED DEFAULT 4294967295, "
+    "bi BIGINT DEFAULT -9223372036854775808, bu BIGINT UNSIGNED DEFAULT 18446744073709551615, "
+    "bo BOOLEAN DEFAULT TRUE, b1 BIT(1) DEFAULT b'1', b64 BIT(64) DEFAULT b'1', "
+    "de DECIMAL(10,2) DEFAULT 1.5, de0 DECIMAL(5,0) DEFAULT '-3', "
+    "fl FLOAT DEFAULT 1e10, fs FLOAT DEFAULT 0.1, db DOUBLE DEFAULT -2.5e10, dd DOUBLE(8,3) DEFAULT 1.0005, "
+    "yr YEAR DEFAULT 69, dt DATE DEFAULT '2020-02-29', dtt DATE DEFAULT '2020-01-01 10:00:00', "
+    "dt6 DATETIME(6) DEFAULT '2020-01-01 10:00:00.123456', dt3 DATETIME(3) DEFAULT '2020-01-01 10:00:00.5', "
+    "tsf TIMESTAMP(3) NULL DEFAULT '2020-01-01 10:00:00.5', tsz TIMESTAMP NULL DEFAULT '0000-00-00 00:00:00', "
+    "tm6 TIME(6) DEFAULT '-10:00:00.000001', tm0 TIME DEFAULT 3600, "
+    "ch CHAR(3) DEFAULT 'ab', vc VARCHAR(10) DEFAULT _utf8mb4'ü' COLLATE utf8mb4_bin, "
+    "tx TEXT DEFAULT 'text', bn BINARY(4) DEFAULT 'ab', vb VARBINARY(4) DEFAULT x'0102', "
+    "en ENUM('x', 'y') DEFAULT 'y', st SET('a', 'b', 'c') DEFAULT 'a,c', ee ENUM('x', 'y') NOT NULL)"
+)
+_FAMILY_DEFAULTS_ROWS = (
+    "INSERT INTO {t} (id) VALUES (1)",
+    "INSERT INTO {t} VALUES (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, NULL, NULL, 'x')",
+)
+
+
+def _family_defaults(t: str) -> tuple[str, ...]:
+    return (_FAMILY_DEFAULTS_DDL.format(t=t), *(sql.format(t=t) for sql in _FAMILY_DEFAULTS_ROWS))
+
+
+def _defaults_rows(t: str) -> tuple[str, ...]:
+    # Fixed values for the columns whose server default is "now", so both sides see the same rows.
+    now = "modified, created"
+    return (
+        f"INSERT INTO {t} (id, k, {now}) VALUES (1, NULL, '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
+        f"INSERT INTO {t} (id, k, b, f1, g, dz, {now}) VALUES "
+        f"(2, '2021-06-01 12:00:00', NULL, NULL, NULL, NULL, NULL, '2020-01-01 10:00:00')",
+        f"INSERT INTO {t} (id, k, ts, dtz, {now}) VALUES "
+        f"(3, '1999-12-31 23:59:59', '0000-00-00 00:00:00', '0000-00-00 00:00:00', NULL, '2020-01-01 10:00:00')",
+        f"INSERT INTO {t} (id, k, b, b8, f1, f2, d1, g, g2, dz, {now}) VALUES (4, NULL, b'1', b'0', 1.25, 2.5, "
+        f"0.1, '838:59:59', '-838:59:59', '2000-02-29', '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
+    )
+
+
+_NAMES = ("dbz5743中文", "special\"[`]$'", "ümlaut-täble")
+_ODD_SNAPSHOT = (
+    "CREATE TABLE cs (id INT PRIMARY KEY, c VARCHAR(10) CHARACTER SET 'utf8', l VARCHAR(5) CHARSET \"latin1\", "
+    "t TEXT) DEFAULT CHARSET = 'utf8'",
+    "CREATE TABLE en (id INT PRIMARY KEY, e ENUM('it''s', 'a\\'b', 'c,d', 'e'))",
+    "CREATE TABLE si (id INT PRIMARY KEY, x TINYINT SIGNED, y INT(4) SIGNED DEFAULT -1)",
+)
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _name_tables(suffix: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in _NAMES:
+        t = _quoted(name + suffix)
+        out += [f"CREATE TABLE {t} (id INT PRIMARY KEY, v VARCHAR(10))", f"INSERT INTO {t} VALUES (1, 'x')"]
+    return tuple(out)
+
+
+def _odd_tables(suffix: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for sql in _ODD_SNAPSHOT:
+        name = sql.split()[2]
+        out.append(sql.replace(f"TABLE {name} ", f"TABLE {name}{suffix} "))
+    out += [
+        f"INSERT INTO cs{suffix} VALUES (1, 'é', 'ü', 'ß')",
+        f"INSERT INTO en{suffix} VALUES (1, 'it''s'), (2, 'a''b'), (3, 'c,d')",
+        f"INSERT INTO si{suffix} VALUES (1, -128, DEFAULT)",
+    ]
+    return tuple(out)
+
+
+_TIME_KEY = "CREATE TABLE tk (c1 TIME(2) PRIMARY KEY, v INT)"
+
+FIDELITY_CASES: dict[str, ModeCase] = {
+    # Column defaults of every kind named in issue 25, learned from the snapshot (snap) and from a
+    # streamed CREATE TABLE (streamed); rows with NULLs, defaults, zero dates; an update.
+    "defaults": ModeCase(
+        {},
+        setup=(
+            "SET SESSION sql_mode=''",
+            _DEFAULTS_DDL.format(t="snap"),
+            *_defaults_rows("snap"),
+            *_family_defaults("snap_families"),
+        ),
+        stream=(
+            "SET SESSION sql_mode=''",
+            _DEFAULTS_DDL.format(t="streamed"),
+            *_defaults_rows("streamed"),
+            "INSERT INTO snap (id, k, modified, created) VALUES (5, NULL, '2020-01-01 10:00:00', '2020-01-01 10:00:00')",
+            "UPDATE snap SET f1 = 7.5, modified = '2021-01-01 00:00:00' WHERE id = 1",
+            # Double-quoted string literals in streamed DDL (Debezium's ddl text shows them single-quoted).
+            'CREATE TABLE dq (id INT PRIMARY KEY, a VARCHAR(10) DEFAULT "it\'s", b VARCHAR(10) DEFAULT "x" '
+            'COMMENT "n\\"o", e ENUM("p", \'q\') DEFAULT "p", d DATE DEFAULT "2020-01-01")',
+            'ALTER TABLE dq ALTER COLUMN b SET DEFAULT "y"',
+            "INSERT INTO dq (id) VALUES (1)",
+            *_family_defaults("streamed_families"),
+        ),
+        snapshot_data=True,
+    ),
+    # The type-family defaults again under the other representation modes.
+    "defaults_modes": ModeCase(
+        {
+            "time.precision.mode": "connect",
+            "decimal.handling.mode": "string",
+            "binary.handling.mode": "hex",
+            "bigint.unsigned.handling.mode": "precise",
+        },
+        setup=("SET SESSION sql_mode=''", *_family_defaults("snap_families")),
+        stream=("SET SESSION sql_mode=''", *_family_defaults("streamed_families")),
+        snapshot_data=True,
+    ),
+    # Table names that need Debezium's topic/schema name sanitising and identifier quoting.
+    "names": ModeCase({}, setup=_name_tables(""), stream=_name_tables("_s"), snapshot_data=True),
+    # The four Debezium oddities of issue 25: multi-table DROP TABLE, quoted charset names, an ENUM
+    # member with an escaped quote, TINYINT SIGNED.
+    "oddities": ModeCase(
+        {},
+        setup=_odd_tables(""),
+        stream=(
+            *_odd_tables("_s"),
+            "CREATE TABLE t1 (id INT PRIMARY KEY)",
+            "CREATE TABLE t2 (id INT PRIMARY KEY)",
+            "CREATE TABLE t3 (id INT PRIMARY KEY)",
+            "CREATE TABLE t4 (id INT PRIMARY KEY)",
+            "INSERT INTO t1 VALUES (1)",
+            "DROP TABLE t1,t2,t3,t4",
+            "INSERT INTO en VALUES (4, 'e')",
+            # Quoted charset names in other places of the grammar.
+            "ALTER TABLE cs_s ADD COLUMN d VARCHAR(3) CHARACTER SET 'utf8'",
+            "ALTER TABLE cs_s MODIFY l VARCHAR(5) CHARACTER SET 'utf8mb4'",
+            "ALTER TABLE cs_s DEFAULT CHARACTER SET = 'latin1'",
+            "ALTER TABLE cs_s ADD COLUMN e VARCHAR(3)",
+            "INSERT INTO cs_s (id, c, d, e) VALUES (2, 'a', 'b', 'c')",
+            "ALTER TABLE cs_s CONVERT TO CHARACTER SET 'utf8'",
+            "INSERT INTO cs_s (id, c, d, e) VALUES (3, 'a', 'b', 'c')",
+            "ALTER DATABASE golden_fid_oddities CHARACTER SET 'latin1'",
+            "CREATE DATABASE IF NOT EXISTS golden_fid_oddities",
+            "CREATE TABLE cq (id INT PRIMARY KEY, c VARCHAR(5))",
+            "INSERT INTO cq VALUES (1, 'x')",
+            "CREATE TABLE c1 (id INT PRIMARY KEY, c VARCHAR(5)) CHARACTER SET = 'utf8'",
+            "CREATE TABLE c2 (id INT PRIMARY KEY, c VARCHAR(5)) CHARSET 'utf8'",
+            "CREATE TABLE c3 (id INT PRIMARY KEY, c VARCHAR(5) COLLATE 'utf8mb3_bin')",
+            "CREATE TABLE c4 (id INT PRIMARY KEY, c VARCHAR(5)) COLLATE 'utf8mb3_bin'",
+            "CREATE TABLE c5 (id INT PRIMARY KEY, c CHAR(3) CHARACTER SET 'ucs2', v VARCHAR(4) BINARY CHARACTER SET 'utf8')",
+            "CREATE TABLE c6 (id INT PRIMARY KEY, c VARCHAR(5)) DEFAULT CHARACTER SET 'utf8' COLLATE 'utf8mb3_general_ci'",
+            "ALTER TABLE c1 CHARACTER SET 'latin1'",
+            'ALTER TABLE c1 MODIFY c VARCHAR(5) CHARACTER SET "latin1"',
+            "ALTER TABLE c2 ADD COLUMN d VARCHAR(5) CHARACTER SET `utf8`",
+        ),
+        snapshot_data=True,
+    ),
+    # A TIME key beyond 24 h with time.precision.mode=connect: in the snapshot, and streamed.
+    "time_key_snapshot": ModeCase(
+        {"time.precision.mode": "connect"},
+        setup=(_TIME_KEY, "INSERT INTO tk VALUES ('01:00:00', 1), ('517:51:04.77', 2), ('02:00:00', 3)"),
+        snapshot_data=True,
+    ),
+    "time_key_streaming": ModeCase(
+        {"time.precision.mode": "connect"},
+        setup=(_TIME_KEY, "INSERT INTO tk VALUES ('01:00:00', 1)"),
+        stream=(
+            "INSERT INTO tk VALUES ('02:00:00', 2)",
+            "INSERT INTO tk VALUES ('517:51:04.77', 3)",
+            "INSERT INTO tk VALUES ('03:00:00', 4)",
+        ),
+        snapshot_data=True,
+    ),
+    "time_key_streaming_warn": ModeCase(
+        {"time.precision.mode": "connect", "event.processing.failure.handling.mode": "warn"},
+        setup=(_TIME_KEY, "INSERT INTO tk VALUES ('01:00:00', 1)"),
+        stream=(
+            "INSERT INTO tk VALUES ('02:00:00', 2)",
+            "INSERT INTO tk VALUES ('517:51:04.77', 3)",
+            "INSERT INTO tk VALUES ('03:00:00', 4)",
+        ),
+        snapshot_data=True,
+    ),
+}
+
+
+def fidelity_db(case: str) -> str:
+    return f"golden_fid_{case}"

@@ -57,6 +57,9 @@ STRUCTURE = [
     "SHOW VARIABLES WHERE Variable_name = 'sql_mode'",
     "SELECT schema_name, default_character_set_name, default_collation_name FROM information_schema.schemata",
 ]
+# Table structures are read in the server's zone (TIMESTAMP defaults as written), then the session's.
+SERVER_ZONE = "SET @mysql_cdc_session_zone = @@session.time_zone, @@session.time_zone = @@global.time_zone"
+SESSION_ZONE = "SET @@session.time_zone = @mysql_cdc_session_zone"
 ESTIMATES_AB = ["USE `seq`", "SHOW TABLE STATUS LIKE 'a'", "USE `seq`", "SHOW TABLE STATUS LIKE 'b'"]
 ROWS_AB = [
     "SELECT UNIX_TIMESTAMP()",
@@ -87,9 +90,11 @@ def test_minimal_global_read_lock_sequence(server, general_log, factory):
         "START TRANSACTION WITH CONSISTENT SNAPSHOT",
         *POSITION,
         *STRUCTURE,
+        SERVER_ZONE,
         "SHOW CREATE TABLE `seq`.`a`",
         "SHOW CREATE TABLE `seq`.`b`",
         "SHOW CREATE TABLE `seq`.`c`",
+        SESSION_ZONE,
         "UNLOCK TABLES",
         *ESTIMATES_ABC,
         *ROWS_ABC,
@@ -113,13 +118,17 @@ def test_table_lock_workflow_when_reload_is_not_granted(server, general_log, fac
         "LOCK TABLES `seq`.`a` READ, `seq`.`b` READ",
         *POSITION,
         *STRUCTURE,
+        SERVER_ZONE,
         "SHOW CREATE TABLE `seq`.`a`",
         "SHOW CREATE TABLE `seq`.`b`",
+        SESSION_ZONE,
         *ESTIMATES_AB,
         *ROWS_AB,
         "COMMIT",  # the transaction ends first ...
         "UNLOCK TABLES",  # ... then the table locks are released
+        SERVER_ZONE,
         "SHOW CREATE TABLE `seq`.`c`",  # structure of the table that was not locked
+        SESSION_ZONE,
         "ROLLBACK",
     ]
     assert snapshotter.last_summary is not None and snapshotter.last_summary.locking == "table"
@@ -153,9 +162,11 @@ def test_extended_holds_the_global_lock_until_all_rows_were_read(server, general
         "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
         *POSITION,
         *STRUCTURE,
+        SERVER_ZONE,
         "SHOW CREATE TABLE `seq`.`a`",
         "SHOW CREATE TABLE `seq`.`b`",
         "SHOW CREATE TABLE `seq`.`c`",
+        SESSION_ZONE,
         *ESTIMATES_ABC,
         *ROWS_ABC,
         "UNLOCK TABLES",
@@ -171,9 +182,11 @@ def test_none_takes_no_lock(server, general_log, factory):
         *SESSION,
         *POSITION,
         *STRUCTURE,
+        SERVER_ZONE,
         "SHOW CREATE TABLE `seq`.`a`",
         "SHOW CREATE TABLE `seq`.`b`",
         "SHOW CREATE TABLE `seq`.`c`",
+        SESSION_ZONE,
         *ESTIMATES_ABC,
         *ROWS_ABC,
         "ROLLBACK",
