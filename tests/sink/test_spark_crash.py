@@ -100,7 +100,7 @@ class Writer(threading.Thread):
                         done += self.change(cur)
                     cur.execute("COMMIT")
                     self.log += done
-                    time.sleep(0.02)
+                    time.sleep(0.05)
         except BaseException as exc:  # surfaced by the test
             self.error = exc
 
@@ -240,7 +240,7 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
     config = ConnectorConfig.from_mapping(props)
     engine = Engine(config, sinks=[SparkSink.from_config(config)])
     try:
-        engine.catch_up(timeout=300)
+        engine.catch_up(timeout=900)
     finally:
         engine.close()
     out = io.StringIO()
