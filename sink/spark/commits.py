@@ -25,8 +25,8 @@ HISTORY_DEPTH = 50  # commits searched for the sink's own (others: OPTIMIZE, VAC
 @dataclass(frozen=True)
 class CommitMeta:
     batch: int
-    seq: int
-    of: int
+    seq: int  # the commit's number in its batch (unique: it names the Delta transaction)
+    of: int  # the Delta tables the batch writes to
     offset: SourceOffset | None  # the last event this table holds
     batch_offset: SourceOffset | None  # the whole batch's last event
     since: SourceOffset | None  # the previous batch's last event (every table holds it)
@@ -34,6 +34,7 @@ class CommitMeta:
     key: tuple[str, ...] | None
     table: tuple[str, str] | None = None  # the MySQL table (database, table)
     kind: str = ""  # current or changelog
+    final: bool = True  # the table's last commit of the batch
     base_version: int | None = None  # the version before the snapshot in progress
     base_offset: SourceOffset | None = None  # the table's offset at that version
     version: int = -1  # the Delta version that holds this commit (read back)
@@ -57,6 +58,7 @@ class CommitMeta:
             "key": list(self.key) if self.key is not None else None,
             "table": list(self.table) if self.table else None,
             "kind": self.kind,
+            "final": self.final,
         }
         if self.base_version is not None:
             doc["base_version"] = self.base_version
@@ -83,6 +85,7 @@ class CommitMeta:
             key=tuple(doc["key"]) if doc.get("key") is not None else None,
             table=(str(doc["table"][0]), str(doc["table"][1])) if doc.get("table") else None,
             kind=str(doc.get("kind") or ""),
+            final=bool(doc.get("final", True)),
             base_version=doc.get("base_version"),
             base_offset=coerce(doc.get("base_offset")),
             version=version,

@@ -27,9 +27,11 @@ buffered (extended to the end of the transaction in progress), when the oldest b
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from pyspark.sql import SparkSession
@@ -59,6 +61,7 @@ log = logging.getLogger(__name__)
 LEGACY_MARKER = "_mysql_cdc/commits"
 
 Work = dict[TableId, TableBatch]
+Operation = tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]  # kind, table, what
 
 
 class SparkSink(Sink):
@@ -70,6 +73,7 @@ class SparkSink(Sink):
         self.settings = settings
         self._spark: SparkSession | None = None
         self._writer: DeltaWriter | None = None
+        self._writer_pool: queue.SimpleQueue[DeltaWriter] = queue.SimpleQueue()
         self._lock = threading.RLock()
         self._recovered = False
         self._failed: BaseException | None = None
@@ -206,7 +210,8 @@ class SparkSink(Sink):
                 # offset tells the engine to take it again.
                 self._offset = latest.stable or latest.batch_offset
             else:
-                self._offset = latest.batch_offset if latest.seq == latest.of else latest.since
+                finished = sum(1 for m in ours if m.batch == latest.batch and m.final)
+                self._offset = latest.batch_offset if finished >= latest.of else latest.since
                 if self._offset is not None and self._offset.in_snapshot:
                     # The first batch after a finished snapshot: stream from the snapshot's
                     # position, never take the snapshot again.
@@ -246,6 +251,7 @@ class SparkSink(Sink):
                 since=latest.stable,
                 base_version=None,
                 base_offset=None,
+                final=True,
             )
             self.writer.restore(path, meta.base_version, restored)
             out[path] = (restored, meta.base_version)
@@ -327,11 +333,12 @@ class SparkSink(Sink):
         self._batch_no += 1
         stable = self._stable if last.in_snapshot else last
         ops = self._operations(work)
+        chains: dict[str, list[tuple[Operation, CommitMeta]]] = {}
         for seq, (kind, state, item) in enumerate(ops, start=1):
             meta = CommitMeta(
                 batch=self._batch_no,
                 seq=seq,
-                of=len(ops),
+                of=0,
                 offset=item.offset,
                 batch_offset=last,
                 since=self._offset,
@@ -340,7 +347,26 @@ class SparkSink(Sink):
                 table=(state.table_id.database, state.table_id.table),
                 kind=kind,
             )
-            self._commit(kind, state, item, meta)
+            chains.setdefault(_path_of(kind, state), []).append(((kind, state, item), meta))
+        tasks = [
+            [
+                (op, replace(meta, of=len(chains), final=i == len(chain) - 1))
+                for i, (op, meta) in enumerate(chain)
+            ]
+            for chain in chains.values()
+        ]
+        if len(tasks) == 1:
+            self._run_chain(tasks[0], self.writer)
+        elif tasks:
+            # A commit is mostly fixed latency (planning, the Delta log, small jobs): the tables
+            # of a batch are written side by side, each by its own session (its commit settings).
+            try:
+                with ThreadPoolExecutor(max_workers=min(4, len(tasks)), thread_name_prefix="delta") as pool:
+                    list(pool.map(self._run_pooled_chain, tasks))
+            finally:
+                # PySpark makes the last session that created a DataFrame the process's active one
+                # (a class attribute): the application's session is that again, not a child.
+                SparkSession._activeSession = self.spark
         self._offset, self._stable = last, stable
         if not last.in_snapshot:
             for state in self._tables.values():
@@ -349,8 +375,8 @@ class SparkSink(Sink):
         self.events_applied += sum(tb.events for tb in work.values())
         log.debug("Spark batch %d: %d commits, offset %s", self._batch_no, len(ops), last)
 
-    def _operations(self, work: Work) -> list[tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]]:
-        ops: list[tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]] = []
+    def _operations(self, work: Work) -> list[Operation]:
+        ops: list[Operation] = []
         for tb in work.values():
             state = tb.state
             if state.changelog_schema is not None:
@@ -374,22 +400,45 @@ class SparkSink(Sink):
             self._exists.add(path)
         self._register(path, name)
 
+    def _run_pooled_chain(self, chain: list[tuple[Operation, CommitMeta]]) -> None:
+        try:
+            writer = self._writer_pool.get_nowait()
+        except queue.Empty:
+            writer = DeltaWriter(self.spark.newSession(), self.settings.app_id, self.settings.evolution)
+        try:
+            self._run_chain(chain, writer)
+        finally:
+            # py4j hands this JVM thread to other Python threads later: they find the sink's
+            # own session active there, not this child.
+            self.writer.activate()
+            self._writer_pool.put(writer)
+
+    def _run_chain(self, chain: list[tuple[Operation, CommitMeta]], writer: DeltaWriter) -> None:
+        """One Delta table's commits of a batch, in order."""
+        writer.activate()
+        for (kind, state, item), meta in chain:
+            self._commit(kind, state, item, meta, writer)
+
     def _commit(
-        self, kind: str, state: TableState, item: ChangelogPart | RowsStep | EvolveStep, meta: CommitMeta
+        self,
+        kind: str,
+        state: TableState,
+        item: ChangelogPart | RowsStep | EvolveStep,
+        meta: CommitMeta,
+        writer: DeltaWriter,
     ) -> None:
-        writer = self.writer
-        path = state.changelog_path if kind == "changelog" else state.current_path
+        path = _path_of(kind, state)
         if meta.in_snapshot:
             if path not in state.snapshot_base:
                 # The version to restore if this snapshot is interrupted, and what it held then.
-                _, version = last_commit(self.spark, path)
+                _, version = last_commit(writer.spark, path)
                 held = state.changelog_offset if kind == "changelog" else state.current_offset
                 state.snapshot_base[path] = (version, held)
             version, held = state.snapshot_base[path]
             meta = replace(meta, base_version=version, base_offset=held)
         if isinstance(item, ChangelogPart):
-            # A type change first: that commit holds no new event (the table's offset, the seq before).
-            prep = replace(meta, seq=meta.seq - 1, offset=state.changelog_offset)
+            # A type change first: that commit holds no new event (the table's offset, not final).
+            prep = replace(meta, final=False, offset=state.changelog_offset)
             writer.evolve_changelog(path, changelog_struct_type(item.table_schema), prep)
             writer.append_changelog(path, item, meta)
             state.changelog_offset = item.offset or state.changelog_offset
@@ -516,6 +565,10 @@ class SparkSink(Sink):
         names = {c.name.lower() for c in captured}
         key = tuple(k for k in table.primary_key if k.lower() in names)
         return SchemaInfo(row_type, row_type.json(), row, convert), key
+
+
+def _path_of(kind: str, state: TableState) -> str:
+    return state.changelog_path if kind == "changelog" else state.current_path
 
 
 def _table_of(value: dict[str, object]) -> TableId | None:

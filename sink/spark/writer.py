@@ -73,6 +73,12 @@ class DeltaWriter:
         self.app_id = app_id
         self.column_mapping = evolution == "column-mapping"
 
+    def activate(self) -> None:
+        """Make this writer's session the active one of the calling thread's JVM thread: Delta
+        reads commit settings (userMetadata, txnAppId) from the active session."""
+        jvm: Any = self.spark._jvm
+        jvm.org.apache.spark.sql.SparkSession.setActiveSession(self.spark._jsparkSession)
+
     # -- storage -------------------------------------------------------------------------------
     def _fs(self, uri: str) -> tuple[Any, Any]:
         jvm: Any = self.spark._jvm
