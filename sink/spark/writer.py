@@ -1,9 +1,9 @@
 """The Delta Lake operations of the sink: create and register tables, append changelog rows,
 MERGE the net effect of a batch into current-state tables, evolve schemas, restore versions.
 
-Every data commit carries the sink's :class:`CommitMeta` (``userMetadata``) and a Delta
-transaction identifier (``txnAppId``/``txnVersion``): a write Delta has already recorded is
-skipped by Delta itself. Nothing here touches table files through a local file-system API: paths
+Every commit carries the sink's :class:`CommitMeta` (``userMetadata``), the offset of the last event
+the table holds; current-state commits also carry a Delta transaction identifier
+(``txnAppId``/``txnVersion``): a write Delta has already recorded is skipped by Delta itself. Nothing here touches table files through a local file-system API: paths
 are Hadoop URIs, so the same code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
 """
 
@@ -167,11 +167,11 @@ class DeltaWriter:
 
     # -- changelog -----------------------------------------------------------------------------
     def append_changelog(self, path: str, part: ChangelogPart, meta: CommitMeta) -> None:
-        frame = self.spark.createDataFrame(
-            part.rows, changelog_struct_type(part.row_type), verifySchema=False
-        )
+        frame = frame_of(self.spark, part.rows, changelog_struct_type(part.row_type))
         frame = conform(frame, part.row_type, part.table_schema)
-        self._write(frame, path, meta, "append", mergeSchema="true")
+        # No transaction id: looking it up makes Delta rebuild the table state, which costs an
+        # append most of its time; the offset in the commit already tells a replay apart.
+        self._write(frame, path, meta, "append", txn=False, mergeSchema="true")
 
     def evolve_changelog(self, path: str, target: StructType, meta: CommitMeta) -> None:
         """Bring the changelog's existing columns to ``target``'s types (new columns arrive with
