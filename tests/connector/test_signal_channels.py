@@ -63,7 +63,9 @@ class Running:
         except BaseException as exc:  # re-raised on the test's thread
             self.error = exc
 
-    def wait(self, condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    def wait(self, condition: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
+        # An upper bound: on a loaded 2-core machine (Spark JVMs beside) the first event after
+        # start-up has taken over 30 s.
         deadline = time.monotonic() + timeout
         while not condition():
             if self.error is not None:
