@@ -113,6 +113,15 @@ class Workload:
                 out.append(f"UPDATE places SET code = '{new_code}', note = 'moved' WHERE code = '{old}'")
         return out
 
+    def add_tier_column(self) -> None:
+        """ALTER TABLE accounts ADD COLUMN tier INT NOT NULL DEFAULT 1; later inserts give it 3."""
+        self.server.execute("ALTER TABLE accounts ADD COLUMN tier INT NOT NULL DEFAULT 1", database=self.db)
+        self.extra_columns = ", 3"
+
+    def truncate_ledger(self) -> None:
+        self.server.execute("TRUNCATE TABLE ledger", database=self.db)
+        self.ledger.clear()
+
     def run(self, count: int, per_transaction: int = 3) -> None:
         statements = self.statements(count)
         with self.server.connect(self.db) as conn, conn.cursor() as cur:

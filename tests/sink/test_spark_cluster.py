@@ -92,11 +92,9 @@ def test_connector_as_driver_of_a_standalone_cluster_writes_delta_tables_equal_t
     try:
         connector.wait_caught_up(timeout=300)  # the snapshot
         work.run(60)
-        mysql_server.execute("ALTER TABLE accounts ADD COLUMN tier INT NOT NULL DEFAULT 1", database=db)
-        work.extra_columns = ", 3"
+        work.add_tier_column()
         work.run(30)
-        mysql_server.execute("TRUNCATE TABLE ledger", database=db)
-        work.ledger.clear()
+        work.truncate_ledger()
         work.run(30)
         connector.wait_caught_up(timeout=300)
     finally:

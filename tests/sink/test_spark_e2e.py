@@ -86,8 +86,7 @@ def test_snapshot_and_stream_a_mixed_workload_into_spark(
         work.run(120)
         engine.catch_up(timeout=180)
         # Schema evolution in the middle of the stream.
-        mysql_server.execute("ALTER TABLE accounts ADD COLUMN tier INT NOT NULL DEFAULT 1", database=db)
-        work.extra_columns = ", 3"
+        work.add_tier_column()
         work.run(40)
         mysql_server.execute("ALTER TABLE accounts DROP COLUMN photo", database=db)
         work.dropped.add("photo")
@@ -95,8 +94,7 @@ def test_snapshot_and_stream_a_mixed_workload_into_spark(
         mysql_server.execute("ALTER TABLE accounts RENAME COLUMN opened TO opened_on", database=db)
         mysql_server.execute("ALTER TABLE audit MODIFY n BIGINT", database=db)  # widening
         work.run(30)
-        mysql_server.execute("TRUNCATE TABLE ledger", database=db)
-        work.ledger.clear()
+        work.truncate_ledger()
         work.run(40)
         engine.catch_up(timeout=180)
     finally:
