@@ -80,4 +80,4 @@ def unique_db(mysql_server: MySQLServerHandle, request: pytest.FixtureRequest) -
         yield name
 
 
-from tests.kafka_support import kafka_broker, mock_kafka  # noqa: E402, F401
+from tests.kafka_support import kafka_broker, kafka_cluster, local_kafka_broker, mock_kafka  # noqa: E402, F401

@@ -1,4 +1,10 @@
-"""Kafka brokers for tests: librdkafka's in-process mock cluster, or the docker-compose Kafka.
+"""Kafka brokers for tests: a real Apache Kafka (KRaft, from Kafka's own jars), the docker-compose
+Kafka, or librdkafka's in-process mock cluster for error injection.
+
+``kafka_broker`` is a real broker: one ``connector.testing.local_kafka`` node per test session, each
+test with its own topic namespace (``broker.unique()``); ``stop()``/``start()`` kill and restart the
+broker process on the same port with its data. ``kafka_cluster`` is a 3-broker cluster for the
+replication tests, one per test.
 
 The mock cluster is driven through librdkafka's C API (the copy bundled with confluent-kafka, a
 test-only dependency) with ctypes, because the Python binding only exposes
@@ -32,6 +38,8 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
+
+from connector.testing.local_kafka import LocalKafkaCluster
 
 # Kafka protocol error codes the mock can be told to answer with.
 MESSAGE_TOO_LARGE = 10
@@ -133,14 +141,21 @@ class KafkaBroker(str):
 
     mock: MockKafkaCluster | None
     compose: Any  # pytest-docker's compose executor for the docker-compose ``kafka`` service
+    local: LocalKafkaCluster | None
     namespace: str
 
     def __new__(
-        cls, bootstrap: str, mock: MockKafkaCluster | None, namespace: str, compose: Any = None
+        cls,
+        bootstrap: str,
+        mock: MockKafkaCluster | None,
+        namespace: str,
+        compose: Any = None,
+        local: LocalKafkaCluster | None = None,
     ) -> KafkaBroker:
         self = super().__new__(cls, bootstrap)
         self.mock = mock
         self.compose = compose
+        self.local = local
         self.namespace = namespace
         return self
 
@@ -170,6 +185,9 @@ class KafkaBroker(str):
         """Take the broker away: connections are refused until ``start()``."""
         if self.mock is not None:
             self.mock.set_down()
+        elif self.local is not None:
+            for node in self.local.brokers:
+                self.local.kill(node)
         else:
             self.compose.execute("stop kafka")
 
@@ -177,6 +195,11 @@ class KafkaBroker(str):
         """Bring the broker back on the same address with its data."""
         if self.mock is not None:
             self.mock.set_up()
+        elif self.local is not None:
+            for node in self.local.nodes:
+                self.local.start_node(node)
+            self.local.wait_ready()
+            return
         else:
             self.compose.execute("start kafka")
         wait_until_reachable(str(self), timeout=90)
@@ -199,9 +222,19 @@ def _docker_target() -> bool:
     return os.environ.get("MYSQL_CDC_TEST_TARGET", "local") == "docker"
 
 
+@pytest.fixture(scope="session")
+def local_kafka_broker() -> Iterator[LocalKafkaCluster]:
+    """One real single-node Kafka for the whole session (tests keep apart by topic names)."""
+    cluster = LocalKafkaCluster(1)
+    try:
+        yield cluster.start()
+    finally:
+        cluster.destroy()
+
+
 @pytest.fixture
 def kafka_broker(request: pytest.FixtureRequest) -> Iterator[KafkaBroker]:
-    """A Kafka broker for this test: a fresh mock cluster, or the docker-compose Kafka."""
+    """A real Kafka broker for this test: the session's local broker, or the docker-compose Kafka."""
     namespace = uuid.uuid4().hex[:10]
     if _docker_target():
         services = request.getfixturevalue("docker_services")  # pytest-docker: compose up --wait
@@ -214,9 +247,21 @@ def kafka_broker(request: pytest.FixtureRequest) -> Iterator[KafkaBroker]:
             # A test that stopped the broker must not leave it down for the next one.
             broker.start()
         return
-    cluster = MockKafkaCluster()
+    local: LocalKafkaCluster = request.getfixturevalue("local_kafka_broker")
+    broker = KafkaBroker(local.bootstrap, None, namespace, local=local)
     try:
-        yield KafkaBroker(cluster.bootstrap, cluster, namespace)
+        yield broker
+    finally:
+        if not all(node.running for node in local.nodes):
+            broker.start()
+
+
+@pytest.fixture
+def kafka_cluster() -> Iterator[LocalKafkaCluster]:
+    """Three real brokers and a controller, for replication and broker-loss tests."""
+    cluster = LocalKafkaCluster(3)
+    try:
+        yield cluster.start()
     finally:
         cluster.destroy()
 
