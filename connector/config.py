@@ -410,6 +410,31 @@ PROPERTIES: tuple[Property, ...] = (
     ),
     _p("offset.storage.partitions", "25", "Partitions of a new offsets topic.", kind="int", minimum=1),
     _p(
+        "exactly.once.support",
+        "disabled",
+        "Kafka Connect's exactly-once source support (KIP-618): required (a transactional producer "
+        "commits each batch with its offset in the offset topic; start-up refuses a configuration "
+        "that cannot be exactly once), requested (the same where the configuration allows it, "
+        "otherwise at least once with a warning naming the keys), disabled (at least once).",
+        kind="choice",
+        choices=("required", "requested", "disabled"),
+    ),
+    _p(
+        "transaction.boundary",
+        "poll",
+        "With exactly.once.support: poll (each batch handed to the sink is one transaction) or "
+        "interval (one transaction every transaction.boundary.interval.ms); connector is refused.",
+        kind="choice",
+        choices=("poll", "interval", "connector"),
+    ),
+    _p(
+        "transaction.boundary.interval.ms",
+        doc="Transaction length for transaction.boundary=interval (default offset.flush.interval.ms).",
+        kind="int",
+        minimum=1,
+    ),
+
+    _p(
         "offset.storage.replication.factor",
         "-1",
         "Replication factor of a new offsets topic (-1: the broker's default).",
