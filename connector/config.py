@@ -433,7 +433,6 @@ PROPERTIES: tuple[Property, ...] = (
         kind="int",
         minimum=1,
     ),
-
     _p(
         "offset.storage.replication.factor",
         "-1",

@@ -4,38 +4,38 @@ Key ``["<connector name>",{"server":"<topic.prefix>"}]`` and value the offset ma
 schemas, in a compacted topic (``offset.storage.topic``). A Connect worker that took over this
 connector would find its position, and so would we after a Connect deployment.
 
-``save`` produces with ``acks=all`` and waits for the acknowledgement, so once it returns a crash
-cannot lose the offset; the engine calls it only after every sink has flushed, so the stored offset
-never points past a record a sink had not confirmed. ``load`` reads the topic from the beginning to
-its current end and keeps the newest value for our key (a null value, as Connect writes to reset a
-connector, means "no offset").
+The topic is a ``ddl.kafka_log.KafkaTopicLog``. ``save`` produces with ``acks=all`` and waits for
+the acknowledgement, so once it returns a crash cannot lose the offset; the engine calls it only
+after every sink has flushed, so the stored offset never points past a record a sink had not
+confirmed. With ``exactly.once.support`` the offset is not saved here but written by the sink's
+transactional producer in the transaction of the records it covers (``connector.exactly_once``).
+``load`` reads the topic ``read_committed`` from the beginning to its current end and keeps the
+newest value for our key (a null value, as Connect writes to reset a connector, means "no offset").
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka import errors as kafka_errors
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.offsets import OffsetStore, OffsetStoreError, partition_key
 from ddl.errors import OffsetError
+from ddl.kafka_log import KafkaTopicLog
 from ddl.position import SourceOffset
 from sink.kafka import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
 from sink.kafka import PRODUCER_PREFIX
 from sink.kafka_client import (
     CONSUMER_SETTINGS,
     PRODUCER_SETTINGS,
-    TopicCreator,
     bootstrap_list,
     client_kwargs,
     describe_reachability,
     security_kwargs,
+    topic_ensurer,
 )
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class KafkaOffsetStore(OffsetStore):
         self.partitions = partitions
         self.replication_factor = replication_factor
         self.timeout_ms = timeout_ms
-        self._producer: KafkaProducer | None = None
+        self._log: KafkaTopicLog | None = None
         self._topic_checked = False
 
     @classmethod
@@ -120,66 +120,80 @@ class KafkaOffsetStore(OffsetStore):
         )
 
     # -- OffsetStore ----------------------------------------------------------------------------
+    @property
+    def log(self) -> KafkaTopicLog:
+        if self._log is None:
+            self._log = KafkaTopicLog(
+                self.bootstrap,
+                self.topic,
+                what="offset topic",
+                error=OffsetStoreError,
+                bootstrap_key=BOOTSTRAP_KEY,
+                bootstrap_servers=bootstrap_list(self.bootstrap),
+                producer_kwargs=self.producer_kwargs,
+                consumer_kwargs=self.consumer_kwargs,
+                ensure_topic=topic_ensurer(
+                    self.bootstrap,
+                    security_kwargs(self.producer_kwargs),
+                    min(self.timeout_ms, 30_000),
+                    "the offset topic's cleanup.policy=compact",
+                ),
+                describe_reachability=describe_reachability,
+                ack_timeout_ms=self.timeout_ms,
+            )
+        return self._log
+
     def load(self) -> SourceOffset | None:
-        consumer = self._consumer()
-        try:
-            ids = consumer.partitions_for_topic(self.topic)
-            if not ids:
-                log.info(
-                    "offset topic %s does not exist yet on %s: no stored offset", self.topic, self.bootstrap
-                )
-                return None
-            partitions = [TopicPartition(self.topic, p) for p in sorted(ids)]
-            consumer.assign(partitions)
-            consumer.seek_to_beginning(*partitions)
-            end = consumer.end_offsets(partitions)
-            found: SourceOffset | None = None
-            seen = False
-            deadline = time.monotonic() + self.timeout_ms / 1000
-            while any(consumer.position(tp) < end[tp] for tp in partitions):
-                if time.monotonic() > deadline:
-                    raise OffsetStoreError(
-                        f"could not read offset topic {self.topic} to its end on {self.bootstrap} within "
-                        f"{self.timeout_ms} ms ({describe_reachability(self.bootstrap)})"
-                    )
-                for tp, messages in consumer.poll(timeout_ms=500).items():
-                    for message in messages:
-                        if message.offset >= end[tp] or not self._is_our_key(message.key):
-                            continue
-                        seen = True
-                        found = self._parse_value(message.value, tp, message.offset)
-            if seen:
-                log.info(
-                    "loaded offset %s from Kafka topic %s",
-                    None if found is None else found.to_map(),
-                    self.topic,
-                )
-            return found
-        except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(
-                f"cannot read offset topic {self.topic} on {self.bootstrap}: "
-                f"{type(exc).__name__}: {exc} ({describe_reachability(self.bootstrap)})"
-            ) from exc
-        finally:
-            consumer.close()
+        """The newest value of our key among the topic's committed records (read_committed: an
+        offset written in a transaction counts only once the transaction committed)."""
+        ids = self.log.partitions()
+        if not ids:
+            log.info("offset topic %s does not exist yet on %s: no stored offset", self.topic, self.bootstrap)
+            return None
+        found: SourceOffset | None = None
+        seen = False
+        for message in self.log.read(
+            ids,
+            max_empty_polls=max(self.timeout_ms // 500, 1),
+            hint=f"consider increasing {TIMEOUT_KEY} (now {self.timeout_ms} ms)",
+        ):
+            if self._is_our_key(message.key):
+                seen = True
+                found = self._parse_value(message.value, message.partition, message.offset)
+        if seen:
+            log.info(
+                "loaded offset %s from Kafka topic %s", None if found is None else found.to_map(), self.topic
+            )
+        return found
 
     def save(self, offset: SourceOffset | Mapping[str, Any]) -> None:
-        value = orjson.dumps(SourceOffset.from_map(offset).to_map())
-        producer = self._ensure_producer()
+        if not self._topic_checked:
+            self.ensure_topic()
         try:
-            future = producer.send(self.topic, key=self.key, value=value)
-            future.get(timeout=self.timeout_ms / 1000)
-        except kafka_errors.KafkaError as exc:
+            self.log.append(self.key, self.value_of(offset))
+        except OffsetStoreError as exc:
             raise OffsetStoreError(
-                f"cannot store the offset in topic {self.topic} on {self.bootstrap}: {type(exc).__name__}: "
-                f"{exc} ({describe_reachability(self.bootstrap)}); the connector stops so that it does not "
-                "run ahead of its stored position"
+                f"{exc}; the connector stops so that it does not run ahead of its stored position"
             ) from exc
 
+    def value_of(self, offset: SourceOffset | Mapping[str, Any]) -> bytes:
+        """The record value that stores ``offset`` (Connect's JSON offset map)."""
+        return orjson.dumps(SourceOffset.from_map(offset).to_map())
+
+    def ensure_topic(self) -> None:
+        """Create the compacted topic if it does not exist (a transaction writing to it needs it
+        first: broker auto-creation would make an uncompacted one)."""
+        self.log.create(
+            self.partitions,
+            self.replication_factor,
+            {"cleanup.policy": "compact"},
+            f"check {PARTITIONS_KEY} / {REPLICATION_KEY} or create the topic yourself",
+        )
+        self._topic_checked = True
+
     def close(self) -> None:
-        if self._producer is not None:
-            self._producer.close(timeout=5)
-            self._producer = None
+        if self._log is not None:
+            self._log.close()
 
     # -- internals ------------------------------------------------------------------------------
     def _is_our_key(self, key: bytes | None) -> bool:
@@ -187,85 +201,25 @@ class KafkaOffsetStore(OffsetStore):
         # always writes it compactly, so a differently spaced key is another connector's.
         return key == self.key
 
-    def _parse_value(self, value: bytes | None, tp: TopicPartition, offset: int) -> SourceOffset | None:
+    def _parse_value(self, value: bytes | None, partition: int, offset: int) -> SourceOffset | None:
         if value is None:
             return None  # tombstone: the connector's offsets were reset
         try:
             parsed = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
             raise OffsetStoreError(
-                f"offset topic {self.topic} partition {tp.partition} offset {offset} "
+                f"offset topic {self.topic} partition {partition} offset {offset} "
                 f"holds invalid JSON for key {self.key.decode()} ({exc})"
             ) from exc
         if not isinstance(parsed, dict):
             raise OffsetStoreError(
-                f"offset topic {self.topic} partition {tp.partition} offset {offset} "
+                f"offset topic {self.topic} partition {partition} offset {offset} "
                 f"does not hold a JSON object for key {self.key.decode()}"
             )
         try:
             return SourceOffset.from_map(parsed)
         except OffsetError as exc:
             raise OffsetStoreError(
-                f"offset topic {self.topic} partition {tp.partition} offset {offset} "
+                f"offset topic {self.topic} partition {partition} offset {offset} "
                 f"holds an invalid offset for key {self.key.decode()}: {exc}"
             ) from exc
-
-    def _consumer(self) -> KafkaConsumer:
-        try:
-            return KafkaConsumer(
-                bootstrap_servers=bootstrap_list(self.bootstrap),
-                group_id=None,
-                enable_auto_commit=False,
-                allow_auto_create_topics=False,
-                **self.consumer_kwargs,
-            )
-        except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(
-                f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read offset topic "
-                f"{self.topic}: {type(exc).__name__} "
-                f"({describe_reachability(self.bootstrap)})"
-            ) from exc
-
-    def _ensure_producer(self) -> KafkaProducer:
-        if self._producer is not None:
-            return self._producer
-        if not self._topic_checked:
-            self._create_topic()
-        try:
-            self._producer = KafkaProducer(
-                **{
-                    "retries": 2_147_483_647,
-                    **self.producer_kwargs,
-                    "bootstrap_servers": bootstrap_list(self.bootstrap),
-                    "acks": "all",
-                    "max_in_flight_requests_per_connection": 1,
-                }
-            )
-        except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(
-                f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to store offsets in "
-                f"{self.topic}: {type(exc).__name__} "
-                f"({describe_reachability(self.bootstrap)})"
-            ) from exc
-        return self._producer
-
-    def _create_topic(self) -> None:
-        creator = TopicCreator(
-            self.bootstrap,
-            security_kwargs(self.producer_kwargs),
-            min(self.timeout_ms, 30_000),
-            "the offset topic's cleanup.policy=compact",
-        )
-        try:
-            creator.create(
-                self.topic, self.partitions, self.replication_factor, {"cleanup.policy": "compact"}
-            )
-        except kafka_errors.KafkaError as exc:
-            raise OffsetStoreError(
-                f"cannot create offset topic {self.topic} on {self.bootstrap} ({self.partitions} partitions, "
-                f"replication factor {self.replication_factor}, compacted): {type(exc).__name__}: {exc}; "
-                f"check {PARTITIONS_KEY} / {REPLICATION_KEY} or create the topic yourself"
-            ) from exc
-        finally:
-            creator.close()
-        self._topic_checked = True

@@ -31,15 +31,21 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka import errors as kafka_errors
 
 from connector.config import ConnectorConfig
 from connector.filters import TableFilter
 from connector.server import connect
 from ddl.errors import ConfigError, MysqlCdcError
+from ddl.kafka_log import KafkaTopicLog
 from ddl.model import TableId
-from sink.kafka_client import CONSUMER_SETTINGS, client_kwargs, security_kwargs
+from sink.kafka_client import (
+    CONSUMER_SETTINGS,
+    bootstrap_list,
+    client_kwargs,
+    describe_reachability,
+    security_kwargs,
+)
 from snapshot.snapshotter import quote_table
 
 log = logging.getLogger(__name__)
@@ -196,15 +202,8 @@ class KafkaSignalChannel:
         self.key = key.encode()
         self.poll_timeout_ms = poll_timeout_ms
         self.bootstrap = bootstrap
-        self._consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap,
-            group_id=group_id,
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            **kwargs,
-        )
         # Debezium's signal topic has one partition.
-        self._consumer.assign([TopicPartition(topic, 0)])
+        self._consumer = signal_log(bootstrap, topic, kwargs).follow(group_id, [0])
 
     def read(self) -> list[SignalRecord]:
         out = []
@@ -242,6 +241,27 @@ def _required_type(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SignalError('it has no "type"')
     return value.strip()
+
+
+def signal_log(
+    bootstrap: str,
+    topic: str,
+    consumer_kwargs: Mapping[str, Any],
+    producer_kwargs: Mapping[str, Any] | None = None,
+) -> KafkaTopicLog:
+    """The signal topic as a ``ddl.kafka_log.KafkaTopicLog`` (the channel follows it with its
+    consumer group; ``mysql-cdc signal`` appends to it)."""
+    return KafkaTopicLog(
+        bootstrap,
+        topic,
+        what="signal topic",
+        error=SignalError,
+        bootstrap_key="signal.kafka.bootstrap.servers",
+        bootstrap_servers=bootstrap_list(bootstrap),
+        producer_kwargs=producer_kwargs,
+        consumer_kwargs=consumer_kwargs,
+        describe_reachability=describe_reachability,
+    )
 
 
 def kafka_signal_topic(config: ConnectorConfig) -> str:
@@ -372,16 +392,11 @@ def send_signal(
         kwargs = security_kwargs(
             client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
         )
-        producer = KafkaProducer(bootstrap_servers=_kafka_bootstrap(config), acks="all", **kwargs)
+        topic_log = signal_log(_kafka_bootstrap(config), kafka_signal_topic(config), {}, kwargs)
         try:
-            future = producer.send(
-                kafka_signal_topic(config),
-                key=config.topic_prefix.encode(),
-                value=orjson.dumps({"type": type_, "data": data}),
-            )
-            future.get(timeout=30)
+            topic_log.append(config.topic_prefix.encode(), orjson.dumps({"type": type_, "data": data}))
         finally:
-            producer.close()
+            topic_log.close()
     else:
         line = orjson.dumps({"id": signal_id, "type": type_, "data": data}) + b"\n"
         with open(config.get("signal.file") or "file-signals.txt", "ab") as fh:

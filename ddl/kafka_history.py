@@ -5,10 +5,11 @@ Jackson's default layout (Debezium writes it with Jackson's ``DefaultPrettyPrint
 and this connector can read each other's history topics. Order is everything in a history, so a
 topic with more than one partition is refused rather than read in an arbitrary interleaving.
 
-Writes wait for ``acks=all`` (one request in flight), so ``record()`` returning means the DDL is
-durably stored before any change event that depends on it is delivered. Recovery reads partition 0
-from the beginning to the end offset observed at the start, tolerating
-``recovery.attempts`` consecutive empty polls of ``recovery.poll.interval.ms``.
+The topic is a ``ddl.kafka_log.KafkaTopicLog``. Writes wait for ``acks=all`` (one request in
+flight), so ``record()`` returning means the DDL is durably stored before any change event that
+depends on it is delivered. Recovery reads partition 0 from the beginning to the end offset observed
+at the start, tolerating ``recovery.attempts`` consecutive empty polls of
+``recovery.poll.interval.ms``.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka import errors as kafka_errors
 
 from ddl.errors import SchemaHistoryError
 from ddl.history import SchemaHistory
 from ddl.history_record import HistoryRecord, history_record_from_json, history_record_to_document
+from ddl.kafka_log import KafkaTopicLog, TopicEnsurer
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +35,6 @@ CONSUMER_PREFIX = PREFIX + "consumer."
 JAVA_LONG_MAX = 9_223_372_036_854_775_807
 # What Debezium creates the topic with: keep every record forever, never compact.
 TOPIC_CONFIGS = {"cleanup.policy": "delete", "retention.ms": str(JAVA_LONG_MAX), "retention.bytes": "-1"}
-
-TopicEnsurer = Callable[[str, int, int, Mapping[str, str]], bool]
-"""``(topic, partitions, replication factor, topic configs) -> bool``: create the topic if the
-cluster allows it (True: it exists now; False: creation is not possible here and the broker's
-auto-creation will make it); raises ``kafka.errors.KafkaError`` for other failures."""
-
 
 # -- the document -------------------------------------------------------------------------------
 
@@ -88,10 +82,11 @@ def _pretty(value: Any, level: int, out: list[bytes]) -> None:
 class KafkaSchemaHistory(SchemaHistory):
     """The store. Its Kafka clients are configured by the caller (the connector builds them from its
     properties with the shared Kafka client settings): ``producer_kwargs``/``consumer_kwargs`` are kafka-python
-    arguments (identity, TLS/SASL, tuning) to which the store adds what its guarantees need (acks=all,
-    one request in flight, no consumer group); ``ensure_topic`` creates the topic at start (without
-    it the broker's auto-creation makes it on the first write); ``describe_reachability(bootstrap)``
-    adds a phrase on whether the brokers answer to the error messages."""
+    arguments (identity, TLS/SASL, tuning) to which the topic log adds what its guarantees need (acks=all,
+    one request in flight, no consumer group, read_committed); ``ensure_topic`` creates the topic at
+    start (without it the broker's auto-creation makes it on the first write);
+    ``describe_reachability(bootstrap)`` adds a phrase on whether the brokers answer to the error
+    messages."""
 
     def __init__(
         self,
@@ -109,88 +104,77 @@ class KafkaSchemaHistory(SchemaHistory):
         describe_reachability: Callable[[str], str] | None = None,
     ) -> None:
         self.bootstrap = bootstrap  # as configured: named in messages
-        # The addresses the clients connect to (kafka-python splits a comma-separated text itself).
-        self.bootstrap_servers: str | list[str] = (
-            list(bootstrap_servers) if bootstrap_servers is not None else bootstrap
-        )
         self.topic = topic
-        self.producer_kwargs = dict(producer_kwargs or {})
-        self.consumer_kwargs = dict(consumer_kwargs or {})
+        producer = dict(producer_kwargs or {})
+        consumer = dict(consumer_kwargs or {})
         if client_id is not None:
-            self.producer_kwargs.setdefault("client_id", client_id)
-            self.consumer_kwargs.setdefault("client_id", client_id)
+            producer.setdefault("client_id", client_id)
+            consumer.setdefault("client_id", client_id)
         self.poll_interval_ms = poll_interval_ms
         self.recovery_attempts = recovery_attempts
         self.query_timeout_ms = query_timeout_ms
-        self._ensure_topic = ensure_topic
-        self._describe_reachability = describe_reachability
-        self._producer: KafkaProducer | None = None
+        self.log = KafkaTopicLog(
+            bootstrap,
+            topic,
+            what="schema history topic",
+            error=SchemaHistoryError,
+            bootstrap_key=BOOTSTRAP_KEY,
+            bootstrap_servers=bootstrap_servers,
+            producer_kwargs=producer,
+            consumer_kwargs=consumer,
+            ensure_topic=ensure_topic,
+            describe_reachability=describe_reachability,
+            ack_timeout_ms=max(query_timeout_ms, 30_000),
+        )
         self._partition_count_checked = False
+
+    @property
+    def producer_kwargs(self) -> dict[str, Any]:
+        return self.log.producer_kwargs
+
+    @property
+    def consumer_kwargs(self) -> dict[str, Any]:
+        return self.log.consumer_kwargs
 
     # -- SchemaHistory ----------------------------------------------------------------------------
     def start(self) -> None:
-        partitions = self._partitions()
+        partitions = self.log.partitions()
         if partitions is None:
             self._create_topic()
         else:
             self._check_single_partition(partitions)
 
     def exists(self) -> bool:
-        partitions = self._partitions()
+        partitions = self.log.partitions()
         if not partitions:
             return False
         self._check_single_partition(partitions)
-        tp = TopicPartition(self.topic, 0)
-        with self._consumer() as consumer:
-            return bool(consumer.end_offsets([tp])[tp] > consumer.beginning_offsets([tp])[tp])
+        return not self.log.is_empty(0)
 
     def record(self, record: HistoryRecord) -> None:
-        producer = self._ensure_producer()
-        value = jackson_pretty(history_record_to_document(record))
-        try:
-            producer.send(self.topic, key=None, value=value, partition=0).get(
-                timeout=max(self.query_timeout_ms, 30_000) / 1000
-            )
-        except kafka_errors.KafkaError as exc:
-            raise SchemaHistoryError(
-                f"cannot store DDL in schema history topic {self.topic} on {self.bootstrap}: "
-                f"{type(exc).__name__}: {exc}{self._reachability()}"
-            ) from exc
+        # Synchronous (acks=all): once this returns the DDL is in the history, before any record or
+        # offset that depends on it is delivered or committed (also under exactly-once, where the
+        # history is not part of the data's transaction: it may run ahead of the committed offset,
+        # which recovery handles by applying only the DDL up to the offset).
+        self.log.append(None, jackson_pretty(history_record_to_document(record)), partition=0)
         if not self._partition_count_checked:
             # The broker may just have auto-created the topic with its own partition count.
-            self._check_single_partition(self._partitions() or {0})
+            self._check_single_partition(self.log.partitions() or {0})
 
     def records(self) -> Iterator[HistoryRecord]:
-        if not self._partitions():
+        if not self.log.partitions():
             return
-        tp = TopicPartition(self.topic, 0)
-        with self._consumer() as consumer:
-            consumer.assign([tp])
-            consumer.seek_to_beginning(tp)
-            end = consumer.end_offsets([tp])[tp]
-            empty_polls = 0
-            while consumer.position(tp) < end:
-                batch = consumer.poll(timeout_ms=self.poll_interval_ms).get(tp, [])
-                if not batch:
-                    empty_polls += 1
-                    if empty_polls > self.recovery_attempts:
-                        raise SchemaHistoryError(
-                            f"schema history topic {self.topic} could not be read to its end offset {end} "
-                            f"(stuck at {consumer.position(tp)}) on {self.bootstrap}; consider increasing "
-                            f"{PREFIX}kafka.recovery.poll.interval.ms or {PREFIX}kafka.recovery.attempts"
-                            f"{self._reachability()}"
-                        )
-                    continue
-                empty_polls = 0
-                for message in batch:
-                    if message.offset >= end or message.value is None:
-                        continue
-                    yield self._parse(message.value, message.offset)
+        for message in self.log.read(
+            [0],
+            poll_timeout_ms=self.poll_interval_ms,
+            max_empty_polls=self.recovery_attempts,
+            hint=f"consider increasing {PREFIX}kafka.recovery.poll.interval.ms or {PREFIX}kafka.recovery.attempts",
+        ):
+            if message.value is not None:
+                yield self._parse(message.value, message.offset)
 
     def stop(self) -> None:
-        if self._producer is not None:
-            self._producer.close(timeout=5)
-            self._producer = None
+        self.log.close()
 
     # -- internals ------------------------------------------------------------------------------
     def _parse(self, value: bytes, offset: int) -> HistoryRecord:
@@ -209,76 +193,12 @@ class KafkaSchemaHistory(SchemaHistory):
             )
         self._partition_count_checked = True
 
-    def _partitions(self) -> set[int] | None:
-        """The topic's partition ids, or None when it does not exist (never auto-creates it)."""
-        with self._consumer() as consumer:
-            ids = consumer.partitions_for_topic(self.topic)
-        return set(ids) if ids else None
-
     def _create_topic(self) -> None:
-        if self._ensure_topic is None:
-            return  # the broker creates it on the first write; record() then checks its partitions
-        try:
-            if self._ensure_topic(self.topic, 1, -1, TOPIC_CONFIGS):
-                self._partition_count_checked = True
-        except kafka_errors.KafkaError as exc:
-            raise SchemaHistoryError(
-                f"cannot create schema history topic {self.topic} on {self.bootstrap}: "
-                f"{type(exc).__name__}: {exc}; create it yourself with 1 partition, "
-                "cleanup.policy=delete and retention.ms=-1"
-            ) from exc
-
-    def _reachability(self) -> str:
-        """`` (<whether each broker answers>)`` for an error message, or nothing."""
-        if self._describe_reachability is None:
-            return ""
-        return f" ({self._describe_reachability(self.bootstrap)})"
-
-    def _consumer(self) -> _ClosingConsumer:
-        try:
-            consumer = KafkaConsumer(
-                bootstrap_servers=self.bootstrap_servers,
-                group_id=None,
-                enable_auto_commit=False,
-                allow_auto_create_topics=False,
-                **self.consumer_kwargs,
-            )
-        except kafka_errors.KafkaError as exc:
-            raise SchemaHistoryError(
-                f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to read schema history "
-                f"topic {self.topic}: {type(exc).__name__}"
-                f"{self._reachability()}"
-            ) from exc
-        return _ClosingConsumer(consumer)
-
-    def _ensure_producer(self) -> KafkaProducer:
-        if self._producer is None:
-            try:
-                self._producer = KafkaProducer(
-                    **{
-                        "retries": 2_147_483_647,
-                        **self.producer_kwargs,
-                        "bootstrap_servers": self.bootstrap_servers,
-                        "acks": "all",
-                        "max_in_flight_requests_per_connection": 1,
-                    }
-                )
-            except kafka_errors.KafkaError as exc:
-                raise SchemaHistoryError(
-                    f"cannot connect to {BOOTSTRAP_KEY}={self.bootstrap} to write schema history topic "
-                    f"{self.topic}: {type(exc).__name__}{self._reachability()}"
-                ) from exc
-        return self._producer
-
-
-class _ClosingConsumer:
-    """``with`` support for kafka-python's consumer (it has ``close`` but no context manager)."""
-
-    def __init__(self, consumer: KafkaConsumer) -> None:
-        self.consumer = consumer
-
-    def __enter__(self) -> KafkaConsumer:
-        return self.consumer
-
-    def __exit__(self, *exc: object) -> None:
-        self.consumer.close()
+        # Without an ensurer the broker creates it on the first write; record() then checks its partitions.
+        if self.log.create(
+            1,
+            -1,
+            TOPIC_CONFIGS,
+            "create it yourself with 1 partition, cleanup.policy=delete and retention.ms=-1",
+        ):
+            self._partition_count_checked = True

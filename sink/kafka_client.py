@@ -443,7 +443,7 @@ def topic_ensurer(
     bootstrap: str, admin_kwargs: Mapping[str, Any], timeout_ms: int, what: str
 ) -> Callable[[str, int, int, Mapping[str, str]], bool]:
     """``TopicCreator.create`` with a short-lived admin client (closed again before it returns), for
-    a store that creates its one topic once at start (a ``ddl.kafka_history.TopicEnsurer``)."""
+    a store that creates its one topic once at start (a ``ddl.kafka_log.TopicEnsurer``)."""
 
     def ensure(topic: str, partitions: int, replication_factor: int, configs: Mapping[str, str]) -> bool:
         creator = TopicCreator(bootstrap, admin_kwargs, timeout_ms, what)
