@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
@@ -11,6 +12,13 @@ from connector.transforms import TransformChain
 from ddl.position import SourceOffset
 from sink.base import Sink
 from sink.records import ChangeRecord
+
+
+class Transaction(Protocol):
+    """Commits what the sinks were sent since the last commit together with the offset (exactly
+    once: ``connector.exactly_once.OffsetTransactions``)."""
+
+    def commit(self, offset: SourceOffset | None) -> None: ...
 
 
 class Delivery:
@@ -24,6 +32,10 @@ class Delivery:
     ``max.queue.size`` bounds the records held between the source and the sinks' durable flush
     (pending plus sent-but-not-flushed): when a source fills it, the sinks are flushed before the
     source goes on (backpressure, as Debezium's reader blocks on a full ``ChangeEventQueue``).
+
+    With a ``transaction`` (``exactly.once.support``) the offset is not saved to the store: each
+    flush commits the sinks' transaction together with the offset. ``commit_each_batch``
+    (``transaction.boundary=poll``) flushes, and so commits, every batch handed to the sinks.
     """
 
     def __init__(
@@ -37,8 +49,12 @@ class Delivery:
         transforms: TransformChain | None = None,
         max_queue: int | None = None,
         metrics: ConnectorMetrics | None = None,
+        transaction: Transaction | None = None,
+        commit_each_batch: bool = False,
     ) -> None:
         self.metrics = metrics
+        self.transaction = transaction
+        self.commit_each_batch = commit_each_batch
         self.sinks = list(sinks)
         self.offsets = offsets
         self.max_batch = max_batch
@@ -77,6 +93,9 @@ class Delivery:
                 break
         self.pending.extend(self.transforms.apply(records) if self.transforms is not None else records)
         if len(self.pending) >= self.max_batch:
+            if self.commit_each_batch:
+                self.flush()  # transaction.boundary=poll: this batch is one transaction
+                return
             self._send()
             if len(self.sent) + self.max_batch > self.max_queue:
                 self.flush()  # the queue is full: wait for the sinks before reading on
@@ -97,7 +116,10 @@ class Delivery:
         if now - self.last_commit >= self.commit_interval_s:
             self.flush()
         elif self.pending and now - self.last_send >= self.interval_s:
-            self._send()
+            if self.commit_each_batch:
+                self.flush()
+            else:
+                self._send()
 
     def _send(self) -> None:
         batch, self.pending = self.pending, []
@@ -128,22 +150,29 @@ class Delivery:
         self._send()
         batch, self.sent = self.sent, []
         offset = self.sent_offset
-        if batch:
-            try:
+        changed = offset is not None and offset != self.stored_offset
+        try:
+            if batch:
                 if self.metrics is None:
                     for sink in self.sinks:
                         sink.flush()
                 else:
                     self._timed_flush(len(batch))
+            if self.transaction is not None and (batch or changed):
+                # Exactly once: the records and the offset after them become visible together.
+                self.transaction.commit(offset if changed else None)
+            if batch:
                 self.delivered += len(batch)
                 if self.on_delivered is not None:
                     self.on_delivered(batch)
-            except BaseException:
-                self.failed = True
-                self._count_failure()
-                raise
-        if offset is not None and offset != self.stored_offset:
-            self.offsets.save(offset)
+        except BaseException:
+            self.failed = True
+            self._count_failure()
+            raise
+        if changed:
+            assert offset is not None
+            if self.transaction is None:
+                self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
 

@@ -18,6 +18,7 @@ from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery import Delivery
 from connector.events import EventBuilder
+from connector.exactly_once import exactly_once_from_config
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
@@ -70,16 +71,23 @@ class Engine:
             config.int_of("progress.interval.ms") if configured else progress_interval_ms
         )
         self._progress: ProgressReporter | None = None
+        # exactly.once.support: the Kafka sink made transactional, the offset committed with its records.
+        self.exactly_once, transaction = exactly_once_from_config(config, self.sinks, self.offsets)
+        commit_interval_ms = config.int_of("offset.flush.interval.ms")
+        if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
+            commit_interval_ms = self.exactly_once.interval_ms
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
             config.int_of("max.batch.size"),
             config.int_of("poll.interval.ms") / 1000,
             on_delivered,
-            commit_interval_s=config.int_of("offset.flush.interval.ms") / 1000,
+            commit_interval_s=commit_interval_ms / 1000,
             transforms=build_chain(config.raw),
             max_queue=config.int_of("max.queue.size"),
             metrics=self.metrics,
+            transaction=transaction,
+            commit_each_batch=self.exactly_once.enabled and self.exactly_once.boundary == "poll",
         )
         self.metrics.queued = lambda: self.delivery.queued
         self._stop = threading.Event()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ddl.errors import MysqlCdcError
 from ddl.position import SourceOffset
@@ -68,3 +68,25 @@ class Sink(ABC):
         """A sink that stores offsets transactionally with its data (Spark) returns the last
         committed source offset here so the engine can resume exactly once; others return None."""
         return None
+
+
+@runtime_checkable
+class TransactionalSink(Protocol):
+    """A sink whose records can be committed atomically together with extra records (the source
+    offset) in one broker transaction: the Kafka sink's producers implement it for
+    ``exactly.once.support``. ``enable_transactions`` is called before ``start``; the first
+    ``send`` or ``add_to_transaction`` after a commit begins the next transaction."""
+
+    def enable_transactions(self, transactional_id: str, owner: str) -> None:
+        """Use a transactional producer with ``transactional_id``; ``owner`` (the connector) is
+        named when another instance fences this one."""
+        ...
+
+    def add_to_transaction(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        """One more record in the open transaction (e.g. the offset record)."""
+        ...
+
+    def commit_transaction(self) -> None:
+        """Flush and commit the open transaction; ``SinkError`` if it cannot be committed (a
+        fenced producer's error says another instance took over)."""
+        ...

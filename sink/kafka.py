@@ -27,6 +27,7 @@ import contextlib
 import logging
 import random
 import struct
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -270,6 +271,12 @@ class KafkaSink(Sink):
         self._failure: SinkError | None = None
         self._partitioner = KeyPartitioner()
         self.acknowledged = 0  # records the broker has acknowledged (for metrics and tests)
+        # exactly.once.support: the transactional producer's id, the connector named when fenced,
+        # and whether a transaction is open.
+        self.transactional_id: str | None = None
+        self._owner = ""
+        self._in_transaction = False
+        self.committed_transactions = 0
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> KafkaSink:
@@ -295,8 +302,15 @@ class KafkaSink(Sink):
             "key_serializer": _serialize_key,
             "partitioner": java_default_partition,
         }
+        if self.transactional_id is not None:
+            kwargs["transactional_id"] = self.transactional_id
+            kwargs["enable_idempotence"] = True
         try:
             self._producer = self._producer_factory(**kwargs)
+            if self.transactional_id is not None:
+                # Fences every earlier producer with this id: a transaction it left open is aborted
+                # (or completed if it had begun committing) before this one starts.
+                self._producer.init_transactions()
         except kafka_errors.NoBrokersAvailable:
             raise SinkError(
                 f"Kafka sink: no broker of {BOOTSTRAP_KEY}={s.bootstrap} answered "
@@ -304,6 +318,11 @@ class KafkaSink(Sink):
             ) from None
         except kafka_errors.KafkaError as exc:
             raise SinkError(f"Kafka sink: cannot connect to {s.bootstrap}: {_error_text(exc)}") from exc
+        if self.transactional_id is not None:
+            log.info(
+                "Kafka sink: transactional producer %s initialised (exactly once; earlier instances fenced)",
+                self.transactional_id,
+            )
         if s.topic_creation is not None:
             self._creator = TopicCreator(
                 s.bootstrap,
@@ -320,6 +339,8 @@ class KafkaSink(Sink):
     def close(self) -> None:
         if self._creator is not None:
             self._creator.close()
+        if self._producer is not None and self._in_transaction:
+            self._abort_quietly(self._producer)
         if self._producer is not None:
             # Records still pending here were never confirmed, so their offsets were not stored.
             self._producer.close(timeout=5)
@@ -331,6 +352,8 @@ class KafkaSink(Sink):
         producer = self._producer
         if producer is None:
             raise SinkError("Kafka sink: send() before start()")
+        if self.transactional_id is not None and not self._in_transaction:
+            self._begin(producer)
         s = self.settings
         limit = s.buffer_memory
         for record in records:
@@ -427,6 +450,87 @@ class KafkaSink(Sink):
         self._pending.clear()
         self._pending_bytes = 0
 
+    # -- transactions (exactly.once.support; sink.base.TransactionalSink) ------------------------
+    def enable_transactions(self, transactional_id: str, owner: str) -> None:
+        if self._producer is not None:
+            raise SinkError("Kafka sink: enable_transactions() after start()")
+        self.transactional_id = transactional_id
+        self._owner = owner
+
+    def add_to_transaction(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        self._raise_if_failed()
+        producer = self._producer
+        if producer is None or self.transactional_id is None:
+            raise SinkError("Kafka sink: add_to_transaction() needs a started transactional producer")
+        if not self._in_transaction:
+            self._begin(producer)
+        try:
+            future = producer.send(topic, key=key, value=value)
+        except kafka_errors.KafkaError as exc:
+            self._fail(topic, None, exc)
+        self._pending.append(_Pending(future, topic, (len(key) if key else 0) + (len(value) if value else 0)))
+
+    def commit_transaction(self) -> None:
+        """Wait for every record of the transaction, then commit it: a read_committed consumer
+        sees all of them (the offset record included) or, after a crash or a fence, none."""
+        producer = self._producer
+        if producer is None or self.transactional_id is None:
+            raise SinkError("Kafka sink: commit_transaction() needs a started transactional producer")
+        if not self._in_transaction:
+            return
+        self.flush()
+        try:
+            producer.commit_transaction()
+        except kafka_errors.KafkaError as exc:
+            self._in_transaction = False
+            if _is_fenced(exc):
+                self._failure = self._fenced(exc)
+            else:
+                self._failure = SinkError(
+                    f"Kafka sink: could not commit transaction of {self.transactional_id} on "
+                    f"{self.settings.bootstrap}: {_error_text(exc)} "
+                    f"({describe_reachability(self.settings.bootstrap)}); the connector stops, and "
+                    "a restart resumes from the offset of the last committed transaction"
+                )
+            raise self._failure from exc
+        self._in_transaction = False
+        self.committed_transactions += 1
+
+    def _begin(self, producer: KafkaProducer) -> None:
+        try:
+            producer.begin_transaction()
+        except kafka_errors.KafkaError as exc:
+            if _is_fenced(exc):
+                self._failure = self._fenced(exc)
+            else:
+                self._failure = SinkError(
+                    f"Kafka sink: could not begin a transaction of {self.transactional_id}: {_error_text(exc)}"
+                )
+            raise self._failure from exc
+        self._in_transaction = True
+
+    def _fenced(self, exc: BaseException) -> SinkError:
+        return SinkError(
+            f"connector '{self._owner}' was fenced: another instance with the same name took over "
+            f"(Kafka transactional.id {self.transactional_id} was initialised again on "
+            f"{self.settings.bootstrap}); this instance stops, and nothing it wrote since its last "
+            f"committed transaction becomes visible to read_committed consumers ({_error_text(exc)})"
+        )
+
+    @staticmethod
+    def _abort_quietly(producer: KafkaProducer) -> None:
+        """Abort the open transaction so read_committed consumers need not wait for its timeout;
+        bounded (kafka-python's abort waits without a limit), and any failure is left to the broker
+        (the transaction times out, or the next instance's init_transactions aborts it)."""
+
+        def abort() -> None:
+            with contextlib.suppress(Exception):
+                producer.abort_transaction()
+
+        thread = threading.Thread(target=abort, name="kafka-abort", daemon=True)
+        thread.start()
+        thread.join(timeout=5)
+
     # -- internals ------------------------------------------------------------------------------
     def _prepare_topic(self, topic: str) -> None:
         creation = self.settings.topic_creation
@@ -477,6 +581,9 @@ class KafkaSink(Sink):
     def _fail(self, topic: str, partition: int | None, exc: Exception) -> NoReturn:
         s = self.settings
         where = f"topic '{topic}'" + (f" partition {partition}" if partition is not None else "")
+        if _is_fenced(exc):
+            self._failure = self._fenced(exc)
+            raise self._failure from exc
         if isinstance(exc, kafka_errors.KafkaTimeoutError):
             message = (
                 f"Kafka sink: brokers {s.bootstrap} did not acknowledge records for {where} within "
@@ -495,6 +602,23 @@ class KafkaSink(Sink):
     def _raise_if_failed(self) -> None:
         if self._failure is not None:
             raise self._failure
+
+
+_FENCING_ERRORS = (
+    kafka_errors.ProducerFencedError,
+    kafka_errors.InvalidProducerEpochError,
+    kafka_errors.TransactionCoordinatorFencedError,
+)
+
+
+def _is_fenced(exc: BaseException | None) -> bool:
+    """Another producer with our transactional.id was initialised (kafka-python reports it as the
+    error itself, or as a fatal transaction-manager error wrapping it)."""
+    while exc is not None:
+        if isinstance(exc, _FENCING_ERRORS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def _error_text(exc: BaseException) -> str:

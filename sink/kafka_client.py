@@ -221,6 +221,7 @@ PRODUCER_SETTINGS: dict[str, Setting] = {
     "max.block.ms": Setting("max_block_ms", parse_int),
     "retries": Setting("retries", parse_int),
     "enable.idempotence": Setting("enable_idempotence", _bool),
+    "transaction.timeout.ms": Setting("transaction_timeout_ms", parse_int),
     "buffer.memory": Setting(None, parse_int),  # enforced by the Kafka sink itself (see sink.kafka)
 }
 
@@ -245,7 +246,8 @@ _OWNED = {
     "key.deserializer": "the connector reads raw bytes",
     "value.deserializer": "the connector reads raw bytes",
     "partitioner.class": "records are partitioned by key with Kafka's default (murmur2) partitioner",
-    "transactional.id": "the connector delivers at least once without Kafka transactions",
+    "transactional.id": "with exactly.once.support the connector derives it from its name "
+    "(mysql-cdc-<name>), so that a second instance fences the first",
     "group.id": "the connector reads its topics without a consumer group",
     "enable.auto.commit": "the connector reads its topics without a consumer group",
     "auto.offset.reset": "the connector always reads its topics from the beginning",

@@ -1,0 +1,191 @@
+"""Exactly-once delivery into Kafka (Kafka Connect's KIP-618 properties).
+
+``exactly.once.support``:
+
+* ``required``: the Kafka sink's producer is transactional, with ``transactional.id``
+  ``mysql-cdc-<name>``. Each transaction holds a batch of change records *and* the source offset
+  after them, written to the offset topic (``offset.storage=kafka``, the ``KafkaOffsetBackingStore``
+  layout). A ``read_committed`` consumer sees each change once: a crash before the commit leaves
+  neither records nor offset visible, and the restart resumes from the offset of the last committed
+  transaction (the offset topic is read ``read_committed``). A configuration that cannot be exactly
+  once is refused at start-up, naming the key.
+* ``requested``: the same when the configuration allows it; otherwise at least once, with a warning
+  naming the keys that prevent it.
+* ``disabled`` (default): at least once (the offset is stored after the sinks flushed).
+
+``transaction.boundary``: ``poll`` (default) commits every batch the engine hands the sink
+(``max.batch.size`` records, or what ``poll.interval.ms`` gathered); ``interval`` commits every
+``transaction.boundary.interval.ms`` (default ``offset.flush.interval.ms``), or earlier when
+``max.queue.size`` records wait. Connect's ``connector`` (boundaries defined by the connector) is
+refused.
+
+Starting the transactional producer (``init_transactions``) fences every earlier producer with the
+same id: a second instance of the connector makes the first one fail at its next send or commit with
+an error naming the connector, and the first one's open transaction is aborted. That is the
+active/standby pattern: the standby's start takes over.
+
+The schema history is not part of the transaction: a DDL is written (``acks=all``, synchronously)
+before any record that depends on it is sent, so every committed transaction refers only to schemas
+the history holds; after a crash the history may hold DDL past the committed offset, and recovery
+applies only the DDL up to the offset.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from connector.config import ConnectorConfig
+from ddl.errors import ConfigError
+from ddl.position import SourceOffset
+from sink.base import Sink, TransactionalSink
+
+if TYPE_CHECKING:
+    from connector.kafka_offsets import KafkaOffsetStore
+    from connector.offsets import OffsetStore
+
+log = logging.getLogger(__name__)
+
+SUPPORT_KEY = "exactly.once.support"
+BOUNDARY_KEY = "transaction.boundary"
+INTERVAL_KEY = "transaction.boundary.interval.ms"
+TRANSACTION_TIMEOUT_KEY = "sink.kafka.producer.transaction.timeout.ms"
+DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class ExactlyOnceSettings:
+    enabled: bool
+    boundary: str = "poll"  # poll | interval
+    interval_ms: int = 1000
+
+    @classmethod
+    def from_config(cls, config: ConnectorConfig) -> ExactlyOnceSettings:
+        support = config.get_choice(SUPPORT_KEY)
+        if support == "disabled":
+            return cls(False)
+        boundary = config.get_choice(BOUNDARY_KEY)
+        if boundary == "connector":
+            raise ConfigError(
+                BOUNDARY_KEY,
+                "connector is not implemented (the connector defines no transaction boundaries of "
+                "its own); use poll (a transaction per batch) or interval",
+            )
+        problems = incompatibilities(config)
+        if problems:
+            if support == "required":
+                key, reason = problems[0]
+                raise ConfigError(key, f"{reason} ({SUPPORT_KEY}=required)")
+            log.warning(
+                "%s=requested, but delivery is at least once: %s",
+                SUPPORT_KEY,
+                "; ".join(f"{key} {reason}" for key, reason in problems),
+            )
+            return cls(False)
+        interval = config.get_int(INTERVAL_KEY) or config.int_of("offset.flush.interval.ms") or 1
+        timeout = config.get_int(TRANSACTION_TIMEOUT_KEY, DEFAULT_TRANSACTION_TIMEOUT_MS)
+        assert timeout is not None
+        if boundary == "interval" and interval >= timeout:
+            raise ConfigError(
+                INTERVAL_KEY,
+                f"must be shorter than {TRANSACTION_TIMEOUT_KEY} ({timeout} ms), got {interval}: the "
+                "broker would abort every transaction before it is committed",
+            )
+        return cls(True, boundary, interval)
+
+
+def incompatibilities(config: ConnectorConfig) -> list[tuple[str, str]]:
+    """(key, why) for every setting that rules out exactly-once delivery."""
+    problems: list[tuple[str, str]] = []
+    sinks = [s.lower() for s in config.sink_types]
+    if sinks != ["kafka"]:
+        problems.append(
+            (
+                "sink.type",
+                f"must be kafka alone, got {','.join(sinks) or 'jsonl'}: only the Kafka sink can "
+                "commit its records and the offset in one transaction",
+            )
+        )
+    if config.get_choice("offset.storage") != "kafka":
+        problems.append(
+            (
+                "offset.storage",
+                f"must be kafka, got {config.get_choice('offset.storage')}: the offset is committed in "
+                "the same Kafka transaction as the records, which a file or memory offset cannot be",
+            )
+        )
+    own = config.get("offset.storage.kafka.bootstrap.servers")
+    if own and own != config.get("sink.kafka.bootstrap.servers"):
+        problems.append(
+            (
+                "offset.storage.kafka.bootstrap.servers",
+                "must be unset or equal to sink.kafka.bootstrap.servers: a Kafka transaction cannot "
+                "span two clusters",
+            )
+        )
+    if (config.get("sink.kafka.producer.enable.idempotence") or "true").strip().lower() == "false":
+        problems.append(
+            (
+                "sink.kafka.producer.enable.idempotence",
+                "must be true (or unset): transactions need the idempotent producer",
+            )
+        )
+    return problems
+
+
+class OffsetTransactions:
+    """Commits the sink's open transaction together with the offset record (``Delivery`` calls
+    ``commit`` where it would otherwise store the offset)."""
+
+    def __init__(self, sink: TransactionalSink, store: KafkaOffsetStore) -> None:
+        self.sink = sink
+        self.store = store
+        self._topic_ready = False
+
+    def commit(self, offset: SourceOffset | None) -> None:
+        """Commit what was sent since the last commit, with ``offset`` (None: records only)."""
+        if offset is not None:
+            if not self._topic_ready:
+                self.store.ensure_topic()
+                self._topic_ready = True
+            self.sink.add_to_transaction(self.store.topic, self.store.key, self.store.value_of(offset))
+        self.sink.commit_transaction()
+
+
+def transactional_id(config: ConnectorConfig) -> str:
+    return f"mysql-cdc-{config.connector_name}"
+
+
+def exactly_once_from_config(
+    config: ConnectorConfig, sinks: list[Sink], offsets: OffsetStore
+) -> tuple[ExactlyOnceSettings, OffsetTransactions | None]:
+    """The settings and, when exactly-once is on, the sink made transactional (before it starts)."""
+    settings = ExactlyOnceSettings.from_config(config)
+    if not settings.enabled:
+        return settings, None
+    from connector.kafka_offsets import KafkaOffsetStore
+
+    if not isinstance(offsets, KafkaOffsetStore):
+        raise ConfigError(
+            "offset.storage",
+            f"must be kafka with {SUPPORT_KEY} (the engine was given a {type(offsets).__name__})",
+        )
+    if len(sinks) != 1 or not isinstance(sinks[0], TransactionalSink):
+        names = ", ".join(type(s).__name__ for s in sinks)
+        raise ConfigError(
+            "sink.type" if len(sinks) != 1 else "sink.kafka.client",
+            f"the sink ({names}) cannot commit records in a Kafka transaction ({SUPPORT_KEY})",
+        )
+    sink = sinks[0]
+    assert isinstance(sink, TransactionalSink)
+    tid = transactional_id(config)
+    sink.enable_transactions(tid, config.connector_name)
+    log.info(
+        "exactly once: transactional.id %s, transaction.boundary=%s%s, offsets in %s",
+        tid,
+        settings.boundary,
+        f" ({settings.interval_ms} ms)" if settings.boundary == "interval" else "",
+        offsets.topic,
+    )
+    return settings, OffsetTransactions(sink, offsets)

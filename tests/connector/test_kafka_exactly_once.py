@@ -1,0 +1,162 @@
+"""Exactly once into a real Kafka (``exactly.once.support``): the refused combinations, and fencing.
+
+* start-up refuses every configuration that cannot be exactly once, naming the key;
+  ``requested`` falls back to at least once with a warning naming it;
+* two instances with the same name: the second's start fences the first, which stops at its next
+  commit with an error naming the connector and saying another instance took over; a
+  ``read_committed`` consumer then sees every change of the binlog exactly once (no duplicate from
+  the fenced instance, no gap at the hand-over).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+from connector.config import ConnectorConfig
+from connector.engine import Engine
+from connector.testing.local_server import LocalMySQLServer
+from ddl.errors import ConfigError
+from tests.connector.kafka_eos_support import (
+    FAST_SERVER_OPTIONS,
+    Daemon,
+    MixedWriter,
+    binlog_changes,
+    create_table,
+    eos_props,
+    exactly_once_report,
+    topic_changes,
+    wait_for,
+)
+from tests.kafka_support import KafkaBroker
+
+BASE = {
+    "database.hostname": "127.0.0.1",
+    "database.user": "cdc",
+    "database.server.id": "5400",
+    "topic.prefix": "eos",
+    "sink.type": "kafka",
+    "sink.kafka.bootstrap.servers": "127.0.0.1:1",
+    "offset.storage": "kafka",
+    "offset.storage.topic": "eos.offsets",
+    "exactly.once.support": "required",
+}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "words"),
+    [
+        ({"offset.storage": "file"}, "offset.storage", "must be kafka, got file"),
+        ({"offset.storage": "memory"}, "offset.storage", "must be kafka, got memory"),
+        ({"sink.type": "kafka,jsonl"}, "sink.type", "must be kafka alone"),
+        ({"sink.type": "jsonl"}, "sink.type", "must be kafka alone"),
+        (
+            {"offset.storage.kafka.bootstrap.servers": "127.0.0.1:2"},
+            "offset.storage.kafka.bootstrap.servers",
+            "cannot span two clusters",
+        ),
+        (
+            {"sink.kafka.producer.enable.idempotence": "false"},
+            "sink.kafka.producer.enable.idempotence",
+            "idempotent producer",
+        ),
+        ({"transaction.boundary": "connector"}, "transaction.boundary", "connector is not implemented"),
+        (
+            {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "60000"},
+            "transaction.boundary.interval.ms",
+            "shorter than sink.kafka.producer.transaction.timeout.ms",
+        ),
+    ],
+)
+def test_exactly_once_required_refuses_what_cannot_be_exactly_once_naming_the_key(
+    overrides: dict[str, str], key: str, words: str
+) -> None:
+    config = ConnectorConfig.from_mapping({**BASE, **overrides})
+    with pytest.raises(ConfigError) as caught:
+        Engine(config)
+    assert caught.value.key == key, str(caught.value)
+    assert words in str(caught.value) and "exactly.once.support=required" in str(caught.value) or (
+        key.startswith("transaction.boundary")
+    ), str(caught.value)
+
+
+def test_acks_other_than_all_is_refused_naming_the_key() -> None:
+    config = ConnectorConfig.from_mapping({**BASE, "sink.kafka.producer.acks": "1"})
+    with pytest.raises(ConfigError) as caught:
+        Engine(config)
+    assert caught.value.key == "sink.kafka.producer.acks"
+
+
+def test_exactly_once_requested_falls_back_to_at_least_once_with_a_warning_naming_the_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    config = ConnectorConfig.from_mapping(
+        {**BASE, "exactly.once.support": "requested", "offset.storage": "memory"}
+    )
+    with caplog.at_level(logging.WARNING, logger="connector.exactly_once"):
+        engine = Engine(config)
+    assert not engine.exactly_once.enabled
+    assert engine.delivery.transaction is None
+    assert any("offset.storage must be kafka" in r.getMessage() for r in caplog.records), caplog.text
+
+
+def test_exactly_once_disabled_keeps_the_sink_non_transactional() -> None:
+    engine = Engine(ConnectorConfig.from_mapping({**BASE, "exactly.once.support": "disabled"}))
+    assert engine.delivery.transaction is None
+    assert getattr(engine.sinks[0], "transactional_id", None) is None
+    required = Engine(ConnectorConfig.from_mapping({**BASE, "name": "orders"}))
+    assert required.delivery.transaction is not None
+    assert required.sinks[0].transactional_id == "mysql-cdc-orders"  # type: ignore[attr-defined]
+
+
+def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_no_gap(
+    kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    db = "fence"
+    prefix = kafka_broker.unique("fence")
+    topic = f"{prefix}.{db}.t"
+    with LocalMySQLServer(options=FAST_SERVER_OPTIONS) as server:
+        create_table(server, db)
+        props = eos_props(server, kafka_broker, prefix, db, tmp_path / "data")
+        first = Daemon(props, tmp_path / "first")
+        writer = MixedWriter(server, db, seed=26, per_second=120)
+        second: Daemon | None = None
+        try:
+            first.wait_streaming()
+            writer.start()
+            wait_for(lambda: writer.transactions > 300, 60, "300 transactions written", first)
+            time.sleep(1.0)
+            second = Daemon(props, tmp_path / "second")
+            # The first instance stops at its next commit, naming the connector and the takeover.
+            assert first.proc.wait(timeout=120) == 1, first.log()
+            errors = [line for line in first.log(100_000).splitlines() if line.startswith("mysql-cdc: error:")]
+            assert errors, first.log()
+            message = errors[-1]
+            assert f"connector '{prefix}' was fenced" in message, message
+            assert "another instance with the same name took over" in message, message
+            assert f"mysql-cdc-{prefix}" in message, message
+            second.wait_streaming()
+            wait_for(lambda: writer.transactions > 700, 60, "400 more transactions", second)
+            writer.finish()
+            expected = binlog_changes(server, db)
+            wait_for(
+                lambda: len(topic_changes(kafka_broker, topic)) >= len(expected),
+                180,
+                "every change committed by the second instance",
+                second,
+            )
+            assert second.terminate() == 0, second.log()
+        finally:
+            writer.stop_event.set()
+            first.kill()
+            if second is not None:
+                second.kill()
+        seen = topic_changes(kafka_broker, topic)
+        duplicates, missing = exactly_once_report(expected, seen)
+        assert (duplicates, missing) == (0, 0), f"{duplicates} duplicates, {missing} missing of {len(expected)}"
+        # Per key, the changes are in binlog order.
+        assert seen == expected, "a read_committed consumer sees the binlog's order (one partition)"
+        print(f"\nfencing: {len(expected)} changes, exactly once across the hand-over")
