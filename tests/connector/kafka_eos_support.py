@@ -38,7 +38,12 @@ class MixedWriter(threading.Thread):
     transactions."""
 
     def __init__(
-        self, server: MySQLServerHandle, db: str, seed: int, per_second: int = 150, ddl_after: int | None = None
+        self,
+        server: MySQLServerHandle,
+        db: str,
+        seed: int,
+        per_second: int = 150,
+        ddl_after: int | None = None,
     ) -> None:
         super().__init__(daemon=True)
         self.server, self.db, self.rng = server, db, random.Random(seed)
@@ -82,7 +87,11 @@ class MixedWriter(threading.Thread):
                         self._one(cur)
                     conn.commit()
                     self.transactions += 1
-                    if self.ddl_after is not None and not self.ddl_done and self.transactions >= self.ddl_after:
+                    if (
+                        self.ddl_after is not None
+                        and not self.ddl_done
+                        and self.transactions >= self.ddl_after
+                    ):
                         cur.execute("ALTER TABLE t ADD COLUMN note VARCHAR(20) DEFAULT 'n'")
                         self.ddl_done = True
                     ahead = self.transactions / self.per_second - (time.monotonic() - started)
@@ -111,7 +120,9 @@ def binlog_changes(server: MySQLServerHandle, db: str) -> list[Change]:
     """Every row change of ``<db>.t`` in the server's binlog, in order, as the server's own
     ``mariadb-binlog``/``mysqlbinlog`` decodes the row events (an implementation independent of
     the connector's binlog reader)."""
-    tool = shutil.which("mariadb-binlog" if server.is_mariadb else "mysqlbinlog") or shutil.which("mysqlbinlog")
+    tool = shutil.which("mariadb-binlog" if server.is_mariadb else "mysqlbinlog") or shutil.which(
+        "mysqlbinlog"
+    )
     assert tool, "mariadb-binlog / mysqlbinlog is needed for the independent binlog replay"
     logs = [str(row[0]) for row in server.query("SHOW BINARY LOGS")]
     text = subprocess.run(
@@ -180,26 +191,26 @@ def _unquote(text: str) -> str:
 # -- Kafka ----------------------------------------------------------------------------------------
 
 
-def topic_changes(bootstrap: str, topic: str, isolation: str = "read_committed", timeout: float = 120) -> list[Change]:
+def topic_changes(
+    bootstrap: str, topic: str, isolation: str = "read_committed", timeout: float = 120
+) -> list[Change]:
     """The changes in ``topic`` (one partition) in offset order, as a consumer with ``isolation``
     sees them (tombstones skipped)."""
-    out: list[Change] = []
-    for value in topic_values(bootstrap, topic, isolation, timeout):
-        payload = value.get("payload", value)
-        before, after = payload.get("before"), payload.get("after")
-        row = after or before
-        out.append(
-            (
-                payload["op"],
-                int(row["id"]),
-                before["v"] if before else None,
-                after["v"] if after else None,
-            )
-        )
-    return out
+    return [change_of(value) for _, value in topic_records(bootstrap, topic, isolation, timeout) if value]
 
 
-def topic_values(bootstrap: str, topic: str, isolation: str, timeout: float) -> list[dict[str, Any]]:
+def change_of(value: dict[str, Any]) -> Change:
+    payload = value.get("payload", value)
+    before, after = payload.get("before"), payload.get("after")
+    row = after or before
+    return (payload["op"], int(row["id"]), before["v"] if before else None, after["v"] if after else None)
+
+
+def topic_records(
+    bootstrap: str, topic: str, isolation: str, timeout: float = 120
+) -> list[tuple[int, dict[str, Any] | None]]:
+    """(Kafka offset, decoded value or None for a tombstone) of every record a consumer with
+    ``isolation`` reads from the topic's partition 0, from the beginning to its current end."""
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
         group_id=None,
@@ -212,16 +223,20 @@ def topic_values(bootstrap: str, topic: str, isolation: str, timeout: float) -> 
         while not consumer.partitions_for_topic(topic):
             assert time.monotonic() < deadline, f"topic {topic} does not exist"
             time.sleep(0.2)
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic))]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        end = consumer.end_offsets(tps)
-        values: list[dict[str, Any]] = []
-        while any(consumer.position(tp) < end[tp] for tp in tps):
+        assert consumer.partitions_for_topic(topic) == {0}, "the tests' data topics have one partition"
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        out: list[tuple[int, dict[str, Any] | None]] = []
+        while consumer.position(tp) < end:
             assert time.monotonic() < deadline, f"could not read {topic} to its end {end}"
-            for _tp, records in consumer.poll(timeout_ms=500).items():
-                values.extend(orjson.loads(r.value) for r in records if r.value is not None)
-        return values
+            for record in consumer.poll(timeout_ms=500).get(tp, []):
+                if record.offset < end:
+                    out.append(
+                        (record.offset, orjson.loads(record.value) if record.value is not None else None)
+                    )
+        return out
     finally:
         consumer.close()
 
@@ -236,7 +251,9 @@ def end_offset(bootstrap: str, topic: str) -> int:
         consumer.close()
 
 
-def eos_props(server: MySQLServerHandle, bootstrap: str, prefix: str, db: str, data_dir: Path, **extra: str) -> dict[str, str]:
+def eos_props(
+    server: MySQLServerHandle, bootstrap: str, prefix: str, db: str, data_dir: Path, **extra: str
+) -> dict[str, str]:
     """Sink, offsets and history in Kafka, exactly once."""
     return server.connector_properties(
         **{
@@ -302,10 +319,13 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str, daemon: D
     deadline = time.monotonic() + timeout
     while not predicate():
         if daemon is not None and daemon.proc.poll() is not None:
-            raise AssertionError(f"the connector exited ({daemon.proc.returncode}) waiting for {what}:\n{daemon.log()}")
+            raise AssertionError(
+                f"the connector exited ({daemon.proc.returncode}) waiting for {what}:\n{daemon.log()}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError(
-                f"timed out after {timeout:.0f}s waiting for {what}" + (f":\n{daemon.log()}" if daemon else "")
+                f"timed out after {timeout:.0f}s waiting for {what}"
+                + (f":\n{daemon.log()}" if daemon else "")
             )
         time.sleep(0.3)
 

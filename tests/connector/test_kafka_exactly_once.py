@@ -78,8 +78,10 @@ def test_exactly_once_required_refuses_what_cannot_be_exactly_once_naming_the_ke
     with pytest.raises(ConfigError) as caught:
         Engine(config)
     assert caught.value.key == key, str(caught.value)
-    assert words in str(caught.value) and "exactly.once.support=required" in str(caught.value) or (
-        key.startswith("transaction.boundary")
+    assert (
+        words in str(caught.value)
+        and "exactly.once.support=required" in str(caught.value)
+        or (key.startswith("transaction.boundary"))
     ), str(caught.value)
 
 
@@ -132,7 +134,9 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
             second = Daemon(props, tmp_path / "second")
             # The first instance stops at its next commit, naming the connector and the takeover.
             assert first.proc.wait(timeout=120) == 1, first.log()
-            errors = [line for line in first.log(100_000).splitlines() if line.startswith("mysql-cdc: error:")]
+            errors = [
+                line for line in first.log(100_000).splitlines() if line.startswith("mysql-cdc: error:")
+            ]
             assert errors, first.log()
             message = errors[-1]
             assert f"connector '{prefix}' was fenced" in message, message
@@ -156,7 +160,9 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
                 second.kill()
         seen = topic_changes(kafka_broker, topic)
         duplicates, missing = exactly_once_report(expected, seen)
-        assert (duplicates, missing) == (0, 0), f"{duplicates} duplicates, {missing} missing of {len(expected)}"
+        assert (duplicates, missing) == (0, 0), (
+            f"{duplicates} duplicates, {missing} missing of {len(expected)}"
+        )
         # Per key, the changes are in binlog order.
         assert seen == expected, "a read_committed consumer sees the binlog's order (one partition)"
         print(f"\nfencing: {len(expected)} changes, exactly once across the hand-over")
