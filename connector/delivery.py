@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -10,8 +11,11 @@ from connector.metrics import ConnectorMetrics
 from connector.offsets import OffsetStore
 from connector.transforms import TransformChain
 from ddl.position import SourceOffset
-from sink.base import Sink
+from sink.base import Sink, TransactionAbandonedError
 from sink.records import ChangeRecord
+
+log = logging.getLogger(__name__)
+TRANSACTION_ATTEMPTS = 3
 
 
 class Transaction(Protocol):
@@ -19,6 +23,11 @@ class Transaction(Protocol):
     once: ``connector.exactly_once.OffsetTransactions``)."""
 
     def commit(self, offset: SourceOffset | None) -> None: ...
+
+    def recover(self, offset: SourceOffset | None) -> bool:
+        """After ``TransactionAbandonedError``: a new producer (aborting the open transaction);
+        True when the transaction that was to store ``offset`` did commit after all."""
+        ...
 
 
 class Delivery:
@@ -133,6 +142,13 @@ class Delivery:
                 for chunk in chunks:
                     for sink in self.sinks:
                         sink.send(chunk)
+            except TransactionAbandonedError:
+                if self.transaction is None:
+                    self.failed = True
+                    self._count_failure()
+                    raise
+                # Exactly once: the next flush starts a new producer and sends the whole
+                # transaction again (the sink keeps failing until then).
             except BaseException:
                 self.failed = True
                 self._count_failure()
@@ -152,15 +168,11 @@ class Delivery:
         offset = self.sent_offset
         changed = offset is not None and offset != self.stored_offset
         try:
-            if batch:
-                if self.metrics is None:
-                    for sink in self.sinks:
-                        sink.flush()
-                else:
-                    self._timed_flush(len(batch))
             if self.transaction is not None and (batch or changed):
                 # Exactly once: the records and the offset after them become visible together.
-                self.transaction.commit(offset if changed else None)
+                self._commit(batch, offset if changed else None)
+            elif batch:
+                self._flush_sinks(len(batch))
             if batch:
                 self.delivered += len(batch)
                 if self.on_delivered is not None:
@@ -175,6 +187,43 @@ class Delivery:
                 self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
+
+    def _flush_sinks(self, records: int) -> None:
+        if self.metrics is None:
+            for sink in self.sinks:
+                sink.flush()
+        else:
+            self._timed_flush(records)
+
+    def _commit(self, batch: list[ChangeRecord], offset: SourceOffset | None) -> None:
+        """Flush and commit one transaction. When the brokers let it lapse (a coordinator or
+        leader lost, TransactionAbandonedError), a new producer aborts it and the same records are
+        sent again, unless the commit turns out to have gone through."""
+        assert self.transaction is not None
+        for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+            try:
+                if batch:
+                    self._flush_sinks(len(batch))
+                self.transaction.commit(offset)
+                return
+            except TransactionAbandonedError as exc:
+                if attempt == TRANSACTION_ATTEMPTS or offset is None:
+                    raise  # None: no offset to tell whether it committed, so never send twice
+                log.warning(
+                    "transaction abandoned (%s); starting a new producer and sending its %d records "
+                    "again (attempt %d of %d)",
+                    exc,
+                    len(batch),
+                    attempt + 1,
+                    TRANSACTION_ATTEMPTS,
+                )
+                if self.transaction.recover(offset):
+                    log.warning("the abandoned transaction had committed: its records are not sent again")
+                    return
+                size = self.max_batch
+                for start in range(0, len(batch), size):
+                    for sink in self.sinks:
+                        sink.send(batch[start : start + size])
 
     def _timed_flush(self, records: int) -> None:
         """Flush every sink, counting records, flushes and flush time per sink (metrics)."""

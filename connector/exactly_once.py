@@ -152,6 +152,12 @@ class OffsetTransactions:
             self.sink.add_to_transaction(self.store.topic, self.store.key, self.store.value_of(offset))
         self.sink.commit_transaction()
 
+    def recover(self, offset: SourceOffset | None) -> bool:
+        """A new producer (its ``init_transactions`` completes or aborts the abandoned
+        transaction); then the offset topic, read read_committed, says whether it committed."""
+        self.sink.restart_transactions()
+        return offset is not None and self.store.load() == offset
+
 
 def transactional_id(config: ConnectorConfig) -> str:
     return f"mysql-cdc-{config.connector_name}"

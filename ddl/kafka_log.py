@@ -163,6 +163,9 @@ class KafkaTopicLog:
             consumer = KafkaConsumer(
                 **{
                     "isolation_level": "read_committed",
+                    # kafka-python refuses responses over 1,000,000 bytes by default, less than
+                    # one full fetch of a partition (max.partition.fetch.bytes, 1 MiB).
+                    "receive_message_max_bytes": 100_000_000,
                     **self.consumer_kwargs,
                     **kwargs,
                     "bootstrap_servers": self.bootstrap_servers,

@@ -47,6 +47,12 @@ class SinkError(MysqlCdcError, RuntimeError):
     """A sink failed in a way retrying will not fix; the message names the target and the cause."""
 
 
+class TransactionAbandonedError(SinkError):
+    """The open transaction could not be completed (the brokers did not acknowledge it in time):
+    none of it becomes visible. After ``restart_transactions`` the records can be sent again in a
+    new transaction."""
+
+
 class Sink(ABC):
     name: str = "sink"
 
@@ -88,5 +94,11 @@ class TransactionalSink(Protocol):
 
     def commit_transaction(self) -> None:
         """Flush and commit the open transaction; ``SinkError`` if it cannot be committed (a
-        fenced producer's error says another instance took over)."""
+        fenced producer's error says another instance took over), ``TransactionAbandonedError``
+        if it may be retried after ``restart_transactions``."""
+        ...
+
+    def restart_transactions(self) -> None:
+        """Replace the producer by a new one with the same transactional.id, which aborts the
+        abandoned transaction; the next ``send`` begins a new one."""
         ...

@@ -38,7 +38,7 @@ from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
-from sink.base import Sink, SinkConfig, SinkError
+from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka_client import (
     PRODUCER_SETTINGS,
     TopicCreator,
@@ -323,7 +323,7 @@ class KafkaSink(Sink):
                 "Kafka sink: transactional producer %s initialised (exactly once; earlier instances fenced)",
                 self.transactional_id,
             )
-        if s.topic_creation is not None:
+        if s.topic_creation is not None and self._creator is None:
             self._creator = TopicCreator(
                 s.bootstrap,
                 security_kwargs(s.producer_kwargs),
@@ -480,13 +480,13 @@ class KafkaSink(Sink):
             return
         self.flush()
         try:
-            producer.commit_transaction()
+            self._bounded_commit(producer)
         except kafka_errors.KafkaError as exc:
             self._in_transaction = False
             if _is_fenced(exc):
                 self._failure = self._fenced(exc)
             else:
-                self._failure = SinkError(
+                self._failure = TransactionAbandonedError(
                     f"Kafka sink: could not commit transaction of {self.transactional_id} on "
                     f"{self.settings.bootstrap}: {_error_text(exc)} "
                     f"({describe_reachability(self.settings.bootstrap)}); the connector stops, and "
@@ -496,6 +496,45 @@ class KafkaSink(Sink):
         self._in_transaction = False
         self.committed_transactions += 1
 
+    def _bounded_commit(self, producer: KafkaProducer) -> None:
+        """``commit_transaction`` within the acknowledgement bound: kafka-python's own wait has no
+        limit, and a coordinator lost mid-commit must not hang the connector. A commit that times
+        out here may still complete; ``connector.exactly_once`` reads the offset topic to tell."""
+        outcome: list[BaseException | None] = []
+
+        def commit() -> None:
+            try:
+                producer.commit_transaction()
+                outcome.append(None)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome.append(exc)
+
+        thread = threading.Thread(target=commit, name="kafka-commit", daemon=True)
+        thread.start()
+        bound = self._ack_bound_seconds()
+        thread.join(timeout=bound)
+        if not outcome:
+            raise kafka_errors.KafkaTimeoutError(f"the commit was not acknowledged after {bound:.0f} s")
+        if outcome[0] is not None:
+            raise outcome[0]
+
+    def restart_transactions(self) -> None:
+        old, self._producer = self._producer, None
+        if old is not None:
+            self._abort_quietly(old)
+            with contextlib.suppress(Exception):
+                old.close(timeout=0)
+        self._pending.clear()
+        self._pending_bytes = 0
+        self._failure = None
+        self._in_transaction = False
+        self._partitioner.partitions.clear()
+        log.warning(
+            "Kafka sink: replacing the producer of %s; its open transaction is aborted and its records sent again",
+            self.transactional_id,
+        )
+        self.start()
+
     def _begin(self, producer: KafkaProducer) -> None:
         try:
             producer.begin_transaction()
@@ -503,7 +542,7 @@ class KafkaSink(Sink):
             if _is_fenced(exc):
                 self._failure = self._fenced(exc)
             else:
-                self._failure = SinkError(
+                self._failure = TransactionAbandonedError(
                     f"Kafka sink: could not begin a transaction of {self.transactional_id}: {_error_text(exc)}"
                 )
             raise self._failure from exc
@@ -596,7 +635,16 @@ class KafkaSink(Sink):
                 f"Kafka sink: brokers {s.bootstrap} rejected a record for {where}: {_error_text(exc)}"
                 + (f"; {hint}" if hint else "")
             )
-        self._failure = SinkError(message)
+            if hint is not None:  # the operator must fix it: retrying would fail the same way
+                self._failure = SinkError(message)
+                raise self._failure from exc
+        if self.transactional_id is not None:
+            # Nothing of the open transaction is visible (kafka-python also reports a broker lost
+            # under a transaction request as a fatal producer error): a new producer can send the
+            # records again in a new transaction.
+            self._failure = TransactionAbandonedError(message)
+        else:
+            self._failure = SinkError(message)
         raise self._failure from exc
 
     def _raise_if_failed(self) -> None:

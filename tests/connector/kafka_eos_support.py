@@ -217,6 +217,7 @@ def topic_records(
         enable_auto_commit=False,
         isolation_level=isolation,
         allow_auto_create_topics=False,
+        receive_message_max_bytes=100_000_000,  # kafka-python's 1,000,000 is less than one 1 MiB fetch
     )
     try:
         deadline = time.monotonic() + timeout
