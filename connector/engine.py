@@ -22,6 +22,7 @@ from connector.exactly_once import exactly_once_from_config
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.filters import TableFilter
 from connector.heartbeat import Heartbeat
+from connector.instance_guard import InstanceGuard
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, MetricsServer, ProgressReporter
 from connector.offsets import OffsetStore
@@ -76,6 +77,8 @@ class Engine:
         commit_interval_ms = config.int_of("offset.flush.interval.ms")
         if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
             commit_interval_ms = self.exactly_once.interval_ms
+        # Without exactly-once, a second instance on the same Kafka is refused at start-up.
+        self.instance_guard = None if self.exactly_once.enabled else InstanceGuard.from_config(config)
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
@@ -137,6 +140,8 @@ class Engine:
             log.info(
                 "metrics and /health on http://%s:%d/", self._metrics_server.host, self._metrics_server.port
             )
+        if self.instance_guard is not None:
+            self.instance_guard.acquire()
         start = self.coordinator.start()
         assert self.info is not None and self.schema is not None
         if start is not None:
@@ -237,6 +242,8 @@ class Engine:
                 sink.close()
             self.history.stop()
             self.offsets.close()
+            if self.instance_guard is not None:
+                self.instance_guard.release()
 
 
 def _position(streaming: StreamingSource) -> tuple[str, int, str]:
