@@ -124,6 +124,14 @@ def incompatibilities(config: ConnectorConfig) -> list[tuple[str, str]]:
                 "span two clusters",
             )
         )
+    for key in sorted(config.subset("offset.storage.kafka.producer.")):
+        problems.append(
+            (
+                "offset.storage.kafka.producer." + key,
+                "has no effect: the offset is written by the sink's transactional producer "
+                "(set producer settings under sink.kafka.producer.)",
+            )
+        )
     if (config.get("sink.kafka.producer.enable.idempotence") or "true").strip().lower() == "false":
         problems.append(
             (

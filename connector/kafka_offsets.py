@@ -121,7 +121,7 @@ class KafkaOffsetStore(OffsetStore):
 
     # -- OffsetStore ----------------------------------------------------------------------------
     @property
-    def log(self) -> KafkaTopicLog:
+    def topic_log(self) -> KafkaTopicLog:
         if self._log is None:
             self._log = KafkaTopicLog(
                 self.bootstrap,
@@ -146,13 +146,13 @@ class KafkaOffsetStore(OffsetStore):
     def load(self) -> SourceOffset | None:
         """The newest value of our key among the topic's committed records (read_committed: an
         offset written in a transaction counts only once the transaction committed)."""
-        ids = self.log.partitions()
+        ids = self.topic_log.partitions()
         if not ids:
             log.info("offset topic %s does not exist yet on %s: no stored offset", self.topic, self.bootstrap)
             return None
         found: SourceOffset | None = None
         seen = False
-        for message in self.log.read(
+        for message in self.topic_log.read(
             ids,
             max_empty_polls=max(self.timeout_ms // 500, 1),
             hint=f"consider increasing {TIMEOUT_KEY} (now {self.timeout_ms} ms)",
@@ -170,7 +170,7 @@ class KafkaOffsetStore(OffsetStore):
         if not self._topic_checked:
             self.ensure_topic()
         try:
-            self.log.append(self.key, self.value_of(offset))
+            self.topic_log.append(self.key, self.value_of(offset))
         except OffsetStoreError as exc:
             raise OffsetStoreError(
                 f"{exc}; the connector stops so that it does not run ahead of its stored position"
@@ -183,7 +183,7 @@ class KafkaOffsetStore(OffsetStore):
     def ensure_topic(self) -> None:
         """Create the compacted topic if it does not exist (a transaction writing to it needs it
         first: broker auto-creation would make an uncompacted one)."""
-        self.log.create(
+        self.topic_log.create(
             self.partitions,
             self.replication_factor,
             {"cleanup.policy": "compact"},

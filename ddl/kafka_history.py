@@ -113,7 +113,7 @@ class KafkaSchemaHistory(SchemaHistory):
         self.poll_interval_ms = poll_interval_ms
         self.recovery_attempts = recovery_attempts
         self.query_timeout_ms = query_timeout_ms
-        self.log = KafkaTopicLog(
+        self.topic_log = KafkaTopicLog(
             bootstrap,
             topic,
             what="schema history topic",
@@ -130,41 +130,41 @@ class KafkaSchemaHistory(SchemaHistory):
 
     @property
     def producer_kwargs(self) -> dict[str, Any]:
-        return self.log.producer_kwargs
+        return self.topic_log.producer_kwargs
 
     @property
     def consumer_kwargs(self) -> dict[str, Any]:
-        return self.log.consumer_kwargs
+        return self.topic_log.consumer_kwargs
 
     # -- SchemaHistory ----------------------------------------------------------------------------
     def start(self) -> None:
-        partitions = self.log.partitions()
+        partitions = self.topic_log.partitions()
         if partitions is None:
             self._create_topic()
         else:
             self._check_single_partition(partitions)
 
     def exists(self) -> bool:
-        partitions = self.log.partitions()
+        partitions = self.topic_log.partitions()
         if not partitions:
             return False
         self._check_single_partition(partitions)
-        return not self.log.is_empty(0)
+        return not self.topic_log.is_empty(0)
 
     def record(self, record: HistoryRecord) -> None:
         # Synchronous (acks=all): once this returns the DDL is in the history, before any record or
         # offset that depends on it is delivered or committed (also under exactly-once, where the
         # history is not part of the data's transaction: it may run ahead of the committed offset,
         # which recovery handles by applying only the DDL up to the offset).
-        self.log.append(None, jackson_pretty(history_record_to_document(record)), partition=0)
+        self.topic_log.append(None, jackson_pretty(history_record_to_document(record)), partition=0)
         if not self._partition_count_checked:
             # The broker may just have auto-created the topic with its own partition count.
-            self._check_single_partition(self.log.partitions() or {0})
+            self._check_single_partition(self.topic_log.partitions() or {0})
 
     def records(self) -> Iterator[HistoryRecord]:
-        if not self.log.partitions():
+        if not self.topic_log.partitions():
             return
-        for message in self.log.read(
+        for message in self.topic_log.read(
             [0],
             poll_timeout_ms=self.poll_interval_ms,
             max_empty_polls=self.recovery_attempts,
@@ -174,7 +174,7 @@ class KafkaSchemaHistory(SchemaHistory):
                 yield self._parse(message.value, message.offset)
 
     def stop(self) -> None:
-        self.log.close()
+        self.topic_log.close()
 
     # -- internals ------------------------------------------------------------------------------
     def _parse(self, value: bytes, offset: int) -> HistoryRecord:
@@ -195,7 +195,7 @@ class KafkaSchemaHistory(SchemaHistory):
 
     def _create_topic(self) -> None:
         # Without an ensurer the broker creates it on the first write; record() then checks its partitions.
-        if self.log.create(
+        if self.topic_log.create(
             1,
             -1,
             TOPIC_CONFIGS,

@@ -63,6 +63,11 @@ BASE = {
             "sink.kafka.producer.enable.idempotence",
             "idempotent producer",
         ),
+        (
+            {"offset.storage.kafka.producer.linger.ms": "5"},
+            "offset.storage.kafka.producer.linger.ms",
+            "written by the sink's transactional producer",
+        ),
         ({"transaction.boundary": "connector"}, "transaction.boundary", "connector is not implemented"),
         (
             {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "60000"},
