@@ -1,10 +1,10 @@
 """Spark sink throughput: connector -> Delta Lake against connector -> jsonl, same workload, same run.
 
 Starts a throwaway server and four connectors on it (each with its own data directory and
-server id), all positioned at the same binlog point: one writes to the jsonl sink, two to the Spark
-sink (local Spark, Delta tables) — with the default settings, with large batches
-(``max.batch.size`` and ``sink.spark.batch.max.events`` = 20000), and with the engine flushing
-every 30 s instead of every second (``offset.flush.interval.ms``, Kafka Connect's default is 60 s). A warm-up workload is streamed
+server id), all positioned at the same binlog point: one writes to the jsonl sink, three to the
+Spark sink (local Spark, Delta tables) — with the default settings (batches of up to 50,000
+events), with batches of 10,000 (the default before commits were pipelined) and with batches of up
+to 200,000 (and a 30 s interval). A warm-up workload is streamed
 by all of them first (JVM and query-plan warm-up is a one-off cost), then N inserts, N/2 updates
 and N/4 deletes are written and each connector's catch-up over that same range is timed. Then the
 fixed cost of a commit: single-row transactions, each caught up on its own (Spark's time minus
@@ -14,7 +14,7 @@ Python process and of Spark's JVM, and checks with ``verify`` that the Delta tab
 ``--baseline REV`` also runs ``bench/spark.py`` of git revision REV (e.g. the last commit with the
 old Parquet sink) in a subprocess of the same run, for its figures beside these.
 
-    .venv/bin/python bench/spark.py [--rows 20000] [--baseline 0842aef]
+    .venv/bin/python bench/spark.py [--rows 40000] [--baseline 0842aef]
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--rows", type=int, default=40_000)
     parser.add_argument("--warmup", type=int, default=2_000)
     parser.add_argument("--single", type=int, default=10, help="single-row transactions for the commit cost")
     parser.add_argument("--baseline", metavar="REV", help="also run bench/spark.py of this git revision")
@@ -141,21 +141,19 @@ def main() -> None:
                 SparkSink.from_config,
             ),
             Run(
-                "spark-large-batches",
+                "spark-batches-10k",
                 server,
                 tmp,
                 5403,
                 {
                     **spark_common,
                     "sink.spark.warehouse": str(tmp / "wh2"),
-                    "max.batch.size": "20000",
-                    "max.queue.size": "80000",
-                    "sink.spark.batch.max.events": "20000",
+                    "sink.spark.batch.max.events": "10000",
                 },
                 SparkSink.from_config,
             ),
             Run(
-                "spark-flush-30s",
+                "spark-batches-200k",
                 server,
                 tmp,
                 5404,
@@ -164,8 +162,8 @@ def main() -> None:
                     "sink.spark.warehouse": str(tmp / "wh3"),
                     "max.batch.size": "20000",
                     "max.queue.size": "80000",
-                    "sink.spark.batch.max.events": "100000",
-                    "offset.flush.interval.ms": "30000",
+                    "sink.spark.batch.max.events": "200000",
+                    "sink.spark.batch.max.interval.ms": "30000",
                 },
                 SparkSink.from_config,
             ),

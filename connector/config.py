@@ -539,7 +539,13 @@ PROPERTIES: tuple[Property, ...] = (
         kind="choice",
         choices=("all", "trace", "debug", "info", "warn", "error", "fatal", "off"),
     ),
-    _p("sink.spark.batch.max.events", "10000", "Events per Spark batch.", kind="int", minimum=1),
+    _p(
+        "sink.spark.batch.max.events",
+        "50000",
+        "Events per Spark batch at most (a batch also ends after sink.spark.batch.max.interval.ms).",
+        kind="int",
+        minimum=1,
+    ),
     _p(
         "sink.spark.batch.max.interval.ms",
         "5000",

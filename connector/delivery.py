@@ -37,6 +37,10 @@ class Delivery:
     every ``offset.flush.interval.ms`` (and on stop) every sink is flushed (fsync, broker
     acknowledgement, Spark commit) and only then is the offset of the last flushed record stored.
     A failure leaves the stored offset where it was, so a restart redelivers from there.
+    Sinks that commit offsets with their data (``Sink.commits_offsets``: Spark) are not forced by
+    that periodic flush (nor by a full ``max.queue.size``), only on catch-up and stop: they commit at
+    their own batch cadence, and the stored offset is then the earliest offset such a sink reports
+    committed, so a restart never resumes past what its tables hold.
 
     ``max.queue.size`` bounds the records held between the source and the sinks' durable flush
     (pending plus sent-but-not-flushed): when a source fills it, the sinks are flushed before the
@@ -107,7 +111,9 @@ class Delivery:
                 return
             self._send()
             if len(self.sent) + self.max_batch > self.max_queue:
-                self.flush()  # the queue is full: wait for the sinks before reading on
+                # The queue is full: wait for the sinks before reading on (a sink that commits
+                # offsets bounds what it holds itself: sink.spark.batch.max.events).
+                self.flush(force=False)
             else:
                 self.tick()
 
@@ -123,7 +129,7 @@ class Delivery:
     def tick(self) -> None:
         now = time.monotonic()
         if now - self.last_commit >= self.commit_interval_s:
-            self.flush()
+            self.flush(force=False)
         elif self.pending and now - self.last_send >= self.interval_s:
             if self.commit_each_batch:
                 self.flush()
@@ -159,20 +165,22 @@ class Delivery:
         self.sent_offset = self.pending_offset
         self.last_send = time.monotonic()
 
-    def flush(self) -> None:
-        """Send what is pending, flush every sink, then store the offset."""
+    def flush(self, force: bool = True) -> None:
+        """Send what is pending, flush every sink, then store the offset. ``force=False`` (the
+        periodic flush) leaves sinks that commit offsets with their data to their own cadence."""
         if self.failed:
             return  # never store an offset past records that may not have been delivered
         self._send()
         batch, self.sent = self.sent, []
         offset = self.sent_offset
+        flushed = self.sinks if force else [s for s in self.sinks if not s.commits_offsets]
         changed = offset is not None and offset != self.stored_offset
         try:
             if self.transaction is not None and (batch or changed):
                 # Exactly once: the records and the offset after them become visible together.
                 self._commit(batch, offset if changed else None)
-            elif batch:
-                self._flush_sinks(len(batch))
+            elif batch and self.transaction is None:
+                self._flush_sinks(flushed, len(batch))
             if batch:
                 self.delivered += len(batch)
                 if self.on_delivered is not None:
@@ -181,19 +189,32 @@ class Delivery:
             self.failed = True
             self._count_failure()
             raise
-        if changed:
-            assert offset is not None
-            if self.transaction is None:
-                self.offsets.save(offset)
+        if self.transaction is not None:
+            if changed:
+                self.stored_offset = offset  # committed with the records
+            self.last_commit = self.last_send = time.monotonic()
+            return
+        if len(flushed) < len(self.sinks):
+            own = [s for s in self.sinks if s not in flushed]
+            try:
+                for sink in own:
+                    sink.commit_due()
+            except BaseException:
+                self.failed = True
+                self._count_failure()
+                raise
+            offset = _earliest([s.committed_offset() for s in own])
+        if offset is not None and offset != self.stored_offset:
+            self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
 
-    def _flush_sinks(self, records: int) -> None:
+    def _flush_sinks(self, sinks: Sequence[Sink], records: int) -> None:
         if self.metrics is None:
-            for sink in self.sinks:
+            for sink in sinks:
                 sink.flush()
         else:
-            self._timed_flush(records)
+            self._timed_flush(sinks, records)
 
     def _commit(self, batch: list[ChangeRecord], offset: SourceOffset | None) -> None:
         """Flush and commit one transaction. When the brokers let it lapse (a coordinator or
@@ -203,7 +224,7 @@ class Delivery:
         for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
             try:
                 if batch:
-                    self._flush_sinks(len(batch))
+                    self._flush_sinks(self.sinks, len(batch))
                 self.transaction.commit(offset)
                 return
             except TransactionAbandonedError as exc:
@@ -225,10 +246,10 @@ class Delivery:
                     for sink in self.sinks:
                         sink.send(batch[start : start + size])
 
-    def _timed_flush(self, records: int) -> None:
-        """Flush every sink, counting records, flushes and flush time per sink (metrics)."""
+    def _timed_flush(self, sinks: Sequence[Sink], records: int) -> None:
+        """Flush ``sinks``, counting records, flushes and flush time per sink (metrics)."""
         assert self.metrics is not None
-        for sink in self.sinks:
+        for sink in sinks:
             started = time.perf_counter()
             sink.flush()
             figures = self.metrics.sink(type(sink).__name__)
@@ -240,3 +261,17 @@ class Delivery:
         if self.metrics is not None:
             for sink in self.sinks:
                 self.metrics.sink(type(sink).__name__).failures += 1
+
+
+def _earliest(offsets: Sequence[SourceOffset | None]) -> SourceOffset | None:
+    """The earliest of the offsets sinks report committed; None (store nothing) if one has none
+    yet, or if they cannot be ordered (two sinks mid-snapshot, different servers)."""
+    if any(o is None for o in offsets):
+        return None
+    known = [o for o in offsets if o is not None]
+    if len(known) == 1:
+        return known[0]
+    if any(o.in_snapshot or not o.has_position for o in known):
+        return None
+    keys = {o.position_key[0] for o in known}
+    return min(known, key=lambda o: o.position_key[1:]) if len(keys) == 1 else None

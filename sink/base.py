@@ -5,6 +5,11 @@ record sent so far is durably accepted (written and fsynced, acknowledged by the
 Spark); only then does the engine store the offset of the last record. A sink raises ``SinkError``
 for a failure it cannot retry; the engine stops without storing any offset past the failed batch.
 
+A sink that commits each batch's source offset atomically with its data (``commits_offsets``, the
+Spark sink) batches at its own cadence instead: the engine's periodic offset flush does not force it,
+and the offset the engine stores is the one that sink reports as committed (``committed_offset``).
+A forced ``flush()`` (catch-up, shutdown) still makes everything durable.
+
 Sinks read their settings through ``SinkConfig``, the part of the connector's configuration they use
 (the connector's ``ConnectorConfig`` satisfies it), and report a bad setting as
 ``ddl.errors.ConfigError`` naming the key.
@@ -55,6 +60,9 @@ class TransactionAbandonedError(SinkError):
 
 class Sink(ABC):
     name: str = "sink"
+    # True for a sink that commits source offsets with its data and batches at its own cadence
+    # (see the module docstring); its ``committed_offset`` must then follow its commits.
+    commits_offsets: bool = False
 
     def start(self) -> None:  # noqa: B027 - optional hook
         """Open connections/files. Called once before the first ``send``."""
@@ -69,6 +77,11 @@ class Sink(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources. ``flush`` has already been called when shutting down cleanly."""
+
+    def commit_due(self) -> None:  # noqa: B027 - optional hook
+        """Called at every periodic offset flush instead of ``flush`` when ``commits_offsets``:
+        commit what the sink's own cadence says is due (e.g. records waiting longer than its
+        interval), without waiting for what it does not."""
 
     def committed_offset(self) -> SourceOffset | None:
         """A sink that stores offsets transactionally with its data (Spark) returns the last

@@ -70,7 +70,7 @@ class SparkSinkSettings:
     master: str = "local[*]"
     conf: Mapping[str, str] = field(default_factory=dict)
     log_level: str | None = None
-    batch_max_events: int = 10000
+    batch_max_events: int = 50000
     batch_max_interval_ms: int = 5000
     table_name_format: str = "{database}.{table}"
     changelog_name_format: str = "{database}.{table}_changelog"
@@ -165,7 +165,7 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         master=config.get("sink.spark.master") or "local[*]",
         conf=dict(config.subset("sink.spark.conf.")),
         log_level=config.get("sink.spark.log.level") or None,
-        batch_max_events=positive("sink.spark.batch.max.events", 10000),
+        batch_max_events=positive("sink.spark.batch.max.events", 50000),
         batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms", 5000),
         table_name_format=name_formats["sink.spark.table.name.format"],
         changelog_name_format=name_formats["sink.spark.changelog.name.format"],

@@ -1,0 +1,87 @@
+"""Delivery with a sink that commits offsets with its data: the periodic offset flush does not force
+it, and the stored offset never passes what it committed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from connector.delivery import Delivery
+from connector.offsets import MemoryOffsetStore
+from connector.testing.fake import FakeConnector
+from ddl.position import SourceOffset
+from sink.base import Sink
+from sink.memory import MemorySink
+from sink.records import ChangeRecord
+
+ITEMS = "CREATE TABLE inventory.items (id INT PRIMARY KEY, name VARCHAR(20))"
+
+
+class CommittingSink(Sink):
+    """Commits every ``every`` records by itself, as the Spark sink commits by its batch size."""
+
+    commits_offsets = True
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.buffer: list[ChangeRecord] = []
+        self.committed: list[ChangeRecord] = []
+        self.forced = 0
+        self.due_calls = 0
+
+    def send(self, records: Sequence[ChangeRecord]) -> None:
+        self.buffer.extend(records)
+        while len(self.buffer) >= self.every:
+            self._commit(self.every)
+
+    def commit_due(self) -> None:
+        self.due_calls += 1
+
+    def flush(self) -> None:
+        self.forced += 1
+        self._commit(len(self.buffer))
+
+    def _commit(self, count: int) -> None:
+        self.committed += self.buffer[:count]
+        del self.buffer[:count]
+
+    def committed_offset(self) -> SourceOffset | None:
+        return SourceOffset.coerce(self.committed[-1].offset) if self.committed else None
+
+
+def _records(count: int) -> list[ChangeRecord]:
+    fake = FakeConnector(ITEMS, topic_prefix="shop")
+    return [r for i in range(count) for r in fake.insert("items", {"id": i, "name": f"n{i}"})]
+
+
+def test_the_periodic_flush_leaves_a_committing_sink_to_its_own_cadence() -> None:
+    records = _records(25)
+    offsets = MemoryOffsetStore()
+    committing, plain = CommittingSink(every=10), MemorySink()
+    delivery = Delivery([committing, plain], offsets, max_batch=5, interval_s=0, commit_interval_s=0)
+    delivery.emit(records)
+    delivery.flush(force=False)
+    assert committing.forced == 0 and committing.due_calls >= 1
+    assert len(committing.committed) == 20  # two of its own batches; 5 records wait in it
+    assert plain.records == records  # the other sink was flushed as before
+    # The stored offset is the committing sink's, not the last record's: a restart resumes there.
+    assert offsets.load() == records[19].offset != records[-1].offset
+
+
+def test_a_forced_flush_commits_everything_and_stores_the_last_offset() -> None:
+    records = _records(25)
+    offsets = MemoryOffsetStore()
+    committing = CommittingSink(every=10)
+    delivery = Delivery([committing], offsets, max_batch=5, interval_s=0, commit_interval_s=3600)
+    delivery.emit(records)
+    delivery.flush()
+    assert committing.forced == 1 and committing.committed == records
+    assert offsets.load() == records[-1].offset
+
+
+def test_nothing_is_stored_before_a_committing_sink_has_committed() -> None:
+    records = _records(3)
+    offsets = MemoryOffsetStore()
+    delivery = Delivery([CommittingSink(every=10), MemorySink()], offsets, max_batch=1, interval_s=0)
+    delivery.emit(records)
+    delivery.flush(force=False)
+    assert offsets.load() is None
