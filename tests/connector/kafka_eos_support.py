@@ -242,6 +242,37 @@ def topic_records(
         consumer.close()
 
 
+def java_console_consumer(bootstrap: str, topic: str, isolation: str = "read_committed") -> list[Change]:
+    """The changes Kafka's own Java console consumer prints from the beginning of ``topic`` with
+    ``--isolation-level isolation`` (tombstones, printed as ``null``, skipped)."""
+    from connector.testing.local_kafka import _java, kafka_jars
+
+    done = subprocess.run(
+        [
+            _java(),
+            "-Xmx256m",
+            "-cp",
+            str(kafka_jars() / "*"),
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            "--bootstrap-server",
+            bootstrap,
+            "--topic",
+            topic,
+            "--from-beginning",
+            "--isolation-level",
+            isolation,
+            "--timeout-ms",
+            "15000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    values = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    assert values, f"the console consumer printed no record: {done.stdout[-1000:]} {done.stderr[-2000:]}"
+    return [change_of(orjson.loads(line)) for line in values]
+
+
 def end_offset(bootstrap: str, topic: str) -> int:
     """The topic's (one partition's) end offset as an uncommitted reader sees it."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, allow_auto_create_topics=False)

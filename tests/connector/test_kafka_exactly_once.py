@@ -28,6 +28,7 @@ from tests.connector.kafka_eos_support import (
     create_table,
     eos_props,
     exactly_once_report,
+    java_console_consumer,
     topic_changes,
     wait_for,
 )
@@ -170,4 +171,6 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
         )
         # Per key, the changes are in binlog order.
         assert seen == expected, "a read_committed consumer sees the binlog's order (one partition)"
+        # Kafka's own Java console consumer, read_committed, sees the same.
+        assert java_console_consumer(kafka_broker, topic) == expected
         print(f"\nfencing: {len(expected)} changes, exactly once across the hand-over")
