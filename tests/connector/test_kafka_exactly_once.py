@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.testing.local_server import LocalMySQLServer
+from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.errors import ConfigError
 from tests.connector.kafka_eos_support import (
     FAST_SERVER_OPTIONS,
@@ -174,3 +175,49 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
         # Kafka's own Java console consumer, read_committed, sees the same.
         assert java_console_consumer(kafka_broker, topic) == expected
         print(f"\nfencing: {len(expected)} changes, exactly once across the hand-over")
+
+
+def test_transaction_boundary_poll_commits_every_batch_and_interval_once_per_interval(
+    mysql_server: MySQLServerHandle, unique_db: str, kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    """40 rows, one every 100 ms: ``poll`` commits about one transaction per row (each is a batch
+    of its own with poll.interval.ms=100), ``interval`` with 2000 ms about one per 2 s; a
+    read_committed consumer sees all 40 either way."""
+    committed: dict[str, int] = {}
+    for boundary in ("poll", "interval"):
+        table = f"t_{boundary}"
+        mysql_server.execute(f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(40))", database=unique_db)
+        prefix = kafka_broker.unique(f"boundary_{boundary}")
+        props = eos_props(
+            mysql_server,
+            kafka_broker,
+            prefix,
+            unique_db,
+            tmp_path / boundary,
+            **{
+                "table.include.list": f"{unique_db}.{table}",
+                "transaction.boundary": boundary,
+                "transaction.boundary.interval.ms": "2000",
+            },
+        )
+        engine = Engine(ConnectorConfig.from_mapping(props))
+        runner = threading.Thread(target=engine.run, daemon=True)
+        runner.start()
+        try:
+            wait_for(lambda: engine.streaming is not None, 90, "the engine to stream")  # noqa: B023
+            before = engine.sinks[0].committed_transactions  # type: ignore[attr-defined]
+            with mysql_server.connect(unique_db) as conn, conn.cursor() as cur:
+                for i in range(40):
+                    cur.execute(f"INSERT INTO {table} VALUES (%s, %s)", (i, f"v{i}"))
+                    conn.commit()
+                    time.sleep(0.1)
+            topic = f"{prefix}.{unique_db}.{table}"
+            wait_for(lambda: len(topic_changes(kafka_broker, topic)) >= 40, 60, "40 committed changes")  # noqa: B023
+            committed[boundary] = engine.sinks[0].committed_transactions - before  # type: ignore[attr-defined]
+        finally:
+            engine.stop()
+            runner.join(timeout=60)
+        assert sorted(c[1] for c in topic_changes(kafka_broker, topic)) == list(range(40))
+    assert committed["poll"] >= 20, committed
+    assert 1 <= committed["interval"] <= 5, committed
+    print(f"\ntransactions for 40 rows, one every 100 ms: {committed}")
