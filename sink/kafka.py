@@ -317,6 +317,19 @@ class KafkaSink(Sink):
                 f"({describe_reachability(s.bootstrap)})"
             ) from None
         except kafka_errors.KafkaError as exc:
+            if self.transactional_id is not None and self._producer is not None:
+                hint = (
+                    "; lower sink.kafka.producer.transaction.timeout.ms to at most the brokers' "
+                    "transaction.max.timeout.ms"
+                    # kafka-python wraps the broker's error in a plain KafkaError naming it
+                    if isinstance(exc, kafka_errors.InvalidTransactionTimeoutError)
+                    or "InvalidTransactionTimeout" in str(exc)
+                    else ""
+                )
+                raise SinkError(
+                    f"Kafka sink: cannot initialise the transactions of {self.transactional_id} on "
+                    f"{s.bootstrap} (exactly.once.support): {_error_text(exc)}{hint}"
+                ) from exc
             raise SinkError(f"Kafka sink: cannot connect to {s.bootstrap}: {_error_text(exc)}") from exc
         if self.transactional_id is not None:
             log.info(

