@@ -343,3 +343,19 @@ def record_count(bootstrap: str, topic: str) -> int:
         return sum(consumer.end_offsets(partitions).values()) if partitions else 0
     finally:
         consumer.close()
+
+
+def topic_config(bootstrap: str, topic: str) -> dict[str, str]:
+    """A topic's effective configuration as the broker describes it (DescribeConfigs)."""
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        (response,) = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    finally:
+        admin.close()
+    (resource,) = response.resources
+    error_code, error_message, _type, _name, entries = resource[:5]
+    if error_code:
+        raise AssertionError(f"DescribeConfigs {topic}: error {error_code} {error_message}")
+    return {entry[0]: entry[1] for entry in entries}

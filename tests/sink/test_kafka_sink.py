@@ -28,6 +28,7 @@ from tests.kafka_support import (
     KafkaBroker,
     consume_all,
     partitions_of,
+    topic_config,
 )
 
 BASE_PROPS = {
@@ -542,15 +543,28 @@ def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCa
     with caplog.at_level(logging.INFO, logger="sink.kafka"):
         run_sink(config, [a.change("c", 1, 1), b.change("c", 1, 1), a.change("c", 2, 1)])
     assert len(consume_all(kafka_broker, [a.topic, b.topic])) == 3
-    if kafka_broker.supports_create_topics:
-        assert partitions_of(kafka_broker, a.topic) == {0, 1, 2}
-        assert sum("created Kafka topic" in r.message for r in caplog.records) == 2
-    else:
-        # The mock cluster has no CreateTopics: one clear line, then broker auto-creation.
-        lines = [r.message for r in caplog.records if "CreateTopics" in r.message]
-        assert len(lines) == 1
-        assert str(kafka_broker) in lines[0] and "topic.creation.default.*" in lines[0]
-        assert "auto.create.topics.enable" in lines[0]
+    assert partitions_of(kafka_broker, a.topic) == partitions_of(kafka_broker, b.topic) == {0, 1, 2}
+    assert sum("created Kafka topic" in r.message for r in caplog.records) == 2
+    assert topic_config(kafka_broker, a.topic)["cleanup.policy"] == "compact"
+
+
+def test_a_broker_without_create_topics_leaves_creation_to_auto_creation(
+    mock_kafka: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    # On librdkafka's mock: it answers CreateTopics as unsupported, as Kafka before 0.10.1 did.
+    # Kafka 4 always has CreateTopics, so a real broker cannot take this path.
+    a, b = Table("nocreate", "a"), Table("nocreate", "b")
+    config = sink_config(
+        mock_kafka,
+        **{"topic.creation.default.partitions": "3", "topic.creation.default.replication.factor": "1"},
+    )
+    with caplog.at_level(logging.INFO, logger="sink.kafka"):
+        run_sink(config, [a.change("c", 1, 1), b.change("c", 1, 1), a.change("c", 2, 1)])
+    assert len(consume_all(mock_kafka, [a.topic, b.topic])) == 3
+    lines = [r.message for r in caplog.records if "CreateTopics" in r.message]
+    assert len(lines) == 1  # said once, not per topic
+    assert str(mock_kafka) in lines[0] and "topic.creation.default.*" in lines[0]
+    assert "auto.create.topics.enable" in lines[0]
 
 
 # -- configuration -------------------------------------------------------------------------------
