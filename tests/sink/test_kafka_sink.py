@@ -22,12 +22,12 @@ from sink.kafka import KafkaSink
 from sink.kafka_client import client_kwargs
 from sink.records import ChangeRecord, Header, RecordKind, jsonl_line
 from tests.kafka_support import (
-    MESSAGE_TOO_LARGE,
     NOT_LEADER_OR_FOLLOWER,
-    TOPIC_AUTHORIZATION_FAILED,
     KafkaBroker,
     consume_all,
+    deny_write,
     partitions_of,
+    record_count,
     topic_config,
 )
 
@@ -483,29 +483,45 @@ def test_retriable_errors_are_retried_without_reordering(mock_kafka: KafkaBroker
     assert versions == list(range(1, 300))
 
 
-@pytest.mark.parametrize(
-    ("code", "expected"),
-    [
-        (MESSAGE_TOO_LARGE, "MessageSizeTooLargeError.*max.request.size"),
-        (TOPIC_AUTHORIZATION_FAILED, "TopicAuthorizationFailedError.*grant the connector's principal WRITE"),
-    ],
-)
-def test_non_retriable_broker_error_stops_with_topic_and_cause(
-    mock_kafka: KafkaBroker, code: int, expected: str
-) -> None:
-    assert mock_kafka.mock is not None
-    table = Table("fatal", "events")
-    sink = KafkaSink.from_config(sink_config(mock_kafka))
+def refused_by_the_broker(broker: KafkaBroker, refused_topic: str, expected: str) -> SinkError:
+    """One record acknowledged on a writable topic, then one the broker refuses on ``refused_topic``:
+    the flush fails naming the topic and the cause, and the refused record is not acknowledged."""
+    fine, refused = Table(broker.unique("fine"), "events"), Table(refused_topic, "events")
+    sink = KafkaSink.from_config(sink_config(broker))
     sink.start()
-    sink.send([table.change("c", 1, 1)])
-    sink.flush()
-    mock_kafka.mock.push_produce_errors(code)
-    sink.send([table.change("c", 2, 1)])
-    with pytest.raises(SinkError, match=expected) as failed:
+    try:
+        sink.send([fine.change("c", 1, 1)])
         sink.flush()
-    assert f"topic '{table.topic}'" in str(failed.value)
-    assert sink.acknowledged == 1
-    sink.close()
+        with pytest.raises(SinkError, match=expected) as failed:
+            sink.send([refused.change("c", 2, 1)])  # refused here if the metadata says so ...
+            sink.flush()  # ... else when the broker answers the produce request
+        assert f"topic '{refused.topic}'" in str(failed.value)
+        assert str(broker) in str(failed.value)
+        assert sink.acknowledged == 1
+        with pytest.raises(SinkError):  # sticky: nothing after the refusal can be confirmed
+            sink.send([fine.change("c", 3, 1)])
+    finally:
+        sink.close()
+    return failed.value
+
+
+def test_a_topic_whose_max_message_bytes_is_too_small_stops_the_sink_naming_the_setting(
+    kafka_broker: KafkaBroker,
+) -> None:
+    prefix = kafka_broker.unique("small")
+    kafka_broker.create_topic(f"{prefix}.inventory.events", 1, {"max.message.bytes": "500"})
+    refused_by_the_broker(kafka_broker, prefix, r"MessageSizeTooLargeError.*max\.message\.bytes")
+    assert record_count(kafka_broker, f"{prefix}.inventory.events") == 0
+
+
+def test_a_topic_the_connector_may_not_write_stops_the_sink_naming_the_acl(acl_kafka: KafkaBroker) -> None:
+    prefix = acl_kafka.unique("denied")
+    acl_kafka.create_topic(f"{prefix}.inventory.events", 1)
+    deny_write(acl_kafka, f"{prefix}.inventory.events")
+    refused_by_the_broker(
+        acl_kafka, prefix, "TopicAuthorizationFailedError.*grant the connector's principal WRITE"
+    )
+    assert record_count(acl_kafka, f"{prefix}.inventory.events") == 0
 
 
 def test_record_larger_than_max_request_size_is_refused_before_sending(kafka_broker: KafkaBroker) -> None:
