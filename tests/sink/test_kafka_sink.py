@@ -463,6 +463,9 @@ def test_unreachable_bootstrap_fails_at_start(kafka_broker: KafkaBroker) -> None
 
 
 def test_retriable_errors_are_retried_without_reordering(mock_kafka: KafkaBroker) -> None:
+    # On librdkafka's mock: it answers exactly the next three produce requests with
+    # NOT_LEADER_OR_FOLLOWER. A real broker says so only around a leader change, which cannot be
+    # aimed at given requests; the broker-loss tests (test_kafka_broker_loss.py) kill real leaders.
     assert mock_kafka.mock is not None
     table = Table("retry", "events")
     mock_kafka.create_topic(table.topic, 1)
