@@ -342,7 +342,9 @@ def test_per_key_order_holds_across_partitions_and_batches(kafka_broker: KafkaBr
 # -- backpressure and faults -----------------------------------------------------------------------
 
 
-def test_reader_waits_while_broker_is_down_and_resumes(kafka_broker: KafkaBroker) -> None:
+def test_reader_waits_while_broker_is_down_and_resumes(
+    kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
     prefix = kafka_broker.unique("bp")
     table = Table(prefix, "events")
     config = sink_config(
@@ -381,10 +383,21 @@ def test_reader_waits_while_broker_is_down_and_resumes(kafka_broker: KafkaBroker
     assert thread.is_alive() and blocked_at < len(rest)  # the reader is waiting, not buffering
     time.sleep(1.0)
     assert len(progress) == blocked_at
+    # The wait is reported: a warning naming the brokers and the topic, and waiting_seconds().
+    with caplog.at_level(logging.INFO, logger="sink.kafka"):
+        deadline = time.monotonic() + 30
+        while not any("waiting" in r.message for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sink.waiting_seconds() > 0 and sink.waits() == 1
+        waiting = [r.message for r in caplog.records if "waiting" in r.message]
+        assert waiting and table.topic in waiting[0] and str(kafka_broker) in waiting[0]
+        assert "refused the connection" in waiting[0] and "delivery.timeout.ms=60000" in waiting[0]
 
-    kafka_broker.start()
-    thread.join(60)
+        kafka_broker.start()
+        thread.join(60)
     assert not thread.is_alive() and not failure
+    assert sink.waiting_seconds() == 0 and sink.waits() == 1
+    assert any("acknowledged again" in r.message for r in caplog.records)
     sink.close()
 
     consumed = consume_all(kafka_broker, [table.topic])
