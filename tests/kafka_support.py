@@ -4,7 +4,11 @@ Kafka, or librdkafka's in-process mock cluster for error injection.
 ``kafka_broker`` is a real broker: one ``connector.testing.local_kafka`` node per test session, each
 test with its own topic namespace (``broker.unique()``); ``stop()``/``start()`` kill and restart the
 broker process on the same port with its data. ``kafka_cluster`` is a 3-broker cluster for the
-replication tests, one per test.
+replication tests, one per test. ``acl_kafka`` is a second session broker that enforces ACLs
+(``deny_write``), for authorization failures.
+
+The mock cluster below is only for errors a real broker cannot be made to give on cue (a produce
+error on exactly the next requests; no CreateTopics); each test that uses it says why.
 
 The mock cluster is driven through librdkafka's C API (the copy bundled with confluent-kafka, a
 test-only dependency) with ctypes, because the Python binding only exposes
