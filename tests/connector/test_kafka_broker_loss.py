@@ -6,7 +6,8 @@ producer uses ``acks=all`` (the sink always does). What arrives in Kafka is comp
 wrote (every row, by id and value), at least once: a retried batch may come twice, nothing may be
 missing, and per partition the changes stay in commit order.
 
-* SIGKILL of the broker leading a partition, mid-stream: nothing lost.
+* SIGKILL of the broker leading a partition, mid-stream: nothing lost, whether the offsets and
+  the schema history are in files or in Kafka (the offset topic replicated 3 times too).
 * Two of three brokers down: the producer cannot reach ``min.insync.replicas``; the connector waits
   and retries, says so in its log and in ``mysql_cdc_sink_waiting_seconds``, and resumes with
   nothing lost when one broker returns.
@@ -142,11 +143,28 @@ def stop_daemon(daemon: subprocess.Popen[bytes], log: Path) -> None:
     assert daemon.wait(timeout=120) == 0, log.read_text()[-3000:]
 
 
+KAFKA_STORES = {
+    # Offsets in a replicated Kafka topic too: a user with nothing but MySQL and Kafka.
+    "offset.storage": "kafka",
+    "offset.storage.topic": "leaderloss.offsets",
+    "offset.storage.partitions": "1",
+    "offset.storage.replication.factor": "3",
+    "schema.history.internal": "kafka",
+    "schema.history.internal.kafka.topic": "leaderloss.schema-history",
+}
+
+
+@pytest.mark.parametrize("stores", ["files", "kafka"])
 def test_killing_the_partition_leader_mid_stream_loses_nothing(
-    kafka_cluster: LocalKafkaCluster, fast_server: LocalMySQLServer, tmp_path: Path
+    kafka_cluster: LocalKafkaCluster, fast_server: LocalMySQLServer, tmp_path: Path, stores: str
 ) -> None:
     bootstrap = kafka_cluster.bootstrap
-    props, topic = cluster_props(fast_server, bootstrap, tmp_path, "leaderloss")
+    extra = (
+        {}
+        if stores == "files"
+        else {**KAFKA_STORES, "schema.history.internal.kafka.bootstrap.servers": bootstrap}
+    )
+    props, topic = cluster_props(fast_server, bootstrap, tmp_path, "leaderloss", **extra)
     log = tmp_path / "connector.log"
     daemon = start_daemon(write_config(tmp_path / "connector.properties", props), log)
     try:
@@ -169,6 +187,8 @@ def test_killing_the_partition_leader_mid_stream_loses_nothing(
         if daemon.poll() is None:
             stop_daemon(daemon, log)
     duplicates = assert_nothing_lost_and_in_order(fast_server, "leaderloss", bootstrap, topic)
+    stored = build_offset_store(ConnectorConfig.from_mapping(props)).load()
+    assert stored is not None and gtid_seq(str(stored["gtids"])) >= current_gtid_seq(fast_server)
     print(
         f"\nleader {leader} killed at {killed_at} delivered rows; partition 0 moved to {new_leader}; "
         f"{ROWS} rows, all delivered, {duplicates} twice"
