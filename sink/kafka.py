@@ -251,7 +251,8 @@ class _Pending:
 # What an operator can do about the non-retriable errors a broker answers with.
 _HINTS: dict[type[Exception], str] = {
     kafka_errors.MessageSizeTooLargeError: "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
-    "max.message.bytes",
+    "max.message.bytes; where each record fits but a batch does not, lower sink.kafka.producer.batch.size "
+    "below them (kafka-python does not split a batch the broker refuses, as Kafka's Java producer does)",
     kafka_errors.RecordListTooLargeError: "lower sink.kafka.producer.batch.size",
     kafka_errors.TopicAuthorizationFailedError: "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity",
     kafka_errors.ClusterAuthorizationFailedError: "grant the connector's principal the cluster ACL it needs",

@@ -530,6 +530,25 @@ def test_a_topic_whose_max_message_bytes_is_too_small_stops_the_sink_naming_the_
     assert record_count(kafka_broker, f"{prefix}.inventory.events") == 0
 
 
+def test_records_that_fit_max_message_bytes_only_one_by_one_are_refused_naming_batch_size(
+    kafka_broker: KafkaBroker,
+) -> None:
+    # kafka-python sends a batch the broker refuses as too large no further (Kafka's Java producer
+    # splits it and retries): the message must point at batch.size, and lowering it must work.
+    table = Table(kafka_broker.unique("batch"), "events")
+    records = [table.change("c", i, 1) for i in range(1, 20)]
+    assert all(len(r.key_bytes()) + len(r.value_bytes()) < 2_000 for r in records)
+    kafka_broker.create_topic(table.topic, 1, {"max.message.bytes": "6000"})
+    with pytest.raises(SinkError, match=r"MessageSizeTooLarge.*lower sink\.kafka\.producer\.batch\.size"):
+        run_sink(sink_config(kafka_broker), records)
+    assert record_count(kafka_broker, table.topic) == 0
+    run_sink(sink_config(kafka_broker, **{"sink.kafka.producer.batch.size": "3000"}), records)
+    consumed = consume_all(kafka_broker, [table.topic])
+    assert [jsonl_form(m.topic, m.key, m.value, m.headers) for m in consumed] == [
+        jsonl_line(r) for r in records
+    ]
+
+
 def test_a_topic_the_connector_may_not_write_stops_the_sink_naming_the_acl(acl_kafka: KafkaBroker) -> None:
     prefix = acl_kafka.unique("denied")
     acl_kafka.create_topic(f"{prefix}.inventory.events", 1)
