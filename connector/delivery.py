@@ -69,6 +69,10 @@ class Delivery:
         self.transaction = transaction
         self.commit_each_batch = commit_each_batch
         self.sinks = list(sinks)
+        if metrics is not None:
+            for sink in self.sinks:
+                figures = metrics.sink(type(sink).__name__)
+                figures.waiting_seconds, figures.waits = sink.waiting_seconds, sink.waits
         self.offsets = offsets
         self.max_batch = max_batch
         self.max_queue = max_queue if max_queue is not None else max(8192, 4 * max_batch)

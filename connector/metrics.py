@@ -9,7 +9,7 @@ metrics cost nothing between scrapes.
 ``MetricsServer`` serves them on ``metrics.port`` with ``prometheus-client`` as
 ``debezium_metrics_<Attribute>{context=..., server=..., plugin="mysql"}`` (text values such as
 ``BinlogFilename`` as a label of a gauge set to 1, per-table ``RowsScanned`` with a ``table`` label),
-plus ``mysql_cdc_sink_*`` delivery counters and flush latency, and ``/health`` (live: the engine
+plus ``mysql_cdc_sink_*`` delivery counters, flush latency and waits for the sink's target, and ``/health`` (live: the engine
 thread runs; ready: connected and snapshotting or streaming; 503 when not ready).
 """
 
@@ -107,6 +107,10 @@ class SinkMetrics:
     flushes: int = 0
     flush_seconds: float = 0.0
     failures: int = 0
+    # live readers, set by the delivery from the sink: how long it has been waiting on its target
+    # (brokers that do not acknowledge) and how many such waits there have been
+    waiting_seconds: Callable[[], float] = lambda: 0.0
+    waits: Callable[[], int] = lambda: 0
 
 
 class ConnectorMetrics:
@@ -243,6 +247,16 @@ class _Collector(Collector):
                 "mysql_cdc_sink_flush_seconds", "Time spent in the sink's flush.", name, sink.flush_seconds
             )
             yield _counter("mysql_cdc_sink_failures", "Failed sends or flushes.", name, sink.failures)
+            waiting = GaugeMetricFamily(
+                "mysql_cdc_sink_waiting_seconds",
+                "How long the sink has been waiting for its target while retrying (0: not waiting).",
+                labels=["sink"],
+            )
+            waiting.add_metric([name], sink.waiting_seconds())
+            yield waiting
+            yield _counter(
+                "mysql_cdc_sink_waits", "Waits for the sink's target while retrying.", name, sink.waits()
+            )
 
 
 def _counter(name: str, doc: str, sink: str, value: float) -> CounterMetricFamily:

@@ -83,6 +83,15 @@ class Sink(ABC):
         commit what the sink's own cadence says is due (e.g. records waiting longer than its
         interval), without waiting for what it does not."""
 
+    def waiting_seconds(self) -> float:
+        """How long the sink has been blocked on a target that does not take records yet while it
+        retries (brokers that do not acknowledge), 0 when it is not waiting. Read by metrics."""
+        return 0.0
+
+    def waits(self) -> int:
+        """How many such waits there have been since start."""
+        return 0
+
     def committed_offset(self) -> SourceOffset | None:
         """A sink that stores offsets transactionally with its data (Spark) returns the last
         committed source offset here so the engine can resume exactly once; others return None."""

@@ -15,6 +15,9 @@ Delivery guarantees:
 * ``flush()`` returns once every record sent is acknowledged, or raises ``SinkError`` naming the
   topic, the brokers and the cause; the failure is sticky, so the engine cannot store an offset past
   a record the broker did not take.
+* While it waits for acknowledgements (brokers down, too few in-sync replicas) it logs a warning
+  every ``WAIT_REPORT_INTERVAL_S`` naming the brokers and the topic, and ``waiting_seconds()`` (the
+  ``mysql_cdc_sink_waiting_seconds`` metric) says how long; a line says when they answer again.
 
 Producer settings use Kafka's Java names under ``sink.kafka.producer.`` and are translated to
 kafka-python's arguments by ``sink.kafka_client``, shared with the Kafka-backed offset store and
@@ -59,6 +62,8 @@ DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024  # Kafka's buffer.memory default
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
 DEFAULT_BATCH_SIZE = 1024 * 1024  # see KafkaSink.start
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+# While brokers leave records unacknowledged (the producer retrying), a line every this many seconds.
+WAIT_REPORT_INTERVAL_S = 5.0
 
 
 # -- topic creation ------------------------------------------------------------------------------
@@ -247,12 +252,17 @@ class _Pending:
 # What an operator can do about the non-retriable errors a broker answers with.
 _HINTS: dict[type[Exception], str] = {
     kafka_errors.MessageSizeTooLargeError: "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
-    "max.message.bytes",
+    "max.message.bytes; where each record fits but a batch does not, lower sink.kafka.producer.batch.size "
+    "below them (kafka-python does not split a batch the broker refuses, as Kafka's Java producer does)",
     kafka_errors.RecordListTooLargeError: "lower sink.kafka.producer.batch.size",
     kafka_errors.TopicAuthorizationFailedError: "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity",
     kafka_errors.ClusterAuthorizationFailedError: "grant the connector's principal the cluster ACL it needs",
     kafka_errors.InvalidTopicError: "check topic.prefix / topic.delimiter: the name is not a legal topic",
 }
+
+
+class _Settled(Exception):
+    """A future completed with a timeout error of its own while ``_settle`` waited in slices."""
 
 
 class KafkaSink(Sink):
@@ -277,6 +287,8 @@ class KafkaSink(Sink):
         self._owner = ""
         self._in_transaction = False
         self.committed_transactions = 0
+        self._waiting_since: float | None = None  # monotonic start of the current wait, if any
+        self._waits = 0
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> KafkaSink:
@@ -437,7 +449,8 @@ class KafkaSink(Sink):
         self._partitioner.partitions.clear()  # topics may have gained partitions: ask again
         bound = self._ack_bound_seconds()
         try:
-            producer.flush(timeout=bound)
+            head_topic = self._pending[0].topic if self._pending else "?"
+            self._wait(lambda timeout: producer.flush(timeout=timeout), bound, head_topic)
         except kafka_errors.KafkaTimeoutError:
             head = self._pending[0] if self._pending else None
             self._fail(
@@ -616,10 +629,68 @@ class KafkaSink(Sink):
         while self._pending and self._pending_bytes > limit:
             self._settle(self._pending[0], timeout=bound)
 
+    def waiting_seconds(self) -> float:
+        since = self._waiting_since
+        return 0.0 if since is None else time.monotonic() - since
+
+    def waits(self) -> int:
+        return self._waits
+
+    def _wait(self, wait: Callable[[float], Any], bound: float, topic: str) -> None:
+        """``wait(timeout)`` (raising ``KafkaTimeoutError`` at the timeout), in slices, for up to
+        ``bound`` seconds: while the brokers stay silent the producer retries, and each slice
+        without an answer is logged so an operator sees the connector waiting, and on what."""
+        started = time.monotonic()
+        deadline = started + bound
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                try:
+                    wait(max(0.0, min(WAIT_REPORT_INTERVAL_S, remaining)))
+                    break
+                except kafka_errors.KafkaTimeoutError:
+                    if remaining <= WAIT_REPORT_INTERVAL_S:
+                        raise
+                if self._waiting_since is None:
+                    self._waiting_since = started
+                    self._waits += 1
+                s = self.settings
+                log.warning(
+                    "Kafka sink: waiting %.0f s for brokers %s to acknowledge %d records (topic '%s'); "
+                    "the producer retries until delivery.timeout.ms=%d (%s)",
+                    time.monotonic() - started,
+                    s.bootstrap,
+                    len(self._pending),
+                    topic,
+                    s.delivery_timeout_ms,
+                    describe_reachability(s.bootstrap),
+                )
+            if self._waiting_since is not None:
+                log.info(
+                    "Kafka sink: brokers %s acknowledged again after %.0f s",
+                    self.settings.bootstrap,
+                    time.monotonic() - self._waiting_since,
+                )
+        finally:
+            self._waiting_since = None
+
     def _settle(self, pending: _Pending, timeout: float) -> None:
         started = time.monotonic()
+        future = pending.future
+
+        def get(slice_s: float) -> None:
+            try:
+                future.get(timeout=slice_s)
+            except kafka_errors.KafkaTimeoutError:
+                if future.is_done:  # the batch expired: a result, not the slice's end
+                    raise _Settled() from None
+                raise
+
         try:
-            pending.future.get(timeout=timeout)
+            try:
+                self._wait(get, timeout, pending.topic)
+            except _Settled:
+                future.get(timeout=0)  # raises the batch's own error
         except kafka_errors.KafkaError as exc:
             if isinstance(exc, kafka_errors.KafkaTimeoutError) and not pending.future.is_done:
                 exc = kafka_errors.KafkaTimeoutError(

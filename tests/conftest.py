@@ -80,4 +80,11 @@ def unique_db(mysql_server: MySQLServerHandle, request: pytest.FixtureRequest) -
         yield name
 
 
-from tests.kafka_support import kafka_broker, kafka_cluster, local_kafka_broker, mock_kafka  # noqa: E402, F401
+from tests.kafka_support import (  # noqa: E402, F401
+    acl_kafka,
+    kafka_broker,
+    kafka_cluster,
+    local_acl_kafka,
+    local_kafka_broker,
+    mock_kafka,
+)

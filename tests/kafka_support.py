@@ -4,7 +4,11 @@ Kafka, or librdkafka's in-process mock cluster for error injection.
 ``kafka_broker`` is a real broker: one ``connector.testing.local_kafka`` node per test session, each
 test with its own topic namespace (``broker.unique()``); ``stop()``/``start()`` kill and restart the
 broker process on the same port with its data. ``kafka_cluster`` is a 3-broker cluster for the
-replication tests, one per test.
+replication tests, one per test. ``acl_kafka`` is a second session broker that enforces ACLs
+(``deny_write``), for authorization failures.
+
+The mock cluster below is only for errors a real broker cannot be made to give on cue (a produce
+error on exactly the next requests; no CreateTopics); each test that uses it says why.
 
 The mock cluster is driven through librdkafka's C API (the copy bundled with confluent-kafka, a
 test-only dependency) with ctypes, because the Python binding only exposes
@@ -31,7 +35,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -168,18 +172,13 @@ class KafkaBroker(str):
         """A topic/prefix name unique to this test (topics outlive a test on a real broker)."""
         return f"{name}_{self.namespace}"
 
-    def create_topic(self, name: str, partitions: int) -> None:
-        """Create a topic with a given partition count, whatever the broker supports."""
+    def create_topic(self, name: str, partitions: int, configs: Mapping[str, str] | None = None) -> None:
+        """Create a topic with a given partition count (and topic configs, real brokers only)."""
         if self.mock is not None:
+            assert not configs, "the mock cluster has no topic configs"
             self.mock.create_topic(name, partitions)
             return
-        from kafka.admin import KafkaAdminClient, NewTopic
-
-        admin = KafkaAdminClient(bootstrap_servers=str(self))
-        try:
-            admin.create_topics([NewTopic(name, partitions, 1)])
-        finally:
-            admin.close()
+        create_topic(str(self), name, partitions, 1, configs)
 
     def stop(self) -> None:
         """Take the broker away: connections are refused until ``start()``."""
@@ -203,6 +202,58 @@ class KafkaBroker(str):
         else:
             self.compose.execute("start kafka")
         wait_until_reachable(str(self), timeout=90)
+
+
+def create_topic(
+    bootstrap: str,
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    configs: Mapping[str, str] | None = None,
+) -> None:
+    """CreateTopics on a real broker, returning once every broker knows the topic's leaders."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics(
+            [NewTopic(name, partitions, replication_factor, topic_configs=dict(configs or {}))]
+        )
+    finally:
+        admin.close()
+    deadline = time.monotonic() + 30
+    while len(partitions_of(bootstrap, name)) < partitions:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"topic {name} has no metadata 30 s after CreateTopics")
+        time.sleep(0.1)
+
+
+def deny_write(bootstrap: str, topic: str) -> None:
+    """ACLs that let every PLAINTEXT client (principal ``User:ANONYMOUS``) see ``topic`` but not
+    write to it: ALLOW DESCRIBE, DENY WRITE (once a topic has an ACL, what no ACL allows is
+    denied). The broker must run an authorizer (``acl_kafka``)."""
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        KafkaAdminClient,
+        ResourcePattern,
+        ResourceType,
+    )
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        pattern = ResourcePattern(ResourceType.TOPIC, topic, ACLResourcePatternType.LITERAL)
+        result = admin.create_acls(
+            [
+                ACL("User:ANONYMOUS", "*", ACLOperation.DESCRIBE, ACLPermissionType.ALLOW, pattern),
+                ACL("User:ANONYMOUS", "*", ACLOperation.WRITE, ACLPermissionType.DENY, pattern),
+            ]
+        )
+    finally:
+        admin.close()
+    assert not result["failed"], result
 
 
 def wait_until_reachable(bootstrap: str, timeout: float) -> None:
@@ -254,6 +305,30 @@ def kafka_broker(request: pytest.FixtureRequest) -> Iterator[KafkaBroker]:
     finally:
         if not all(node.running for node in local.nodes):
             broker.start()
+
+
+@pytest.fixture(scope="session")
+def local_acl_kafka() -> Iterator[LocalKafkaCluster]:
+    """A second real single-node Kafka that enforces ACLs (KRaft's StandardAuthorizer). With no ACL
+    on a resource everyone may use it, so the broker runs as usual until a test denies something."""
+    cluster = LocalKafkaCluster(
+        1,
+        broker_properties={
+            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found": "true",
+        },
+    )
+    try:
+        yield cluster.start()
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture
+def acl_kafka(local_acl_kafka: LocalKafkaCluster) -> KafkaBroker:
+    """A real broker that enforces ACLs (``deny_write``), with a topic namespace for this test.
+    Always local (the docker-compose Kafka has no authorizer)."""
+    return KafkaBroker(local_acl_kafka.bootstrap, None, uuid.uuid4().hex[:10], local=local_acl_kafka)
 
 
 @pytest.fixture
@@ -343,3 +418,19 @@ def record_count(bootstrap: str, topic: str) -> int:
         return sum(consumer.end_offsets(partitions).values()) if partitions else 0
     finally:
         consumer.close()
+
+
+def topic_config(bootstrap: str, topic: str) -> dict[str, str]:
+    """A topic's effective configuration as the broker describes it (DescribeConfigs)."""
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        (response,) = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    finally:
+        admin.close()
+    (resource,) = response.resources
+    error_code, error_message, _type, _name, entries = resource[:5]
+    if error_code:
+        raise AssertionError(f"DescribeConfigs {topic}: error {error_code} {error_message}")
+    return {entry[0]: entry[1] for entry in entries}

@@ -150,7 +150,7 @@ class LocalKafkaCluster:
             "offsets.topic.replication.factor": replication,
             "transaction.state.log.replication.factor": replication,
             "transaction.state.log.min.isr": min_isr,
-            "default.replication.factor": "1",
+            "default.replication.factor": replication,
             **dict(broker_properties or {}),
         }
         if brokers == 1:

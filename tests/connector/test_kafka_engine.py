@@ -1,6 +1,6 @@
 """The connector end to end into Kafka: the engine and the ``mysql-cdc run`` daemon against a real
-MariaDB/MySQL server and a real broker (librdkafka's mock cluster, or the docker-compose Kafka),
-every topic consumed back with a plain kafka-python consumer.
+MariaDB/MySQL server and a real Apache Kafka broker (the session's local KRaft broker, or the
+docker-compose Kafka), every topic consumed back with a plain kafka-python consumer.
 
 * the records in Kafka are the jsonl sink's records for the same run, in per-partition and per-key
   order, tombstones null-valued; a restart from the offset topic and the history topic alone
@@ -42,8 +42,6 @@ FAST_SERVER_OPTIONS = (*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flu
 def kafka_props(broker: KafkaBroker, prefix: str, **extra: str) -> dict[str, str]:
     """Sink, offsets and schema history all in Kafka: a user with only MySQL and Kafka."""
     history_topic = f"{prefix}.schema-history"
-    if not broker.supports_create_topics:
-        broker.create_topic(history_topic, 1)  # what CreateTopics makes where the broker has it
     return {
         "topic.prefix": prefix,
         "sink.type": "kafka",
@@ -111,6 +109,10 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
                 "max.batch.size": "64",
                 "heartbeat.interval.ms": "100",
                 "provide.transaction.metadata": "true",
+                # The sink creates its topics (the broker's own default is one partition), so
+                # keys spread over partitions below.
+                "topic.creation.default.partitions": "4",
+                "topic.creation.default.replication.factor": "1",
             },
         )
     )
@@ -312,7 +314,6 @@ def daemon_setup(
     server.execute(f"CREATE DATABASE {name}", f"CREATE TABLE {name}.t (id INT PRIMARY KEY, v VARCHAR(40))")
     prefix = broker.unique(name)
     topic = f"{prefix}.{name}.t"
-    # Spread the stream over partitions (and compress it): the mock keeps 5 MiB per partition.
     broker.create_topic(topic, partitions)
     props = server.connector_properties(
         **kafka_props(

@@ -178,7 +178,7 @@ def test_kafka_channel_reads_records_keyed_by_the_topic_prefix_and_commits_them(
 ):
     db = shop
     topic, group = kafka_broker.unique("signals"), kafka_broker.unique("signal-group")
-    kafka_broker.create_topic(topic, 1)  # the mock cluster has no CreateTopics
+    kafka_broker.create_topic(topic, 1)
     props = {
         **FAST,
         "signal.enabled.channels": "kafka",

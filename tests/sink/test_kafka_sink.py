@@ -1,5 +1,5 @@
-"""The kafka sink against a real broker (librdkafka's mock cluster, or the docker-compose Kafka):
-records consumed back with a plain kafka-python consumer are byte-for-byte the jsonl sink's
+"""The kafka sink against a real Apache Kafka broker (the session's local KRaft broker, or the
+docker-compose Kafka): records consumed back with a plain kafka-python consumer are byte-for-byte the jsonl sink's
 key/value/headers, keys keep their partition and order, tombstones are null, and broker faults
 end in a clear ``SinkError`` instead of lost or reordered records."""
 
@@ -22,12 +22,13 @@ from sink.kafka import KafkaSink
 from sink.kafka_client import client_kwargs
 from sink.records import ChangeRecord, Header, RecordKind, jsonl_line
 from tests.kafka_support import (
-    MESSAGE_TOO_LARGE,
     NOT_LEADER_OR_FOLLOWER,
-    TOPIC_AUTHORIZATION_FAILED,
     KafkaBroker,
     consume_all,
+    deny_write,
     partitions_of,
+    record_count,
+    topic_config,
 )
 
 BASE_PROPS = {
@@ -251,6 +252,10 @@ def run_sink(config: ConnectorConfig, records: list[ChangeRecord], batch: int = 
 def test_consumed_records_equal_the_jsonl_sink_form(kafka_broker: KafkaBroker) -> None:
     prefix = kafka_broker.unique("srv")
     records = mixed_stream(prefix)
+    # A real broker auto-creates topics with num.partitions=1: give the keyed tables several, so
+    # that the partitioner check below has a choice to get wrong.
+    kafka_broker.create_topic(f"{prefix}.inventory.customers", 3)
+    kafka_broker.create_topic(f"{prefix}.inventory.orders", 5)
     sink = run_sink(sink_config(kafka_broker), records)
     assert sink.acknowledged == len(records)
 
@@ -337,7 +342,9 @@ def test_per_key_order_holds_across_partitions_and_batches(kafka_broker: KafkaBr
 # -- backpressure and faults -----------------------------------------------------------------------
 
 
-def test_reader_waits_while_broker_is_down_and_resumes(kafka_broker: KafkaBroker) -> None:
+def test_reader_waits_while_broker_is_down_and_resumes(
+    kafka_broker: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
     prefix = kafka_broker.unique("bp")
     table = Table(prefix, "events")
     config = sink_config(
@@ -376,10 +383,21 @@ def test_reader_waits_while_broker_is_down_and_resumes(kafka_broker: KafkaBroker
     assert thread.is_alive() and blocked_at < len(rest)  # the reader is waiting, not buffering
     time.sleep(1.0)
     assert len(progress) == blocked_at
+    # The wait is reported: a warning naming the brokers and the topic, and waiting_seconds().
+    with caplog.at_level(logging.INFO, logger="sink.kafka"):
+        deadline = time.monotonic() + 30
+        while not any("waiting" in r.message for r in caplog.records) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert sink.waiting_seconds() > 0 and sink.waits() == 1
+        waiting = [r.message for r in caplog.records if "waiting" in r.message]
+        assert waiting and table.topic in waiting[0] and str(kafka_broker) in waiting[0]
+        assert "refused the connection" in waiting[0] and "delivery.timeout.ms=60000" in waiting[0]
 
-    kafka_broker.start()
-    thread.join(60)
+        kafka_broker.start()
+        thread.join(60)
     assert not thread.is_alive() and not failure
+    assert sink.waiting_seconds() == 0 and sink.waits() == 1
+    assert any("acknowledged again" in r.message for r in caplog.records)
     sink.close()
 
     consumed = consume_all(kafka_broker, [table.topic])
@@ -458,6 +476,9 @@ def test_unreachable_bootstrap_fails_at_start(kafka_broker: KafkaBroker) -> None
 
 
 def test_retriable_errors_are_retried_without_reordering(mock_kafka: KafkaBroker) -> None:
+    # On librdkafka's mock: it answers exactly the next three produce requests with
+    # NOT_LEADER_OR_FOLLOWER. A real broker says so only around a leader change, which cannot be
+    # aimed at given requests; the broker-loss tests (test_kafka_broker_loss.py) kill real leaders.
     assert mock_kafka.mock is not None
     table = Table("retry", "events")
     mock_kafka.create_topic(table.topic, 1)
@@ -478,29 +499,64 @@ def test_retriable_errors_are_retried_without_reordering(mock_kafka: KafkaBroker
     assert versions == list(range(1, 300))
 
 
-@pytest.mark.parametrize(
-    ("code", "expected"),
-    [
-        (MESSAGE_TOO_LARGE, "MessageSizeTooLargeError.*max.request.size"),
-        (TOPIC_AUTHORIZATION_FAILED, "TopicAuthorizationFailedError.*grant the connector's principal WRITE"),
-    ],
-)
-def test_non_retriable_broker_error_stops_with_topic_and_cause(
-    mock_kafka: KafkaBroker, code: int, expected: str
-) -> None:
-    assert mock_kafka.mock is not None
-    table = Table("fatal", "events")
-    sink = KafkaSink.from_config(sink_config(mock_kafka))
+def refused_by_the_broker(broker: KafkaBroker, refused_topic: str, expected: str) -> SinkError:
+    """One record acknowledged on a writable topic, then one the broker refuses on ``refused_topic``:
+    the flush fails naming the topic and the cause, and the refused record is not acknowledged."""
+    fine, refused = Table(broker.unique("fine"), "events"), Table(refused_topic, "events")
+    sink = KafkaSink.from_config(sink_config(broker))
     sink.start()
-    sink.send([table.change("c", 1, 1)])
-    sink.flush()
-    mock_kafka.mock.push_produce_errors(code)
-    sink.send([table.change("c", 2, 1)])
-    with pytest.raises(SinkError, match=expected) as failed:
+    try:
+        sink.send([fine.change("c", 1, 1)])
         sink.flush()
-    assert f"topic '{table.topic}'" in str(failed.value)
-    assert sink.acknowledged == 1
-    sink.close()
+        with pytest.raises(SinkError, match=expected) as failed:
+            sink.send([refused.change("c", 2, 1)])  # refused here if the metadata says so ...
+            sink.flush()  # ... else when the broker answers the produce request
+        assert f"topic '{refused.topic}'" in str(failed.value)
+        assert str(broker) in str(failed.value)
+        assert sink.acknowledged == 1
+        with pytest.raises(SinkError):  # sticky: nothing after the refusal can be confirmed
+            sink.send([fine.change("c", 3, 1)])
+    finally:
+        sink.close()
+    return failed.value
+
+
+def test_a_topic_whose_max_message_bytes_is_too_small_stops_the_sink_naming_the_setting(
+    kafka_broker: KafkaBroker,
+) -> None:
+    prefix = kafka_broker.unique("small")
+    kafka_broker.create_topic(f"{prefix}.inventory.events", 1, {"max.message.bytes": "500"})
+    refused_by_the_broker(kafka_broker, prefix, r"MessageSizeTooLargeError.*max\.message\.bytes")
+    assert record_count(kafka_broker, f"{prefix}.inventory.events") == 0
+
+
+def test_records_that_fit_max_message_bytes_only_one_by_one_are_refused_naming_batch_size(
+    kafka_broker: KafkaBroker,
+) -> None:
+    # kafka-python sends a batch the broker refuses as too large no further (Kafka's Java producer
+    # splits it and retries): the message must point at batch.size, and lowering it must work.
+    table = Table(kafka_broker.unique("batch"), "events")
+    records = [table.change("c", i, 1) for i in range(1, 20)]
+    assert all(len(r.key_bytes()) + len(r.value_bytes()) < 2_000 for r in records)
+    kafka_broker.create_topic(table.topic, 1, {"max.message.bytes": "6000"})
+    with pytest.raises(SinkError, match=r"MessageSizeTooLarge.*lower sink\.kafka\.producer\.batch\.size"):
+        run_sink(sink_config(kafka_broker), records)
+    assert record_count(kafka_broker, table.topic) == 0
+    run_sink(sink_config(kafka_broker, **{"sink.kafka.producer.batch.size": "3000"}), records)
+    consumed = consume_all(kafka_broker, [table.topic])
+    assert [jsonl_form(m.topic, m.key, m.value, m.headers) for m in consumed] == [
+        jsonl_line(r) for r in records
+    ]
+
+
+def test_a_topic_the_connector_may_not_write_stops_the_sink_naming_the_acl(acl_kafka: KafkaBroker) -> None:
+    prefix = acl_kafka.unique("denied")
+    acl_kafka.create_topic(f"{prefix}.inventory.events", 1)
+    deny_write(acl_kafka, f"{prefix}.inventory.events")
+    refused_by_the_broker(
+        acl_kafka, prefix, "TopicAuthorizationFailedError.*grant the connector's principal WRITE"
+    )
+    assert record_count(acl_kafka, f"{prefix}.inventory.events") == 0
 
 
 def test_record_larger_than_max_request_size_is_refused_before_sending(kafka_broker: KafkaBroker) -> None:
@@ -538,15 +594,28 @@ def test_topic_creation_settings(kafka_broker: KafkaBroker, caplog: pytest.LogCa
     with caplog.at_level(logging.INFO, logger="sink.kafka"):
         run_sink(config, [a.change("c", 1, 1), b.change("c", 1, 1), a.change("c", 2, 1)])
     assert len(consume_all(kafka_broker, [a.topic, b.topic])) == 3
-    if kafka_broker.supports_create_topics:
-        assert partitions_of(kafka_broker, a.topic) == {0, 1, 2}
-        assert sum("created Kafka topic" in r.message for r in caplog.records) == 2
-    else:
-        # The mock cluster has no CreateTopics: one clear line, then broker auto-creation.
-        lines = [r.message for r in caplog.records if "CreateTopics" in r.message]
-        assert len(lines) == 1
-        assert str(kafka_broker) in lines[0] and "topic.creation.default.*" in lines[0]
-        assert "auto.create.topics.enable" in lines[0]
+    assert partitions_of(kafka_broker, a.topic) == partitions_of(kafka_broker, b.topic) == {0, 1, 2}
+    assert sum("created Kafka topic" in r.message for r in caplog.records) == 2
+    assert topic_config(kafka_broker, a.topic)["cleanup.policy"] == "compact"
+
+
+def test_a_broker_without_create_topics_leaves_creation_to_auto_creation(
+    mock_kafka: KafkaBroker, caplog: pytest.LogCaptureFixture
+) -> None:
+    # On librdkafka's mock: it answers CreateTopics as unsupported, as Kafka before 0.10.1 did.
+    # Kafka 4 always has CreateTopics, so a real broker cannot take this path.
+    a, b = Table("nocreate", "a"), Table("nocreate", "b")
+    config = sink_config(
+        mock_kafka,
+        **{"topic.creation.default.partitions": "3", "topic.creation.default.replication.factor": "1"},
+    )
+    with caplog.at_level(logging.INFO, logger="sink.kafka"):
+        run_sink(config, [a.change("c", 1, 1), b.change("c", 1, 1), a.change("c", 2, 1)])
+    assert len(consume_all(mock_kafka, [a.topic, b.topic])) == 3
+    lines = [r.message for r in caplog.records if "CreateTopics" in r.message]
+    assert len(lines) == 1  # said once, not per topic
+    assert str(mock_kafka) in lines[0] and "topic.creation.default.*" in lines[0]
+    assert "auto.create.topics.enable" in lines[0]
 
 
 # -- configuration -------------------------------------------------------------------------------
