@@ -24,11 +24,6 @@ buffered (extended to the end of the transaction in progress), when the oldest b
 ``sink.spark.batch.max.interval.ms`` old, and at every ``flush``. The sink commits offsets with its
 data (``commits_offsets``), so the engine's periodic offset flush does not force a commit: the
 batch size and interval alone decide how often Delta commits.
-
-Pipelining: a batch is committed by a background thread while the connector reads on (a commit is
-mostly JVM time). One batch commits at a time, in order; the next waits for it, and ``flush``
-waits for it, so nothing is reordered and ``flush`` still means durable. A failed commit fails the
-next ``send``/``flush``, and the sink stays failed.
 """
 
 from __future__ import annotations
@@ -38,7 +33,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from pyspark.sql import SparkSession
@@ -95,9 +90,6 @@ class SparkSink(Sink):
         self._registered: set[str] = set()
         self._pending: list[ChangeRecord] = []
         self._pending_since = 0.0
-        # The batch being committed in the background (one at a time, in order).
-        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="delta-commit")
-        self._in_flight: Future[None] | None = None
         self._schema_cache: dict[int, tuple[ConnectSchema, SchemaInfo]] = {}
         # Tables whose records arrive unwrapped (ExtractNewRecordState): their tombstones are deletes.
         self._unwrapped: set[TableId] = set()
@@ -154,7 +146,7 @@ class SparkSink(Sink):
             while len(self._pending) >= limit:
                 cut = self._batch_end(limit)
                 batch, self._pending = self._pending[:cut], self._pending[cut:]
-                self._submit(batch)
+                self._apply(batch)
                 self._pending_since = time.monotonic()
             self._submit_if_due()
 
@@ -168,18 +160,12 @@ class SparkSink(Sink):
             self._check_usable()
             if self._pending:
                 batch, self._pending = self._pending, []
-                self._submit(batch)
-            self._wait_in_flight()
+                self._apply(batch)
 
     def close(self) -> None:
         with self._lock:
-            try:
-                if self._pending and self._failed is None:
-                    self.flush()
-                else:
-                    self._wait_in_flight()
-            finally:
-                self._committer.shutdown(wait=True)
+            if self._pending and self._failed is None:
+                self.flush()
 
     def _submit_if_due(self) -> None:
         if (
@@ -187,17 +173,7 @@ class SparkSink(Sink):
             and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms
         ):
             batch, self._pending = self._pending, []
-            self._submit(batch)
-
-    def _submit(self, batch: list[ChangeRecord]) -> None:
-        """Commit ``batch`` in the background once the batch before it has committed."""
-        self._wait_in_flight()
-        self._in_flight = self._committer.submit(self._apply, batch)
-
-    def _wait_in_flight(self) -> None:
-        future, self._in_flight = self._in_flight, None
-        if future is not None:
-            future.result()  # the batch's SinkError, if it failed
+            self._apply(batch)
 
     def _batch_end(self, limit: int) -> int:
         """Where a full batch ends: after ``limit`` events, extended to the end of the transaction
