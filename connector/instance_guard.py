@@ -143,9 +143,13 @@ class InstanceGuard:
             try:
                 (group,) = admin.describe_consumer_groups([self.group])
                 return [f"{m.client_id} at {m.client_host.lstrip('/')}" for m in group.members]
-            except kafka_errors.KafkaError as exc:
+            except (kafka_errors.KafkaError, ValueError) as exc:
                 # A new cluster creates its group coordinator (__consumer_offsets) on first use.
-                if not getattr(exc, "retriable", False) or time.monotonic() > deadline:
+                # kafka-python 2.3 decodes a group's authorized operations before its error code:
+                # a group answered with an error (coordinator loading or moving) carries
+                # Integer.MIN_VALUE there, which it fails on with ValueError; retried the same way.
+                retriable = isinstance(exc, ValueError) or getattr(exc, "retriable", False)
+                if not retriable or time.monotonic() > deadline:
                     raise SecondInstanceError(
                         f"cannot check for another instance of connector '{self.connector_name}' in "
                         f"consumer group {self.group} on {self.bootstrap}: {type(exc).__name__}: {exc}"
