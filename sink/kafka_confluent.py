@@ -452,6 +452,12 @@ class RdkafkaTransactions:
     def begin(self) -> None:
         self._call("begin", self.producer.begin_transaction)
 
+    def produce(self, topic: str, value: bytes | None, key: bytes | None, partition: int = -1) -> None:
+        """One more record in the open transaction beside the sink's, e.g. the source offset for the
+        Kafka offset topic, so that the offset commits or aborts with the records it covers. A
+        failed delivery fails the sink as its own records do."""
+        self.producer.produce(topic, value, key, partition)
+
     def commit(self) -> None:
         """Every record sent in the transaction becomes visible to read_committed consumers, or
         none does (``SinkError``)."""

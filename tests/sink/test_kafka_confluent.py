@@ -377,16 +377,21 @@ def test_transactions_commit_abort_and_fence(kafka_broker: KafkaBroker) -> None:
     assert first.transactions is not None
     first.transactions.init()
 
+    offsets = kafka_broker.unique("offsets")
+    create_topic(kafka_broker, offsets, 1)
     kept = [table.change("c", i, 1) for i in range(1, 4)]
     first.transactions.begin()
     first.send(kept)
+    first.transactions.produce(offsets, b'{"pos":3}', b'["cdc",{"server":"srv"}]')
     first.transactions.commit()
     dropped = [table.change("c", i, 1) for i in range(10, 14)]
     first.transactions.begin()
     first.send(dropped)
+    first.transactions.produce(offsets, b'{"pos":13}', b'["cdc",{"server":"srv"}]')
     first.flush()  # on the broker, but in a transaction that is then aborted
     first.transactions.abort()
     assert committed(kafka_broker, table.topic) == [r.value_bytes() for r in kept]
+    assert committed(kafka_broker, offsets) == [b'{"pos":3}']  # the offset went with its records
 
     # A second producer with the same transactional.id fences the first.
     first.transactions.begin()
