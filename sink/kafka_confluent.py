@@ -243,6 +243,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
             "delivery.timeout.ms": s.delivery_timeout_ms,
             "request.timeout.ms": s.request_timeout_ms,
             "partitioner": "murmur2_random",  # Java's default partitioner for non-null keys
+            "socket.nagle.disable": True,  # TCP_NODELAY, as Kafka's Java client and kafka-python
             # buffer.memory bounds the bytes of unacknowledged records, as Kafka's does; the count
             # is left to the bytes (librdkafka's default of 100,000 would cap it first).
             "queue.buffering.max.kbytes": max(1, -(-s.buffer_memory // 1024)),
