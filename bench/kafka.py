@@ -41,6 +41,7 @@ sys.path.insert(0, str(REPO))
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import logging  # noqa: E402
+import os  # noqa: E402
 import statistics  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -97,15 +98,37 @@ VARIANTS = (
 )
 
 
+@dataclass
+class Clock:
+    """Wall time, this process's CPU time (all threads: librdkafka's too) and the local broker's
+    CPU time (from /proc; 0 for a broker elsewhere), so a figure can say where the time went."""
+
+    broker_pid: int | None = None
+
+    def broker_cpu(self) -> float:
+        if self.broker_pid is None:
+            return 0.0
+        fields = Path(f"/proc/{self.broker_pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def now(self) -> tuple[float, float, float]:
+        return time.perf_counter(), time.process_time(), self.broker_cpu()
+
+    def since(self, start: tuple[float, float, float]) -> tuple[float, float, float]:
+        end = self.now()
+        return end[0] - start[0], end[1] - start[1], end[2] - start[2]
+
+
 @contextlib.contextmanager
-def kafka_broker(bootstrap: str | None) -> Iterator[str]:
+def kafka_broker(bootstrap: str | None) -> Iterator[tuple[str, Clock]]:
     if bootstrap:
-        yield bootstrap
+        yield bootstrap, Clock()
         return
     from connector.testing.local_kafka import local_kafka
 
     with local_kafka(1) as cluster:
-        yield cluster.bootstrap
+        process = cluster.brokers[0].process
+        yield cluster.bootstrap, Clock(process.pid if process is not None else None)
 
 
 class Runner:
@@ -131,13 +154,16 @@ class Runner:
         self.jsonl = data_dir / "events.jsonl"
         self.engine = Engine(ConnectorConfig.from_mapping(server.connector_properties(**extra)))
         self.seconds: list[float] = []
+        self.cpu: list[float] = []  # this process (binlog reader, connector, sink, client threads)
+        self.broker_cpu: list[float] = []
 
-    def catch_up(self) -> float:
-        started = time.perf_counter()
+    def catch_up(self, clock: Clock) -> None:
+        started = clock.now()
         self.engine.catch_up(timeout=3600)
-        elapsed = time.perf_counter() - started
-        self.seconds.append(elapsed)
-        return elapsed
+        wall, cpu, broker = clock.since(started)
+        self.seconds.append(wall)
+        self.cpu.append(cpu)
+        self.broker_cpu.append(broker)
 
     @property
     def data_topic(self) -> str:
@@ -166,14 +192,17 @@ def committed_records(bootstrap: str, topic: str, read_committed: bool) -> int:
         consumer.close()
 
 
-def timed_sink(make: Callable[[], Sink], records: list[ChangeRecord]) -> float:
+def timed_sink(
+    make: Callable[[], Sink], records: list[ChangeRecord], clock: Clock
+) -> tuple[float, float, float]:
+    """(wall, own CPU, broker CPU) seconds of the records through a sink alone."""
     sink = make()
     sink.start()
-    started = time.perf_counter()
+    started = clock.now()
     for start in range(0, len(records), BATCH):
         sink.send(records[start : start + BATCH])
         sink.flush()
-    elapsed = time.perf_counter() - started
+    elapsed = clock.since(started)
     sink.close()
     return elapsed
 
@@ -200,7 +229,7 @@ def main() -> int:
     changes_per_round = args.rows + args.rows // 2 + args.rows // 4
     tombstones_per_round = args.rows // 4  # every delete is followed by a tombstone
     with (
-        kafka_broker(args.bootstrap) as bootstrap,
+        kafka_broker(args.bootstrap) as (bootstrap, clock),
         LocalMySQLServer(options=options) as server,
         tempfile.TemporaryDirectory() as tmp,
     ):
@@ -232,7 +261,7 @@ def main() -> int:
             write_workload(server, args.rows, first=round_ * args.rows)
             order = runners[round_ % len(runners) :] + runners[: round_ % len(runners)]
             for runner in order:
-                runner.catch_up()
+                runner.catch_up(clock)
             if round_ == 0:
                 collector.catch_up(timeout=3600)
                 collector.close()
@@ -266,11 +295,11 @@ def main() -> int:
             from sink.kafka_confluent import ConfluentKafkaSink
 
             alone["confluent"] = lambda: ConfluentKafkaSink.from_config(sink_config)
-        alone_seconds: dict[str, list[float]] = {name: [] for name in alone}
+        alone_times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in alone}
         for round_ in range(args.repeat):
             names = list(alone)
             for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
-                alone_seconds[name].append(timed_sink(alone[name], records))
+                alone_times[name].append(timed_sink(alone[name], records, clock))
 
     broker = args.bootstrap or "a throwaway local Kafka 4.1 broker (KRaft, one node)"
     print(f"broker: {broker}; compression {args.compression}; {args.repeat} rounds, medians quoted")
@@ -296,16 +325,28 @@ def main() -> int:
             f"  {variant.name:<28} {rates[variant.name]:>9,.0f}  ({every})   "
             f"{rates[variant.name] / jsonl_rate:.2f}, {paired[variant.name]:.2f}"
         )
+    print("CPU per event, µs (median): this process (reader, connector, sink, client threads); local broker")
+    for runner in runners:
+        own = statistics.median(runner.cpu) / changes_per_round * 1e6
+        broker_us = statistics.median(runner.broker_cpu) / changes_per_round * 1e6
+        print(f"  {runner.variant.name:<28} {own:>6.1f}  {broker_us:>6.1f}")
     for client in ("kafka-python", "confluent"):
         eos = f"{client} exactly once"
         if client in rates and eos in rates:
             print(f"  cost of exactly once with {client}: {100 * (1 - rates[eos] / rates[client]):.0f} %")
-    alone_rates = {name: len(records) / statistics.median(s) for name, s in alone_seconds.items()}
+    alone_rates = {
+        name: len(records) / statistics.median(t[0] for t in times) for name, times in alone_times.items()
+    }
     print(
-        f"sinks alone, the first round's {len(records):,} records, flush every {BATCH:,}: records/s (median)"
+        f"sinks alone, the first round's {len(records):,} records, flush every {BATCH:,}: records/s "
+        "(median), ratio to jsonl, CPU µs per record of this process and of the local broker"
     )
     for name, rate in alone_rates.items():
-        print(f"  {name:<28} {rate:>9,.0f}   {rate / alone_rates['jsonl']:.2f}")
+        own = statistics.median(t[1] for t in alone_times[name]) / len(records) * 1e6
+        broker_us = statistics.median(t[2] for t in alone_times[name]) / len(records) * 1e6
+        print(
+            f"  {name:<28} {rate:>9,.0f}   {rate / alone_rates['jsonl']:.2f}   {own:>6.1f}  {broker_us:>6.1f}"
+        )
 
     figures = {
         **rates,
