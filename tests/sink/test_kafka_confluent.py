@@ -13,6 +13,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, TopicPartition
@@ -38,6 +39,12 @@ CLIENTS: dict[str, Callable[[ConnectorConfig], Sink]] = {
 
 def confluent_config(bootstrap: str, **extra: str) -> ConnectorConfig:
     return sink_config(bootstrap, **{"sink.kafka.client": "confluent", **extra})
+
+
+def client_sink(bootstrap: str, client: str, **producer: str) -> Any:
+    """The kafka sink of ``client`` with ``sink.kafka.producer.<key>`` settings (``_`` for ``.``)."""
+    settings = {f"sink.kafka.producer.{k.replace('_', '.')}": v for k, v in producer.items()}
+    return CLIENTS[client](sink_config(bootstrap, **{"sink.kafka.client": client, **settings}))
 
 
 def deliver(sink: Sink, records: list[ChangeRecord], batch: int = 100) -> None:
@@ -119,7 +126,7 @@ def test_topic_refusing_large_records_fails_naming_topic_and_setting(
 ) -> None:
     table = Table(kafka_broker.unique("small"), "events")
     create_topic(kafka_broker, table.topic, 1, **{"max.message.bytes": "600"})
-    sink = CLIENTS[client](sink_config(kafka_broker, **{"sink.kafka.client": client}))
+    sink = client_sink(kafka_broker, client)
     sink.start()
     sink.send([table.change("c", i, 1) for i in range(1, 6)])  # ~1.5 KB each with schemas
     with pytest.raises(SinkError) as failed:
@@ -152,16 +159,12 @@ def test_broker_gone_longer_than_delivery_timeout_fails_naming_it(
     kafka_broker: KafkaBroker, client: str
 ) -> None:
     table = Table(kafka_broker.unique("down"), "events")
-    sink = CLIENTS[client](
-        sink_config(
-            kafka_broker,
-            **{
-                "sink.kafka.client": client,
-                "sink.kafka.producer.delivery.timeout.ms": "2500",
-                "sink.kafka.producer.request.timeout.ms": "1000",
-                "sink.kafka.producer.reconnect.backoff.max.ms": "200",
-            },
-        )
+    sink = client_sink(
+        kafka_broker,
+        client,
+        delivery_timeout_ms="2500",
+        request_timeout_ms="1000",
+        reconnect_backoff_max_ms="200",
     )
     sink.start()
     sink.send([table.change("c", 1, 1)])
@@ -187,16 +190,12 @@ def test_reader_waits_within_buffer_memory_while_broker_is_down(
     kafka_broker: KafkaBroker, client: str
 ) -> None:
     table = Table(kafka_broker.unique("bp"), "events")
-    sink = CLIENTS[client](
-        sink_config(
-            kafka_broker,
-            **{
-                "sink.kafka.client": client,
-                "sink.kafka.producer.buffer.memory": "20000",
-                "sink.kafka.producer.delivery.timeout.ms": "60000",
-                "sink.kafka.producer.reconnect.backoff.max.ms": "200",
-            },
-        )
+    sink = client_sink(
+        kafka_broker,
+        client,
+        buffer_memory="20000",
+        delivery_timeout_ms="60000",
+        reconnect_backoff_max_ms="200",
     )
     sink.start()
     first = [table.change("c", i, 1) for i in range(1, 11)]
