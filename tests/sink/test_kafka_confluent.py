@@ -13,15 +13,19 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.partitioner.default import murmur2
 
 from connector.config import ConfigError, ConnectorConfig
+from connector.engine import Engine
 from connector.factories import build_sinks
+from connector.testing.local_server import MySQLServerHandle
 from sink.base import Sink, SinkError
 from sink.kafka import KafkaSink
 from sink.kafka_confluent import ConfluentKafkaSink, confluent_settings
@@ -115,6 +119,59 @@ def test_both_clients_write_the_same_records(kafka_broker: KafkaBroker) -> None:
     for (_topic, _partition), rows in per_partition.items():
         order = [sent_order[jsonl_form(t, k, v, list(h))] for t, _, k, v, h in rows[len(rows) // 2 :]]
         assert order == sorted(order)
+
+
+def test_engine_streams_through_librdkafka_what_it_writes_to_jsonl(
+    mysql_server: MySQLServerHandle, unique_db: str, kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    """The connector configured with sink.type=kafka,jsonl and sink.kafka.client=confluent: the
+    topics hold the jsonl file's records, byte for byte, each partition in emission order."""
+    prefix = kafka_broker.unique("eng")
+    db = unique_db
+    mysql_server.execute(
+        "CREATE TABLE items (id INT PRIMARY KEY, name VARCHAR(40), qty INT)",
+        "CREATE TABLE notes (body TEXT)",
+        database=db,
+    )
+    create_topic(kafka_broker, f"{prefix}.{db}.items", 3)
+    config = ConnectorConfig.from_mapping(
+        mysql_server.connector_properties(
+            **{
+                "topic.prefix": prefix,
+                "database.include.list": db,
+                "data.dir": str(tmp_path),
+                "sink.type": "kafka,jsonl",
+                "sink.kafka.bootstrap.servers": kafka_broker,
+                "sink.kafka.client": "confluent",
+                "max.batch.size": "50",
+            }
+        )
+    )
+    engine = Engine(config)
+    assert [type(s).__name__ for s in engine.sinks] == ["ConfluentKafkaSink", "JsonlSink"]
+    engine.catch_up(60)
+    with mysql_server.connect(db) as conn, conn.cursor() as cur:
+        for i in range(1, 201):
+            cur.execute("INSERT INTO items VALUES (%s, %s, %s)", (i, f"item {i} ü", i))
+            cur.execute("INSERT INTO notes VALUES (%s)", (f"note {i}",))
+        cur.execute("UPDATE items SET qty = qty + 1 WHERE id % 3 = 0")
+        cur.execute("DELETE FROM items WHERE id > 180")
+        conn.commit()
+    engine.catch_up(60)
+    engine.close()
+
+    jsonl_lines = (tmp_path / "events.jsonl").read_bytes().splitlines()
+    topics = sorted({orjson.loads(line)["topic"] for line in jsonl_lines})
+    consumed = consume_all(kafka_broker, topics)
+    kafka_lines = [jsonl_form(m.topic, m.key, m.value, m.headers) for m in consumed]
+    assert len(jsonl_lines) > 480  # 400 inserts, 66 updates, 20 deletes and their tombstones, DDL
+    assert sorted(kafka_lines) == sorted(jsonl_lines)
+    emitted_at = {line: i for i, line in enumerate(jsonl_lines)}
+    per_partition: dict[tuple[str, int], list[int]] = defaultdict(list)
+    for m, line in zip(consumed, kafka_lines, strict=True):
+        per_partition[(m.topic, m.partition)].append(emitted_at[line])
+    assert all(order == sorted(order) for order in per_partition.values())
+    assert {p for t, p in per_partition if t == f"{prefix}.{db}.items"} == {0, 1, 2}
 
 
 # -- failures ---------------------------------------------------------------------------------------
