@@ -371,7 +371,9 @@ class ConfluentKafkaSink(KafkaSinkBase):
         wait for acknowledgements (each record is acknowledged or fails within delivery.timeout.ms)."""
         assert self._producer is not None
         while True:
-            self._producer.poll(0.05)
+            # Acknowledged records make no delivery report (delivery.report.only.error), so poll()
+            # sleeps its whole timeout: keep it short, the queue may have room again at any moment.
+            self._producer.poll(0.005)
             self._raise_if_failed()
             try:
                 self._producer.produce(
