@@ -53,7 +53,7 @@ from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
 from bench.baseline import figures_at, print_json, with_daemon_allocator  # noqa: E402
 from bench.workload import TABLE, write_workload  # noqa: E402
-from connector.config import PROPERTIES, ConnectorConfig  # noqa: E402
+from connector.config import PROPERTIES, ConfigError, ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
 from sink.base import Sink  # noqa: E402
@@ -239,7 +239,13 @@ def main() -> int:
             "sink.kafka.bootstrap.servers": bootstrap,
             "sink.kafka.producer.compression.type": args.compression,
         }
-        runners = [Runner(v, server, root, 6100 + i, base) for i, v in enumerate(runnable)]
+        runners = []
+        refused: dict[str, str] = {}  # variant → why this build's connector will not run it
+        for i, variant in enumerate(runnable):
+            try:
+                runners.append(Runner(variant, server, root, 6100 + i, base))
+            except ConfigError as exc:
+                refused[variant.name] = str(exc)
         memory = MemorySink()
         collector = Engine(
             ConnectorConfig.from_mapping(
@@ -316,8 +322,9 @@ def main() -> int:
     }
     print("connector → sink, events/s: median (every round); ratio to jsonl: of the medians, per round")
     for variant in VARIANTS:
-        if variant.missing:
-            print(f"  {variant.name:<28} not available in this build (no {', '.join(variant.missing)})")
+        if variant.missing or variant.name in refused:
+            why = refused.get(variant.name) or f"no {', '.join(variant.missing)}"
+            print(f"  {variant.name:<28} not available in this build ({why})")
             continue
         runner = next(r for r in runners if r.variant is variant)
         every = ", ".join(f"{changes_per_round / s:,.0f}" for s in runner.seconds)
