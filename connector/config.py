@@ -528,6 +528,15 @@ PROPERTIES: tuple[Property, ...] = (
     _p("value.converter.schemas.enable", "true", "Values carry their schema.", kind="bool"),
     _p("sink.kafka.bootstrap.servers", doc="Kafka brokers for sink.type=kafka."),
     _p(
+        "sink.kafka.client",
+        "kafka-python",
+        "The Kafka sink's producer: kafka-python, or confluent (librdkafka through confluent-kafka, "
+        "the librdkafka extra: pip install 'mysql-cdc[librdkafka]'). Same records, keys, headers, "
+        "partitions and guarantees.",
+        kind="choice",
+        choices=("kafka-python", "confluent"),
+    ),
+    _p(
         "sink.spark.warehouse",
         doc="Where the Delta tables of sink.type=spark live: a path or a Hadoop URI (file:, hdfs:, s3a:, abfss:).",
     ),

@@ -22,6 +22,10 @@ Delivery guarantees:
 Producer settings use Kafka's Java names under ``sink.kafka.producer.`` and are translated to
 kafka-python's arguments by ``sink.kafka_client``, shared with the Kafka-backed offset store and
 schema history.
+
+``sink.kafka.client=confluent`` puts librdkafka (confluent-kafka, the ``librdkafka`` extra) in
+kafka-python's place: ``sink.kafka_confluent.ConfluentKafkaSink``, built by ``kafka_sink`` from the
+same settings, with the same topics, bytes, partitions and failure messages.
 """
 
 from __future__ import annotations
@@ -43,7 +47,9 @@ from kafka import errors as kafka_errors
 from ddl.errors import ConfigError
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka_client import (
+    COMMON_SETTINGS,
     PRODUCER_SETTINGS,
+    Setting,
     TopicCreator,
     bootstrap_list,
     client_kwargs,
@@ -56,6 +62,8 @@ from sink.records import ChangeRecord
 log = logging.getLogger(__name__)
 
 BOOTSTRAP_KEY = "sink.kafka.bootstrap.servers"
+CLIENT_KEY = "sink.kafka.client"
+CLIENTS = ("kafka-python", "confluent")
 PRODUCER_PREFIX = "sink.kafka.producer."
 TOPIC_CREATION_PREFIX = "topic.creation.default."
 DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024  # Kafka's buffer.memory default
@@ -109,22 +117,31 @@ class TopicCreation:
 @dataclass(frozen=True, slots=True)
 class KafkaSinkSettings:
     bootstrap: str
+    # The producer's configuration in its client's terms: kafka-python keyword arguments, or
+    # librdkafka properties (sink.kafka_confluent).
     producer_kwargs: Mapping[str, Any] = field(default_factory=dict)
     buffer_memory: int = DEFAULT_BUFFER_MEMORY
     key_schemas: bool = True
     value_schemas: bool = True
     topic_creation: TopicCreation | None = None
+    delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS
+    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
+    # kafka-python arguments of the client's identity (TLS, SASL) for the admin client that
+    # creates topics, whichever client produces.
+    admin_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def delivery_timeout_ms(self) -> int:
-        return int(self.producer_kwargs.get("delivery_timeout_ms", DEFAULT_DELIVERY_TIMEOUT_MS))
-
-    @property
-    def request_timeout_ms(self) -> int:
-        return int(self.producer_kwargs.get("request_timeout_ms", DEFAULT_REQUEST_TIMEOUT_MS))
+    def ack_bound_seconds(self) -> float:
+        """How long every record sent may take to be acknowledged or fail: a batch either succeeds
+        or expires within delivery.timeout.ms; the margin covers the last request's own timeout."""
+        return (self.delivery_timeout_ms + self.request_timeout_ms) / 1000 + 5
 
     @classmethod
-    def from_config(cls, config: SinkConfig) -> KafkaSinkSettings:
+    def from_config(
+        cls, config: SinkConfig, table: Mapping[str, Setting] = PRODUCER_SETTINGS
+    ) -> KafkaSinkSettings:
+        """The sink's settings, with ``sink.kafka.producer.*`` translated by ``table`` (Java name →
+        the client's own setting)."""
         bootstrap = config.get(BOOTSTRAP_KEY)
         if not bootstrap:
             raise ConfigError(
@@ -132,7 +149,15 @@ class KafkaSinkSettings:
                 "is required for sink.type=kafka (host:port[,host:port...] of the Kafka brokers)",
             )
         producer = config.subset(PRODUCER_PREFIX)
-        kwargs = client_kwargs(producer, PRODUCER_PREFIX, PRODUCER_SETTINGS)
+        kwargs = client_kwargs(producer, PRODUCER_PREFIX, table)
+        identity = {k: v for k, v in producer.items() if k in COMMON_SETTINGS}
+        timeouts = {
+            name: parse_int(PRODUCER_PREFIX + name, producer[name]) if name in producer else default
+            for name, default in (
+                ("delivery.timeout.ms", DEFAULT_DELIVERY_TIMEOUT_MS),
+                ("request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS),
+            )
+        }
         buffer_memory = (
             parse_int(PRODUCER_PREFIX + "buffer.memory", producer["buffer.memory"])
             if "buffer.memory" in producer
@@ -150,7 +175,31 @@ class KafkaSinkSettings:
             key_schemas=config.get_bool("key.converter.schemas.enable", True),
             value_schemas=config.get_bool("value.converter.schemas.enable", True),
             topic_creation=creation,
+            delivery_timeout_ms=timeouts["delivery.timeout.ms"],
+            request_timeout_ms=timeouts["request.timeout.ms"],
+            admin_kwargs=security_kwargs(client_kwargs(identity, PRODUCER_PREFIX, COMMON_SETTINGS)),
         )
+
+
+def kafka_sink(config: SinkConfig) -> Sink:
+    """The ``kafka`` sink with the producer ``sink.kafka.client`` names: kafka-python (the
+    default) or confluent (librdkafka, the ``librdkafka`` extra)."""
+    client = (config.get(CLIENT_KEY) or CLIENTS[0]).strip().lower()
+    if client == "confluent":
+        if (config.get("exactly.once.support") or "").strip().lower() == "required":
+            # RdkafkaTransactions has the primitives; until the engine's transaction boundary
+            # drives them, refuse rather than deliver at least once where exactly once was asked.
+            raise ConfigError(
+                CLIENT_KEY,
+                "confluent does not drive Kafka transactions yet, so it cannot honour "
+                "exactly.once.support=required; use sink.kafka.client=kafka-python for exactly once",
+            )
+        from sink.kafka_confluent import ConfluentKafkaSink  # needs the librdkafka extra
+
+        return ConfluentKafkaSink.from_config(config)
+    if client != CLIENTS[0]:
+        raise ConfigError(CLIENT_KEY, f"expected one of {', '.join(CLIENTS)}, got {client!r}")
+    return KafkaSink.from_config(config)
 
 
 def murmur2(data: bytes) -> int:
@@ -249,38 +298,124 @@ class _Pending:
     size: int
 
 
-# What an operator can do about the non-retriable errors a broker answers with.
+# What an operator can do about the non-retriable errors a broker answers with (both clients).
+HINT_TOO_LARGE = (
+    "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
+    "max.message.bytes"
+)
+# kafka-python does not split a batch the broker refuses, as Kafka's Java producer does.
+HINT_RECORDS_FIT = (
+    "; where each record fits but a batch does not, lower sink.kafka.producer.batch.size below them"
+)
+HINT_BATCH_TOO_LARGE = "lower sink.kafka.producer.batch.size"
+HINT_TOPIC_AUTHORIZATION = (
+    "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity"
+)
+HINT_CLUSTER_AUTHORIZATION = "grant the connector's principal the cluster ACL it needs"
+HINT_INVALID_TOPIC = "check topic.prefix / topic.delimiter: the name is not a legal topic"
 _HINTS: dict[type[Exception], str] = {
-    kafka_errors.MessageSizeTooLargeError: "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
-    "max.message.bytes; where each record fits but a batch does not, lower sink.kafka.producer.batch.size "
-    "below them (kafka-python does not split a batch the broker refuses, as Kafka's Java producer does)",
-    kafka_errors.RecordListTooLargeError: "lower sink.kafka.producer.batch.size",
-    kafka_errors.TopicAuthorizationFailedError: "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity",
-    kafka_errors.ClusterAuthorizationFailedError: "grant the connector's principal the cluster ACL it needs",
-    kafka_errors.InvalidTopicError: "check topic.prefix / topic.delimiter: the name is not a legal topic",
+    kafka_errors.MessageSizeTooLargeError: HINT_TOO_LARGE + HINT_RECORDS_FIT,
+    kafka_errors.RecordListTooLargeError: HINT_BATCH_TOO_LARGE,
+    kafka_errors.TopicAuthorizationFailedError: HINT_TOPIC_AUTHORIZATION,
+    kafka_errors.ClusterAuthorizationFailedError: HINT_CLUSTER_AUTHORIZATION,
+    kafka_errors.InvalidTopicError: HINT_INVALID_TOPIC,
 }
+
+
+def delivery_failure(
+    settings: KafkaSinkSettings,
+    topic: str,
+    partition: int | None,
+    cause: str,
+    timed_out: bool,
+    hint: str | None = None,
+) -> SinkError:
+    """The ``SinkError`` of a record the brokers did not take, for either client: the topic (and
+    partition), the brokers, the cause, and what to change."""
+    s = settings
+    where = f"topic '{topic}'" + (f" partition {partition}" if partition is not None else "")
+    if timed_out:
+        return SinkError(
+            f"Kafka sink: brokers {s.bootstrap} did not acknowledge records for {where} within "
+            f"delivery.timeout.ms={s.delivery_timeout_ms} ({describe_reachability(s.bootstrap)}); "
+            f"cause: {cause}"
+        )
+    return SinkError(
+        f"Kafka sink: brokers {s.bootstrap} rejected a record for {where}: {cause}"
+        + (f"; {hint}" if hint else "")
+    )
+
+
+def create_topic(settings: KafkaSinkSettings, creator: TopicCreator | None, topic: str) -> None:
+    """Create ``topic`` as topic.creation.default.* says, before the sink's first record for it
+    (nothing to do when topic creation is off); ``SinkError`` naming the topic if that fails."""
+    creation = settings.topic_creation
+    if creation is None or creator is None:
+        return
+    try:
+        creator.create(topic, creation.partitions, creation.replication_factor, creation.configs)
+    except kafka_errors.KafkaError as exc:
+        raise SinkError(
+            f"Kafka sink: could not create topic '{topic}' on {settings.bootstrap} "
+            f"({creation.partitions} partitions, replication factor "
+            f"{creation.replication_factor}): {_error_text(exc)}; check topic.creation.default.*"
+        ) from exc
+
+
+def topic_creator(settings: KafkaSinkSettings) -> TopicCreator | None:
+    """The admin client that creates the sink's topics (None: topic creation is off)."""
+    if settings.topic_creation is None:
+        return None
+    return TopicCreator(
+        settings.bootstrap, settings.admin_kwargs, settings.request_timeout_ms, "topic.creation.default.*"
+    )
 
 
 class _Settled(Exception):
     """A future completed with a timeout error of its own while ``_settle`` waited in slices."""
 
 
-class KafkaSink(Sink):
+class KafkaSinkBase(Sink):
+    """What the kafka sink does the same with either client: its settings, the topics it has
+    prepared (created per topic.creation.default.*), and the sticky failure."""
+
     name = "kafka"
 
+    def __init__(self, settings: KafkaSinkSettings) -> None:
+        self.settings = settings
+        self._ready_topics: set[str] = set()
+        self._creator: TopicCreator | None = None
+        self._failure: SinkError | None = None
+        self.acknowledged = 0  # records the broker has acknowledged (for metrics and tests)
+
+    def _prepare_topic(self, topic: str) -> None:
+        try:
+            create_topic(self.settings, self._creator, topic)
+        except SinkError as exc:
+            self._failure = exc
+            raise
+        self._ready_topics.add(topic)
+
+    def _close_creator(self) -> None:
+        if self._creator is not None:
+            self._creator.close()
+            self._creator = None
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+
+class KafkaSink(KafkaSinkBase):
     def __init__(
         self, settings: KafkaSinkSettings, producer_factory: Callable[..., KafkaProducer] = KafkaProducer
     ) -> None:
-        self.settings = settings
+        super().__init__(settings)
         self._producer_factory = producer_factory
         self._producer: KafkaProducer | None = None
         self._pending: deque[_Pending] = deque()
         self._pending_bytes = 0
-        self._ready_topics: set[str] = set()
-        self._creator: TopicCreator | None = None
-        self._failure: SinkError | None = None
         self._partitioner = KeyPartitioner()
-        self.acknowledged = 0  # records the broker has acknowledged (for metrics and tests)
         # exactly.once.support: the transactional producer's id, the connector named when fenced,
         # and whether a transaction is open.
         self.transactional_id: str | None = None
@@ -348,13 +483,8 @@ class KafkaSink(Sink):
                 "Kafka sink: transactional producer %s initialised (exactly once; earlier instances fenced)",
                 self.transactional_id,
             )
-        if s.topic_creation is not None and self._creator is None:
-            self._creator = TopicCreator(
-                s.bootstrap,
-                security_kwargs(s.producer_kwargs),
-                s.request_timeout_ms,
-                "topic.creation.default.*",
-            )
+        if self._creator is None:
+            self._creator = topic_creator(s)
         log.info(
             "Kafka sink connected to %s (acks=all, max.in.flight=1, buffer.memory=%d bytes)",
             s.bootstrap,
@@ -362,8 +492,7 @@ class KafkaSink(Sink):
         )
 
     def close(self) -> None:
-        if self._creator is not None:
-            self._creator.close()
+        self._close_creator()
         if self._producer is not None and self._in_transaction:
             self._abort_quietly(self._producer)
         if self._producer is not None:
@@ -447,7 +576,7 @@ class KafkaSink(Sink):
         if producer is None:
             return
         self._partitioner.partitions.clear()  # topics may have gained partitions: ask again
-        bound = self._ack_bound_seconds()
+        bound = self.settings.ack_bound_seconds
         try:
             head_topic = self._pending[0].topic if self._pending else "?"
             self._wait(lambda timeout: producer.flush(timeout=timeout), bound, head_topic)
@@ -537,7 +666,7 @@ class KafkaSink(Sink):
 
         thread = threading.Thread(target=commit, name="kafka-commit", daemon=True)
         thread.start()
-        bound = self._ack_bound_seconds()
+        bound = self.settings.ack_bound_seconds
         thread.join(timeout=bound)
         if not outcome:
             raise kafka_errors.KafkaTimeoutError(f"the commit was not acknowledged after {bound:.0f} s")
@@ -597,35 +726,13 @@ class KafkaSink(Sink):
         thread.join(timeout=5)
 
     # -- internals ------------------------------------------------------------------------------
-    def _prepare_topic(self, topic: str) -> None:
-        creation = self.settings.topic_creation
-        if creation is not None and self._creator is not None:
-            try:
-                self._creator.create(
-                    topic, creation.partitions, creation.replication_factor, creation.configs
-                )
-            except kafka_errors.KafkaError as exc:
-                self._failure = SinkError(
-                    f"Kafka sink: could not create topic '{topic}' on {self.settings.bootstrap} "
-                    f"({creation.partitions} partitions, replication factor "
-                    f"{creation.replication_factor}): {_error_text(exc)}; check topic.creation.default.*"
-                )
-                raise self._failure from exc
-        self._ready_topics.add(topic)
-
-    def _ack_bound_seconds(self) -> float:
-        # A batch either succeeds or expires within delivery.timeout.ms; the margin covers the
-        # last request's own timeout.
-        s = self.settings
-        return (s.delivery_timeout_ms + s.request_timeout_ms) / 1000 + 5
-
     def _reap_done(self) -> None:
         while self._pending and self._pending[0].future.is_done:
             self._settle(self._pending[0], timeout=0)
 
     def _wait_for_room(self, limit: int) -> None:
         """Backpressure: the reader waits here while unacknowledged bytes exceed the limit."""
-        bound = self._ack_bound_seconds()
+        bound = self.settings.ack_bound_seconds
         while self._pending and self._pending_bytes > limit:
             self._settle(self._pending[0], timeout=bound)
 
@@ -703,22 +810,14 @@ class KafkaSink(Sink):
 
     def _fail(self, topic: str, partition: int | None, exc: Exception) -> NoReturn:
         s = self.settings
-        where = f"topic '{topic}'" + (f" partition {partition}" if partition is not None else "")
         if _is_fenced(exc):
             self._failure = self._fenced(exc)
             raise self._failure from exc
         if isinstance(exc, kafka_errors.KafkaTimeoutError):
-            message = (
-                f"Kafka sink: brokers {s.bootstrap} did not acknowledge records for {where} within "
-                f"delivery.timeout.ms={s.delivery_timeout_ms} ({describe_reachability(s.bootstrap)}); "
-                f"cause: {_error_text(exc)}"
-            )
+            message = str(delivery_failure(s, topic, partition, _error_text(exc), timed_out=True))
         else:
             hint = next((h for t, h in _HINTS.items() if isinstance(exc, t)), None)
-            message = (
-                f"Kafka sink: brokers {s.bootstrap} rejected a record for {where}: {_error_text(exc)}"
-                + (f"; {hint}" if hint else "")
-            )
+            message = str(delivery_failure(s, topic, partition, _error_text(exc), False, hint))
             if hint is not None:  # the operator must fix it: retrying would fail the same way
                 self._failure = SinkError(message)
                 raise self._failure from exc
@@ -730,10 +829,6 @@ class KafkaSink(Sink):
         else:
             self._failure = SinkError(message)
         raise self._failure from exc
-
-    def _raise_if_failed(self) -> None:
-        if self._failure is not None:
-            raise self._failure
 
 
 _FENCING_ERRORS = (

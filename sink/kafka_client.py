@@ -144,7 +144,7 @@ def _single_in_flight(key: str, text: str) -> int:
 _JAAS_OPTION_RE = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
-def _jaas(key: str, text: str) -> dict[str, Secret | str]:
+def jaas_credentials(key: str, text: str) -> tuple[str, Secret]:
     """``sasl.jaas.config`` of the PLAIN/SCRAM login modules → username and password."""
     options = dict(_JAAS_OPTION_RE.findall(text))
     if "username" not in options or "password" not in options:
@@ -153,7 +153,12 @@ def _jaas(key: str, text: str) -> dict[str, Secret | str]:
             'expected "<LoginModule> required username=\\"...\\" password=\\"...\\";" '
             "(PLAIN or SCRAM); for other mechanisms use the sasl.* settings",
         )
-    return {"sasl_plain_username": options["username"], "sasl_plain_password": Secret(options["password"])}
+    return options["username"], Secret(options["password"])
+
+
+def _jaas(key: str, text: str) -> dict[str, Secret | str]:
+    username, password = jaas_credentials(key, text)
+    return {"sasl_plain_username": username, "sasl_plain_password": password}
 
 
 @dataclass(frozen=True, slots=True)

@@ -349,10 +349,16 @@ class LocalKafkaCluster:
 
 
 def _cluster_id() -> str:
-    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding (22 characters)."""
+    """A Kafka cluster id: 16 random bytes in URL-safe base64 without padding (22 characters).
+
+    Not starting with "-", which kafka-storage's argument parser would take for an option (1 in 64
+    ids; Kafka's own ``Uuid.randomUuid`` skips those too)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 @contextlib.contextmanager

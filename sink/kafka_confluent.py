@@ -1,0 +1,508 @@
+"""The ``kafka`` sink's librdkafka producer: ``sink.kafka.client=confluent`` (confluent-kafka, the
+``librdkafka`` extra: ``pip install 'mysql-cdc[librdkafka]'``).
+
+The same sink as ``sink.kafka.KafkaSink`` with librdkafka producing instead of kafka-python:
+* the same records: topic, key and value bytes (the JSON converter's), headers, the pinned
+  partition 0 of heartbeats and schema changes, and keyed records partitioned by librdkafka's
+  ``murmur2_random``, which is Java's default partitioner (``toPositive(murmur2(key)) %
+  partitions``) for a non-null key, so a key lands where the kafka-python sink and Kafka Connect
+  put it. Null-key records (keyless tables) go to a random partition, as with kafka-python;
+* the same at-least-once delivery: ``acks=all``, one request in flight, retries until
+  ``delivery.timeout.ms``; unacknowledged bytes bounded by ``buffer.memory`` (librdkafka's
+  ``queue.buffering.max.kbytes``: ``send()`` waits for room); ``flush()`` returns once every record
+  is acknowledged or raises ``SinkError`` naming the topic and the setting to change (the messages
+  ``sink.kafka`` writes for kafka-python), and the failure is sticky;
+* the same settings: ``sink.kafka.producer.*`` in Kafka's Java names, translated to librdkafka's
+  properties by ``RDKAFKA_PRODUCER_SETTINGS``; a setting librdkafka has no equivalent for is a
+  ``ConfigError`` naming the key, as is an unknown or connector-owned one. Topics are created from
+  ``topic.creation.default.*`` by the same admin client as the kafka-python sink's.
+
+The hot path asks librdkafka for delivery reports of failed records only
+(``delivery.report.only.error``), so an acknowledged record costs no Python call at all; ``flush()``
+waits for librdkafka's queue to empty.
+
+``RdkafkaTransactions`` wraps the transactional primitives (``transactional.id``,
+``init_transactions``, begin, commit, abort) for exactly-once delivery: a producer with a
+``transactional_id`` has them as ``ConfluentKafkaSink.transactions``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from ddl.errors import ConfigError
+from sink.base import SinkConfig, SinkError
+from sink.kafka import (
+    BOOTSTRAP_KEY,
+    DEFAULT_BATCH_SIZE,
+    HINT_BATCH_TOO_LARGE,
+    HINT_CLUSTER_AUTHORIZATION,
+    HINT_INVALID_TOPIC,
+    HINT_TOO_LARGE,
+    HINT_TOPIC_AUTHORIZATION,
+    PRODUCER_PREFIX,
+    KafkaSinkBase,
+    KafkaSinkSettings,
+    delivery_failure,
+    topic_creator,
+)
+from sink.kafka_client import (
+    PRODUCER_SETTINGS,
+    Parser,
+    Secret,
+    Setting,
+    describe_reachability,
+    jaas_credentials,
+    parse_int,
+)
+from sink.records import ChangeRecord
+
+log = logging.getLogger("sink.kafka")
+
+# -- settings: Kafka's Java producer names → librdkafka properties ----------------------------------
+
+
+def _same(key: str, text: str) -> str:
+    """A setting whose meaning and syntax librdkafka shares: validated as kafka-python's is (the
+    same ConfigError for the same bad value), passed on as written."""
+    PRODUCER_SETTINGS[key.removeprefix(PRODUCER_PREFIX)].parse(key, text)
+    return text.strip()
+
+
+def _int(key: str, text: str) -> str:
+    return str(parse_int(key, text))
+
+
+def _message_max_bytes(key: str, text: str) -> str:
+    value = parse_int(key, text)
+    if value < 1000:  # librdkafka's message.max.bytes range starts at 1000
+        raise ConfigError(key, f"must be at least 1000 with sink.kafka.client=confluent, got {value}")
+    return str(value)
+
+
+def _socket_buffer(key: str, text: str) -> str:
+    value = parse_int(key, text)
+    return "0" if value == -1 else str(value)  # Java's -1 (the OS default) is librdkafka's 0
+
+
+def _hostname_check(key: str, text: str) -> str:
+    return "https" if PRODUCER_SETTINGS[key.removeprefix(PRODUCER_PREFIX)].parse(key, text) else "none"
+
+
+def _compression(key: str, text: str) -> str:
+    value = text.strip().lower()
+    if value not in ("none", "gzip", "snappy", "lz4", "zstd"):
+        raise ConfigError(key, f"expected none, gzip, snappy, lz4 or zstd, got {text!r}")
+    return value  # librdkafka has every codec built in
+
+
+def _jaas(key: str, text: str) -> dict[str, str]:
+    """``sasl.jaas.config`` of the PLAIN/SCRAM login modules → librdkafka's username/password."""
+    username, password = jaas_credentials(key, text)
+    return {"sasl.username": username, "sasl.password": password}
+
+
+def _bool(key: str, text: str) -> str:
+    return "true" if PRODUCER_SETTINGS["enable.idempotence"].parse(key, text) else "false"
+
+
+def _secret(key: str, text: str) -> Secret:
+    return Secret(text)  # shown as asterisks by repr
+
+
+def _refused(reason: str) -> Parser:
+    def parse(key: str, text: str) -> None:
+        raise ConfigError(key, f"does not apply to sink.kafka.client=confluent: {reason}")
+
+    return parse
+
+
+def _r(name: str | None, parse: Parser = _same) -> Setting:
+    return Setting(name, parse)
+
+
+RDKAFKA_PRODUCER_SETTINGS: dict[str, Setting] = {
+    "client.id": _r("client.id"),
+    "security.protocol": _r("security.protocol"),
+    "sasl.mechanism": _r("sasl.mechanism"),
+    "sasl.plain.username": _r("sasl.username"),
+    "sasl.plain.password": _r("sasl.password", _secret),
+    "sasl.username": _r("sasl.username"),
+    "sasl.password": _r("sasl.password", _secret),
+    "sasl.jaas.config": _r("*", _jaas),
+    "sasl.kerberos.service.name": _r("sasl.kerberos.service.name"),
+    "sasl.kerberos.domain.name": _r(
+        None, _refused("librdkafka takes the broker's host name; use sasl.kerberos.service.name")
+    ),
+    "ssl.cafile": _r("ssl.ca.location"),
+    "ssl.certfile": _r("ssl.certificate.location"),
+    "ssl.keyfile": _r("ssl.key.location"),
+    "ssl.crlfile": _r("ssl.crl.location"),
+    "ssl.password": _r("ssl.key.password", _secret),
+    "ssl.ciphers": _r("ssl.cipher.suites"),
+    "ssl.check.hostname": _r("ssl.endpoint.identification.algorithm", _hostname_check),
+    # As with kafka-python, the Java store settings name PEM files.
+    "ssl.truststore.location": _r("ssl.ca.location"),
+    "ssl.truststore.type": _r(None),
+    "ssl.keystore.location": _r("ssl.certificate.location"),
+    "ssl.keystore.type": _r(None),
+    "ssl.key.password": _r("ssl.key.password", _secret),
+    "ssl.keystore.password": _r("ssl.key.password", _secret),
+    "ssl.endpoint.identification.algorithm": _r("ssl.endpoint.identification.algorithm", _hostname_check),
+    "request.timeout.ms": _r("request.timeout.ms", _int),
+    "retry.backoff.ms": _r("retry.backoff.ms", _int),
+    "reconnect.backoff.ms": _r("reconnect.backoff.ms", _int),
+    "reconnect.backoff.max.ms": _r("reconnect.backoff.max.ms", _int),
+    "connections.max.idle.ms": _r("connections.max.idle.ms", _int),
+    "metadata.max.age.ms": _r("metadata.max.age.ms", _int),
+    "receive.buffer.bytes": _r("socket.receive.buffer.bytes", _socket_buffer),
+    "send.buffer.bytes": _r("socket.send.buffer.bytes", _socket_buffer),
+    "api.version": _r(
+        None,
+        _refused(
+            "librdkafka asks the broker for its protocol versions (ApiVersions); remove the key "
+            "(broker.version.fallback only matters for brokers older than 0.10)"
+        ),
+    ),
+    "api.version.auto.timeout.ms": _r("api.version.request.timeout.ms", _int),
+    "acks": _r("acks", lambda k, t: PRODUCER_SETTINGS["acks"].parse(k, t)),
+    "max.in.flight.requests.per.connection": _r("max.in.flight.requests.per.connection", _same),
+    "batch.size": _r("batch.size", _int),
+    "linger.ms": _r("linger.ms", _int),
+    "compression.type": _r("compression.type", _compression),
+    "max.request.size": _r("message.max.bytes", _message_max_bytes),
+    "delivery.timeout.ms": _r("delivery.timeout.ms", _int),
+    "max.block.ms": _r(
+        None,
+        _refused(
+            "librdkafka's produce() does not wait for a topic's metadata: records queue until the "
+            "topic is known or delivery.timeout.ms expires; remove the key"
+        ),
+    ),
+    "retries": _r("retries", _int),
+    "enable.idempotence": _r("enable.idempotence", _bool),
+    "buffer.memory": _r(None, _int),  # queue.buffering.max.kbytes, set by the sink (see start)
+}
+
+
+# librdkafka error codes → what an operator can do (the kafka-python sink's hints).
+_HINTS: dict[int, str] = {
+    KafkaError.MSG_SIZE_TOO_LARGE: HINT_TOO_LARGE,
+    KafkaError.RECORD_LIST_TOO_LARGE: HINT_BATCH_TOO_LARGE,
+    KafkaError.TOPIC_AUTHORIZATION_FAILED: HINT_TOPIC_AUTHORIZATION,
+    KafkaError.CLUSTER_AUTHORIZATION_FAILED: HINT_CLUSTER_AUTHORIZATION,
+    KafkaError.TOPIC_EXCEPTION: HINT_INVALID_TOPIC,
+}
+_FENCED = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
+START_TIMEOUT_S = 10.0
+
+
+def _error_text(error: KafkaError) -> str:
+    return f"{error.name()}: {error.str()}"
+
+
+# -- the sink --------------------------------------------------------------------------------------
+
+
+class ConfluentKafkaSink(KafkaSinkBase):
+    def __init__(
+        self,
+        settings: KafkaSinkSettings,
+        producer_factory: Callable[..., Producer] = Producer,
+        transactional_id: str | None = None,
+    ) -> None:
+        super().__init__(settings)
+        self._producer_factory = producer_factory
+        self._producer: Producer | None = None
+        self._transactional_id = transactional_id
+        self.transactions: RdkafkaTransactions | None = None
+        self._unacknowledged = 0  # records sent since the last successful flush
+        self._client_error: str | None = None
+
+    @classmethod
+    def from_config(cls, config: SinkConfig) -> ConfluentKafkaSink:
+        return cls(confluent_settings(config))
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def producer_config(self) -> dict[str, Any]:
+        """The librdkafka configuration (secrets included: never log it)."""
+        s = self.settings
+        config: dict[str, Any] = {
+            "linger.ms": 5,  # as the kafka-python sink (Kafka 4.0's default)
+            "batch.size": DEFAULT_BATCH_SIZE,
+            "compression.type": "none",
+            "retries": 2_147_483_647,
+            **s.producer_kwargs,
+            "bootstrap.servers": s.bootstrap,
+            "acks": "all",
+            "max.in.flight.requests.per.connection": 1,
+            "delivery.timeout.ms": s.delivery_timeout_ms,
+            "request.timeout.ms": s.request_timeout_ms,
+            "partitioner": "murmur2_random",  # Java's default partitioner for non-null keys
+            "socket.nagle.disable": True,  # TCP_NODELAY, as Kafka's Java client and kafka-python
+            # buffer.memory bounds the bytes of unacknowledged records, as Kafka's does; the count
+            # is left to the bytes (librdkafka's default of 100,000 would cap it first).
+            "queue.buffering.max.kbytes": max(1, -(-s.buffer_memory // 1024)),
+            "queue.buffering.max.messages": 10_000_000,
+            "delivery.report.only.error": True,
+            "on_delivery": self._on_failed_delivery,
+            "error_cb": self._on_client_error,
+            "logger": log,
+        }
+        if self._transactional_id is not None:
+            config["transactional.id"] = self._transactional_id
+            config["enable.idempotence"] = True
+            # librdkafka requires delivery.timeout.ms <= transaction.timeout.ms (60 s by default;
+            # the broker allows up to transaction.max.timeout.ms, 15 min by default).
+            config["transaction.timeout.ms"] = max(60_000, s.delivery_timeout_ms)
+        return config
+
+    def start(self) -> None:
+        s = self.settings
+        try:
+            producer = self._producer_factory(self.producer_config())
+        except KafkaException as exc:  # a value librdkafka refuses (a file that is not there ...)
+            raise SinkError(f"Kafka sink: librdkafka refused the producer settings: {exc}") from None
+        # kafka-python's producer connects in its constructor; librdkafka's does not: ask for the
+        # cluster's metadata so that a wrong address fails at start, as it does with kafka-python.
+        try:
+            producer.list_topics(timeout=min(START_TIMEOUT_S, s.request_timeout_ms / 1000))
+        except KafkaException:
+            producer.poll(0)  # serve the client's error reports and log lines
+            cause = f"; last client error: {self._client_error}" if self._client_error else ""
+            raise SinkError(
+                f"Kafka sink: no broker of {BOOTSTRAP_KEY}={s.bootstrap} answered "
+                f"({describe_reachability(s.bootstrap)}){cause}"
+            ) from None
+        self._producer = producer
+        self._creator = topic_creator(s)
+        if self._transactional_id is not None:
+            self.transactions = RdkafkaTransactions(producer, self._transactional_id, s.ack_bound_seconds)
+        log.info(
+            "Kafka sink connected to %s with librdkafka %s (acks=all, max.in.flight=1, "
+            "buffer.memory=%d bytes)",
+            s.bootstrap,
+            _librdkafka_version(),
+            s.buffer_memory,
+        )
+
+    def close(self) -> None:
+        self._close_creator()
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            # Records still pending here were never confirmed, so their offsets were not stored.
+            try:
+                producer.flush(5)
+                producer.purge()
+                producer.poll(0)
+            except KafkaException:  # a producer that failed fatally (fenced ...) says so again
+                log.debug("closing the librdkafka producer", exc_info=True)
+
+    # -- delivery -------------------------------------------------------------------------------
+    def send(self, records: Sequence[ChangeRecord]) -> None:
+        self._raise_if_failed()
+        producer = self._producer
+        if producer is None:
+            raise SinkError("Kafka sink: send() before start()")
+        s = self.settings
+        key_schemas, value_schemas = s.key_schemas, s.value_schemas
+        produce = producer.produce
+        ready = self._ready_topics
+        for record in records:
+            topic = record.topic
+            if topic not in ready:
+                self._prepare_topic(topic)
+            key = record.key_bytes(key_schemas)
+            value = record.value_bytes(value_schemas)
+            headers: Any = record.header_items() or None
+            partition = record.partition
+            try:
+                produce(topic, value, key, -1 if partition is None else partition, headers=headers)
+            except BufferError:
+                self._produce_when_room(topic, value, key, partition, headers)
+            except KafkaException as exc:  # refused before sending (e.g. larger than max.request.size)
+                self._fail(topic, partition, exc.args[0])
+        self._unacknowledged += len(records)
+        producer.poll(0)  # serve failure reports
+        self._raise_if_failed()
+
+    def flush(self) -> None:
+        self._raise_if_failed()
+        producer = self._producer
+        if producer is None:
+            return
+        bound = self.settings.ack_bound_seconds
+        try:
+            remaining = producer.flush(bound)
+        except KafkaException as exc:  # the producer failed fatally (fenced, ...)
+            if self._failure is None:
+                self._failure = SinkError(
+                    f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: "
+                    f"{_error_text(exc.args[0])}"
+                )
+            raise self._failure from None
+        self._raise_if_failed()
+        if remaining:
+            self._failure = delivery_failure(
+                self.settings,
+                "?",
+                None,
+                f"{remaining} records still unacknowledged after {bound:.0f} s",
+                timed_out=True,
+            )
+            raise self._failure
+        self.acknowledged += self._unacknowledged
+        self._unacknowledged = 0
+
+    # -- internals ------------------------------------------------------------------------------
+    def _produce_when_room(
+        self,
+        topic: str,
+        value: bytes | None,
+        key: bytes | None,
+        partition: int | None,
+        headers: Any,
+    ) -> None:
+        """Backpressure: librdkafka's queue holds buffer.memory bytes of unacknowledged records;
+        wait for acknowledgements (each record is acknowledged or fails within delivery.timeout.ms)."""
+        assert self._producer is not None
+        while True:
+            # Acknowledged records make no delivery report (delivery.report.only.error), so poll()
+            # sleeps its whole timeout: keep it short, the queue may have room again at any moment.
+            self._producer.poll(0.005)
+            self._raise_if_failed()
+            try:
+                self._producer.produce(
+                    topic, value, key, -1 if partition is None else partition, headers=headers
+                )
+                return
+            except BufferError:
+                continue
+            except KafkaException as exc:
+                self._fail(topic, partition, exc.args[0])
+
+    def _on_failed_delivery(self, error: KafkaError | None, message: Any) -> None:
+        """librdkafka's delivery report, for failed records only (delivery.report.only.error);
+        the first failure, in delivery order, is the one ``flush`` and ``send`` raise."""
+        if error is None or self._failure is not None:
+            return
+        self._failure = self._failure_of(error, message.topic(), message.partition())
+
+    def _failure_of(self, error: KafkaError, topic: str, partition: int | None) -> SinkError:
+        timed_out = error.code() == KafkaError._MSG_TIMED_OUT
+        return delivery_failure(
+            self.settings,
+            topic,
+            None if partition is None or partition < 0 else partition,
+            _error_text(error),
+            timed_out=timed_out,
+            hint=_HINTS.get(error.code()),
+        )
+
+    def _on_client_error(self, error: KafkaError) -> None:
+        """Errors of the client rather than of a record: brokers down (retried; records wait and
+        fail at delivery.timeout.ms if they stay down) or a fatal producer error."""
+        if error.fatal():
+            if self._failure is None:
+                self._failure = SinkError(
+                    f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: "
+                    f"{_error_text(error)}"
+                )
+            return
+        self._client_error = _error_text(error)
+        log.warning("Kafka sink: %s (%s)", self._client_error, self.settings.bootstrap)
+
+    def _fail(self, topic: str, partition: int | None, error: KafkaError) -> None:
+        self._failure = self._failure_of(error, topic, partition)
+        raise self._failure
+
+
+def confluent_settings(config: SinkConfig) -> KafkaSinkSettings:
+    """The Kafka sink's settings with ``sink.kafka.producer.*`` as librdkafka properties."""
+    return KafkaSinkSettings.from_config(config, RDKAFKA_PRODUCER_SETTINGS)
+
+
+def _librdkafka_version() -> str:
+    from confluent_kafka import libversion
+
+    return str(libversion()[0])
+
+
+# -- transactions ----------------------------------------------------------------------------------
+
+
+class RdkafkaTransactions:
+    """Kafka transactions on the sink's librdkafka producer (its ``transactional.id`` is set):
+    ``init()`` once after start (fences older producers with the same id and aborts their open
+    transaction), then ``begin()``, records through ``send()``, and ``commit()`` or ``abort()``.
+
+    A producer fenced by a newer one with the same ``transactional.id`` raises ``SinkError`` saying
+    so; an error that requires it aborts the transaction before raising; retriable errors are
+    retried within the bound."""
+
+    def __init__(self, producer: Producer, transactional_id: str, timeout_s: float) -> None:
+        self.producer = producer
+        self.transactional_id = transactional_id
+        self.timeout_s = timeout_s
+
+    def init(self) -> None:
+        self._call("init", lambda: self.producer.init_transactions(self.timeout_s))
+
+    def begin(self) -> None:
+        self._call("begin", self.producer.begin_transaction)
+
+    def produce(self, topic: str, value: bytes | None, key: bytes | None, partition: int = -1) -> None:
+        """One more record in the open transaction beside the sink's, e.g. the source offset for the
+        Kafka offset topic, so that the offset commits or aborts with the records it covers. A
+        failed delivery fails the sink as its own records do."""
+        self.producer.produce(topic, value, key, partition)
+
+    def commit(self) -> None:
+        """Every record sent in the transaction becomes visible to read_committed consumers, or
+        none does (``SinkError``)."""
+        self._call("commit", lambda: self.producer.commit_transaction(self.timeout_s))
+
+    def abort(self) -> None:
+        self._call("abort", lambda: self.producer.abort_transaction(self.timeout_s))
+
+    def _call(self, what: str, operation: Callable[[], None]) -> None:
+        for _ in range(3):
+            try:
+                operation()
+                return
+            except KafkaException as exc:
+                error: KafkaError = exc.args[0]
+                if error.retriable():
+                    continue
+                if error.code() in _FENCED:
+                    raise SinkError(
+                        f"Kafka sink: fenced: another producer with transactional.id="
+                        f"{self.transactional_id} started, so this one stops ({what} refused: "
+                        f"{_error_text(error)}); nothing it sent since its last commit is visible"
+                    ) from None
+                if error.txn_requires_abort() and what != "abort":
+                    self.producer.abort_transaction(self.timeout_s)
+                    raise SinkError(
+                        f"Kafka sink: transaction {what} failed and was aborted "
+                        f"(transactional.id={self.transactional_id}): {_error_text(error)}"
+                    ) from None
+                raise SinkError(
+                    f"Kafka sink: transaction {what} failed (transactional.id={self.transactional_id}): "
+                    f"{_error_text(error)}"
+                ) from None
+        raise SinkError(
+            f"Kafka sink: transaction {what} still failing after 3 attempts "
+            f"(transactional.id={self.transactional_id})"
+        )
+
+
+__all__ = [
+    "ConfluentKafkaSink",
+    "RDKAFKA_PRODUCER_SETTINGS",
+    "RdkafkaTransactions",
+    "confluent_settings",
+]
