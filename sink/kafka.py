@@ -186,14 +186,6 @@ def kafka_sink(config: SinkConfig) -> Sink:
     default) or confluent (librdkafka, the ``librdkafka`` extra)."""
     client = (config.get(CLIENT_KEY) or CLIENTS[0]).strip().lower()
     if client == "confluent":
-        if (config.get("exactly.once.support") or "").strip().lower() == "required":
-            # RdkafkaTransactions has the primitives; until the engine's transaction boundary
-            # drives them, refuse rather than deliver at least once where exactly once was asked.
-            raise ConfigError(
-                CLIENT_KEY,
-                "confluent does not drive Kafka transactions yet, so it cannot honour "
-                "exactly.once.support=required; use sink.kafka.client=kafka-python for exactly once",
-            )
         from sink.kafka_confluent import ConfluentKafkaSink  # needs the librdkafka extra
 
         return ConfluentKafkaSink.from_config(config)

@@ -35,7 +35,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ddl.errors import ConfigError
-from sink.base import SinkConfig, SinkError
+from sink.base import SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka import (
     BOOTSTRAP_KEY,
     DEFAULT_BATCH_SIZE,
@@ -220,6 +220,10 @@ class ConfluentKafkaSink(KafkaSinkBase):
         self._producer: Producer | None = None
         self._transactional_id = transactional_id
         self.transactions: RdkafkaTransactions | None = None
+        self._owner = ""  # the connector named when another instance fences this one
+        self._in_transaction = False
+        self._fenced_error: KafkaError | None = None
+        self.committed_transactions = 0
         self._unacknowledged = 0  # records sent since the last successful flush
         self._client_error: str | None = None
 
@@ -282,6 +286,11 @@ class ConfluentKafkaSink(KafkaSinkBase):
         self._creator = topic_creator(s)
         if self._transactional_id is not None:
             self.transactions = RdkafkaTransactions(producer, self._transactional_id, s.ack_bound_seconds)
+            self.transactions.init()  # fences earlier producers with the id, aborts their transaction
+            log.info(
+                "Kafka sink: transactional producer %s initialised (exactly once; earlier instances fenced)",
+                self._transactional_id,
+            )
         log.info(
             "Kafka sink connected to %s with librdkafka %s (acks=all, max.in.flight=1, "
             "buffer.memory=%d bytes)",
@@ -310,6 +319,8 @@ class ConfluentKafkaSink(KafkaSinkBase):
             raise SinkError("Kafka sink: send() before start()")
         s = self.settings
         key_schemas, value_schemas = s.key_schemas, s.value_schemas
+        if self.transactions is not None and not self._in_transaction:
+            self._begin()
         produce = producer.produce
         ready = self._ready_topics
         for record in records:
@@ -338,12 +349,19 @@ class ConfluentKafkaSink(KafkaSinkBase):
         bound = self.settings.ack_bound_seconds
         try:
             remaining = producer.flush(bound)
-        except KafkaException as exc:  # the producer failed fatally (fenced, ...)
+        except (KafkaException, SystemError) as exc:  # the producer failed fatally (fenced, ...)
+            # (confluent-kafka 2.16's flush of a fatally failed transactional producer can raise
+            # SystemError instead; error_cb has reported the fatal error by then.)
+            if isinstance(exc, KafkaException):
+                error: KafkaError = exc.args[0]
+                if error.code() in _FENCED or "fenced" in error.str().lower():
+                    self._fenced_error = error
             if self._failure is None:
+                cause = _error_text(exc.args[0]) if isinstance(exc, KafkaException) else str(exc)
                 self._failure = SinkError(
-                    f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: "
-                    f"{_error_text(exc.args[0])}"
+                    f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: {cause}"
                 )
+            self._raise_if_failed()  # (says so when the producer was fenced)
             raise self._failure from None
         self._raise_if_failed()
         if remaining:
@@ -357,6 +375,103 @@ class ConfluentKafkaSink(KafkaSinkBase):
             raise self._failure
         self.acknowledged += self._unacknowledged
         self._unacknowledged = 0
+
+    # -- transactions (exactly.once.support; sink.base.TransactionalSink) ------------------------
+    def enable_transactions(self, transactional_id: str, owner: str) -> None:
+        if self._producer is not None:
+            raise SinkError("Kafka sink: enable_transactions() after start()")
+        self._transactional_id = transactional_id
+        self._owner = owner
+
+    def add_to_transaction(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        self._raise_if_failed()
+        if self._producer is None or self.transactions is None:
+            raise SinkError("Kafka sink: add_to_transaction() needs a started transactional producer")
+        if not self._in_transaction:
+            self._begin()
+        try:
+            self._producer.produce(topic, value, key)
+        except KafkaException as exc:
+            self._fail(topic, None, exc.args[0])
+        self._unacknowledged += 1
+
+    def commit_transaction(self) -> None:
+        """Wait for every record of the transaction, then commit it: a read_committed consumer
+        sees all of them (the offset record included) or, after a crash or a fence, none."""
+        if self.transactions is None:
+            raise SinkError("Kafka sink: commit_transaction() needs a started transactional producer")
+        if not self._in_transaction:
+            return
+        try:
+            self.flush()
+            self.transactions.commit()
+        except SinkError as exc:
+            self._in_transaction = False
+            self._failure = self._transaction_failure(exc)
+            raise self._failure from exc
+        self._in_transaction = False
+        self.committed_transactions += 1
+
+    def restart_transactions(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            try:
+                producer.purge()
+                producer.poll(0)
+            except KafkaException:
+                log.debug("dropping the abandoned librdkafka producer", exc_info=True)
+        self._failure = None
+        self._fenced_error = None
+        self._in_transaction = False
+        self._unacknowledged = 0
+        log.warning(
+            "Kafka sink: replacing the producer of %s; its open transaction is aborted and its records sent again",
+            self._transactional_id,
+        )
+        self.start()
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None and self.transactions is not None and self._producer is not None:
+            # A fenced producer's records fail (purged) before its fatal error is served: serve it,
+            # so the error says the connector was fenced rather than that a record failed.
+            self._producer.poll(0)
+            if self._fenced_error is None and "_PURGE_QUEUE" in str(self._failure):
+                # Records are purged from a transaction we did not abort when the producer failed
+                # fatally; aborting says why (librdkafka does not always call error_cb first).
+                try:
+                    self._producer.abort_transaction(1.0)
+                except KafkaException as exc:
+                    error: KafkaError = exc.args[0]
+                    if error.code() in _FENCED or "fenced" in error.str().lower():
+                        self._fenced_error = error
+            if self._fenced_error is not None and not str(self._failure).startswith("connector '"):
+                self._failure = self._transaction_failure(self._failure)
+        super()._raise_if_failed()
+
+    def _begin(self) -> None:
+        assert self.transactions is not None
+        try:
+            self.transactions.begin()
+        except SinkError as exc:
+            self._failure = self._transaction_failure(exc)
+            raise self._failure from exc
+        self._in_transaction = True
+
+    def _transaction_failure(self, exc: SinkError) -> SinkError:
+        """A fenced producer's error names the connector and says another instance took over;
+        any other failure abandons the transaction (a new producer may send it again)."""
+        if self._fenced_error is not None or "fenced" in str(exc):
+            return SinkError(
+                f"connector '{self._owner}' was fenced: another instance with the same name took over "
+                f"(Kafka transactional.id {self._transactional_id} was initialised again on "
+                f"{self.settings.bootstrap}); this instance stops, and nothing it wrote since its last "
+                f"committed transaction becomes visible to read_committed consumers ({exc})"
+            )
+        return TransactionAbandonedError(
+            f"Kafka sink: could not commit transaction of {self._transactional_id} on "
+            f"{self.settings.bootstrap}: {exc}; the connector stops, and a restart resumes from the "
+            "offset of the last committed transaction"
+        )
 
     # -- internals ------------------------------------------------------------------------------
     def _produce_when_room(
@@ -407,6 +522,10 @@ class ConfluentKafkaSink(KafkaSinkBase):
         """Errors of the client rather than of a record: brokers down (retried; records wait and
         fail at delivery.timeout.ms if they stay down) or a fatal producer error."""
         if error.fatal():
+            log.error("Kafka sink: fatal producer error %s (%s)", _error_text(error), self.settings.bootstrap)
+            # librdkafka reports a fatal error as _FATAL; the fencing is in its text.
+            if error.code() in _FENCED or "fenced" in error.str().lower():
+                self._fenced_error = error
             if self._failure is None:
                 self._failure = SinkError(
                     f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: "
@@ -418,7 +537,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
 
     def _fail(self, topic: str, partition: int | None, error: KafkaError) -> None:
         self._failure = self._failure_of(error, topic, partition)
-        raise self._failure
+        self._raise_if_failed()
 
 
 def confluent_settings(config: SinkConfig) -> KafkaSinkSettings:

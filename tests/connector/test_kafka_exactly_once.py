@@ -121,17 +121,25 @@ def test_exactly_once_disabled_keeps_the_sink_non_transactional() -> None:
     required = Engine(ConnectorConfig.from_mapping({**BASE, "name": "orders"}))
     assert required.delivery.transaction is not None
     assert required.sinks[0].transactional_id == "mysql-cdc-orders"  # type: ignore[attr-defined]
+    confluent = Engine(
+        ConnectorConfig.from_mapping({**BASE, "name": "orders", "sink.kafka.client": "confluent"})
+    )
+    assert confluent.delivery.transaction is not None
+    assert confluent.sinks[0]._transactional_id == "mysql-cdc-orders"  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("client", ["kafka-python", "confluent"])
 def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_no_gap(
-    kafka_broker: KafkaBroker, tmp_path: Path
+    kafka_broker: KafkaBroker, tmp_path: Path, client: str
 ) -> None:
     db = "fence"
     prefix = kafka_broker.unique("fence")
     topic = f"{prefix}.{db}.t"
     with LocalMySQLServer(options=FAST_SERVER_OPTIONS) as server:
         create_table(server, db)
-        props = eos_props(server, kafka_broker, prefix, db, tmp_path / "data")
+        props = eos_props(
+            server, kafka_broker, prefix, db, tmp_path / "data", **{"sink.kafka.client": client}
+        )
         first = Daemon(props, tmp_path / "first")
         writer = MixedWriter(server, db, seed=26, per_second=120)
         second: Daemon | None = None
@@ -176,7 +184,7 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
         assert seen == expected, "a read_committed consumer sees the binlog's order (one partition)"
         # Kafka's own Java console consumer, read_committed, sees the same.
         assert java_console_consumer(kafka_broker, topic) == expected
-        print(f"\nfencing: {len(expected)} changes, exactly once across the hand-over")
+        print(f"\nfencing ({client}): {len(expected)} changes, exactly once across the hand-over")
 
 
 def test_transaction_boundary_poll_commits_every_batch_and_interval_once_per_interval(

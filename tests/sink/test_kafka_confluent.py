@@ -375,12 +375,6 @@ def test_client_setting_picks_the_producer() -> None:
     assert failed.value.key == "sink.kafka.client"
 
 
-def test_exactly_once_is_refused_rather_than_delivered_at_least_once() -> None:
-    with pytest.raises(ConfigError, match="exactly.once.support=required") as failed:
-        build_sinks(confluent_config("127.0.0.1:9", **{"exactly.once.support": "required"}))
-    assert failed.value.key == "sink.kafka.client"
-
-
 def test_unreachable_bootstrap_fails_at_start(kafka_broker: KafkaBroker) -> None:
     kafka_broker.stop()
     sink = ConfluentKafkaSink.from_config(confluent_config(kafka_broker))
