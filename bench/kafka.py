@@ -142,6 +142,7 @@ class Runner:
         data_dir = root / variant.name.replace(" ", "-")
         extra = {
             "topic.prefix": self.prefix,
+            "name": self.prefix,  # exactly once: each runner its own transactional.id (no fencing)
             "database.include.list": "bench",
             "data.dir": str(data_dir),
             "database.server.id": str(server_id),

@@ -86,6 +86,7 @@ class Delivery:
         self.pending_offset: SourceOffset | None = None  # offset after the last record emitted
         self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
         self.sent_offset: SourceOffset | None = None
+        self.last_record_offset: SourceOffset | None = None  # of the last record the sinks got
         self.stored_offset: SourceOffset | None = None
         self.failed = False
         self.last_send = self.last_commit = time.monotonic()
@@ -166,6 +167,10 @@ class Delivery:
             finally:
                 self.in_flight = 0
             self.sent.extend(batch)
+            for record in reversed(batch):
+                if record.offset is not None:
+                    self.last_record_offset = SourceOffset.coerce(record.offset)
+                    break
         self.sent_offset = self.pending_offset
         self.last_send = time.monotonic()
 
@@ -207,7 +212,12 @@ class Delivery:
                 self.failed = True
                 self._count_failure()
                 raise
-            offset = _earliest([s.committed_offset() for s in own])
+            committed = [s.committed_offset() for s in own]
+            offset = _earliest(committed)
+            if offset is not None and all(c == self.last_record_offset for c in committed):
+                # They hold every record sent: the offset may move past them as without them
+                # (e.g. after the transaction's commit), so an idle connector is caught up.
+                offset = self.sent_offset
         if offset is not None and offset != self.stored_offset:
             self.offsets.save(offset)
             self.stored_offset = offset

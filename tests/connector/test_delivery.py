@@ -85,3 +85,16 @@ def test_nothing_is_stored_before_a_committing_sink_has_committed() -> None:
     delivery.emit(records)
     delivery.flush(force=False)
     assert offsets.load() is None
+
+
+def test_once_a_committing_sink_holds_every_record_the_stored_offset_moves_past_them() -> None:
+    records = _records(20)
+    offsets = MemoryOffsetStore()
+    delivery = Delivery([CommittingSink(every=10)], offsets, max_batch=5, interval_s=0, commit_interval_s=0)
+    delivery.emit(records)
+    last = SourceOffset.coerce(records[-1].offset)
+    assert last is not None
+    after_commit = last.with_(pos=last.pos + 100, event=0, row=0)  # an offset no record carries
+    delivery.advance(after_commit)
+    delivery.flush(force=False)
+    assert offsets.load() == after_commit  # caught up, as with any other sink

@@ -437,44 +437,40 @@ def committed(bootstrap: str, topic: str) -> list[bytes | None]:
 
 
 def test_transactions_commit_abort_and_fence(kafka_broker: KafkaBroker) -> None:
+    """The sink's transactions as exactly once drives them (sink.base.TransactionalSink)."""
     table = Table(kafka_broker.unique("txn"), "events")
     create_topic(kafka_broker, table.topic, 1)
     txn_id = kafka_broker.unique("cdc-txn")
-    first = ConfluentKafkaSink(confluent_settings(confluent_config(kafka_broker)), transactional_id=txn_id)
+    first = ConfluentKafkaSink(confluent_settings(confluent_config(kafka_broker)))
+    first.enable_transactions(txn_id, "orders")
     first.start()
     assert first.transactions is not None
-    first.transactions.init()
 
     offsets = kafka_broker.unique("offsets")
     create_topic(kafka_broker, offsets, 1)
     kept = [table.change("c", i, 1) for i in range(1, 4)]
-    first.transactions.begin()
-    first.send(kept)
-    first.transactions.produce(offsets, b'{"pos":3}', b'["cdc",{"server":"srv"}]')
-    first.transactions.commit()
+    first.send(kept)  # begins a transaction
+    first.add_to_transaction(offsets, b'["cdc",{"server":"srv"}]', b'{"pos":3}')
+    first.commit_transaction()
     dropped = [table.change("c", i, 1) for i in range(10, 14)]
-    first.transactions.begin()
     first.send(dropped)
-    first.transactions.produce(offsets, b'{"pos":13}', b'["cdc",{"server":"srv"}]')
-    first.flush()  # on the broker, but in a transaction that is then aborted
-    first.transactions.abort()
+    first.add_to_transaction(offsets, b'["cdc",{"server":"srv"}]', b'{"pos":13}')
+    first.flush()  # on the broker, but in a transaction that is then abandoned
+    first.restart_transactions()  # a new producer with the same id aborts it
     assert committed(kafka_broker, table.topic) == [r.value_bytes() for r in kept]
     assert committed(kafka_broker, offsets) == [b'{"pos":3}']  # the offset went with its records
 
     # A second producer with the same transactional.id fences the first.
-    first.transactions.begin()
     first.send([table.change("c", 20, 1)])
-    second = ConfluentKafkaSink(first.settings, transactional_id=txn_id)
-    second.start()
-    assert second.transactions is not None
-    second.transactions.init()
-    with pytest.raises(SinkError, match="fenced") as fenced:
-        first.transactions.commit()
+    second = ConfluentKafkaSink(first.settings)
+    second.enable_transactions(txn_id, "orders")
+    second.start()  # initialising its transactions fences the first
+    with pytest.raises(SinkError, match="connector 'orders' was fenced") as fenced:
+        first.commit_transaction()
     assert txn_id in str(fenced.value)
     after = [table.change("c", 30, 1)]
-    second.transactions.begin()
     second.send(after)
-    second.transactions.commit()
+    second.commit_transaction()
     first.close()
     second.close()
     assert committed(kafka_broker, table.topic) == [r.value_bytes() for r in kept + after]
