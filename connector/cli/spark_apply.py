@@ -1,0 +1,65 @@
+"""``mysql-cdc spark-apply``: run the Kafka → Delta Structured Streaming job until stopped.
+
+SIGTERM/SIGINT stop the query after its current micro-batch; a crash (SIGKILL) is safe too: the
+job restarts from its checkpoint (``sink/spark/apply.py``). Progress (Spark's own
+``StreamingQuery.lastProgress``) is logged every ``--progress-interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Mapping
+from types import FrameType
+
+log = logging.getLogger("mysql_cdc.spark_apply")
+
+
+def spark_apply_command(props: Mapping[str, str], progress_interval: float) -> int:
+    # pyspark is loaded only for this command.
+    from sink.spark.apply import apply_settings, apply_stream, job_session
+
+    settings = apply_settings(props)
+    spark = job_session(settings)
+    query = apply_stream(spark, settings)
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d received; stopping after the current micro-batch", signum)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info(
+        "spark-apply %s: %s from %s into %s (checkpoint %s)",
+        settings.query_name,
+        ",".join(settings.topics) or f"topics matching {settings.topics_regex}",
+        settings.bootstrap_servers,
+        settings.warehouse,
+        settings.checkpoint_location,
+    )
+    while query.isActive and not stopping.is_set():
+        query.awaitTermination(max(1, int(progress_interval)))
+        progress = query.lastProgress
+        if progress:
+            log.info(
+                "progress: batch %s, %s input rows (%.1f/s in, %.1f/s processed), sources %s",
+                progress.get("batchId"),
+                progress.get("numInputRows"),
+                float(progress.get("inputRowsPerSecond") or 0.0),
+                float(progress.get("processedRowsPerSecond") or 0.0),
+                [s.get("endOffset") for s in progress.get("sources") or ()],
+            )
+    if stopping.is_set():
+        query.stop()
+        log.info("stopped cleanly")
+        return 0
+    applier = getattr(query, "applier", None)
+    cause = getattr(applier, "error", None)
+    if cause is not None:
+        raise cause
+    error = query.exception()
+    if error is not None:
+        raise RuntimeError(f"the streaming query failed: {error}")
+    return 0
