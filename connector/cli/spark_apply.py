@@ -39,17 +39,20 @@ def spark_apply_command(props: Mapping[str, str], progress_interval: float) -> i
         settings.warehouse,
         settings.checkpoint_location,
     )
+    logged = None
     while query.isActive and not stopping.is_set():
         query.awaitTermination(max(1, int(progress_interval)))
         progress = query.lastProgress
-        if progress:
+        if progress and progress.get("batchId") != logged:
+            logged = progress.get("batchId")
             log.info(
-                "progress: batch %s, %s input rows (%.1f/s in, %.1f/s processed), sources %s",
-                progress.get("batchId"),
+                "progress: micro-batch %s, %s Kafka records (%.1f/s arriving, %.1f/s applied), "
+                "batch took %s ms",
+                logged,
                 progress.get("numInputRows"),
                 float(progress.get("inputRowsPerSecond") or 0.0),
                 float(progress.get("processedRowsPerSecond") or 0.0),
-                [s.get("endOffset") for s in progress.get("sources") or ()],
+                (progress.get("durationMs") or {}).get("triggerExecution"),
             )
     if stopping.is_set():
         query.stop()
