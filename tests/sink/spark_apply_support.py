@@ -55,6 +55,11 @@ def job_properties(
     return props
 
 
+def _escaped(value: str) -> str:
+    """A value as a .properties file spells it (a backslash starts an escape)."""
+    return value.replace("\\", "\\\\")
+
+
 class ApplyJob:
     """``mysql-cdc spark-apply`` in its own process group."""
 
@@ -63,7 +68,7 @@ class ApplyJob:
         self.props = dict(props)
         self.settings: ApplySettings = apply_settings(self.props)
         self.config_file = workdir / "apply.properties"
-        self.config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        self.config_file.write_text("".join(f"{k}={_escaped(v)}\n" for k, v in props.items()))
         self.log_file = workdir / "apply.log"
         self.env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **(env or {})}
         self.starts = 0
