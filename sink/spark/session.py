@@ -25,12 +25,12 @@ _SPARK_MINOR = ".".join(pyspark.__version__.split(".")[:2])
 DELTA_PACKAGE = f"io.delta:delta-spark_{_SPARK_MINOR}_2.13:{DELTA_VERSION}"
 DELTA_JARS = (f"delta-spark_{_SPARK_MINOR}_2.13-{DELTA_VERSION}.jar", f"delta-storage-{DELTA_VERSION}.jar")
 # Spark's Kafka source (``mysql-cdc spark-apply``) and what it needs beyond pyspark's own jars
-# (``.ci/spark-jars.xml``: 4.1.1 runs on every pyspark 4.1.x).
-KAFKA_SOURCE_VERSION = "4.1.1"
+# (``.ci/spark-jars.xml``: 4.1.3, whose restart from a checkpoint works, runs on every pyspark 4.1.x).
+KAFKA_SOURCE_VERSION = "4.1.3"
 KAFKA_SOURCE_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{KAFKA_SOURCE_VERSION}"
 KAFKA_SOURCE_JARS = (
     f"spark-sql-kafka-0-10_2.13-{KAFKA_SOURCE_VERSION}.jar",
-    f"spark-token-provider-kafka-0-10_2.13-{KAFKA_SOURCE_VERSION}.jar",
+    "spark-token-provider-kafka-0-10_2.13-4.1.1.jar",
     "kafka-clients-3.9.1.jar",
     "commons-pool2-2.12.1.jar",
 )
