@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,8 @@ class ApplyJob:
     def kill(self) -> None:
         """SIGKILL the driver (and everything in its process group: its JVM)."""
         assert self.proc is not None
-        os.killpg(self.proc.pid, signal.SIGKILL)
+        with suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(timeout=60)
 
     def stop(self, timeout: float = 180) -> int:
