@@ -12,6 +12,10 @@ import signal
 import threading
 from collections.abc import Mapping
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming import StreamingQuery
 
 log = logging.getLogger("mysql_cdc.spark_apply")
 
@@ -39,6 +43,30 @@ def spark_apply_command(props: Mapping[str, str], progress_interval: float) -> i
         settings.warehouse,
         settings.checkpoint_location,
     )
+    try:
+        _watch(query, stopping, progress_interval)
+    except Exception as exc:
+        # The query's failure as Spark reports it wraps the job's own error (a bad record, named):
+        # that one is reported.
+        cause = getattr(getattr(query, "applier", None), "error", None)
+        if cause is not None:
+            raise cause from None
+        raise RuntimeError(f"the streaming query failed: {exc}") from exc
+    if stopping.is_set():
+        query.stop()
+        log.info("stopped cleanly")
+        return 0
+    cause = getattr(getattr(query, "applier", None), "error", None)
+    if cause is not None:
+        raise cause
+    error = query.exception()
+    if error is not None:
+        raise RuntimeError(f"the streaming query failed: {error}")
+    return 0
+
+
+def _watch(query: StreamingQuery, stopping: threading.Event, progress_interval: float) -> None:
+    """Until the query ends or a signal asks to stop: Spark's progress once per micro-batch."""
     logged = None
     while query.isActive and not stopping.is_set():
         query.awaitTermination(max(1, int(progress_interval)))
@@ -54,15 +82,3 @@ def spark_apply_command(props: Mapping[str, str], progress_interval: float) -> i
                 float(progress.get("processedRowsPerSecond") or 0.0),
                 (progress.get("durationMs") or {}).get("triggerExecution"),
             )
-    if stopping.is_set():
-        query.stop()
-        log.info("stopped cleanly")
-        return 0
-    applier = getattr(query, "applier", None)
-    cause = getattr(applier, "error", None)
-    if cause is not None:
-        raise cause
-    error = query.exception()
-    if error is not None:
-        raise RuntimeError(f"the streaming query failed: {error}")
-    return 0
