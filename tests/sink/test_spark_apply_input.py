@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from deltalake import DeltaTable
 from kafka import KafkaProducer
 
 from ddl.errors import ConfigError
@@ -18,7 +19,7 @@ from sink.records import ChangeRecord, RecordKind
 from sink.spark.apply import MicroBatchApplier, apply_settings
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader
 from tests.kafka_support import KafkaBroker
-from tests.sink.spark_apply_support import ApplyJob, job_properties
+from tests.sink.spark_apply_support import ApplyJob, job_properties, table_paths
 from tests.sink.test_spark_support import Emitter, col, make_table
 
 TABLE = make_table(
@@ -195,3 +196,34 @@ def test_two_connectors_whose_tables_would_get_one_name_stop_the_job_before_anyt
     assert "would both be named shop.orders" in str(err.value)
     assert "connector east" in str(err.value) and "connector west" in str(err.value)
     assert not applier.sinks
+
+
+@pytest.mark.slow
+def test_events_an_at_least_once_connector_wrote_twice_are_applied_once(
+    kafka_broker: KafkaBroker, tmp_path: Path
+) -> None:
+    prefix = kafka_broker.unique("twice")
+    topic = f"{prefix}.shop.orders"
+    records = [r for r in change_records() if r.kind is RecordKind.DATA]
+    streamed = [r for r in records if r.op != "r"]
+    producer = KafkaProducer(bootstrap_servers=str(kafka_broker))
+    # The connector restarted after the snapshot and wrote its streamed events again.
+    for record in [*records, *streamed]:
+        value = orjson.loads(record.value_bytes() or b"")
+        value["payload"]["source"]["name"] = prefix
+        producer.send(topic, key=record.key_bytes(), value=orjson.dumps(value), partition=0)
+    producer.flush()
+    producer.close()
+
+    job = ApplyJob(job_properties(kafka_broker, [prefix], tmp_path / "job"), tmp_path / "job")
+    try:
+        job.wait_caught_up(str(kafka_broker), timeout=600)
+    finally:
+        assert job.stop() == 0, job.log()
+    current, changelog = table_paths(job.settings, prefix, TableId("shop", "orders"))
+    events = DeltaTable(changelog.removeprefix("file:")).to_pyarrow_table().to_pylist()
+    assert sorted((e["__op"], e["__pos"], e["id"]) for e in events) == sorted(
+        (r.op, r.value["source"]["pos"], (r.after or r.before or {})["id"]) for r in records
+    )
+    rows = DeltaTable(current.removeprefix("file:")).to_pyarrow_table().to_pylist()
+    assert sorted(r["id"] for r in rows) == [2, 30]
