@@ -255,6 +255,7 @@ class MicroBatchApplier:
                 by_source.setdefault(found.source, []).append(found)
         for prefix, records in by_source.items():
             records.sort(key=lambda s: s.order)
+            records[:] = _without_repeats(records)
             self._check_names(prefix, records)
         # Everything is read and checked: only now is anything written.
         for prefix, records in sorted(by_source.items()):
@@ -291,6 +292,26 @@ class MicroBatchApplier:
                         f"{owner[1]} of connector {owner[0]} would both be named {name}: keep "
                         "{prefix} in sink.spark.table.name.format and sink.spark.changelog.name.format"
                     )
+
+
+def _without_repeats(records: list[SourceRecord]) -> list[SourceRecord]:
+    """The records without the repeats inside one micro-batch (an event written twice, both copies
+    in this micro-batch; across micro-batches the tables' committed offsets skip them): per table,
+    an event at or before one already taken. ``records`` are in binlog order."""
+    newest: dict[TableId, tuple[Any, ...]] = {}
+    out = []
+    for s in records:
+        table_id, offset = s.record.table_id, s.record.offset
+        if table_id is not None and offset is not None:
+            key = offset.position_key
+            seen = newest.get(table_id)
+            if seen is not None and key <= seen:
+                continue
+            newest[table_id] = key
+        out.append(s)
+    if len(out) < len(records):
+        log.info("%d change events arrived twice in this micro-batch; applied once", len(records) - len(out))
+    return out
 
 
 def _bytes(value: Any) -> bytes | None:

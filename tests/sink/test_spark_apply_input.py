@@ -215,7 +215,12 @@ def test_events_an_at_least_once_connector_wrote_twice_are_applied_once(
     producer.flush()
     producer.close()
 
-    job = ApplyJob(job_properties(kafka_broker, [prefix], tmp_path / "job"), tmp_path / "job")
+    # Five records per micro-batch: one copy arrives in the micro-batch of its original, the others
+    # in a later one.
+    props = job_properties(
+        kafka_broker, [prefix], tmp_path / "job", **{"spark.apply.max.offsets.per.trigger": "5"}
+    )
+    job = ApplyJob(props, tmp_path / "job")
     try:
         job.wait_caught_up(str(kafka_broker), timeout=600)
     finally:
