@@ -298,3 +298,44 @@ def primitive(
 
 
 NO_DEFAULT = _NO_DEFAULT
+
+
+# JsonConverter's schema type names that differ from Connect's (the inverse of _JSON_TYPE_NAMES).
+_CONNECT_TYPE_NAMES = {v: k for k, v in _JSON_TYPE_NAMES.items()}
+_SCHEMA_TYPES = frozenset(
+    {"int8", "int16", "int32", "int64", "float32", "float64", "boolean", "string", "bytes"}
+    | {"array", "map", "struct"}
+)
+
+
+def schema_from_json(node: Any) -> ConnectSchema:
+    """The Connect schema a JsonConverter schema node describes (``JsonConverter.asConnectSchema``):
+    what a consumer of the connector's topics rebuilds from each record's own ``schema``. Raises
+    ``ValueError`` naming what is wrong for a node that is not a Connect schema."""
+    if not isinstance(node, Mapping):
+        raise ValueError(f"a schema must be a JSON object, got {type(node).__name__}")
+    kind = _CONNECT_TYPE_NAMES.get(str(node.get("type")), str(node.get("type")))
+    if kind not in _SCHEMA_TYPES:
+        raise ValueError(f"unknown schema type {node.get('type')!r}")
+    fields = None
+    if kind == "struct":
+        members = node.get("fields")
+        if not isinstance(members, list):
+            raise ValueError("a struct schema needs a 'fields' list")
+        fields = tuple(Field(str(m.get("field")), schema_from_json(m)) for m in members)
+    parameters = node.get("parameters")
+    return ConnectSchema(
+        kind,
+        optional=bool(node.get("optional", False)),
+        name=node.get("name"),
+        version=node.get("version"),
+        doc=node.get("doc"),
+        parameters=tuple((str(k), str(v)) for k, v in parameters.items())
+        if isinstance(parameters, Mapping)
+        else None,
+        default=node.get("default", _NO_DEFAULT),
+        fields=fields,
+        items=schema_from_json(node["items"]) if kind == "array" else None,
+        keys=schema_from_json(node["keys"]) if kind == "map" else None,
+        values=schema_from_json(node["values"]) if kind == "map" else None,
+    )

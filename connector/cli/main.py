@@ -19,7 +19,15 @@ from connector.cli.demo import run_demo
 from connector.cli.signal import add_signal_parser, signal_command
 from connector.cli.snapshot import snapshot_command
 from connector.cli.status import status_command
-from connector.config import ConfigError, ConnectorConfig, describe_properties, is_secret, parse_overrides
+from connector.config import (
+    ConfigError,
+    ConnectorConfig,
+    describe_properties,
+    is_secret,
+    load_properties_file,
+    parse_overrides,
+    substitute_env,
+)
 from connector.engine import Engine
 from connector.log_format import JsonFormatter
 from connector.version import __version__
@@ -155,6 +163,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_signal_parser(sub, _add_config_args)
 
+    apply = sub.add_parser(
+        "spark-apply",
+        help="apply the connectors' Kafka topics to Delta tables (Spark Structured Streaming)",
+        description="Read the connectors' topics from Kafka with Spark's Kafka source and apply "
+        "them to current-state and changelog Delta tables, exactly once, until stopped "
+        "(SIGINT/SIGTERM stop after the current micro-batch). Properties: kafka.bootstrap.servers, "
+        "topics or topics.regex, sink.spark.warehouse, spark.apply.checkpoint.location, "
+        "spark.apply.* and sink.spark.* (see the README).",
+    )
+    _add_config_args(apply, metrics_port=False)
+    apply.add_argument(
+        "--progress-interval",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="log the query's progress this often (default %(default)s)",
+    )
+
     demo = sub.add_parser(
         "demo",
         help="self-contained demo: throwaway server, sample data, JSON lines",
@@ -226,6 +252,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
 
+def cmd_spark_apply(args: argparse.Namespace) -> int:
+    """The job reads no connector configuration: its properties are its own."""
+    from connector.cli.spark_apply import spark_apply_command
+
+    try:
+        props = {k: substitute_env(v, k) for k, v in load_properties_file(args.config).items()}
+        props.update(parse_overrides(args.set))
+    except ConfigError as exc:
+        print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
+        return 2
+    secrets = [v for k, v in props.items() if _is_secret(k)]
+    setup_logging(args.log_level, secrets=secrets)
+    try:
+        return spark_apply_command(props, args.progress_interval)
+    except ConfigError as exc:
+        print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the top level reports every failure the same way
+        log.debug("failure", exc_info=True)
+        print(f"mysql-cdc: error: {exc}", file=sys.stderr)
+        return 1
+
+
 COMMANDS = {
     "run": cmd_run,
     "snapshot": cmd_snapshot,
@@ -244,6 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         setup_logging(args.log_level)
         return cmd_demo(args)
     setup_logging(args.log_level)
+    if args.command == "spark-apply":
+        return cmd_spark_apply(args)
     try:
         config = load_config(args)
     except ConfigError as exc:

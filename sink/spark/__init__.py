@@ -2,7 +2,9 @@
 
 Modules: ``settings`` (``sink.spark.*``), ``session`` (the SparkSession with Delta), ``batch``
 (batch reduction), ``evolution`` (schemas from DDL), ``commits`` (the offset in each commit),
-``writer`` (the Delta operations), ``sink`` (the sink itself).
+``writer`` (the Delta operations), ``sink`` (the sink itself); ``kafka_records`` (the connector's
+Kafka records read back) and ``apply`` (``mysql-cdc spark-apply``: Kafka topics into the same tables
+with Structured Streaming, through the sink's apply path).
 """
 
 from sink.spark.commits import in_snapshot, is_replay

@@ -24,6 +24,16 @@ DELTA_VERSION = "4.4.0"
 _SPARK_MINOR = ".".join(pyspark.__version__.split(".")[:2])
 DELTA_PACKAGE = f"io.delta:delta-spark_{_SPARK_MINOR}_2.13:{DELTA_VERSION}"
 DELTA_JARS = (f"delta-spark_{_SPARK_MINOR}_2.13-{DELTA_VERSION}.jar", f"delta-storage-{DELTA_VERSION}.jar")
+# Spark's Kafka source (``mysql-cdc spark-apply``) and what it needs beyond pyspark's own jars
+# (``.ci/spark-jars.xml``: 4.1.3, whose restart from a checkpoint works, runs on every pyspark 4.1.x).
+KAFKA_SOURCE_VERSION = "4.1.3"
+KAFKA_SOURCE_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{KAFKA_SOURCE_VERSION}"
+KAFKA_SOURCE_JARS = (
+    f"spark-sql-kafka-0-10_2.13-{KAFKA_SOURCE_VERSION}.jar",
+    "spark-token-provider-kafka-0-10_2.13-4.1.1.jar",
+    "kafka-clients-3.9.1.jar",
+    "commons-pool2-2.12.1.jar",
+)
 DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
@@ -59,6 +69,12 @@ def jars_dir() -> Path:
 def delta_jars() -> list[str]:
     """The local Delta jars for this pyspark, or [] when they are not all there."""
     paths = [jars_dir() / name for name in DELTA_JARS]
+    return [str(p) for p in paths] if all(p.is_file() for p in paths) else []
+
+
+def kafka_source_jars() -> list[str]:
+    """The local jars of Spark's Kafka source, or [] when they are not all there."""
+    paths = [jars_dir() / name for name in KAFKA_SOURCE_JARS]
     return [str(p) for p in paths] if all(p.is_file() for p in paths) else []
 
 

@@ -82,6 +82,12 @@ class SparkSinkSettings:
     converter_settings: RepresentationModes | None = None
     # The columns the change events carry, when the connector leaves some out.
     column_filter: ColumnFilter | None = None
+    # Events arrive through Kafka (``mysql-cdc spark-apply``), not from this process's connector:
+    # an event may arrive again at any time (an at-least-once producer's retries, the stream's
+    # replay of an unfinished micro-batch), so every event at or before a table's committed offset
+    # is skipped, not only on start; and the stream itself resumes an interrupted snapshot, so it
+    # is never rolled back.
+    kafka_input: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warehouse", warehouse_uri(str(self.warehouse)))

@@ -72,9 +72,9 @@ class SparkSink(Sink):
     name = "spark"
     commits_offsets = True
 
-    def __init__(self, settings: SparkSinkSettings) -> None:
+    def __init__(self, settings: SparkSinkSettings, spark: SparkSession | None = None) -> None:
         self.settings = settings
-        self._spark: SparkSession | None = None
+        self._spark: SparkSession | None = spark
         self._writer: DeltaWriter | None = None
         self._writer_pool: queue.SimpleQueue[DeltaWriter] = queue.SimpleQueue()
         self._lock = threading.RLock()
@@ -150,6 +150,15 @@ class SparkSink(Sink):
                 self._pending_since = time.monotonic()
             self._submit_if_due()
 
+    def apply_now(self, records: Sequence[ChangeRecord]) -> None:
+        """Apply ``records`` as one batch in the calling thread, committed when this returns (the
+        ``spark-apply`` job's micro-batches: the same apply path as ``send``/``flush``)."""
+        with self._lock:
+            self._check_usable()
+            self._wait_in_flight()
+            if records:
+                self._apply(list(records))
+
     def commit_due(self) -> None:
         with self._lock:
             self._check_usable()
@@ -215,7 +224,7 @@ class SparkSink(Sink):
             latest = max(ours, key=lambda m: m.order)
             self._batch_no = latest.batch
             self._stable = latest.stable
-            if latest.in_snapshot:
+            if latest.in_snapshot and not self.settings.kafka_input:
                 commits = self._roll_back_snapshot(commits, latest)
                 # Streaming resumes where it was before the snapshot; an initial snapshot's own
                 # offset tells the engine to take it again.
@@ -496,7 +505,8 @@ class SparkSink(Sink):
         tb = self._batch_of(table_id, work)
         state = tb.state
         to_changelog = to_current = True
-        if self._replay_until is not None:  # past it, no table holds the event yet
+        # Past _replay_until no table holds the event yet; events from Kafka may repeat any time.
+        if self._replay_until is not None or self.settings.kafka_input:
             to_changelog = not is_replay(offset, state.changelog_offset)
             to_current = not is_replay(offset, state.current_offset)
             if not (to_changelog or to_current):

@@ -1,0 +1,235 @@
+"""``spark-apply`` throughput: connector -> Kafka -> Spark job -> Delta against the in-process Delta
+sink, on the same binlog range, in the same run.
+
+Starts a throwaway server and a real Kafka broker (Kafka's own jars, see
+``connector/testing/local_kafka.py``). Two connectors read the same server from the same binlog
+point: one with the in-process Spark sink (local[2]), one writing to Kafka. The ``mysql-cdc
+spark-apply`` job (its own process and Spark driver, local[2]) applies the Kafka topics. A warm-up
+workload goes through all of them first (JVM and plan warm-up is a one-off cost); then N inserts,
+N/2 updates and N/4 deletes are written and timed, one after another so they do not share the CPU:
+
+* in-process: the Spark sink's catch-up over the range;
+* Kafka: the Kafka connector's catch-up (the topics hold the range);
+* job: until the job's checkpoint records a finished micro-batch at the end of every topic.
+
+Prints events/s of each and the job's end-to-end rate (Kafka connector + job) against the
+in-process sink.
+
+    .venv/bin/python bench/spark_apply.py [--rows 20000] [--max-offsets 50000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# Run as a script, this directory comes first on sys.path, where bench/snapshot.py and
+# bench/kafka.py would shadow the snapshot package and kafka-python.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from kafka import KafkaConsumer, TopicPartition  # noqa: E402
+
+from connector.config import ConnectorConfig  # noqa: E402
+from connector.engine import Engine  # noqa: E402
+from connector.testing.local_kafka import LocalKafkaCluster  # noqa: E402
+from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
+from sink.spark import SparkSink  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE = (
+    "CREATE TABLE bench.items (id INT PRIMARY KEY, name VARCHAR(64) NOT NULL, qty INT NOT NULL, "
+    "price DECIMAL(10,2) NOT NULL, updated DATETIME(3) NOT NULL, note TEXT)"
+)
+
+
+def write_workload(server: LocalMySQLServer, first: int, rows: int) -> int:
+    """N inserts (500-row statements), N/2 updates, N/4 deletes; returns the row changes written."""
+    last = first + rows
+    with server.connect("bench") as conn, conn.cursor() as cur:
+        for start in range(first, last, 500):
+            values = [
+                (i, f"item-{i}", i % 100, f"{i % 1000}.{i % 100:02d}", "2024-05-01 12:00:00.123", None)
+                for i in range(start, min(last, start + 500))
+            ]
+            cur.executemany("INSERT INTO items VALUES (%s, %s, %s, %s, %s, %s)", values)
+        for start in range(first, first + rows // 2, 500):
+            cur.execute("UPDATE items SET qty = qty + 1 WHERE id >= %s AND id < %s", (start, start + 500))
+        cur.execute("DELETE FROM items WHERE id >= %s AND id < %s", (first, first + rows // 4))
+    return rows + rows // 2 + rows // 4
+
+
+def engine(server: LocalMySQLServer, tmp: Path, name: str, server_id: int, **props: str) -> Engine:
+    config = ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{
+                "topic.prefix": "bench",
+                "database.include.list": "bench",
+                "data.dir": str(tmp / name),
+                "database.server.id": str(server_id),
+                "skipped.operations": "none",
+                **props,
+            }
+        )
+    )
+    return Engine(config)
+
+
+def timed(step: object) -> float:
+    started = time.perf_counter()
+    step()  # type: ignore[operator]
+    return time.perf_counter() - started
+
+
+class Job:
+    def __init__(self, bootstrap: str, tmp: Path, max_offsets: int) -> None:
+        self.bootstrap = bootstrap
+        self.checkpoint = tmp / "checkpoint"
+        config = tmp / "apply.properties"
+        props = {
+            "kafka.bootstrap.servers": bootstrap,
+            "topics.regex": r"bench(\..*)?",
+            "sink.spark.warehouse": str(tmp / "job-warehouse"),
+            "sink.spark.master": "local[2]",
+            "spark.apply.checkpoint.location": str(self.checkpoint),
+            "spark.apply.trigger.interval.ms": "500",
+            "spark.apply.max.offsets.per.trigger": str(max_offsets),
+            "spark.apply.kafka.metadata.max.age.ms": "2000",
+            "sink.spark.conf.spark.sql.shuffle.partitions": "2",
+        }
+        config.write_text("".join(f"{k}={_escaped(v)}\n" for k, v in props.items()))
+        self.log = tmp / "apply.log"
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "connector.cli", "spark-apply", "--config", str(config)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=REPO,
+                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+                start_new_session=True,
+            )
+
+    def done_offsets(self) -> dict[tuple[str, int], int]:
+        commits = self.checkpoint / "commits"
+        done = sorted(int(p.name) for p in commits.iterdir() if p.name.isdigit()) if commits.is_dir() else []
+        if not done:
+            return {}
+        offsets = json.loads((self.checkpoint / "offsets" / str(done[-1])).read_text().splitlines()[-1])
+        return {(t, int(p)): int(o) for t, parts in offsets.items() for p, o in parts.items()}
+
+    def wait_caught_up(self, timeout: float = 3600) -> None:
+        consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None)
+        try:
+            topics = [t for t in consumer.topics() if t == "bench" or t.startswith("bench.")]
+            partitions = [
+                TopicPartition(t, p) for t in topics for p in consumer.partitions_for_topic(t) or ()
+            ]
+            ends = {(tp.topic, tp.partition): o for tp, o in consumer.end_offsets(partitions).items()}
+        finally:
+            consumer.close()
+        deadline = time.monotonic() + timeout
+        while True:
+            done = self.done_offsets()
+            if all(done.get(tp, -1) >= end for tp, end in ends.items() if end > 0):
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the job exited:\n{self.log.read_text()[-4000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("the job did not catch up")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def _escaped(value: str) -> str:
+    """A value as a .properties file spells it (a backslash starts an escape)."""
+    return value.replace("\\", "\\\\")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=20_000)
+    parser.add_argument("--warmup", type=int, default=2_000)
+    parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
+    args = parser.parse_args()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
+    kafka = LocalKafkaCluster(1)
+    with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        kafka.start()
+        server.execute("CREATE DATABASE bench", TABLE)
+        in_process = engine(
+            server,
+            tmp,
+            "spark",
+            5402,
+            **{
+                "sink.type": "spark",
+                "sink.spark.master": "local[2]",
+                "sink.spark.warehouse": str(tmp / "wh"),
+            },
+        )
+        to_kafka = engine(
+            server,
+            tmp,
+            "kafka",
+            5403,
+            **{"sink.type": "kafka", "sink.kafka.bootstrap.servers": kafka.bootstrap},
+        )
+        job = None
+        try:
+            for run in (in_process, to_kafka):
+                run.catch_up(timeout=600)  # positioned at the current binlog end
+            write_workload(server, 10_000_000, args.warmup)
+            for run in (in_process, to_kafka):
+                run.catch_up(timeout=600)
+            job = Job(kafka.bootstrap, tmp, args.max_offsets)
+            job.wait_caught_up()
+            changes = write_workload(server, 0, args.rows)
+            spark_seconds = timed(lambda: in_process.catch_up(timeout=3600))
+            kafka_seconds = timed(lambda: to_kafka.catch_up(timeout=3600))
+            job_seconds = timed(job.wait_caught_up)
+            sink = next(s for s in in_process.sinks if isinstance(s, SparkSink))
+            commits = sink.commits_written
+        finally:
+            if job is not None:
+                job.stop()
+            in_process.close()
+            to_kafka.close()
+            kafka.destroy()
+    print(
+        f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
+        f"= {changes} change events (after a {args.warmup}-insert warm-up); "
+        f"spark.apply.max.offsets.per.trigger={args.max_offsets}"
+    )
+    base = changes / spark_seconds
+    rows = [
+        ("in-process Delta sink", spark_seconds),
+        ("connector -> Kafka", kafka_seconds),
+        ("spark-apply job (Kafka -> Delta)", job_seconds),
+        ("Kafka + job, end to end", kafka_seconds + job_seconds),
+    ]
+    for name, seconds in rows:
+        rate = changes / seconds
+        print(f"  {name:<34} {seconds:8.2f} s  {rate:10,.0f} events/s  {rate / base:6.2f}x in-process")
+    print(f"  (in-process sink: {commits} Delta commits in the run)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,354 @@
+"""``mysql-cdc spark-apply``: the connectors' Kafka topics into Delta tables with Spark Structured
+Streaming, through the Spark sink's own apply path.
+
+The job reads the topics with Spark's Kafka source (``kafka.isolation.level=read_committed``, so a
+transactional producer's records appear whole), and every micro-batch (``foreachBatch``) is:
+
+1. collected on the driver and read into the connector's ``ChangeRecord`` objects
+   (``sink/spark/kafka_records.py``: schemas from the records themselves, a source offset rebuilt
+   from each ``source`` block); a bad record stops the job before anything of the micro-batch is
+   written;
+2. split by connector (``source.name``, its ``topic.prefix``) and put in that connector's binlog
+   order (transactions across tables in their server's order);
+3. applied by one ``SparkSink`` per connector with ``SparkSink.apply_now``: the same batch reduction,
+   MERGE into current-state tables, changelog appends and schema evolution as the in-process sink.
+
+Exactly once: Spark's checkpoint records each micro-batch's Kafka offset ranges before it runs and
+replays an unfinished one after a crash; every Delta commit carries the offset of the last event
+its table holds (the in-process sink's mechanism), and with ``kafka_input`` every event at or before
+it is skipped, table by table, whenever it arrives: a replayed micro-batch, and also duplicates an
+at-least-once connector wrote after its own restart.
+
+Each connector has its own directory ``<warehouse>/<topic.prefix>/`` and its own Delta transaction
+id (``mysql-cdc-apply:<topic.prefix>``); catalog names carry the prefix by default (see
+``DEFAULT_TABLE_NAME_FORMAT``), and two connectors whose tables would get one name stop the job.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from ddl.errors import ConfigError
+from ddl.model import TableId
+from sink.base import SinkError
+from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
+from sink.spark.session import (
+    DELTA_PACKAGE,
+    KAFKA_SOURCE_PACKAGE,
+    delta_jars,
+    kafka_source_jars,
+    spark_session,
+)
+from sink.spark.settings import EVOLUTION_MODES, SparkSinkSettings, check_name_format, warehouse_uri
+from sink.spark.sink import SparkSink
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TABLE_NAME_FORMAT = "{prefix}_{database}.{table}"
+DEFAULT_CHANGELOG_NAME_FORMAT = "{prefix}_{database}.{table}_changelog"
+DEFAULT_QUERY_NAME = "mysql-cdc-apply"
+STARTING_OFFSETS = ("earliest", "latest")
+# Set by the job itself: exactly-once reading and the topics come from their own settings.
+_FIXED_KAFKA_OPTIONS = {"isolation.level", "bootstrap.servers", "group.id", "auto.offset.reset"}
+_KNOWN_KEYS = {
+    "kafka.bootstrap.servers",
+    "topics",
+    "topics.regex",
+    "sink.spark.warehouse",
+    "sink.spark.master",
+    "sink.spark.log.level",
+    "sink.spark.schema.evolution",
+    "sink.spark.table.name.format",
+    "sink.spark.changelog.name.format",
+    "spark.apply.checkpoint.location",
+    "spark.apply.trigger.interval.ms",
+    "spark.apply.max.offsets.per.trigger",
+    "spark.apply.starting.offsets",
+    "spark.apply.query.name",
+    "spark.apply.fail.on.data.loss",
+}
+_PREFIXES = ("sink.spark.conf.", "spark.apply.kafka.")
+
+
+@dataclass(frozen=True)
+class ApplySettings:
+    bootstrap_servers: str
+    warehouse: str
+    checkpoint_location: str
+    topics: tuple[str, ...] = ()
+    topics_regex: str | None = None
+    master: str = "local[*]"
+    conf: Mapping[str, str] = field(default_factory=dict)
+    log_level: str | None = None
+    evolution: str = "rewrite"
+    table_name_format: str = DEFAULT_TABLE_NAME_FORMAT
+    changelog_name_format: str = DEFAULT_CHANGELOG_NAME_FORMAT
+    trigger_interval_ms: int = 5000
+    max_offsets_per_trigger: int = 50000
+    starting_offsets: str = "earliest"
+    query_name: str = DEFAULT_QUERY_NAME
+    fail_on_data_loss: bool = True
+    kafka_options: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "warehouse", warehouse_uri(self.warehouse))
+
+    def sink_settings(self, prefix: str) -> SparkSinkSettings:
+        """The Spark sink settings of one connector's tables (``topic.prefix`` ``prefix``)."""
+        tag = re.sub(r"[^A-Za-z0-9_]", "_", prefix)
+        return SparkSinkSettings(
+            warehouse=f"{self.warehouse}/{prefix}",
+            master=self.master,
+            conf=self.conf,
+            log_level=self.log_level,
+            table_name_format=self.table_name_format.replace("{prefix}", tag),
+            changelog_name_format=self.changelog_name_format.replace("{prefix}", tag),
+            evolution=self.evolution,
+            app_id=f"mysql-cdc-apply:{prefix}",
+            converter_settings=None,  # schemas come from the records alone
+            kafka_input=True,
+        )
+
+    def session_conf(self) -> dict[str, str]:
+        """``sink.spark.conf.*`` plus the Delta and Kafka source jars (shipped to executors)."""
+        conf = dict(self.conf)
+        if "spark.jars" not in conf and "spark.jars.packages" not in conf:
+            jars = delta_jars() + kafka_source_jars()
+            if delta_jars() and kafka_source_jars():
+                conf["spark.jars"] = ",".join(jars)
+            else:
+                conf["spark.jars.packages"] = f"{DELTA_PACKAGE},{KAFKA_SOURCE_PACKAGE}"
+        conf.setdefault("spark.app.name", self.query_name)
+        return conf
+
+
+def apply_settings(props: Mapping[str, str]) -> ApplySettings:
+    """The job's settings from its properties (``mysql-cdc spark-apply --config``)."""
+
+    def get(key: str) -> str | None:
+        value = props.get(key)
+        return value.strip() if value is not None and value.strip() else None
+
+    def required(key: str, what: str) -> str:
+        value = get(key)
+        if value is None:
+            raise ConfigError(key, f"is required: {what}")
+        return value
+
+    def positive(key: str, default: int) -> int:
+        text = get(key)
+        try:
+            value = int(text) if text is not None else default
+        except ValueError:
+            raise ConfigError(key, f"expected a positive integer, got {text!r}") from None
+        if value < 1:
+            raise ConfigError(key, f"must be a positive integer, got {value}")
+        return value
+
+    for key in sorted(props):
+        if key not in _KNOWN_KEYS and not key.startswith(_PREFIXES):
+            log.warning("unknown spark-apply property %s is ignored (check its spelling)", key)
+    topics = tuple(t.strip() for t in (get("topics") or "").split(",") if t.strip())
+    regex = get("topics.regex")
+    if bool(topics) == bool(regex):
+        raise ConfigError(
+            "topics", "set exactly one of topics (a comma-separated list) or topics.regex (a Java regex)"
+        )
+    if regex is not None:
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ConfigError(
+                "topics.regex", f"{regex!r} is not a valid regular expression ({exc})"
+            ) from None
+    evolution = (get("sink.spark.schema.evolution") or "rewrite").lower()
+    if evolution not in EVOLUTION_MODES:
+        raise ConfigError("sink.spark.schema.evolution", f"must be one of {', '.join(EVOLUTION_MODES)}")
+    starting = (get("spark.apply.starting.offsets") or "earliest").lower()
+    if starting not in STARTING_OFFSETS:
+        raise ConfigError("spark.apply.starting.offsets", f"must be one of {', '.join(STARTING_OFFSETS)}")
+    loss = (get("spark.apply.fail.on.data.loss") or "true").lower()
+    if loss not in ("true", "false"):
+        raise ConfigError("spark.apply.fail.on.data.loss", f"expected true or false, got {loss!r}")
+    formats = {}
+    for key, default in (
+        ("sink.spark.table.name.format", DEFAULT_TABLE_NAME_FORMAT),
+        ("sink.spark.changelog.name.format", DEFAULT_CHANGELOG_NAME_FORMAT),
+    ):
+        text = get(key) or default
+        check_name_format(key, text.replace("{prefix}", "p"))
+        formats[key] = text
+    kafka_options = {
+        k[len("spark.apply.kafka.") :]: v for k, v in props.items() if k.startswith("spark.apply.kafka.")
+    }
+    for key in kafka_options:
+        if key in _FIXED_KAFKA_OPTIONS:
+            raise ConfigError(
+                f"spark.apply.kafka.{key}",
+                "is set by the job (read_committed reading, kafka.bootstrap.servers, offsets in the "
+                "checkpoint); remove it",
+            )
+    return ApplySettings(
+        bootstrap_servers=required("kafka.bootstrap.servers", "the Kafka cluster the connectors write to"),
+        warehouse=required(
+            "sink.spark.warehouse", "the directory or URI (file:, hdfs:, s3a:, abfss:) of the Delta tables"
+        ),
+        checkpoint_location=required(
+            "spark.apply.checkpoint.location",
+            "the streaming checkpoint (a directory or URI the driver and a restarted job share)",
+        ),
+        topics=topics,
+        topics_regex=regex,
+        master=get("sink.spark.master") or "local[*]",
+        conf={k[len("sink.spark.conf.") :]: v for k, v in props.items() if k.startswith("sink.spark.conf.")},
+        log_level=get("sink.spark.log.level"),
+        evolution=evolution,
+        table_name_format=formats["sink.spark.table.name.format"],
+        changelog_name_format=formats["sink.spark.changelog.name.format"],
+        trigger_interval_ms=positive("spark.apply.trigger.interval.ms", 5000),
+        max_offsets_per_trigger=positive("spark.apply.max.offsets.per.trigger", 50000),
+        starting_offsets=starting,
+        query_name=get("spark.apply.query.name") or DEFAULT_QUERY_NAME,
+        fail_on_data_loss=loss == "true",
+        kafka_options=kafka_options,
+    )
+
+
+class MicroBatchApplier:
+    """The ``foreachBatch`` function: one micro-batch of Kafka rows into the Delta tables."""
+
+    def __init__(self, spark: SparkSession, settings: ApplySettings) -> None:
+        self.spark = spark
+        self.settings = settings
+        self.reader = RecordReader()
+        self.sinks: dict[str, SparkSink] = {}
+        self._names: dict[str, tuple[str, TableId]] = {}  # catalog name -> (prefix, table)
+        self._lock = threading.Lock()
+        self.error: BaseException | None = None  # what stopped the job
+        self.batches = 0
+        self.records = 0
+
+    def __call__(self, frame: DataFrame, batch_id: int) -> None:
+        with self._lock:
+            try:
+                self.apply(frame.select("topic", "partition", "offset", "key", "value").collect(), batch_id)
+            except BaseException as exc:
+                self.error = exc
+                raise
+
+    def apply(self, rows: list[Any], batch_id: int) -> None:
+        by_source: dict[str, list[SourceRecord]] = {}
+        for r in rows:
+            row = KafkaRow(
+                str(r["topic"]), int(r["partition"]), int(r["offset"]), _bytes(r["key"]), _bytes(r["value"])
+            )
+            found = self.reader.read(row)
+            if found is not None:
+                by_source.setdefault(found.source, []).append(found)
+        for prefix, records in by_source.items():
+            records.sort(key=lambda s: s.order)
+            records[:] = _without_repeats(records)
+            self._check_names(prefix, records)
+        # Everything is read and checked: only now is anything written.
+        for prefix, records in sorted(by_source.items()):
+            self._sink(prefix).apply_now([s.record for s in records])
+        self.batches += 1
+        self.records += len(rows)
+        log.info(
+            "micro-batch %d: %d Kafka records, %d change events of %d connector(s) applied",
+            batch_id,
+            len(rows),
+            sum(len(r) for r in by_source.values()),
+            len(by_source),
+        )
+
+    def _sink(self, prefix: str) -> SparkSink:
+        sink = self.sinks.get(prefix)
+        if sink is None:
+            sink = SparkSink(self.settings.sink_settings(prefix), self.spark)
+            sink.start()  # reads the tables' committed offsets back
+            self.sinks[prefix] = sink
+        return sink
+
+    def _check_names(self, prefix: str, records: list[SourceRecord]) -> None:
+        names = self.settings.sink_settings(prefix)
+        for s in records:
+            table_id = s.record.table_id
+            if table_id is None:
+                continue
+            for name in names.names(table_id):
+                owner = self._names.setdefault(name.lower(), (prefix, table_id))
+                if owner != (prefix, table_id):
+                    raise SinkError(
+                        f"table {table_id} of connector {prefix} (topic {s.record.topic}) and table "
+                        f"{owner[1]} of connector {owner[0]} would both be named {name}: keep "
+                        "{prefix} in sink.spark.table.name.format and sink.spark.changelog.name.format"
+                    )
+
+
+def _without_repeats(records: list[SourceRecord]) -> list[SourceRecord]:
+    """The records without the repeats inside one micro-batch (an event written twice, both copies
+    in this micro-batch; across micro-batches the tables' committed offsets skip them): per table,
+    an event at or before one already taken. ``records`` are in binlog order."""
+    newest: dict[TableId, tuple[Any, ...]] = {}
+    out = []
+    for s in records:
+        table_id, offset = s.record.table_id, s.record.offset
+        if table_id is not None and offset is not None:
+            key = offset.position_key
+            seen = newest.get(table_id)
+            if seen is not None and key <= seen:
+                continue
+            newest[table_id] = key
+        out.append(s)
+    if len(out) < len(records):
+        log.info("%d change events arrived twice in this micro-batch; applied once", len(records) - len(out))
+    return out
+
+
+def _bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
+def job_session(settings: ApplySettings) -> SparkSession:
+    """The job's SparkSession (Delta and Spark's Kafka source on its class path)."""
+    return spark_session(settings.master, settings.session_conf(), settings.warehouse, settings.log_level)
+
+
+def apply_stream(spark: SparkSession, settings: ApplySettings) -> StreamingQuery:
+    """Start the job in ``spark`` (a session with Delta and the Kafka source: see
+    :func:`job_session`) and return its query; ``query.lastProgress`` has Spark's progress
+    metrics, ``query.exception()`` why it stopped."""
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", settings.bootstrap_servers)
+        .option("kafka.isolation.level", "read_committed")
+        .option("startingOffsets", settings.starting_offsets)
+        .option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
+        .option("failOnDataLoss", str(settings.fail_on_data_loss).lower())
+    )
+    if settings.topics:
+        reader = reader.option("subscribe", ",".join(settings.topics))
+    else:
+        reader = reader.option("subscribePattern", str(settings.topics_regex))
+    for key, value in settings.kafka_options.items():
+        reader = reader.option(f"kafka.{key}", value)
+    applier = MicroBatchApplier(spark, settings)
+    query = (
+        reader.load()
+        .writeStream.queryName(settings.query_name)
+        .option("checkpointLocation", settings.checkpoint_location)
+        .trigger(processingTime=f"{settings.trigger_interval_ms} milliseconds")
+        .foreachBatch(applier)
+        .start()
+    )
+    query.applier = applier  # type: ignore[attr-defined]
+    return query
