@@ -155,7 +155,6 @@ class SparkSink(Sink):
         ``spark-apply`` job's micro-batches: the same apply path as ``send``/``flush``)."""
         with self._lock:
             self._check_usable()
-            self._wait_in_flight()
             if records:
                 self._apply(list(records))
 
