@@ -60,6 +60,14 @@ def campaign(
         db,
         workdir / "data",
         **{"exactly.once.support": "required" if exactly_once else "disabled"},
+        # Transactions stay open 2 s with their records already sent, so most kills (0.5-2.5 s
+        # after streaming starts) interrupt one: the aborted-records check below then holds on a
+        # loaded machine too (with poll boundaries a transaction is open only for a moment).
+        **(
+            {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "2000"}
+            if exactly_once
+            else {}
+        ),
     )
     writer = MixedWriter(server, db, seed=seed, per_second=150, ddl_after=900)
     boundaries: list[int] = []
