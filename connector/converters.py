@@ -605,6 +605,11 @@ def _base64_url_text(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii")
 
 
+# The "codec" of binary strings: the row decoder keeps their bytes. Named explicitly because the
+# library's own choice, without a charset in the TABLE_MAP (binlog_row_metadata=MINIMAL, e.g. a
+# replayed binlog file), is to decode them as UTF-8 text.
+BINARY_CHARSET = "binary"
+
 # mode -> (Connect type, bytes -> payload). Connect BYTES payloads are standard base64 in JSON.
 _BINARY_MODES: dict[str, tuple[str, Callable[[bytes], str]]] = {
     "bytes": ("bytes", _base64_text),
@@ -640,9 +645,17 @@ def _binary(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
 
         # The default is the literal's bytes, unpadded, as Debezium converts it (a streamed DEFAULT 'ab'
         # of BINARY(4) is 'ab'; SHOW CREATE TABLE already writes the padding, 'ab\0\0').
-        return _Mapping(kind, padded, padded, default=lambda t: plain(_binary_literal(t)))
+        return _Mapping(
+            kind,
+            padded,
+            padded,
+            default=lambda t: plain(_binary_literal(t)),
+            binlog_encoding=BINARY_CHARSET,
+        )
 
-    return _Mapping(kind, plain, plain, default=lambda t: plain(_binary_literal(t)))
+    return _Mapping(
+        kind, plain, plain, default=lambda t: plain(_binary_literal(t)), binlog_encoding=BINARY_CHARSET
+    )
 
 
 # ------------------------------------------------------------------------------------------------

@@ -329,7 +329,12 @@ def _library_codec(column: Any) -> str | None:
     """The codec mysql-replication would decode this text column with; None = it keeps the bytes
     (a charset Python does not know, such as ``binary``)."""
     name = column.character_set_name
-    encoding = RowsEvent.charset_to_encoding(name) if name is not None else "utf-8"
+    return _python_codec(RowsEvent.charset_to_encoding(name) if name is not None else "utf-8")
+
+
+def _python_codec(encoding: str) -> str | None:
+    """``encoding`` if Python can decode with it; None = the bytes are kept (``binary``, as the
+    library does for a charset Python does not know)."""
     try:
         codecs.lookup(encoding)
     except LookupError:
@@ -351,7 +356,7 @@ def compile_image_reader(columns: Sequence[Any], encodings: dict[int, str]) -> I
             raise _Unsupported(f"column type {column.type}")
         codec = None
         if column.type in _TEXT_TYPES:
-            codec = encodings.get(index) or _library_codec(column)
+            codec = _python_codec(encodings[index]) if index in encodings else _library_codec(column)
         var = f"c{index}"
         src.emit(1, f"if nulls >> {index} & 1:")
         src.emit(2, f"{var} = None")
@@ -385,18 +390,20 @@ _COMPILED_LIMIT = 1024
 class BinlogRowDecoder:
     """The (before, after) images of a rows event for one ``TableSchema``."""
 
-    __slots__ = ("encodings", "_source_columns", "_reader", "_library")
+    __slots__ = ("encodings", "_source_columns", "_reader", "_labels", "_library")
 
     def __init__(self, schema: TableSchema) -> None:
         self.encodings = schema.binlog_encodings
         self._source_columns: Sequence[Any] | None = None
         self._reader: ImageReader | None = None
-        self._library = _LibraryRows(self.encodings)
+        self._labels = _LabelsFromModel(schema)
+        self._library = _LibraryRows(self.encodings, self._labels)
 
     def _reader_for(self, columns: Sequence[Any]) -> ImageReader | None:
         # A table map's column list is shared by the rows events of its table until the next map;
         # every transaction brings a new map of the same structure, so readers are kept by structure.
         if columns is not self._source_columns:
+            source, columns = columns, self._labels.columns(columns)
             key = (repr([column.__dict__ for column in columns]), self.encodings)
             if key not in _COMPILED:
                 if len(_COMPILED) >= _COMPILED_LIMIT:
@@ -406,7 +413,7 @@ class BinlogRowDecoder:
                 except _Unsupported:
                     _COMPILED[key] = None
             self._reader = _COMPILED[key]
-            self._source_columns = columns
+            self._source_columns = source
         return self._reader
 
     def rows(self, event: Any, update: bool) -> Rows:
@@ -440,18 +447,22 @@ class BinlogRowDecoder:
 
 class _LibraryRows:
     """The library's own row decoding, through a private copy of the event whose text columns carry
-    our codecs (the event and the table map's shared column objects stay as they were)."""
+    our codecs, and ENUM/SET columns our labels where the table map has none (the event and the table
+    map's shared column objects stay as they were)."""
 
-    __slots__ = ("encodings", "_source_columns", "_columns")
+    __slots__ = ("encodings", "labels", "_source_columns", "_columns")
 
-    def __init__(self, encodings: tuple[tuple[int, str], ...]) -> None:
+    def __init__(
+        self, encodings: tuple[tuple[int, str], ...], labels: _LabelsFromModel | None = None
+    ) -> None:
         self.encodings = encodings
+        self.labels = labels
         self._source_columns: Sequence[Any] | None = None
         self._columns: list[Any] = []
 
     def _columns_for(self, columns: Sequence[Any]) -> list[Any]:
         if columns is not self._source_columns:
-            copies = list(columns)
+            copies = list(self.labels.columns(columns) if self.labels else columns)
             for index, encoding in self.encodings:
                 if index < len(copies):
                     column = copy.copy(copies[index])
@@ -461,7 +472,7 @@ class _LibraryRows:
         return self._columns
 
     def rows(self, event: Any, update: bool) -> Rows:
-        if self.encodings:
+        if self.encodings or (self.labels and self.labels.needed(event.columns)):
             view = copy.copy(event)  # reads the same packet; the event itself is left as it is
             view.columns = self._columns_for(event.columns)
             rows = view.rows
@@ -476,3 +487,54 @@ class _LibraryRows:
                 for row in rows
             ]
         return [(binlog_row_values(row["values"], row["none_sources"]), None) for row in rows]
+
+
+class _LabelsFromModel:
+    """ENUM and SET labels from our table model for table maps that carry none.
+
+    mysql-replication maps ENUM indexes and SET bit masks to labels with the TABLE_MAP's
+    ENUM/SET_STR_VALUE metadata, which only ``binlog_row_metadata=FULL`` writes; without it the library
+    (and a reader compiled from its columns) yields None for every ENUM and an empty SET. A server
+    connection refuses MINIMAL metadata, but a replayed binlog file may have it, with the structure
+    from the file's DDL or a schema history: then the labels come from that structure (table-map
+    columns are the table's columns, in order, as for ``binlog_encodings``)."""
+
+    __slots__ = ("_labels", "_source", "_patched")
+
+    def __init__(self, schema: TableSchema) -> None:
+        self._labels = tuple(
+            (index, column.data_type.upper(), tuple(column.enum_values))
+            for index, column in enumerate(schema.table.columns)
+            if column.data_type.upper() in ("ENUM", "SET")
+        )
+        self._source: Sequence[Any] | None = None
+        self._patched: Sequence[Any] = ()
+
+    def needed(self, columns: Sequence[Any]) -> bool:
+        return any(
+            index < len(columns) and _lacks_labels(columns[index], kind) for index, kind, _ in self._labels
+        )
+
+    def columns(self, columns: Sequence[Any]) -> Sequence[Any]:
+        """``columns``, or copies of them with the model's labels where the table map had none."""
+        if columns is self._source:
+            return self._patched
+        patched = list(columns)
+        changed = False
+        for index, kind, options in self._labels:
+            if index < len(patched) and _lacks_labels(patched[index], kind):
+                column = copy.copy(patched[index])
+                if kind == "ENUM":
+                    column.enum_values = ["", *options]  # the library's list: index 0 is ''
+                else:
+                    column.set_values = list(options)
+                patched[index] = column
+                changed = True
+        self._source, self._patched = columns, patched if changed else columns
+        return self._patched
+
+
+def _lacks_labels(column: Any, kind: str) -> bool:
+    if kind == "ENUM":
+        return column.type == FIELD_TYPE.ENUM and not getattr(column, "enum_values", None)
+    return column.type == FIELD_TYPE.SET and not getattr(column, "set_values", None)

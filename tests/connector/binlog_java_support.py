@@ -8,8 +8,8 @@ record format, schemas included). Both are reduced to one canonical form per MyS
 column type          mysql-binlog-connector-java gives           our record gives (settings of the test)
 ===================  ==========================================  =========================================
 TINY..LONGLONG       signed Integer/Long: made unsigned when the  int (BIGINT UNSIGNED: Connect Decimal,
-                     column is (SIGNEDNESS metadata, else our     ``bigint.unsigned.handling.mode=precise``)
-                     schema's type, below)
+                     column's source type (in our schema, from    ``bigint.unsigned.handling.mode=precise``)
+                     the DDL) says UNSIGNED
 FLOAT, DOUBLE        the IEEE bits                                the number, packed to IEEE bits
 NEWDECIMAL           BigDecimal text                              text (``decimal.handling.mode=string``)
 DATE                 µs since the epoch (UTC midnight)            days since the epoch
@@ -62,8 +62,6 @@ NEWDECIMAL, ENUM, SET, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB, BLOB = 246, 247, 248, 
 VAR_STRING, STRING, GEOMETRY = 253, 254, 255
 
 INTEGER_BITS = {TINY: 8, SHORT: 16, INT24: 24, LONG: 32, LONGLONG: 64}
-# MySQL's numeric types: the SIGNEDNESS metadata has one bit per column of these, in column order.
-NUMERIC_TYPES = frozenset({TINY, SHORT, INT24, LONG, LONGLONG, FLOAT, DOUBLE, NEWDECIMAL})
 # Character types: COLUMN_CHARSET / DEFAULT_CHARSET metadata counts these (not ENUM/SET, JSON, GEOMETRY).
 CHARACTER_TYPES = frozenset({STRING, VAR_STRING, VARCHAR, BLOB, TINY_BLOB, MEDIUM_BLOB, LONG_BLOB})
 BINARY_COLLATION = 63
@@ -153,7 +151,6 @@ class JavaColumn:
     type_code: int  # the real type (ENUM/SET/CHAR resolved from a STRING column's metadata)
     meta: int
     length: int  # CHAR/BINARY: the byte length
-    unsigned: bool | None  # None: the TABLE_MAP has no SIGNEDNESS metadata
     collation: int | None  # character columns: None when the TABLE_MAP has no charset metadata
     labels: tuple[str, ...] | None  # ENUM/SET labels from the metadata, None when absent
     name: str | None
@@ -181,20 +178,13 @@ def _charsets(table_map: Mapping[str, Any], count: int) -> list[int | None]:
 
 def java_columns(table_map: Mapping[str, Any]) -> tuple[JavaColumn, ...]:
     resolved = [real_type(t, m) for t, m in zip(table_map["types"], table_map["meta"], strict=True)]
-    signedness = table_map.get("unsigned")
-    numeric_seen = character_seen = enum_seen = set_seen = 0
+    character_seen = enum_seen = set_seen = 0
     charsets = _charsets(table_map, sum(1 for t, _ in resolved if t in CHARACTER_TYPES))
     names = table_map.get("names")
     columns = []
-    for index, ((type_code, length), raw_type, meta) in enumerate(
-        zip(resolved, table_map["types"], table_map["meta"], strict=True)
-    ):
-        unsigned = None
+    for index, ((type_code, length), meta) in enumerate(zip(resolved, table_map["meta"], strict=True)):
         collation = None
         labels = None
-        if raw_type in NUMERIC_TYPES and signedness is not None:
-            unsigned = numeric_seen in signedness
-        numeric_seen += raw_type in NUMERIC_TYPES
         if type_code in CHARACTER_TYPES:
             collation = charsets[character_seen]
             character_seen += 1
@@ -207,7 +197,7 @@ def java_columns(table_map: Mapping[str, Any]) -> tuple[JavaColumn, ...]:
             labels = tuple(values[set_seen]) if values else None
             set_seen += 1
         name = names[index] if names else None
-        columns.append(JavaColumn(index, type_code, meta, length, unsigned, collation, labels, name))
+        columns.append(JavaColumn(index, type_code, meta, length, collation, labels, name))
     return tuple(columns)
 
 
@@ -294,6 +284,8 @@ def ours_canonical(value: Any, ours: OurField, column: JavaColumn) -> Any:
         return _float64_bits(value)
     if column.type_code == NEWDECIMAL:
         return Decimal(value)
+    if column.type_code == TIME2 and isinstance(value, int):
+        return time2_as_the_client_reads(value, column.meta)
     if column.type_code == BIT and isinstance(value, bool):
         return frozenset({0}) if value else frozenset()
     if column.type_code == VECTOR and isinstance(value, list):
@@ -304,6 +296,46 @@ def ours_canonical(value: Any, ours: OurField, column: JavaColumn) -> Any:
         # Debezium right-pads BINARY(n) with 0x00 (DBZ-254); the binlog holds it without the padding.
         return value.rstrip(b"\0")
     return value
+
+
+_TIMEF_INT_OFS = 0x800000
+_TIMEF_OFS = 0x800000000000
+
+
+def _c_div(a: int, b: int) -> int:
+    """C integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def time2_as_the_client_reads(micros: int, fsp: int) -> int:
+    """What mysql-binlog-connector-java's ``DATE_AND_TIME_AS_LONG_MICRO`` gives for the TIME(fsp) value
+    ``micros``: the bytes MySQL writes for it (``my_time_packed_to_binary``), read as the client reads
+    them, hours/minutes/seconds from bit 2 on, so without the sign bit. For non-negative values that is
+    the value itself; a negative TIME comes out as another, positive duration. Our value is held to
+    the client's this way (an exact check of the same bytes), and each such value is listed."""
+    negative = micros < 0
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    hms = (seconds // 3600) << 12 | (seconds // 60 % 60) << 6 | seconds % 60
+    packed = (hms << 24) + fraction
+    packed = -packed if negative else packed
+    int_part = (packed >> 24) + _TIMEF_INT_OFS
+    frac_part = packed - _c_div(packed, 1 << 24) * (1 << 24)  # C's %, sign of the dividend
+    if fsp == 0:
+        fraction_bytes = b""
+    elif fsp <= 2:
+        fraction_bytes = (_c_div(frac_part, 10_000) & 0xFF).to_bytes(1, "big")
+    elif fsp <= 4:
+        fraction_bytes = (_c_div(frac_part, 100) & 0xFFFF).to_bytes(2, "big")
+    else:
+        stored = packed + _TIMEF_OFS
+        int_part, fraction_bytes = stored >> 24, (stored & 0xFFFFFF).to_bytes(3, "big")
+    time = int_part & 0xFFFFFF
+    hours, minutes, secs = (time >> 12) & 0x3FF, (time >> 6) & 0x3F, time & 0x3F
+    fraction_read = (
+        int.from_bytes(fraction_bytes, "big") * 100 ** (3 - len(fraction_bytes)) if fraction_bytes else 0
+    )
+    return (hours * 3600 + minutes * 60 + secs) * 1_000_000 + fraction_read
 
 
 def _encode(text: str, column: JavaColumn) -> bytes:
@@ -328,22 +360,13 @@ def _allowed(ours: OurField) -> tuple[str, ...]:
     return tuple(allowed.split(","))
 
 
-# Debezium widens an unsigned TINYINT/SMALLINT/INT by one step; BIGINT UNSIGNED is a Connect Decimal
-# under bigint.unsigned.handling.mode=precise. MEDIUMINT is int32 either way: no fallback for it.
-_UNSIGNED_SCHEMA = {
-    TINY: "int16",
-    SHORT: "int32",
-    LONG: "int64",
-    LONGLONG: "org.apache.kafka.connect.data.Decimal",
-}
-
-
-def _unsigned(column: JavaColumn, ours: OurField) -> bool:
-    """The SIGNEDNESS metadata; files without it: what our schema's type says (documented above)."""
-    if column.unsigned is not None:
-        return column.unsigned
-    expected = _UNSIGNED_SCHEMA.get(column.type_code)
-    return expected is not None and expected in (ours.type, ours.schema_name)
+def _unsigned(ours: OurField) -> bool:
+    """From the column's source type our schema carries (``column.propagate.source.type=.*``), i.e.
+    the table's DDL. (The client's SIGNEDNESS bit set is not used: it does not index the numeric
+    columns the way the server writes the bits, MSB first.)"""
+    source_type = ours.parameters.get("__debezium.source.column.type")
+    assert source_type is not None, f"column {ours.name}: run with column.propagate.source.type=.*"
+    return "UNSIGNED" in source_type.upper()
 
 
 def java_canonical(tagged: Any, column: JavaColumn, ours: OurField) -> Any:
@@ -357,7 +380,7 @@ def java_canonical(tagged: Any, column: JavaColumn, ours: OurField) -> Any:
 def _java_int(kind: str, raw: Any, column: JavaColumn, ours: OurField) -> int:
     value = int(raw)
     bits = INTEGER_BITS[column.type_code]
-    return value % (1 << bits) if _unsigned(column, ours) else value
+    return value % (1 << bits) if _unsigned(ours) else value
 
 
 def _java_temporal(kind: str, raw: Any, column: JavaColumn, ours: OurField) -> int | None:
@@ -518,7 +541,11 @@ def _our_field(column: JavaColumn, fields: Sequence[OurField], table_width: int)
     return fields[column.index]
 
 
-def compare_image(file: str, java: JavaImage, ours: OurImage, table_width: int) -> list[Mismatch]:
+def compare_image(
+    file: str, java: JavaImage, ours: OurImage, table_width: int, notes: list[str]
+) -> list[Mismatch]:
+    """The columns of one image the two sides disagree on; ``notes`` gets the values compared through
+    a documented model of the client's reading (negative TIME2) rather than directly."""
     if java.table != ours.table or java.side != ours.side:
         raise ComparisonError(
             f"{file}: image at {java.pos}/{java.inner} is {java.side} of {java.table} for the Java client, "
@@ -530,11 +557,23 @@ def compare_image(file: str, java: JavaImage, ours: OurImage, table_width: int) 
         ours_raw = ours.values.get(field_.name)
         expected = java_canonical(tagged, column, field_)
         actual = ours_canonical(ours_raw, field_, column)
+        if column.type_code == TIME2 and isinstance(ours_raw, int) and ours_raw < 0:
+            notes.append(
+                f"{file}: {java.table}.{field_.name} ({java.side}): ours {_duration(ours_raw)}, the client "
+                f"{_duration(expected) if isinstance(expected, int) else repr(expected)} (it drops TIME2's sign)"
+            )
         if expected != actual:
             mismatches.append(
                 Mismatch(file, java.table, field_.name, java.side, expected, actual, tagged, ours_raw)
             )
     return mismatches
+
+
+def _duration(micros: int) -> str:
+    sign, value = ("-" if micros < 0 else ""), abs(micros)
+    seconds, fraction = divmod(value, 1_000_000)
+    text = f"{sign}{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return text + (f".{fraction:06d}" if fraction else "")
 
 
 def table_widths(lines: Iterable[Mapping[str, Any]]) -> dict[str, int]:
