@@ -370,7 +370,9 @@ def compile_image_reader(columns: Sequence[Any], encodings: dict[int, str]) -> I
 
 
 def _all_present(bitmap: bytes, count: int) -> bool:
-    return int.from_bytes(bitmap, "little") == (1 << count) - 1
+    # Only the first ``count`` bits count: MySQL sets the unused high bits of the last byte too.
+    every = (1 << count) - 1
+    return int.from_bytes(bitmap, "little") & every == every
 
 
 def remaining_body(event: Any) -> bytes:
@@ -490,51 +492,57 @@ class _LibraryRows:
 
 
 class _LabelsFromModel:
-    """ENUM and SET labels from our table model for table maps that carry none.
+    """ENUM/SET labels and integer signedness from our table model for table maps that carry none.
 
-    mysql-replication maps ENUM indexes and SET bit masks to labels with the TABLE_MAP's
-    ENUM/SET_STR_VALUE metadata, which only ``binlog_row_metadata=FULL`` writes; without it the library
-    (and a reader compiled from its columns) yields None for every ENUM and an empty SET. A server
-    connection refuses MINIMAL metadata, but a replayed binlog file may have it, with the structure
-    from the file's DDL or a schema history: then the labels come from that structure (table-map
-    columns are the table's columns, in order, as for ``binlog_encodings``)."""
+    mysql-replication takes ENUM/SET labels and the UNSIGNED flags from the TABLE_MAP's optional
+    metadata, which it reads only with ``binlog_row_metadata=FULL``; without them the library (and
+    a reader compiled from its columns) yields None for every ENUM, an empty SET, and unsigned integers
+    read as signed (BIGINT UNSIGNED 2^64-1 as -1). A server connection refuses MINIMAL metadata, but a
+    replayed binlog file may have it, with the structure from the file's DDL or a schema history: then
+    these come from that structure (table-map columns are the table's columns, in order, as for
+    ``binlog_encodings``)."""
 
-    __slots__ = ("_labels", "_source", "_patched")
+    __slots__ = ("_facts", "_source", "_patched")
 
     def __init__(self, schema: TableSchema) -> None:
-        self._labels = tuple(
-            (index, column.data_type.upper(), tuple(column.enum_values))
+        self._facts = tuple(
+            (index, column.data_type.upper(), tuple(column.enum_values), column.unsigned)
             for index, column in enumerate(schema.table.columns)
-            if column.data_type.upper() in ("ENUM", "SET")
+            if column.data_type.upper() in ("ENUM", "SET") or column.unsigned
         )
         self._source: Sequence[Any] | None = None
         self._patched: Sequence[Any] = ()
 
     def needed(self, columns: Sequence[Any]) -> bool:
-        return any(
-            index < len(columns) and _lacks_labels(columns[index], kind) for index, kind, _ in self._labels
-        )
+        return self.columns(columns) is not columns
 
     def columns(self, columns: Sequence[Any]) -> Sequence[Any]:
-        """``columns``, or copies of them with the model's labels where the table map had none."""
+        """``columns``, or copies of them with the model's facts where the table map had none."""
         if columns is self._source:
             return self._patched
         patched = list(columns)
         changed = False
-        for index, kind, options in self._labels:
-            if index < len(patched) and _lacks_labels(patched[index], kind):
-                column = copy.copy(patched[index])
-                if kind == "ENUM":
-                    column.enum_values = ["", *options]  # the library's list: index 0 is ''
-                else:
-                    column.set_values = list(options)
-                patched[index] = column
-                changed = True
+        for index, kind, options, unsigned in self._facts:
+            if index >= len(patched):
+                continue
+            column = patched[index]
+            if kind == "ENUM" and column.type == FIELD_TYPE.ENUM and not getattr(column, "enum_values", None):
+                column = copy.copy(column)
+                column.enum_values = ["", *options]  # the library's list: index 0 is ''
+            elif kind == "SET" and column.type == FIELD_TYPE.SET and not getattr(column, "set_values", None):
+                column = copy.copy(column)
+                column.set_values = list(options)
+            elif unsigned and column.type in _INTEGER_TYPES and not getattr(column, "unsigned", False):
+                column = copy.copy(column)
+                column.unsigned = True
+            else:
+                continue
+            patched[index] = column
+            changed = True
         self._source, self._patched = columns, patched if changed else columns
         return self._patched
 
 
-def _lacks_labels(column: Any, kind: str) -> bool:
-    if kind == "ENUM":
-        return column.type == FIELD_TYPE.ENUM and not getattr(column, "enum_values", None)
-    return column.type == FIELD_TYPE.SET and not getattr(column, "set_values", None)
+_INTEGER_TYPES = frozenset(
+    (FIELD_TYPE.TINY, FIELD_TYPE.SHORT, FIELD_TYPE.INT24, FIELD_TYPE.LONG, FIELD_TYPE.LONGLONG)
+)

@@ -24,7 +24,7 @@ ENUM, SET            index, bitmask: made labels with the         label, comma-j
                      else the ``allowed`` list of our schema
 BIT                  BitSet: its set bit indices                  bytes (little-endian) or boolean (BIT(1))
 JSON                 ``JsonBinary.parseAsString`` text            text; both parsed, numbers kept as text
-GEOMETRY             SRID (4 bytes LE) + WKB                      struct {wkb, srid}
+GEOMETRY             SRID (4 bytes LE) + WKB                      struct {wkb, srid} (srid null for 0)
 VECTOR               raw bytes (float32 LE each)                  array of float32
 ===================  ==========================================  =========================================
 
@@ -265,8 +265,9 @@ _OURS_BY_NAME: dict[str, Callable[[Any, OurField], Any]] = {
     "io.debezium.data.Bits": lambda v, f: _bits_from_le_bytes(base64.b64decode(v)),
     "io.debezium.data.Json": lambda v, f: _json_canonical(v),
     "org.apache.kafka.connect.data.Decimal": lambda v, f: _connect_decimal(v, f.parameters),
-    "io.debezium.data.geometry.Geometry": lambda v, f: (v.get("srid"), base64.b64decode(v["wkb"])),
-    "io.debezium.data.geometry.Point": lambda v, f: (v.get("srid"), base64.b64decode(v["wkb"])),
+    # SRID 0 (none) is a null srid in the record.
+    "io.debezium.data.geometry.Geometry": lambda v, f: (v.get("srid") or 0, base64.b64decode(v["wkb"])),
+    "io.debezium.data.geometry.Point": lambda v, f: (v.get("srid") or 0, base64.b64decode(v["wkb"])),
 }
 
 
@@ -460,6 +461,7 @@ class JavaImage:
     inner: int
     columns: tuple[JavaColumn, ...]  # the included ones
     values: tuple[Any, ...]  # tagged, as printed
+    complete: bool  # every column of the table is in the image (binlog_row_image=FULL)
 
 
 @dataclass(frozen=True)
@@ -486,9 +488,12 @@ def java_images(lines: Iterable[Mapping[str, Any]]) -> list[JavaImage]:
         elif line["kind"] == "image":
             table, columns = tables[line["table_id"]]
             included = tuple(columns[i] for i in line["columns"])
+            complete = len(included) == len(columns)
             for side in _SIDE_BY_JAVA_IMAGE[line["image"]]:
                 images.append(
-                    JavaImage(table, side, line["pos"], line["inner"], included, tuple(line["values"]))
+                    JavaImage(
+                        table, side, line["pos"], line["inner"], included, tuple(line["values"]), complete
+                    )
                 )
     return images
 
