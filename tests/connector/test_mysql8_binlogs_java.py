@@ -26,6 +26,9 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.replay import BinlogReplay
 from tests.connector.binlog_java_support import (
+    ENUM,
+    SET,
+    STRING,
     JavaImage,
     Mismatch,
     OurImage,
@@ -35,11 +38,14 @@ from tests.connector.binlog_java_support import (
     java_images,
     our_images,
     read_jsonl,
+    real_type,
     sample_binlogs,
     sample_files,
     table_widths,
+    time2_as_the_client_reads,
     undecoded_rows_events,
 )
+from tests.connector.binlog_java_support import VARCHAR as VARCHAR_TYPE
 from tests.connector.mysql8_sample_tables import PRECEDING_FILES, reconstructed_history
 
 # Settings whose output normalises without loss (see binlog_java_support's table).
@@ -223,3 +229,26 @@ def test_totals(comparisons: dict[str, FileComparison], capsys: pytest.CaptureFi
             print(f"note: {note}")
     assert len(comparisons) == 25
     assert compared > 0
+
+
+# The normalisation's own rules, on values worked out by hand.
+
+
+def test_a_string_columns_metadata_gives_the_real_type_and_byte_length() -> None:
+    assert real_type(STRING, 0xF701) == (ENUM, 1)
+    assert real_type(STRING, 0xF801) == (SET, 1)
+    assert real_type(STRING, 0xFE03) == (STRING, 3)
+    # CHAR(255) in utf8mb4, 1020 bytes: bits 8-9 of the length are stored inverted in the type byte.
+    assert real_type(STRING, 0xCEFC) == (STRING, 1020)
+    assert real_type(VARCHAR_TYPE, 765) == (VARCHAR_TYPE, 0)
+
+
+def test_the_clients_reading_of_time2_drops_the_sign_and_nothing_else() -> None:
+    # time_issue.000001 holds 0x6043e5 for its TIME(0): sign bit 0 (negative), MySQL's reading is
+    # -(0x800000 - 0x6043e5) = -2079771 packed = -507:48:27; hours/minutes/seconds from bit 2 on are
+    # 0x204 = 516, 15, 37.
+    assert time2_as_the_client_reads(-(507 * 3600 + 48 * 60 + 27) * 1_000_000, 0) == (
+        (516 * 3600 + 15 * 60 + 37) * 1_000_000
+    )
+    for fsp, micros in [(0, 0), (0, 838 * 3600 * 1_000_000), (3, 45_296_789_000), (6, 1_000_001)]:
+        assert time2_as_the_client_reads(micros, fsp) == micros

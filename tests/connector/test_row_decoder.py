@@ -27,7 +27,7 @@ from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, Write
 from connector.config import ConnectorConfig
 from connector.converters import ConverterSettings, UnrepresentableValueError
 from connector.events import EventBuilder, TableSchema
-from connector.row_decoder import BinlogRowDecoder, _LibraryRows, compile_image_reader
+from connector.row_decoder import BinlogRowDecoder, _all_present, _LibraryRows, compile_image_reader
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
@@ -479,3 +479,11 @@ def test_events_without_checksums_decode_the_same() -> None:
             ((7, "seventh", "1999-12-31 23:59:59.999", "42.000"), (8, "", "2000-02-29 00:00:00.000", None)),
         )
         run_case(plain, case)
+
+
+def test_a_full_image_bitmap_counts_only_the_tables_columns() -> None:
+    # MySQL writes the columns-present bitmap with the unused high bits of its last byte set (22
+    # columns: ff ff ff); MariaDB leaves them clear. Both mean every column is in the image.
+    assert _all_present(b"\xff\xff\xff", 22)
+    assert _all_present(b"\xff\xff\x3f", 22)
+    assert not _all_present(b"\xff\xfc\xff", 22)  # columns 8 and 9 missing (binlog_row_image=NOBLOB)
