@@ -12,7 +12,7 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
-from tests.connector.test_incremental_snapshot import (
+from tests.connector.incremental_support import (
     data_records,
     fill,
     grant_signal_table,
