@@ -126,7 +126,9 @@ def _append_jsonl_parts(
 
 # Rendered header tuples by identity: the context headers are one tuple shared by every record of a
 # connector, so their bytes are made once. Tuples holding a struct header (the key-change pair) are
-# made per record and rendered each time.
+# made per record and rendered each time. Keyed by id() because hashing the tuple would hash every
+# header of every record; safe because each entry holds the tuple itself, so its id cannot be freed
+# and reused while the entry exists, and a hit is confirmed by identity.
 _HEADER_RENDERINGS: dict[int, tuple[tuple[Header, ...], tuple[tuple[str, bytes], ...], bytes]] = {}
 
 
