@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.cli.main import main
+from connector.cli.commands import main
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
