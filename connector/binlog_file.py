@@ -194,21 +194,33 @@ class BinlogFileReader:
         self._closed = False
 
     def _start_index(self) -> int:
+        """Where to start in ``files``; ``len(files)`` when every file comes before the start (a
+        replay already done: nothing left)."""
         names = [f.name for f in self.files]
         if self.file in names:
             return names.index(self.file)
-        start_key = BinlogPosition(self.file, self.pos).key if self.file else None
-        if start_key is None or all(BinlogPosition(name, 0).key > start_key for name in names):
+        if not self.file:
             return 0
+        start_key = BinlogPosition(self.file, self.pos).key
+        keys = [BinlogPosition(name, 0).key for name in names]
+        if all(key > start_key for key in keys):
+            return 0
+        if all(key < start_key for key in keys):
+            log.info(
+                "the stored offset %s:%d comes after every file given: nothing left to replay",
+                self.file,
+                self.pos,
+            )
+            return len(names)
         raise BinlogFileError(
             f"the stored offset {self.file}:{self.pos} is in none of the files given "
-            f"({', '.join(names)}), and not every one of them comes after it: give the file "
+            f"({', '.join(names)}), and they do not all come before or after it: give the file "
             f"{self.file} and the ones after it, or delete the stored offsets to replay from the start"
         )
 
     def events(self) -> Iterator[RawEvent]:
         index = self._start_index()
-        resume_pos = self.pos if self.files[index].name == self.file else 0
+        resume_pos = self.pos if index < len(self.files) and self.files[index].name == self.file else 0
         for path in self.files[index:]:
             yield from self._file_events(path, resume_pos)
             if self._closed:

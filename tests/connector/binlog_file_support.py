@@ -143,19 +143,27 @@ def uncompressed_twin(source: Path, target: Path) -> Path:
     return target
 
 
+def _event_coordinate(parent: str | None, key: str, container: dict[str, Any]) -> bool:
+    if parent == "source":
+        return key in ("pos", "ts_ms", "ts_us", "ts_ns")
+    return key == "ts_ms" and "status" in container and "event_count" in container
+
+
 _NON_GTID_ID = re.compile(r"file=[^,]+,pos=\d+")
 
 
 def comparable(lines: Iterable[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
     """(topic, key payload, value payload) of every line, with what an uncompressed twin changes
-    taken out: ``source.pos`` (inside a payload every event reports the payload's position) and the
-    position in ids of transactions without a GTID (``file=...,pos=...``: Debezium's BEGIN position,
-    which is the payload's), replaced by their order of appearance."""
+    taken out: positions and event times (Debezium takes both from the event it read, and inside a
+    payload that is the payload event: every inner event reports its position and timestamp), i.e.
+    ``source.pos``, ``source.ts_*``, a transaction record's ``ts_ms``, and the position in ids of
+    transactions without a GTID (``file=...,pos=...``), replaced by their order of appearance;
+    and the processing time."""
     ids: dict[str, str] = {}
 
     def normalise(value: Any, parent: str | None = None) -> Any:
         if isinstance(value, dict):
-            return {k: normalise(v, k) for k, v in value.items() if not (parent == "source" and k == "pos")}
+            return {k: normalise(v, k) for k, v in value.items() if not _event_coordinate(parent, k, value)}
         if isinstance(value, list):
             return [normalise(v, parent) for v in value]
         if isinstance(value, str) and _NON_GTID_ID.fullmatch(value):
@@ -166,6 +174,8 @@ def comparable(lines: Iterable[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
     for line in lines:
         key = line.get("key")
         value = line.get("value")
+        if isinstance(value, dict) and isinstance(value.get("payload"), dict):
+            value = {**value, "payload": without_processing_time(value["payload"])}
         out.append(
             (
                 line["topic"],
@@ -174,3 +184,12 @@ def comparable(lines: Iterable[dict[str, Any]]) -> list[tuple[str, Any, Any]]:
             )
         )
     return out
+
+
+def without_processing_time(payload: dict[str, Any]) -> dict[str, Any]:
+    """A change or schema change record's payload without the time the connector processed it
+    (``ts_ms``, ``ts_us``, ``ts_ns`` beside ``source``); the event's own time (``source.ts_ms``)
+    stays, and so does a transaction record's (its ``ts_ms`` is the commit's)."""
+    if "source" not in payload:
+        return payload
+    return {k: v for k, v in payload.items() if k not in ("ts_ms", "ts_us", "ts_ns")}
