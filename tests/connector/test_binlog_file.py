@@ -203,3 +203,33 @@ def test_minimal_metadata_gives_no_statement():
         if isinstance(e.event, TableMapEvent)
     )
     assert create_table_statement(table_map) is None
+
+
+def test_server_streaming_expands_a_payload_with_the_same_code():
+    """Server streaming gets a payload as mysql-replication's NotImplementedEvent (it has no class
+    for 0x28); ``server_payload`` expands that object. Built here by the library's own parser from
+    the sample's bytes, as a server would send them (the event with its CRC32)."""
+    from pymysqlreplication.event import NotImplementedEvent
+
+    from connector.binlog import RawEvent
+    from connector.binlog_events import ParserState, parse_event, server_payload
+    from connector.binlog_file import format_description
+
+    framed = list(read_file_events(COMPRESSED))
+    fde = format_description(framed[0], COMPRESSED)
+    state = ParserState(ControlStandIn("mysql"), fde.version_tuple, fde.post_header_lengths)
+    payload = next(e for e in framed if e.event_type == TRANSACTION_PAYLOAD_EVENT)
+    event = parse_event(state, payload.data, has_checksum=True)
+    assert isinstance(event, NotImplementedEvent)
+    raw = RawEvent(event, COMPRESSED.name, payload.offset, payload.log_pos, payload.timestamp, 1, 0x28)
+    from_server = [
+        (type(e.event).__name__, e.start_pos, e.end_pos, e.event_type) for e in server_payload(raw)
+    ]
+    from_file = [
+        (type(e.event).__name__, e.start_pos, e.end_pos, e.event_type)
+        for e in all_events(COMPRESSED)
+        if e.start_pos == payload.offset
+    ]
+    assert from_server == from_file
+    assert [name for name, *_ in from_server] == ["QueryEvent", "TableMapEvent", "WriteRowsEvent", "XidEvent"]
+    assert state.table_map  # the stream's table map learnt the inner TABLE_MAP
