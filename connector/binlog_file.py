@@ -233,6 +233,7 @@ class BinlogFileReader:
         fde: FormatDescription | None = None
         state = ParserState(ControlStandIn("mysql"))
         found_start = resume_pos <= len(BINLOG_MAGIC)
+        last_end = 0
         for framed in read_file_events(path):
             if self._closed:
                 return
@@ -249,6 +250,7 @@ class BinlogFileReader:
             elif fde.checksum and not checksum_matches(framed.data, False):
                 raise _checksum_error(path, framed)
             raw = self._raw_event(framed, name, state, fde)
+            last_end = raw.end_pos or last_end
             if not found_start:
                 # A restart point: events before it only set the parser state up (the FDE);
                 # it must be an event boundary, as on a server.
@@ -265,10 +267,12 @@ class BinlogFileReader:
                 yield from expand_payload(raw, body, state)
             else:
                 yield raw
-        if not found_start:
+        # The stored position may be the end of the file's last event (a file without a closing
+        # ROTATE, e.g. copied while the server had it open): nothing left in it.
+        if not found_start and resume_pos != last_end:
             raise BinlogFileError(
-                f"{path}: the stored position {resume_pos} is past the file's last event; the offset "
-                "does not belong to this file"
+                f"{path}: the stored position {resume_pos} is past the file's last event (which ends at "
+                f"{last_end}); the offset does not belong to this file"
             )
 
     def _raw_event(

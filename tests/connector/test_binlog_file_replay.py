@@ -324,3 +324,22 @@ def test_a_mariadb_binlog_file_replays_into_what_streaming_gave(
     replayed = data_records(replay([copied], tmp_path / "file", **settings), "items")
     assert [r["op"] for r in streamed] == ["c", "c", "u", "d"]
     assert [without_processing_time(r) for r in replayed] == [without_processing_time(r) for r in streamed]
+
+
+def test_settings_that_would_ask_a_server_work_from_the_files_alone(tmp_path):
+    """GTID source filters (a restart merges the server's executed set), a signal table, heartbeats
+    and transaction metadata: the replay asks no server (database.port=1: nothing listens), and a
+    second run over a file without a closing ROTATE (its offset is the file's end) adds nothing."""
+    files = [sample("rust-us/8.0_32_delete_rows_v2.binlog.000001")]
+    settings = {
+        "gtid.source.includes": ".*",
+        "signal.enabled.channels": "source,in-process",
+        "signal.data.collection": "test.signals",
+        "heartbeat.interval.ms": "1",
+        "provide.transaction.metadata": "true",
+    }
+    first = replay(files, tmp_path, **settings)
+    assert [r["op"] for r in data_records(first, "int_table")] == ["c", "u", "d"]
+    offsets = orjson.loads((tmp_path / "offsets.json").read_bytes())
+    assert [o["pos"] for o in offsets.values()] == [files[0].stat().st_size]
+    assert replay(files, tmp_path, **settings) == first
