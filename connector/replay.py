@@ -19,7 +19,7 @@ filters merged with the server's executed set on restart) are refused or work fr
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from pymysqlreplication.row_event import TableMapEvent
@@ -45,6 +45,7 @@ from ddl.model import TableId
 from ddl.position import BinlogPosition, SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
+from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +127,15 @@ class BinlogReplay:
         sinks: Sequence[Sink] | None = None,
         offsets: OffsetStore | None = None,
         history: SchemaHistory | None = None,
+        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
     ) -> None:
+        """``on_delivered``: called with every batch the sinks have flushed (as ``Engine``'s)."""
         for key, why in _SERVER_ONLY_SETTINGS.items():
             if (config.get(key) or "").strip():
                 raise ConfigError(key, f"replay-binlog connects to no server, and {why}: remove it")
         self.files = binlog_files(files)
         self.config = config
-        self.engine = Engine(config, sinks, offsets=offsets, history=history)
+        self.engine = Engine(config, sinks, offsets=offsets, history=history, on_delivered=on_delivered)
         self._keeper: _StructureKeeper | None = None
 
     @property
@@ -194,7 +197,8 @@ class BinlogReplay:
         return self._keeper
 
     def _done(self) -> bool:
-        return self.engine._stop.is_set() or (self._keeper is not None and self._keeper.finished)
+        # Engine._stopping runs the embedded API's on_progress hook after every event, as in run().
+        return self.engine._stopping() or (self._keeper is not None and self._keeper.finished)
 
     def stop(self) -> None:
         self.engine.stop()

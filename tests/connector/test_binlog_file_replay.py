@@ -16,7 +16,7 @@ from connector.binlog_guard import UnsafeEventError
 from connector.cli.main import main
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.replay import UnknownTableStructureError
+from connector.replay import BinlogReplay, UnknownTableStructureError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from tests.connector.binlog_file_support import (
     PREFIX,
@@ -24,6 +24,7 @@ from tests.connector.binlog_file_support import (
     data_records,
     jsonl,
     replay,
+    replay_config,
     sample,
     uncompressed_twin,
     without_processing_time,
@@ -343,3 +344,28 @@ def test_settings_that_would_ask_a_server_work_from_the_files_alone(tmp_path):
     offsets = orjson.loads((tmp_path / "offsets.json").read_bytes())
     assert [o["pos"] for o in offsets.values()] == [files[0].stat().st_size]
     assert replay(files, tmp_path, **settings) == first
+
+
+def test_a_stop_inside_a_compressed_transaction_resumes_inside_it(tmp_path):
+    """The second payload of the apecloud sample holds one transaction with two rows events (an
+    UPDATE, then an INSERT). Stopped right after the UPDATE was delivered, the stored offset is
+    inside that transaction; the next run re-reads the payload and emits only the INSERT."""
+    name = "apecloud/mysql-bin.000057"
+    expected = [without_processing_time(r) for r in data_records(replay_sample(name, tmp_path / "full"))]
+    data_dir = tmp_path / "stopped"
+    history = data_dir / "schema-history.jsonl"
+    data_dir.mkdir()
+    write_history(history, HISTORIES[name])
+    settings = {"schema.history.internal.file.filename": str(history), "max.batch.size": "1"}
+    stopped = BinlogReplay(replay_config(data_dir, **settings), [sample(name)])
+    # Right after the UPDATE's rows event (on_progress runs after every event, on the engine thread).
+    stopped.engine.on_progress = lambda: stopped.stop() if stopped.engine.metrics.streaming.updates else None
+    stopped.run()
+    first = data_records(jsonl(data_dir / "events.jsonl"))
+    assert [r["op"] for r in first] == ["c", "u"]
+    offsets = orjson.loads((data_dir / "offsets.json").read_bytes())
+    (stored,) = offsets.values()
+    assert stored["event"] > 0  # inside the transaction
+    BinlogReplay(replay_config(data_dir, **settings), [sample(name)]).run()
+    both = data_records(jsonl(data_dir / "events.jsonl"))
+    assert [without_processing_time(r) for r in both] == expected
