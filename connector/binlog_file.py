@@ -289,13 +289,25 @@ class BinlogFileReader:
             event = None  # expanded by the caller
         else:
             has_checksum = fde.checksum if fde is not None else False
-            event = parse_event(state, framed.data, has_checksum=has_checksum)
+            try:
+                event = parse_event(state, framed.data, has_checksum=has_checksum)
+            except ReplicationError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the parser fails in many ways on bytes it cannot read
+                raise BinlogFileError(
+                    f"{self._path_of(name)}: the event at byte offset {framed.offset} (type "
+                    f"0x{framed.event_type:02X}, binlog position {start_pos}) cannot be decoded: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             if framed.event_type == ROTATE_EVENT and event is not None:
                 # A new file starts with new table ids (as BinLogStreamReader clears its map).
                 state.table_map.clear()
         return RawEvent(
             event, name, start_pos, end_pos, framed.timestamp, framed.server_id, framed.event_type
         )
+
+    def _path_of(self, name: str) -> Path:
+        return next((f for f in self.files if f.name == name), Path(name))
 
     def close(self) -> None:
         self._closed = True

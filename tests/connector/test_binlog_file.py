@@ -233,3 +233,27 @@ def test_server_streaming_expands_a_payload_with_the_same_code():
     assert from_server == from_file
     assert [name for name, *_ in from_server] == ["QueryEvent", "TableMapEvent", "WriteRowsEvent", "XidEvent"]
     assert state.table_map  # the stream's table map learnt the inner TABLE_MAP
+
+
+def test_an_event_the_parser_cannot_read_stops_naming_the_file_and_offset(tmp_path):
+    """A TABLE_MAP whose column count is damaged (its CRC32 made to match again): the parser fails,
+    and the error names the file and the event, never a bare parser exception."""
+    from tests.connector.binlog_file_support import with_crc
+
+    source = sample("rust_mysql_common/mysql_type_bit.000001")
+    table_map = next(e for e in read_file_events(source) if e.event_type == 0x13)
+    body = bytearray(table_map.data[:-4])
+    # Post-header: table id (6) and flags (2); then schema (length, name, NUL), table (length, name,
+    # NUL), then the column count: set it far beyond the event.
+    at = HEADER_LEN + 8
+    at += 1 + body[at] + 1
+    at += 1 + body[at] + 1
+    body[at] = 250
+    damaged = tmp_path / source.name
+    data = source.read_bytes()
+    start = table_map.offset
+    damaged.write_bytes(data[:start] + with_crc(bytes(body)) + data[start + len(table_map.data) :])
+    with pytest.raises(
+        BinlogFileError, match=rf"{source.name}: the event at byte offset {start} \(type 0x13"
+    ):
+        all_events(damaged)
