@@ -19,8 +19,9 @@ filters merged with the server's executed set on restart) are refused or work fr
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pymysqlreplication.row_event import TableMapEvent
 
@@ -177,7 +178,12 @@ class BinlogReplay:
         schema = coordinator.schema = coordinator.schema_state(coordinator.info)
         offset = coordinator.starting_offset()
         if offset is not None and offset.has_position and not offset.in_snapshot:
-            coordinator.recover(offset)
+            if self._history_describes(schema.partition):
+                coordinator.recover(offset)
+            else:
+                # Unlike a server run, a replay needs no history to go on: the tables it met had
+                # their structures from FULL table-map metadata, which it meets again.
+                log.info("the schema history holds no table structures; they come from the files")
             return offset
         if engine.history.exists():
             # No offset: every structure the history holds (e.g. a server-backed connector's).
@@ -190,6 +196,10 @@ class BinlogReplay:
                 ddl_filter=schema.ddl_filter,
             )
         return SourceOffset.at(BinlogPosition(self.files[0].name, 4))
+
+    def _history_describes(self, partition: Mapping[str, Any]) -> bool:
+        history = self.engine.history
+        return history.exists() and any(dict(r.source) == dict(partition) for r in history.records())
 
     def _reader(self, file: str, pos: int) -> EventReader:
         assert self.engine.schema is not None
