@@ -253,7 +253,10 @@ def expand_payload(raw: Any, body: bytes, state: ParserState) -> Iterator[Any]:
     row in it) reports the payload's ``pos``, and the commit inside moves the restart point to the
     payload's end. Timestamp and server id are the payload's too (Debezium's event timestamp is
     the outer event's). Each inner event counts as one event of the transaction in the offset's
-    ``event``, so a restart inside a payload re-reads it and skips the inner events already done."""
+    ``event``, so a restart inside a payload re-reads it and skips the inner events already done.
+    Debezium instead completes one event for the whole payload (after its inner handlers ran), so
+    an offset stored in the middle of a compressed transaction by one connector is not resumed
+    exactly by the other; offsets between transactions are the same."""
     where = f"{raw.file}:{raw.start_pos}"
     for inner in payload_events(body, where):
         event = parse_event(state, inner, has_checksum=False)
