@@ -13,7 +13,7 @@ import pytest
 
 from connector.binlog_file import read_file_events
 from connector.binlog_guard import UnsafeEventError
-from connector.cli.main import main
+from connector.cli import main
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.replay import BinlogReplay, UnknownTableStructureError
