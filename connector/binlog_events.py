@@ -27,7 +27,7 @@ import zstandard
 from pymysql.protocol import MysqlPacket
 from pymysqlreplication.event import NotImplementedEvent
 from pymysqlreplication.packet import BinLogPacketWrapper
-from pymysqlreplication.row_event import TableMapEvent
+from pymysqlreplication.row_event import TableMapEvent, find_charset
 
 from connector.errors import ReplicationError
 
@@ -120,8 +120,31 @@ def parse_event(state: ParserState, event: bytes, *, has_checksum: bool) -> Any:
     )
     parsed = wrapper.event
     if isinstance(parsed, TableMapEvent):
+        _apply_charsets(parsed)
         state.table_map[parsed.table_id] = parsed.get_table()
     return parsed
+
+
+def _apply_charsets(table_map: TableMapEvent) -> None:
+    """The columns' charsets from the table map's charset metadata, where the library left them
+    out: it applies the metadata only together with column names (FULL), but MINIMAL metadata has
+    the charsets too, and without them a BINARY column's bytes would be decoded as UTF-8."""
+    metadata = table_map.optional_metadata
+    if metadata.column_name_list:
+        return  # the library applied them
+    dbms = table_map.dbms
+    text_charsets = iter(metadata.charset_collation_list or [])
+    enum_charsets = iter(metadata.enum_and_set_collation_list or [])
+    for column in table_map.columns:
+        if table_map._is_character_column(column.type, dbms=dbms):
+            charset_id = next(text_charsets, None)
+        elif table_map._is_enum_or_set_column(column.type):
+            charset_id = next(enum_charsets, None)
+        else:
+            continue
+        if charset_id is not None:
+            encoding, collation, _name = find_charset(str(charset_id), dbms=dbms)
+            column.character_set_name, column.collation_name = encoding, collation
 
 
 def _net_field_length(data: bytes, at: int) -> tuple[int, int]:
@@ -230,7 +253,10 @@ def expand_payload(raw: Any, body: bytes, state: ParserState) -> Iterator[Any]:
     row in it) reports the payload's ``pos``, and the commit inside moves the restart point to the
     payload's end. Timestamp and server id are the payload's too (Debezium's event timestamp is
     the outer event's). Each inner event counts as one event of the transaction in the offset's
-    ``event``, so a restart inside a payload re-reads it and skips the inner events already done."""
+    ``event``, so a restart inside a payload re-reads it and skips the inner events already done.
+    Debezium instead completes one event for the whole payload (after its inner handlers ran), so
+    an offset stored in the middle of a compressed transaction by one connector is not resumed
+    exactly by the other; offsets between transactions are the same."""
     where = f"{raw.file}:{raw.start_pos}"
     for inner in payload_events(body, where):
         event = parse_event(state, inner, has_checksum=False)

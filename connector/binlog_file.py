@@ -194,21 +194,33 @@ class BinlogFileReader:
         self._closed = False
 
     def _start_index(self) -> int:
+        """Where to start in ``files``; ``len(files)`` when every file comes before the start (a
+        replay already done: nothing left)."""
         names = [f.name for f in self.files]
         if self.file in names:
             return names.index(self.file)
-        start_key = BinlogPosition(self.file, self.pos).key if self.file else None
-        if start_key is None or all(BinlogPosition(name, 0).key > start_key for name in names):
+        if not self.file:
             return 0
+        start_key = BinlogPosition(self.file, self.pos).key
+        keys = [BinlogPosition(name, 0).key for name in names]
+        if all(key > start_key for key in keys):
+            return 0
+        if all(key < start_key for key in keys):
+            log.info(
+                "the stored offset %s:%d comes after every file given: nothing left to replay",
+                self.file,
+                self.pos,
+            )
+            return len(names)
         raise BinlogFileError(
             f"the stored offset {self.file}:{self.pos} is in none of the files given "
-            f"({', '.join(names)}), and not every one of them comes after it: give the file "
+            f"({', '.join(names)}), and they do not all come before or after it: give the file "
             f"{self.file} and the ones after it, or delete the stored offsets to replay from the start"
         )
 
     def events(self) -> Iterator[RawEvent]:
         index = self._start_index()
-        resume_pos = self.pos if self.files[index].name == self.file else 0
+        resume_pos = self.pos if index < len(self.files) and self.files[index].name == self.file else 0
         for path in self.files[index:]:
             yield from self._file_events(path, resume_pos)
             if self._closed:
@@ -221,6 +233,7 @@ class BinlogFileReader:
         fde: FormatDescription | None = None
         state = ParserState(ControlStandIn("mysql"))
         found_start = resume_pos <= len(BINLOG_MAGIC)
+        last_end = 0
         for framed in read_file_events(path):
             if self._closed:
                 return
@@ -237,6 +250,7 @@ class BinlogFileReader:
             elif fde.checksum and not checksum_matches(framed.data, False):
                 raise _checksum_error(path, framed)
             raw = self._raw_event(framed, name, state, fde)
+            last_end = raw.end_pos or last_end
             if not found_start:
                 # A restart point: events before it only set the parser state up (the FDE);
                 # it must be an event boundary, as on a server.
@@ -253,10 +267,12 @@ class BinlogFileReader:
                 yield from expand_payload(raw, body, state)
             else:
                 yield raw
-        if not found_start:
+        # The stored position may be the end of the file's last event (a file without a closing
+        # ROTATE, e.g. copied while the server had it open): nothing left in it.
+        if not found_start and resume_pos != last_end:
             raise BinlogFileError(
-                f"{path}: the stored position {resume_pos} is past the file's last event; the offset "
-                "does not belong to this file"
+                f"{path}: the stored position {resume_pos} is past the file's last event (which ends at "
+                f"{last_end}); the offset does not belong to this file"
             )
 
     def _raw_event(
@@ -273,13 +289,25 @@ class BinlogFileReader:
             event = None  # expanded by the caller
         else:
             has_checksum = fde.checksum if fde is not None else False
-            event = parse_event(state, framed.data, has_checksum=has_checksum)
+            try:
+                event = parse_event(state, framed.data, has_checksum=has_checksum)
+            except ReplicationError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the parser fails in many ways on bytes it cannot read
+                raise BinlogFileError(
+                    f"{self._path_of(name)}: the event at byte offset {framed.offset} (type "
+                    f"0x{framed.event_type:02X}, binlog position {start_pos}) cannot be decoded: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
             if framed.event_type == ROTATE_EVENT and event is not None:
                 # A new file starts with new table ids (as BinLogStreamReader clears its map).
                 state.table_map.clear()
         return RawEvent(
             event, name, start_pos, end_pos, framed.timestamp, framed.server_id, framed.event_type
         )
+
+    def _path_of(self, name: str) -> Path:
+        return next((f for f in self.files if f.name == name), Path(name))
 
     def close(self) -> None:
         self._closed = True

@@ -19,8 +19,9 @@ filters merged with the server's executed set on restart) are refused or work fr
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pymysqlreplication.row_event import TableMapEvent
 
@@ -45,6 +46,7 @@ from ddl.model import TableId
 from ddl.position import BinlogPosition, SourceOffset
 from ddl.recovery import recover
 from sink.base import Sink
+from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 
@@ -126,13 +128,15 @@ class BinlogReplay:
         sinks: Sequence[Sink] | None = None,
         offsets: OffsetStore | None = None,
         history: SchemaHistory | None = None,
+        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None = None,
     ) -> None:
+        """``on_delivered``: called with every batch the sinks have flushed (as ``Engine``'s)."""
         for key, why in _SERVER_ONLY_SETTINGS.items():
             if (config.get(key) or "").strip():
                 raise ConfigError(key, f"replay-binlog connects to no server, and {why}: remove it")
         self.files = binlog_files(files)
         self.config = config
-        self.engine = Engine(config, sinks, offsets=offsets, history=history)
+        self.engine = Engine(config, sinks, offsets=offsets, history=history, on_delivered=on_delivered)
         self._keeper: _StructureKeeper | None = None
 
     @property
@@ -174,7 +178,12 @@ class BinlogReplay:
         schema = coordinator.schema = coordinator.schema_state(coordinator.info)
         offset = coordinator.starting_offset()
         if offset is not None and offset.has_position and not offset.in_snapshot:
-            coordinator.recover(offset)
+            if self._history_describes(schema.partition):
+                coordinator.recover(offset)
+            else:
+                # Unlike a server run, a replay needs no history to go on: the tables it met had
+                # their structures from FULL table-map metadata, which it meets again.
+                log.info("the schema history holds no table structures; they come from the files")
             return offset
         if engine.history.exists():
             # No offset: every structure the history holds (e.g. a server-backed connector's).
@@ -188,13 +197,18 @@ class BinlogReplay:
             )
         return SourceOffset.at(BinlogPosition(self.files[0].name, 4))
 
+    def _history_describes(self, partition: Mapping[str, Any]) -> bool:
+        history = self.engine.history
+        return history.exists() and any(dict(r.source) == dict(partition) for r in history.records())
+
     def _reader(self, file: str, pos: int) -> EventReader:
         assert self.engine.schema is not None
         self._keeper = _StructureKeeper(BinlogFileReader(self.files, file, pos), self.engine.schema)
         return self._keeper
 
     def _done(self) -> bool:
-        return self.engine._stop.is_set() or (self._keeper is not None and self._keeper.finished)
+        # Engine._stopping runs the embedded API's on_progress hook after every event, as in run().
+        return self.engine._stopping() or (self._keeper is not None and self._keeper.finished)
 
     def stop(self) -> None:
         self.engine.stop()

@@ -370,9 +370,10 @@ def compile_image_reader(columns: Sequence[Any], encodings: dict[int, str]) -> I
 
 
 def _all_present(bitmap: bytes, count: int) -> bool:
-    # Only the first ``count`` bits count: MySQL sets the unused high bits of the last byte too.
-    every = (1 << count) - 1
-    return int.from_bytes(bitmap, "little") & every == every
+    # Only the first ``count`` bits count: MySQL 8 sets the padding bits of the last byte too
+    # (MariaDB clears them), and a full image must not go the slow way because of them.
+    mask = (1 << count) - 1
+    return int.from_bytes(bitmap, "little") & mask == mask
 
 
 def remaining_body(event: Any) -> bytes:

@@ -45,6 +45,7 @@ from connector.signals import InProcessSignalChannel
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
+from snapshot.binlog_status import executed_gtids
 
 __all__ = ["InconsistentSchemaError", "StreamingSource"]
 
@@ -297,11 +298,8 @@ class StreamingSource:
         excludes leave out, everything the server has executed (Debezium's merged set)."""
         if not self.gtids or self.gtid_filter is None:
             return self.gtids
-        variable = "gtid_binlog_pos" if self.flavor == "mariadb" else "gtid_executed"
         with connect(self.config) as conn, conn.cursor() as cur:
-            cur.execute(f"SELECT @@global.{variable}")
-            row = cur.fetchone()
-        executed = GtidSet.parse(str(row[0] or "")) if row else GtidSet()
+            executed = executed_gtids(cur, self.flavor)
         return self.gtids.with_sources_of(executed, self.gtid_filter)
 
     def _reopen(self) -> None:

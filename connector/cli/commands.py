@@ -14,7 +14,6 @@ import textwrap
 from collections.abc import Sequence
 from types import FrameType
 
-from connector.cli.allocator import reexec_with_tuned_allocator
 from connector.cli.demo import run_demo
 from connector.cli.signal import add_signal_parser, signal_command
 from connector.cli.snapshot import snapshot_command
@@ -319,9 +318,6 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if argv is None and args.command in ("run", "snapshot"):
-        # The process entry point of a long-running command (not a call from Python code).
-        reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
     if args.command == "demo":
         setup_logging(args.log_level)
         return cmd_demo(args)
