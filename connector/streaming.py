@@ -37,6 +37,12 @@ from connector.events import EventBuilder, SourcePosition, TableSchema, topic_na
 from connector.filters import TableFilter, gtid_source_filter
 from connector.heartbeat import Heartbeat
 from connector.metrics import ConnectorMetrics
+from connector.mysql_gtid_events import (
+    GTID_TAGGED_LOG_EVENT,
+    GtidEventError,
+    decode_tagged_gtid,
+    library_event_body,
+)
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
 from connector.server import connect
@@ -147,6 +153,10 @@ class StreamingSource:
             DeleteRowsEvent: self._on_rows,
             RowsQueryLogEvent: self._on_rows_query,
             MariadbAnnotateRowsEvent: self._on_annotate_rows,
+        }
+        # Events mysql-replication does not decode (it hands them over as NotImplementedEvent).
+        self._handlers_by_type: dict[int, Callable[[RawEvent], None]] = {
+            GTID_TAGGED_LOG_EVENT: self._on_tagged_gtid,
         }
 
     @property
@@ -334,7 +344,7 @@ class StreamingSource:
         self.server_id = raw.server_id
         if raw.timestamp:
             self.ts_sec = raw.timestamp
-        handler = self._handlers.get(type(event))
+        handler = self._handlers_by_type.get(raw.event_type) or self._handlers.get(type(event))
         self._raw = raw
         if handler is not None:
             handler(raw)
@@ -372,14 +382,25 @@ class StreamingSource:
         self._apply_reposition()  # a set-binlog-position signalled in this transaction
 
     def _on_gtid(self, raw: RawEvent) -> None:
+        self._start_gtid(raw, raw.event.gtid)
+        if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
+            self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
+
+    def _on_tagged_gtid(self, raw: RawEvent) -> None:
+        """MySQL 8.3+ GTID_TAGGED_LOG_EVENT: a GTID event whose GTID is ``uuid:tag:gno``."""
+        try:
+            gtid = decode_tagged_gtid(library_event_body(raw.event)).gtid
+        except GtidEventError as exc:
+            raise GtidEventError(f"binlog event at {raw.file}:{raw.start_pos}: {exc}") from None
+        self._start_gtid(raw, gtid)
+
+    def _start_gtid(self, raw: RawEvent, gtid: str) -> None:
         self._begin(raw)
         assert self.txn is not None
-        self.txn.gtid = raw.event.gtid
+        self.txn.gtid = gtid
         if self.gtid_filter is not None:
             self.txn.filtered = not self.gtid_filter(GtidSet.source_of(self.txn.gtid))
         self._count()
-        if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
-            self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
 
     def _transaction_started(self, raw: RawEvent) -> None:
         """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
