@@ -2,7 +2,8 @@
 
 A server can change under a running connector: ``SET GLOBAL binlog_format='STATEMENT'`` makes the
 next INSERT a query event, ``binlog_row_image='MINIMAL'`` leaves columns out of row images,
-MySQL's ``binlog_row_value_options=PARTIAL_JSON`` sends JSON diffs instead of values, compression
+MySQL's ``binlog_row_value_options=PARTIAL_JSON`` with a MINIMAL before image sends JSON diffs
+without the documents they apply to, compression
 wraps rows in events mysql-replication cannot read. Each of these would otherwise be counted and
 passed without a record (or produce wrong records), silently losing changes.
 
@@ -120,6 +121,13 @@ def incomplete_image(event: RowsEvent, table: TableId) -> str | None:
     for name, bitmap in images:
         if not _bitmap_complete(bitmap, columns):
             present = bin(int.from_bytes(bitmap, "little") & ((1 << columns) - 1)).count("1")
+            if isinstance(event, PartialUpdateRowsEvent):
+                # The diffs of a partial JSON update can only be applied to the whole before image.
+                return (
+                    f"a partial JSON update (PARTIAL_UPDATE_ROWS_EVENT) of {table} whose {name} image "
+                    f"has {present} of {columns} columns, so the JSON documents the diffs change are "
+                    f"unknown; set {_ROW_IMAGE}, or {_PARTIAL_JSON}"
+                )
             return f"a {name} image of {table} with {present} of {columns} columns; set {_ROW_IMAGE}"
     return None
 
@@ -130,8 +138,6 @@ def unreadable_event(event: Any, event_type: int, captured: Callable[[TableId], 
     if isinstance(event, RowsEvent):  # a kind of rows event without a handler (the table is exact)
         if not captured(TableId(str(event.schema), str(event.table))):
             return None
-        if isinstance(event, PartialUpdateRowsEvent):
-            return f"a partial JSON update (PARTIAL_UPDATE_ROWS_EVENT); set {_PARTIAL_JSON}"
         return f"a rows event of a kind the connector cannot read ({type(event).__name__})"
     if isinstance(event, ExecuteLoadQueryEvent):
         database = _text(event.schema)

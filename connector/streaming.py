@@ -27,7 +27,12 @@ from pymysqlreplication.event import (
     RowsQueryLogEvent,
     XidEvent,
 )
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+from pymysqlreplication.row_event import (
+    DeleteRowsEvent,
+    PartialUpdateRowsEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
 
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
 from connector.binlog_guard import EventGuard, incomplete_image, statement_problem, unreadable_event
@@ -36,6 +41,7 @@ from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaErr
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.filters import TableFilter, gtid_source_filter
 from connector.heartbeat import Heartbeat
+from connector.json_diff import PartialJsonError
 from connector.metrics import ConnectorMetrics
 from connector.mysql_gtid_events import (
     GTID_TAGGED_LOG_EVENT,
@@ -57,7 +63,8 @@ __all__ = ["InconsistentSchemaError", "StreamingSource"]
 log = logging.getLogger(__name__)
 
 
-_OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", DeleteRowsEvent: "d"}
+# A partial JSON update (MySQL PARTIAL_JSON) is an update whose after image the decoder rebuilds.
+_OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", PartialUpdateRowsEvent: "u", DeleteRowsEvent: "d"}
 # MariaDB GTID event flag: a statement without BEGIN/COMMIT (DDL), not a transaction start.
 _FL_STANDALONE = 0x01
 # Rotate, format description and heartbeat: sent on every (re)connect, they prove nothing.
@@ -151,6 +158,7 @@ class StreamingSource:
             WriteRowsEvent: self._on_rows,
             UpdateRowsEvent: self._on_rows,
             DeleteRowsEvent: self._on_rows,
+            PartialUpdateRowsEvent: self._on_rows,
             RowsQueryLogEvent: self._on_rows_query,
             MariadbAnnotateRowsEvent: self._on_annotate_rows,
         }
@@ -522,7 +530,10 @@ class StreamingSource:
             return
 
         def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:
-            rows = self._decoder(schema).rows(event, op == "u")
+            try:
+                rows = self._decoder(schema).rows(event, op == "u")
+            except PartialJsonError as exc:
+                raise PartialJsonError(f"binlog event at {raw.file}:{raw.start_pos}: {exc}") from None
             return rows if op != "c" else [(None, image) for image, _ in rows]
 
         self.dispatcher.dispatch_rows(

@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 MAGIC = b"\xfebin"
 HEADER = struct.Struct("<IBIIIH")
@@ -69,3 +70,63 @@ def events(name: str) -> tuple[SampleEvent, ...]:
 def bodies(name: str, event_type: int) -> list[bytes]:
     """The bodies of the events of one type, in file order."""
     return [event.body for event in events(name) if event.event_type == event_type]
+
+
+@dataclass(frozen=True)
+class RowsEventParts:
+    """A v2 rows event body split as MySQL lays it out: post-header (table id, flags), the extra
+    data, the column count, the column bitmaps (two for updates), then the row images."""
+
+    table_id: int
+    columns: int
+    before_bitmap: int
+    after_bitmap: int | None
+    rows: bytes
+
+
+def rows_event_parts(body: bytes, update: bool) -> RowsEventParts:
+    table_id = int.from_bytes(body[0:6], "little")
+    extra = int.from_bytes(body[8:10], "little")  # counts its own two bytes
+    pos = 8 + extra
+    columns = body[pos]  # a length-encoded integer; the samples have fewer than 251 columns
+    pos += 1
+    size = (columns + 7) // 8
+    before = int.from_bytes(body[pos : pos + size], "little")
+    pos += size
+    after = None
+    if update:
+        after = int.from_bytes(body[pos : pos + size], "little")
+        pos += size
+    return RowsEventParts(table_id, columns, before, after, body[pos:])
+
+
+@dataclass(frozen=True)
+class SampleTableMap:
+    """A TABLE_MAP event: names, and the columns as mysql-replication's ``Column`` parses them
+    from the event's column types and metadata block (the optional metadata is not read)."""
+
+    table_id: int
+    database: str
+    table: str
+    columns: tuple[Any, ...]
+
+
+def table_map(body: bytes) -> SampleTableMap:
+    from pymysql.protocol import MysqlPacket
+    from pymysqlreplication.column import Column
+
+    import connector.mysql_types  # noqa: F401  (teaches the library MySQL 9's column types)
+
+    table_id = int.from_bytes(body[0:6], "little")
+    pos = 8
+    database = body[pos + 1 : pos + 1 + body[pos]].decode()
+    pos += 1 + body[pos] + 1
+    table = body[pos + 1 : pos + 1 + body[pos]].decode()
+    pos += 1 + body[pos] + 1
+    count = body[pos]  # length-encoded; the samples have fewer than 251 columns
+    types = body[pos + 1 : pos + 1 + count]
+    pos += 1 + count
+    metadata_size = body[pos]
+    metadata = MysqlPacket(body[pos + 1 : pos + 1 + metadata_size], "utf8")
+    columns = tuple(Column(column_type, metadata) for column_type in types)
+    return SampleTableMap(table_id, database, table, columns)
