@@ -15,8 +15,8 @@ apply in order to the document the before image holds; the result is the documen
 after the statement. These functions are pure: ``decode_json_diffs`` reads the bytes,
 ``apply_json_diffs`` returns a new document and never changes its input.
 
-Documents are the values mysql-replication's ``parse_json`` returns (objects as dicts with bytes
-keys, strings as bytes): the converter renders them like full images. MySQL keeps object members
+Documents are the values ``connector.mysql_json`` returns (objects as dicts with bytes keys,
+strings as bytes): the converter renders them like full images. MySQL keeps object members
 sorted by key length, then bytes; an inserted member takes its place in that order.
 """
 
@@ -27,9 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pymysqlreplication.json_binary import parse_json
-
 from connector.errors import ReplicationError
+from connector.mysql_json import parse_mysql_json
 
 REPLACE, INSERT, REMOVE = "REPLACE", "INSERT", "REMOVE"
 _OPERATIONS = {0: REPLACE, 1: INSERT, 2: REMOVE}
@@ -88,7 +87,7 @@ def decode_json_diffs(data: bytes) -> tuple[JsonDiff, ...]:
                 raise PartialJsonError(
                     f"JSON diff at byte {start} ({path}): value of {length} bytes runs past the end"
                 )
-            value = parse_json(data[pos], data[pos + 1 : pos + length])
+            value = parse_mysql_json(data[pos : pos + length])
             pos += length
         diffs.append(JsonDiff(operation, path, value))
     return tuple(diffs)

@@ -31,12 +31,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pymysqlreplication.constants import FIELD_TYPE
-from pymysqlreplication.json_binary import parse_json
 from pymysqlreplication.row_event import RowsEvent
 
 from connector.converters import EMPTY_SET, binlog_row_values
 from connector.events import TableSchema
 from connector.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
+from connector.mysql_json import parse_mysql_json
 from connector.mysql_types import VECTOR
 
 # One row image: the values in column order, and the position after it.
@@ -66,7 +66,7 @@ _NAMESPACE: dict[str, Any] = {
     "timedelta": dt.timedelta,
     "EPOCH": _EPOCH,
     "EMPTY_SET": EMPTY_SET,
-    "parse_json": parse_json,
+    "parse_json": parse_mysql_json,
 }
 
 
@@ -149,10 +149,10 @@ def _geometry(src: _Source, var: str, column: Any, codec: str | None, d: int) ->
 
 
 def _json(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): the library's own
-    # parser, a pure function over the document's bytes.
+    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): connector.mysql_json,
+    # which reads every opaque value (the library's parser fails on TIME above 23 hours).
     _length(src, column.length_size, d)
-    src.emit(d, f"{var} = parse_json(data[p], data[p + 1:p + n]) if n else None; p += n")
+    src.emit(d, f"{var} = parse_json(data[p:p + n]) if n else None; p += n")
 
 
 def _json_raw(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
@@ -424,7 +424,7 @@ def read_partial_update_rows(
                     apply_json_diffs(before[index], decode_json_diffs(raw)) if raw else before[index]
                 )
             else:
-                after[index] = parse_json(raw[0], raw[1:]) if raw else None
+                after[index] = parse_mysql_json(raw) if raw else None
         out.append((before, after))
     return out
 
