@@ -155,66 +155,83 @@ def _find_key(members: dict[Any, Any], key: bytes) -> Any:
     return None
 
 
-def _changed(container: Any, leg: PathLeg, diff: JsonDiff, last: bool) -> Any:
-    """A copy of ``container`` with ``diff`` applied below ``leg`` (at it when ``last``)."""
-    if isinstance(leg, int):
-        if not isinstance(container, list):
-            raise PartialJsonError(f"JSON diff {diff.operation} {diff.path}: [{leg}] of a non-array")
-        items = list(container)
-        if not last:
-            if leg >= len(items):
-                raise PartialJsonError(f"JSON diff {diff.operation} {diff.path}: no element [{leg}]")
-            items[leg] = None  # replaced below
-            return items
-        if diff.operation == INSERT:
-            items.insert(min(leg, len(items)), diff.value)  # past the end: appended (JSON_ARRAY_APPEND)
-        elif leg >= len(items):
-            raise PartialJsonError(f"JSON diff {diff.operation} {diff.path}: no element [{leg}]")
-        elif diff.operation == REPLACE:
-            items[leg] = diff.value
-        else:
-            del items[leg]
-        return items
-    if not isinstance(container, dict):
-        raise PartialJsonError(f"JSON diff {diff.operation} {diff.path}: member of a non-object")
-    members = dict(container)
-    existing = _find_key(members, leg)
-    if existing is None and (not last or diff.operation != INSERT):
-        raise PartialJsonError(f"JSON diff {diff.operation} {diff.path}: no member {leg.decode()!r}")
-    if last:
-        if diff.operation == REMOVE:
-            del members[existing]
-        elif diff.operation == REPLACE:
-            members[existing] = diff.value
-        else:
-            if existing is not None:
-                raise PartialJsonError(f"JSON diff INSERT {diff.path}: the member exists already")
-            members[leg] = diff.value
-            members = _sorted_object(members)
+def _fail(diff: JsonDiff, why: str) -> PartialJsonError:
+    return PartialJsonError(f"JSON diff {diff.operation} {diff.path}: {why}")
+
+
+# -- the last leg: one function per operation and container kind. Each gets a copy to change.
+def _array_replace(items: list[Any], index: int, diff: JsonDiff) -> list[Any]:
+    if index >= len(items):
+        raise _fail(diff, f"no element [{index}]")
+    items[index] = diff.value
+    return items
+
+
+def _array_insert(items: list[Any], index: int, diff: JsonDiff) -> list[Any]:
+    items.insert(min(index, len(items)), diff.value)  # past the end: appended (JSON_ARRAY_APPEND)
+    return items
+
+
+def _array_remove(items: list[Any], index: int, diff: JsonDiff) -> list[Any]:
+    if index >= len(items):
+        raise _fail(diff, f"no element [{index}]")
+    del items[index]
+    return items
+
+
+def _object_replace(members: dict[Any, Any], key: bytes, diff: JsonDiff) -> dict[Any, Any]:
+    members[_existing_key(members, key, diff)] = diff.value
     return members
 
 
+def _object_insert(members: dict[Any, Any], key: bytes, diff: JsonDiff) -> dict[Any, Any]:
+    if _find_key(members, key) is not None:
+        raise _fail(diff, "the member exists already")
+    members[key] = diff.value
+    return _sorted_object(members)
+
+
+def _object_remove(members: dict[Any, Any], key: bytes, diff: JsonDiff) -> dict[Any, Any]:
+    del members[_existing_key(members, key, diff)]
+    return members
+
+
+_ARRAY_OPERATIONS = {REPLACE: _array_replace, INSERT: _array_insert, REMOVE: _array_remove}
+_OBJECT_OPERATIONS = {REPLACE: _object_replace, INSERT: _object_insert, REMOVE: _object_remove}
+
+
+def _existing_key(members: dict[Any, Any], key: bytes, diff: JsonDiff) -> Any:
+    existing = _find_key(members, key)
+    if existing is None:
+        raise _fail(diff, f"no member {key.decode('utf-8', 'replace')!r}")
+    return existing
+
+
 def _apply_one(document: Any, legs: Sequence[PathLeg], diff: JsonDiff) -> Any:
+    """A copy of ``document`` with ``diff`` applied at ``legs`` (copies along the path only)."""
     if not legs:
         if diff.operation != REPLACE:
-            raise PartialJsonError(f"JSON diff {diff.operation} at '$' (only REPLACE can name the root)")
+            raise _fail(diff, "only REPLACE can name the root '$'")
         return diff.value
     leg, rest = legs[0], legs[1:]
-    changed = _changed(document, leg, diff, last=not rest)
-    if rest:
-        child = _child(document, leg)
-        new_child = _apply_one(child, rest, diff)
-        if isinstance(leg, int):
-            changed[leg] = new_child
-        else:
-            changed[_find_key(changed, leg)] = new_child
-    return changed
-
-
-def _child(container: Any, leg: PathLeg) -> Any:
     if isinstance(leg, int):
-        return container[leg]
-    return container[_find_key(container, leg)]
+        if not isinstance(document, list):
+            raise _fail(diff, f"[{leg}] of a non-array")
+        items = list(document)
+        if not rest:
+            return _ARRAY_OPERATIONS[diff.operation](items, leg, diff)
+        if leg >= len(items):
+            raise _fail(diff, f"no element [{leg}]")
+        items[leg] = _apply_one(items[leg], rest, diff)
+        return items
+    if not isinstance(document, dict):
+        raise _fail(diff, "member of a non-object")
+    members = dict(document)
+    if not rest:
+        return _OBJECT_OPERATIONS[diff.operation](members, leg, diff)
+    existing = _existing_key(members, leg, diff)
+    members[existing] = _apply_one(members[existing], rest, diff)
+    return members
 
 
 def apply_json_diffs(document: Any, diffs: Sequence[JsonDiff]) -> Any:

@@ -240,3 +240,16 @@ def test_warn_passes_the_minimal_partial_update_with_a_warning(caplog: pytest.Lo
     (record,) = caplog.records
     assert record.levelno == logging.WARNING
     assert "json.binlog.000001:3750" in record.getMessage() and "NOT emitted" in record.getMessage()
+
+
+def test_nested_paths_change_only_their_branch() -> None:
+    # JSON_SET(doc, '$.o.list[1].k', 5) / JSON_INSERT(doc, '$.o.new', 'n') / JSON_REMOVE(doc, '$.o.list[0]')
+    document = {b"o": {b"list": [{b"k": 1}, {b"k": 2}]}, b"z": 0}
+    diffs = [
+        JsonDiff(REPLACE, "$.o.list[1].k", 5),
+        JsonDiff(INSERT, "$.o.new", b"n"),
+        JsonDiff(REMOVE, "$.o.list[0]"),
+    ]
+    assert apply_json_diffs(document, diffs) == {b"o": {b"new": b"n", b"list": [{b"k": 5}]}, b"z": 0}
+    assert list(apply_json_diffs(document, diffs)[b"o"]) == [b"new", b"list"]  # 3-byte key first
+    assert document == {b"o": {b"list": [{b"k": 1}, {b"k": 2}]}, b"z": 0}
