@@ -18,6 +18,8 @@ from connector.mysql_gtid_events import (
     GtidEventError,
     decode_previous_gtids,
     decode_tagged_gtid,
+    encode_gtid_set,
+    encode_varlen_uint,
     read_varlen_int,
     read_varlen_uint,
 )
@@ -101,3 +103,40 @@ def test_the_guard_no_longer_refuses_tagged_gtid_events() -> None:
     # undecoded 0x2A "unknown", never pass it silently.
     assert GTID_TAGGED_LOG_EVENT not in UNREADABLE_DATA_EVENTS
     assert GTID_TAGGED_LOG_EVENT not in HARMLESS_EVENT_TYPES
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        TAGGED,
+        "rust_mysql_common/binlog_transaction_previous_GTID_no_tag.000001",
+        "percona-operator/binlog.000003",
+        "rust_mysql_common/binlog-invisible-columns.000001",
+    ],
+)
+def test_gtid_sets_encode_byte_for_byte_as_mysql_writes_them(name: str) -> None:
+    # PREVIOUS_GTIDS holds Gtid_set::encode's output, the same form COM_BINLOG_DUMP_GTID sends.
+    (body,) = bodies(name, PREVIOUS_GTIDS_EVENT)
+    assert encode_gtid_set(decode_previous_gtids(body)) == body
+
+
+def test_a_gtid_restart_from_a_tagged_set_sends_the_tagged_encoding() -> None:
+    """mysql-replication builds the dump request's set with ``binlogstream.GtidSet(text)``; its own
+    class cannot parse tags. Taught (connector.mysql_types), a tagged text gives MySQL's tagged
+    encoding and an untagged one the library's own."""
+    from pymysqlreplication import binlogstream
+
+    from connector.mysql_types import DumpGtidSet
+
+    (body,) = bodies(TAGGED, PREVIOUS_GTIDS_EVENT)
+    dump = binlogstream.GtidSet(f"{SERVER}:1-13:mytag:1-2")
+    assert isinstance(dump, DumpGtidSet)
+    assert dump.encoded() == body and dump.encoded_length == len(body)
+    untagged = binlogstream.GtidSet(f"{SERVER}:1-13")
+    assert untagged.encoded() == encode_gtid_set(GtidSet.parse(f"{SERVER}:1-13"))
+
+
+def test_varlen_encoding_round_trips() -> None:
+    for value in (0, 1, 127, 128, 300, 2**20, 2**56 - 1, 2**56, 2**63, 2**64 - 1):
+        encoded = encode_varlen_uint(value)
+        assert read_varlen_uint(encoded, 0) == (value, len(encoded))
