@@ -27,11 +27,16 @@ from pymysqlreplication.event import NotImplementedEvent
 from connector.binlog_events import TRANSACTION_PAYLOAD_EVENT, server_payload
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
+from connector.mysql_types import teach_the_library
 from connector.server import connection_error
 from connector.tls import tls_settings
 from ddl.position import GtidSet
 
 log = logging.getLogger(__name__)
+
+
+# MySQL 8.3+/9 contents the library does not know (VECTOR table maps, tagged GTID dump requests).
+teach_the_library()
 
 
 class BinlogPositionError(ReplicationError):

@@ -2,8 +2,9 @@
 
 A server can change under a running connector: ``SET GLOBAL binlog_format='STATEMENT'`` makes the
 next INSERT a query event, ``binlog_row_image='MINIMAL'`` leaves columns out of row images,
-MySQL's ``binlog_row_value_options=PARTIAL_JSON`` sends JSON diffs instead of values, MariaDB's
-compression wraps rows in events mysql-replication cannot read. Each of these would otherwise be counted and
+MySQL's ``binlog_row_value_options=PARTIAL_JSON`` with a MINIMAL before image sends JSON diffs
+without the documents they apply to, MariaDB's compression wraps rows in events mysql-replication
+cannot read. Each of these would otherwise be counted and
 passed without a record (or produce wrong records), silently losing changes.
 
 The pure functions here recognise such events (``statement_dml``, ``incomplete_image``,
@@ -46,13 +47,6 @@ UNREADABLE_DATA_EVENTS = {
     # Compressed transactions are expanded by the readers (connector.binlog_events); one arrives
     # here only if a reader did not expand it.
     0x28: ("TRANSACTION_PAYLOAD_EVENT (compressed transaction)", "binlog_transaction_compression=OFF"),
-    # MySQL 8.3+: a transaction with a tagged GTID (SET gtid_next='AUTOMATIC:tag' or 'uuid:tag:n').
-    # mysql-replication cannot read it; passing it would leave the GTID out of the offset, so a
-    # GTID restart would ask the server for every tagged transaction again.
-    0x2A: (
-        "GTID_TAGGED_LOG_EVENT (a transaction with a tagged GTID)",
-        "no tagged GTIDs (gtid_next without a tag)",
-    ),
     0xA5: ("QUERY_COMPRESSED_EVENT", "log_bin_compress=OFF"),
     0xA6: ("WRITE_ROWS_COMPRESSED_EVENT_V1", "log_bin_compress=OFF"),
     0xA7: ("UPDATE_ROWS_COMPRESSED_EVENT_V1", "log_bin_compress=OFF"),
@@ -66,6 +60,8 @@ HARMLESS_EVENT_TYPES = frozenset(
     {0x03, 0x05, 0x07, 0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E, 0x11, 0x1C, 0x22, 0x23, 0x24, 0x25, 0x26}
     | {0x29, 0xA1, 0xA3, 0xA4}
 )
+# 0x2A GTID_TAGGED_LOG_EVENT (MySQL 8.3+) has its own handler in connector.streaming
+# (connector.mysql_gtid_events decodes it).
 
 _ROW_FORMAT = "binlog_format=ROW (globally and in every writing session; STATEMENT and MIXED log DML as SQL)"
 _ROW_IMAGE = "binlog_row_image=FULL (MINIMAL and NOBLOB leave columns out of row images)"
@@ -127,6 +123,13 @@ def incomplete_image(event: RowsEvent, table: TableId) -> str | None:
     for name, bitmap in images:
         if not _bitmap_complete(bitmap, columns):
             present = bin(int.from_bytes(bitmap, "little") & ((1 << columns) - 1)).count("1")
+            if isinstance(event, PartialUpdateRowsEvent):
+                # The diffs of a partial JSON update can only be applied to the whole before image.
+                return (
+                    f"a partial JSON update (PARTIAL_UPDATE_ROWS_EVENT) of {table} whose {name} image "
+                    f"has {present} of {columns} columns, so the JSON documents the diffs change are "
+                    f"unknown; set {_ROW_IMAGE}, or {_PARTIAL_JSON}"
+                )
             return f"a {name} image of {table} with {present} of {columns} columns; set {_ROW_IMAGE}"
     return None
 
@@ -137,8 +140,6 @@ def unreadable_event(event: Any, event_type: int, captured: Callable[[TableId], 
     if isinstance(event, RowsEvent):  # a kind of rows event without a handler (the table is exact)
         if not captured(TableId(str(event.schema), str(event.table))):
             return None
-        if isinstance(event, PartialUpdateRowsEvent):
-            return f"a partial JSON update (PARTIAL_UPDATE_ROWS_EVENT); set {_PARTIAL_JSON}"
         return f"a rows event of a kind the connector cannot read ({type(event).__name__})"
     if isinstance(event, ExecuteLoadQueryEvent):
         database = _text(event.schema)

@@ -58,6 +58,7 @@ import orjson
 from pymysql import converters as pymysql_converters
 from pymysql.constants import FIELD_TYPE
 
+from connector.mysql_json import JsonOpaque, JsonTime
 from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table
 from sink.connect import NO_DEFAULT, ConnectSchema, Field
@@ -123,6 +124,7 @@ class _Mapping:
     # the fallback substituted after conversion, not only for null inputs).
     may_invalidate: bool = False
     fields: tuple[Field, ...] | None = None
+    items: ConnectSchema | None = None  # an array's element schema
 
 
 # A builder gets the column, the settings and the payload to use for invalid (zero) temporal
@@ -782,11 +784,47 @@ def _render_mysql_json(value: Any) -> str:
         return f'"{value.isoformat()}"'
     if isinstance(value, dt.time | dt.timedelta):
         return f'"{value}"' if isinstance(value, dt.time) else orjson.dumps(str(value)).decode()
+    if isinstance(value, JsonTime):  # MySQL prints a JSON TIME with 6 digits, hours beyond 23 kept
+        return f'"{value}"'
+    if isinstance(value, JsonOpaque):  # MySQL's form for opaque values of other column types
+        return f'"base64:type{value.mysql_type}:{base64.b64encode(value.data).decode()}"'
     return str(value)  # int, Decimal
 
 
 def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+# ------------------------------------------------------------------------------------------------
+# VECTOR (4.9, MySQL 9)
+# ------------------------------------------------------------------------------------------------
+_FLOAT_VECTOR_NAME = "io.debezium.data.FloatVector"
+
+
+def _vector_value(value: Any) -> list[float]:
+    # The binlog image and the snapshot result carry the same bytes (little-endian float32s); a
+    # text rendering ('[1.1,2.2]', VECTOR_TO_STRING in an overridden select) is read as a list.
+    if isinstance(value, bytes | bytearray):
+        if len(value) % 4:
+            raise ValueError(f"a VECTOR value of {len(value)} bytes is not a whole number of float32s")
+        return [element for (element,) in _FLOAT32.iter_unpack(value)]
+    if isinstance(value, str):
+        return [_as_float32(float(v)) for v in orjson.loads(value)]
+    return [_as_float32(float(v)) for v in value]
+
+
+def _vector(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    # Debezium maps MySQL's VECTOR to ARRAY<FLOAT32> io.debezium.data.FloatVector v1; its elements
+    # are Java floats (connector.sink's JSON writer prints them as Java does).
+    return _Mapping(
+        "array",
+        _vector_value,
+        _vector_value,
+        name=_FLOAT_VECTOR_NAME,
+        version=1,
+        items=ConnectSchema("float32"),
+        default=_no_default,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1281,6 +1319,7 @@ _BUILDERS: dict[str, _Builder] = {
     "GEOMETRYCOLLECTION": _geometry,
     "GEOMCOLLECTION": _geometry,
     "POINT": _point,
+    "VECTOR": _vector,
     "DATE": _date,
     "DATETIME": _datetime,
     "TIMESTAMP": _timestamp,
@@ -1367,6 +1406,7 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
         parameters=_parameters(column, table, settings, mapping),
         default=default,
         fields=mapping.fields,
+        items=mapping.items,
     )
     return ColumnConverter(
         schema=schema,

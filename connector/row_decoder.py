@@ -31,11 +31,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pymysqlreplication.constants import FIELD_TYPE
-from pymysqlreplication.json_binary import parse_json
 from pymysqlreplication.row_event import RowsEvent
 
 from connector.converters import EMPTY_SET, binlog_row_values
 from connector.events import TableSchema
+from connector.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
+from connector.mysql_json import parse_mysql_json
+from connector.mysql_types import VECTOR
 
 # One row image: the values in column order, and the position after it.
 ImageReader = Callable[[bytes, int], tuple[list[Any], int]]
@@ -64,7 +66,7 @@ _NAMESPACE: dict[str, Any] = {
     "timedelta": dt.timedelta,
     "EPOCH": _EPOCH,
     "EMPTY_SET": EMPTY_SET,
-    "parse_json": parse_json,
+    "parse_json": parse_mysql_json,
 }
 
 
@@ -147,10 +149,17 @@ def _geometry(src: _Source, var: str, column: Any, codec: str | None, d: int) ->
 
 
 def _json(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): the library's own
-    # parser, a pure function over the document's bytes.
+    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): connector.mysql_json,
+    # which reads every opaque value (the library's parser fails on TIME above 23 hours).
     _length(src, column.length_size, d)
-    src.emit(d, f"{var} = parse_json(data[p], data[p + 1:p + n]) if n else None; p += n")
+    src.emit(d, f"{var} = parse_json(data[p:p + n]) if n else None; p += n")
+
+
+def _json_raw(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
+    # The after image of a partial JSON update: the column holds either a document or a diff list
+    # (the image's partial bitmap says which); read_partial_update_rows decides.
+    _length(src, column.length_size, d)
+    src.emit(d, f"{var} = data[p:p + n]; p += n")
 
 
 _DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
@@ -321,6 +330,8 @@ _READERS: dict[int, Callable[..., None]] = {
     FIELD_TYPE.ENUM: _enum,
     FIELD_TYPE.SET: _set,
     FIELD_TYPE.BIT: _bit,
+    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.converters).
+    VECTOR: _geometry,
 }
 _TEXT_TYPES = frozenset((FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING, FIELD_TYPE.BLOB))
 
@@ -342,16 +353,20 @@ def _python_codec(encoding: str) -> str | None:
     return encoding
 
 
-def compile_image_reader(columns: Sequence[Any], encodings: dict[int, str]) -> ImageReader:
+def compile_image_reader(
+    columns: Sequence[Any], encodings: dict[int, str], raw_json: bool = False
+) -> ImageReader:
     """One function reading a full row image (null bitmap, then every non-null column) of a table
-    with these table-map ``columns``; ``encodings`` = column index -> codec for text columns.
+    with these table-map ``columns``; ``encodings`` = column index -> codec for text columns;
+    ``raw_json``: JSON columns as their bytes (a partial update's after image).
     Raises ``_Unsupported`` for a column type it has no reader for."""
+    readers = {**_READERS, FIELD_TYPE.JSON: _json_raw} if raw_json else _READERS
     src = _Source()
     count = len(columns)
     src.emit(0, "def read_image(data, p):")
     src.emit(1, f"nulls = from_bytes(data[p:p + {(count + 7) // 8}], 'little'); p += {(count + 7) // 8}")
     for index, column in enumerate(columns):
-        reader = _READERS.get(column.type)
+        reader = readers.get(column.type)
         if reader is None:
             raise _Unsupported(f"column type {column.type}")
         codec = None
@@ -385,8 +400,45 @@ def remaining_body(event: Any) -> bytes:
     return data
 
 
+# The after image's value options (MySQL's enum_row_value_options): bit 0 = PARTIAL_JSON.
+_PARTIAL_JSON_UPDATES = 1
+
+
+def read_partial_update_rows(
+    before_reader: ImageReader, after_reader: ImageReader, json_columns: Sequence[int], data: bytes
+) -> Rows:
+    """The rows of a PARTIAL_UPDATE_ROWS_EVENT with full images: per row the before image, then the
+    after image's value options (a length-encoded integer), with PARTIAL_JSON a bitmap with one bit
+    per JSON column (``json_columns``, in column order) saying whether the column holds diffs, then
+    the image. A diff list applies to the before image's document (``connector.json_diff``); an
+    empty one leaves the document as it was. ``after_reader`` reads JSON columns as bytes."""
+    out: Rows = []
+    p, end = 0, len(data)
+    partial_size = (len(json_columns) + 7) // 8
+    while p < end:
+        before, p = before_reader(data, p)
+        options, p = read_length_encoded(data, p)
+        partial = 0
+        if options & _PARTIAL_JSON_UPDATES:
+            partial = int.from_bytes(data[p : p + partial_size], "little")
+            p += partial_size
+        after, p = after_reader(data, p)
+        for bit, index in enumerate(json_columns):
+            raw = after[index]
+            if raw is None:
+                continue
+            if partial >> bit & 1:
+                after[index] = (
+                    apply_json_diffs(before[index], decode_json_diffs(raw)) if raw else before[index]
+                )
+            else:
+                after[index] = parse_mysql_json(raw) if raw else None
+        out.append((before, after))
+    return out
+
+
 # Compiled readers by table-map structure (column metadata and codecs), oldest dropped first.
-_COMPILED: dict[tuple[str, tuple[tuple[int, str], ...]], ImageReader | None] = {}
+_COMPILED: dict[tuple[str, tuple[tuple[int, str], ...], bool], ImageReader | None] = {}
 _COMPILED_LIMIT = 1024
 
 
@@ -406,29 +458,48 @@ class BinlogRowDecoder:
         # A table map's column list is shared by the rows events of its table until the next map;
         # every transaction brings a new map of the same structure, so readers are kept by structure.
         if columns is not self._source_columns:
-            source, columns = columns, self._labels.columns(columns)
-            key = (repr([column.__dict__ for column in columns]), self.encodings)
-            if key not in _COMPILED:
-                if len(_COMPILED) >= _COMPILED_LIMIT:
-                    _COMPILED.pop(next(iter(_COMPILED)))
-                try:
-                    _COMPILED[key] = compile_image_reader(columns, dict(self.encodings))
-                except _Unsupported:
-                    _COMPILED[key] = None
-            self._reader = _COMPILED[key]
-            self._source_columns = source
+            self._reader = self._compiled(columns, raw_json=False)
+            self._source_columns = columns
         return self._reader
+
+    def _compiled(self, columns: Sequence[Any], raw_json: bool) -> ImageReader | None:
+        columns = self._labels.columns(columns)
+        key = (repr([column.__dict__ for column in columns]), self.encodings, raw_json)
+        if key not in _COMPILED:
+            if len(_COMPILED) >= _COMPILED_LIMIT:
+                _COMPILED.pop(next(iter(_COMPILED)))
+            try:
+                _COMPILED[key] = compile_image_reader(columns, dict(self.encodings), raw_json)
+            except _Unsupported:
+                _COMPILED[key] = None
+        return _COMPILED[key]
+
+    def _partial_rows(self, event: Any, reader: ImageReader | None) -> Rows | None:
+        """A partial JSON update with full images, or None (the library reads it)."""
+        count = len(event.columns)
+        after_reader = self._compiled(event.columns, raw_json=True)
+        if (
+            reader is None
+            or after_reader is None
+            or not _all_present(event.columns_present_bitmap, count)
+            or not _all_present(event.columns_present_bitmap2, count)
+        ):
+            return None
+        json_columns = [i for i, column in enumerate(event.columns) if column.type == FIELD_TYPE.JSON]
+        return read_partial_update_rows(reader, after_reader, json_columns, remaining_body(event))
 
     def rows(self, event: Any, update: bool) -> Rows:
         """``update``: the event has before and after images; otherwise one image per row (the
         caller knows whether it is the before or the after image)."""
         reader = self._reader_for(event.columns)
         count = len(event.columns)
+        if type(event).__name__ == "PartialUpdateRowsEvent":
+            partial = self._partial_rows(event, reader)
+            return partial if partial is not None else self._library.rows(event, update)
         if (
             reader is None
             or not _all_present(event.columns_present_bitmap, count)
             or (update and not _all_present(event.columns_present_bitmap2, count))
-            or type(event).__name__ == "PartialUpdateRowsEvent"
         ):
             return self._library.rows(event, update)
         data = remaining_body(event)

@@ -258,12 +258,8 @@ class ServerProbe:
                     "log_bin_compress is ON; MariaDB compressed binlog events are not supported yet: "
                     "set log_bin_compress=OFF"
                 )
-            if "PARTIAL_JSON" in v.get("binlog_row_value_options", "").upper():
-                raise PrerequisiteError(
-                    f"binlog_row_value_options is {v.get('binlog_row_value_options')!r}: partial JSON "
-                    "updates carry diffs, not the changed documents; set binlog_row_value_options='' in "
-                    "my.cnf (or SET GLOBAL binlog_row_value_options='')"
-                )
+            # binlog_row_value_options=PARTIAL_JSON is fine: with binlog_row_image=FULL (checked
+            # above) the before image holds the documents the diffs apply to (connector.json_diff).
             self._check_grants(cur, need_snapshot_locks)
             gtid_mode = (flavor == "mariadb") or v.get("gtid_mode", "OFF").upper() == "ON"
             status_sql = self._binlog_status_sql(cur)

@@ -27,7 +27,12 @@ from pymysqlreplication.event import (
     RowsQueryLogEvent,
     XidEvent,
 )
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+from pymysqlreplication.row_event import (
+    DeleteRowsEvent,
+    PartialUpdateRowsEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
 
 from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
 from connector.binlog_guard import EventGuard, incomplete_image, statement_problem, unreadable_event
@@ -36,7 +41,14 @@ from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaErr
 from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.filters import TableFilter, gtid_source_filter
 from connector.heartbeat import Heartbeat
+from connector.json_diff import PartialJsonError
 from connector.metrics import ConnectorMetrics
+from connector.mysql_gtid_events import (
+    GTID_TAGGED_LOG_EVENT,
+    GtidEventError,
+    decode_tagged_gtid,
+    library_event_body,
+)
 from connector.row_decoder import BinlogRowDecoder
 from connector.schema_state import SchemaState
 from connector.server import connect
@@ -63,7 +75,8 @@ class EventReader(Protocol):
 ReaderFactory = Callable[[str, int], EventReader]
 
 
-_OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", DeleteRowsEvent: "d"}
+# A partial JSON update (MySQL PARTIAL_JSON) is an update whose after image the decoder rebuilds.
+_OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", PartialUpdateRowsEvent: "u", DeleteRowsEvent: "d"}
 # MariaDB GTID event flag: a statement without BEGIN/COMMIT (DDL), not a transaction start.
 _FL_STANDALONE = 0x01
 # Rotate, format description and heartbeat: sent on every (re)connect, they prove nothing.
@@ -161,8 +174,13 @@ class StreamingSource:
             WriteRowsEvent: self._on_rows,
             UpdateRowsEvent: self._on_rows,
             DeleteRowsEvent: self._on_rows,
+            PartialUpdateRowsEvent: self._on_rows,
             RowsQueryLogEvent: self._on_rows_query,
             MariadbAnnotateRowsEvent: self._on_annotate_rows,
+        }
+        # Events mysql-replication does not decode (it hands them over as NotImplementedEvent).
+        self._handlers_by_type: dict[int, Callable[[RawEvent], None]] = {
+            GTID_TAGGED_LOG_EVENT: self._on_tagged_gtid,
         }
 
     @property
@@ -350,7 +368,7 @@ class StreamingSource:
         self.server_id = raw.server_id
         if raw.timestamp:
             self.ts_sec = raw.timestamp
-        handler = self._handlers.get(type(event))
+        handler = self._handlers_by_type.get(raw.event_type) or self._handlers.get(type(event))
         self._raw = raw
         if handler is not None:
             handler(raw)
@@ -388,14 +406,25 @@ class StreamingSource:
         self._apply_reposition()  # a set-binlog-position signalled in this transaction
 
     def _on_gtid(self, raw: RawEvent) -> None:
+        self._start_gtid(raw, raw.event.gtid)
+        if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
+            self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
+
+    def _on_tagged_gtid(self, raw: RawEvent) -> None:
+        """MySQL 8.3+ GTID_TAGGED_LOG_EVENT: a GTID event whose GTID is ``uuid:tag:gno``."""
+        try:
+            gtid = decode_tagged_gtid(library_event_body(raw.event)).gtid
+        except GtidEventError as exc:
+            raise GtidEventError(f"binlog event at {raw.file}:{raw.start_pos}: {exc}") from None
+        self._start_gtid(raw, gtid)
+
+    def _start_gtid(self, raw: RawEvent, gtid: str) -> None:
         self._begin(raw)
         assert self.txn is not None
-        self.txn.gtid = raw.event.gtid
+        self.txn.gtid = gtid
         if self.gtid_filter is not None:
             self.txn.filtered = not self.gtid_filter(GtidSet.source_of(self.txn.gtid))
         self._count()
-        if isinstance(raw.event, MariadbGtidEvent) and not raw.event.flags & _FL_STANDALONE:
-            self._transaction_started(raw)  # MariaDB has no BEGIN query: this GTID event starts it
 
     def _transaction_started(self, raw: RawEvent) -> None:
         """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
@@ -517,7 +546,10 @@ class StreamingSource:
             return
 
         def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:
-            rows = self._decoder(schema).rows(event, op == "u")
+            try:
+                rows = self._decoder(schema).rows(event, op == "u")
+            except PartialJsonError as exc:
+                raise PartialJsonError(f"binlog event at {raw.file}:{raw.start_pos}: {exc}") from None
             return rows if op != "c" else [(None, image) for image, _ in rows]
 
         self.dispatcher.dispatch_rows(

@@ -82,6 +82,7 @@ class ColumnDefinition:
     comment: str | None = None
     generation_expression: str | None = None
     serial: bool = False  # SERIAL type or SERIAL DEFAULT VALUE: NOT NULL AUTO_INCREMENT UNIQUE
+    invisible: bool = False  # MySQL 8.0.23+ INVISIBLE: left out of SELECT *, still in row images
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,14 @@ class AlterColumnDefault:
 
 
 @dataclass(frozen=True, slots=True)
+class AlterColumnVisibility:
+    """ALTER COLUMN c SET VISIBLE|INVISIBLE (MySQL 8.0.23+)."""
+
+    name: str
+    invisible: bool
+
+
+@dataclass(frozen=True, slots=True)
 class AddKey:
     key: KeyDefinition
 
@@ -205,6 +214,7 @@ AlterSpec = (
     | ChangeColumn
     | RenameColumn
     | AlterColumnDefault
+    | AlterColumnVisibility
     | AddKey
     | DropKey
     | RenameKey
@@ -760,6 +770,7 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
     primary_key = False
     comment: str | None = None
     generation: str | None = None
+    invisible = False
     charset, collation = data_type.charset, data_type.collation
     storage = c.dialect.generated_storage_words
     while not c.done and not c.at_type(TokenType.COMMA) and not c.at_type(TokenType.R_PAREN):
@@ -796,6 +807,7 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
             generation = _generated_column(c, storage)
         elif word in ("VISIBLE", "INVISIBLE"):
             c.advance()
+            invisible = word == "INVISIBLE"
         elif word == "ON" and c.word(1) == "UPDATE":
             c.advance()
             c.advance()
@@ -846,6 +858,7 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
         comment=comment,
         generation_expression=generation,
         serial=serial,
+        invisible=invisible,
     )
 
 
@@ -1885,8 +1898,10 @@ def _alter_alter(c: Cursor) -> AlterSpec | None:
         return AlterColumnDefault(name, parse_default_value(c))
     if c.accept("DROP", "DEFAULT"):
         return AlterColumnDefault(name, None)
-    if c.accept("SET") and c.accept_any(frozenset({"VISIBLE", "INVISIBLE"})):
-        return None
+    if c.accept("SET"):
+        visibility = c.accept_any(frozenset({"VISIBLE", "INVISIBLE"}))
+        if visibility is not None:
+            return AlterColumnVisibility(name, visibility.upper() == "INVISIBLE")
     raise c.error("expected SET DEFAULT, DROP DEFAULT or SET VISIBLE/INVISIBLE")
 
 

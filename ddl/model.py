@@ -131,6 +131,9 @@ class Column:
     # The DDL said SIGNED (``TINYINT SIGNED``): Debezium's type name keeps the word, only for
     # streamed DDL (SHOW CREATE TABLE never writes it).
     signed: bool = False
+    # MySQL 8.0.23+ INVISIBLE: in row images and records, but not in ``SELECT *`` (the snapshot
+    # names its columns for such tables). Not part of Debezium's history or schema documents.
+    invisible: bool = False
 
     @property
     def type_name(self) -> str:

@@ -27,6 +27,7 @@ from ddl.grammar import (
     AddColumns,
     AddKey,
     AlterColumnDefault,
+    AlterColumnVisibility,
     AlterDatabase,
     AlterSpec,
     AlterTable,
@@ -886,6 +887,7 @@ def column_from_definition(
         enum_values=spec.values,
         generation_expression=definition.generation_expression,
         signed=spec.signed and not unsigned,
+        invisible=definition.invisible,
     )
     return column, inherits
 
@@ -923,6 +925,11 @@ def _alter_rename_column(draft: _Draft, spec: RenameColumn, state: _State) -> No
 
 def _alter_column_default(draft: _Draft, spec: AlterColumnDefault, state: _State) -> None:
     draft.set_default(spec.name, spec.default)
+
+
+def _alter_column_visibility(draft: _Draft, spec: AlterColumnVisibility, state: _State) -> None:
+    index = draft.require(spec.name)
+    draft.columns[index] = draft.columns[index].with_(invisible=spec.invisible)
 
 
 def _alter_add_key(draft: _Draft, spec: AddKey, state: _State) -> None:
@@ -979,6 +986,7 @@ _ALTER_HANDLERS: dict[type, Callable[[_Draft, Any, _State], None]] = {
     ChangeColumn: _alter_change_column,
     RenameColumn: _alter_rename_column,
     AlterColumnDefault: _alter_column_default,
+    AlterColumnVisibility: _alter_column_visibility,
     AddKey: _alter_add_key,
     DropKey: _alter_drop_key,
     RenameKey: _alter_rename_key,

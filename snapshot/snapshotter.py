@@ -40,7 +40,8 @@ from typing import Any
 
 import pymysql
 
-from ddl.model import TableId
+from ddl.model import SchemaModel, TableId
+from ddl.parser import parser_for
 from ddl.position import BinlogPosition
 from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
@@ -171,6 +172,8 @@ class Snapshotter:
         self._cancelled = threading.Event()
         # The tables whose rows this run reads, once planned (metrics: TotalTableCount).
         self.planned_tables: tuple[TableId, ...] = ()
+        # Tables with invisible columns -> every column, in order (see _note_invisible_columns).
+        self._named_columns: dict[TableId, tuple[str, ...]] = {}
         self.last_summary: SnapshotSummary | None = None
 
     def cancel(self) -> None:
@@ -450,6 +453,7 @@ class Snapshotter:
                     if ddl is None:
                         vanished.add(table_id)
                         continue
+                    self._note_invisible_columns(table_id, ddl)
                     emit(ddl, database)
         if vanished:
             # Dropped between listing and locking: nothing to read, streaming sees no rows for them.
@@ -486,8 +490,21 @@ class Snapshotter:
                 return estimate
         return None
 
+    def _note_invisible_columns(self, table_id: TableId, ddl: str) -> None:
+        """A table with INVISIBLE columns (MySQL 8.0.23+, MariaDB 10.3+) is read with its columns
+        named: ``SELECT *`` leaves invisible columns out, and the rows are matched to the table's
+        columns by position. Only such tables' DDL is parsed here (the word is rare)."""
+        if "INVISIBLE" not in ddl.upper():
+            return
+        model = parser_for(self.flavor).parse(ddl, SchemaModel(), table_id.database).model
+        table = model.table(table_id)
+        if table is not None and any(column.invisible for column in table.columns):
+            self._named_columns[table_id] = tuple(column.name for column in table.columns)
+
     def _select_for(self, table_id: TableId) -> str | None:
         columns = self.projection(table_id) if self.projection is not None else None
+        if columns is None:
+            columns = self._named_columns.get(table_id)
         return self.settings.select_for(
             table_id, [quote_identifier(c) for c in columns] if columns else ["*"]
         )

@@ -9,9 +9,7 @@ lower case, sorted, after the untagged intervals of their server).
 from __future__ import annotations
 
 import pytest
-from pymysqlreplication.event import NotImplementedEvent
 
-from connector.binlog_guard import unreadable_event
 from ddl.position import GtidSet, InvalidGtidSetError, SourceOffset
 
 A = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
@@ -65,11 +63,3 @@ def test_offsets_with_tagged_gtids_round_trip() -> None:
 def test_malformed_tagged_sets_are_refused(text: str) -> None:
     with pytest.raises(InvalidGtidSetError):
         GtidSet.parse(text)
-
-
-def test_a_tagged_gtid_event_is_not_passed_silently() -> None:
-    """mysql-replication cannot read MySQL's GTID_TAGGED_LOG_EVENT (type 0x2A): passing it would
-    leave the transaction's GTID out of the offset, so the guard stops the connector."""
-    event = object.__new__(NotImplementedEvent)  # as the library hands an unknown event over
-    problem = unreadable_event(event, 0x2A, lambda table: True)
-    assert problem is not None and "GTID_TAGGED_LOG_EVENT" in problem and "gtid_next" in problem
