@@ -66,7 +66,7 @@ HISTORIES: dict[str, list[tuple[str, str, str]]] = {
             "a",
             "CREATE TABLE a.test_table_3 (product_id INT NOT NULL, product_item VARCHAR(255) "
             "CHARACTER SET utf8mb3, d1 DATE, n1 INT, description TEXT CHARACTER SET utf8mb3, "
-            "ts1 TIMESTAMP NULL, enum_field ENUM('small','medium','large'), "
+            "ts1 TIMESTAMP NULL, enum_field ENUM('tiny','small','medium','large'), "
             "set_field SET('a','b','c','d'), bin_field BINARY(3), js JSON, "
             "product_item_2 VARCHAR(255) CHARACTER SET utf8mb3, d2 DATE, d3 DATE, n2 INT, "
             "description_3 TEXT CHARACTER SET utf8mb3, ts2 TIMESTAMP NULL, d4 DATE, n3 INT, "
