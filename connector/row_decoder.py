@@ -34,6 +34,7 @@ from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import RowsEvent
 
 from connector.converters import EMPTY_SET, binlog_row_values
+from connector.errors import ReplicationError
 from connector.events import TableSchema
 from connector.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
 from connector.mysql_json import parse_mysql_json
@@ -284,9 +285,34 @@ def _enum(src: _Source, var: str, column: Any, codec: str | None, d: int) -> Non
     index = "data[p]" if size == 1 else "u16(data, p)[0]"
     if column.enum_values:
         options = src.constant("enum", tuple(column.enum_values))
-        src.emit(d, f"{var} = {options}[{index}]; p += {size}")
+        count = len(column.enum_values)
+        stop = src.constant("enum_index_beyond", _EnumIndexBeyond(column.name, count - 1))
+        src.emit(d, f"i = {index}; p += {size}")
+        src.emit(d, f"{var} = {options}[i] if i < {count} else {stop}(i)")
     else:
         src.emit(d, f"{var} = None; p += {size}")
+
+
+class EnumIndexError(ReplicationError):
+    """A row holds an ENUM index beyond the column's labels: the table structure the connector has
+    (from DDL or a schema history, when the TABLE_MAP carries no labels) is not the one the row was
+    written with."""
+
+
+class _EnumIndexBeyond:
+    """Raised from a generated reader: names the column and the counts (an IndexError would not)."""
+
+    __slots__ = ("column", "labels")
+
+    def __init__(self, column: str | None, labels: int) -> None:
+        self.column, self.labels = column, labels
+
+    def __call__(self, index: int) -> Any:
+        raise EnumIndexError(
+            f"ENUM column {self.column or '?'} holds index {index}, but its structure has "
+            f"{self.labels} labels: the DDL or schema history describing the table does not match "
+            "the binlog"
+        )
 
 
 def _set(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
@@ -578,7 +604,7 @@ class _LabelsFromModel:
 
     def __init__(self, schema: TableSchema) -> None:
         self._facts = tuple(
-            (index, column.data_type.upper(), tuple(column.enum_values), column.unsigned)
+            (index, column.data_type.upper(), tuple(column.enum_values), column.unsigned, column.name)
             for index, column in enumerate(schema.table.columns)
             if column.data_type.upper() in ("ENUM", "SET") or column.unsigned
         )
@@ -594,13 +620,14 @@ class _LabelsFromModel:
             return self._patched
         patched = list(columns)
         changed = False
-        for index, kind, options, unsigned in self._facts:
+        for index, kind, options, unsigned, name in self._facts:
             if index >= len(patched):
                 continue
             column = patched[index]
             if kind == "ENUM" and column.type == FIELD_TYPE.ENUM and not getattr(column, "enum_values", None):
                 column = copy.copy(column)
                 column.enum_values = ["", *options]  # the library's list: index 0 is ''
+                column.name = column.name or name  # for messages (the library names values itself)
             elif kind == "SET" and column.type == FIELD_TYPE.SET and not getattr(column, "set_values", None):
                 column = copy.copy(column)
                 column.set_values = list(options)

@@ -16,18 +16,26 @@ import json
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.config import ConnectorConfig
 from connector.converters import ConverterSettings, UnrepresentableValueError
 from connector.events import EventBuilder, TableSchema
-from connector.row_decoder import BinlogRowDecoder, _all_present, _LibraryRows, compile_image_reader
+from connector.row_decoder import (
+    BinlogRowDecoder,
+    EnumIndexError,
+    _all_present,
+    _LibraryRows,
+    compile_image_reader,
+)
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
@@ -487,3 +495,13 @@ def test_a_full_image_bitmap_counts_only_the_tables_columns() -> None:
     assert _all_present(b"\xff\xff\xff", 22)
     assert _all_present(b"\xff\xff\x3f", 22)
     assert not _all_present(b"\xff\xfc\xff", 22)  # columns 8 and 9 missing (binlog_row_image=NOBLOB)
+
+
+def test_an_enum_index_beyond_the_labels_stops_naming_the_column() -> None:
+    # Labels from a DDL or schema history that does not match the binlog (a replayed file whose
+    # TABLE_MAP has no ENUM_STR_VALUE metadata): index 2 of a one-label ENUM.
+    column = SimpleNamespace(type=FIELD_TYPE.ENUM, size=1, enum_values=["", "a"], name="e")
+    reader = compile_image_reader([column], {})
+    assert reader(b"\x00\x01", 0) == (["a"], 2)
+    with pytest.raises(EnumIndexError, match="ENUM column e holds index 2, but its structure has 1 labels"):
+        reader(b"\x00\x02", 0)
