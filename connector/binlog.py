@@ -7,7 +7,9 @@ asks for GTID events via ``@mariadb_slave_capability``), while a GTID start uses
 a generic warning, so we refuse its silent reconnects and own the policy (bounded attempts with
 backoff, from our own last position, with the real error in the message); (c) it silently drops event
 types it does not implement, so we ask for them: ``connector.binlog_guard`` refuses the ones that
-carry data we would lose (compressed transactions / compressed row events).
+carry data we would lose (MariaDB's compressed events, unknown event types). MySQL 8's compressed
+transactions (TRANSACTION_PAYLOAD) come as such an event too: ``_iterate`` expands them into their
+inner events with ``connector.binlog_events`` (the file source's implementation).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Any
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.event import NotImplementedEvent
 
+from connector.binlog_events import TRANSACTION_PAYLOAD_EVENT, server_payload
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.mysql_types import teach_the_library
@@ -203,7 +207,10 @@ class BinlogReader:
             raw = RawEvent(
                 event, file, start_pos, end_pos, int(event.timestamp), int(packet.server_id), etype
             )
-            yield raw
+            if etype == TRANSACTION_PAYLOAD_EVENT and isinstance(event, NotImplementedEvent):
+                yield from server_payload(raw)
+            else:
+                yield raw
 
     def _discard_stream(self) -> None:
         stream, self._stream = self._stream, None

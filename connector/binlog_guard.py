@@ -3,8 +3,8 @@
 A server can change under a running connector: ``SET GLOBAL binlog_format='STATEMENT'`` makes the
 next INSERT a query event, ``binlog_row_image='MINIMAL'`` leaves columns out of row images,
 MySQL's ``binlog_row_value_options=PARTIAL_JSON`` with a MINIMAL before image sends JSON diffs
-without the documents they apply to, compression
-wraps rows in events mysql-replication cannot read. Each of these would otherwise be counted and
+without the documents they apply to, MariaDB's compression wraps rows in events mysql-replication
+cannot read. Each of these would otherwise be counted and
 passed without a record (or produce wrong records), silently losing changes.
 
 The pure functions here recognise such events (``statement_dml``, ``incomplete_image``,
@@ -44,6 +44,8 @@ UNREADABLE_DATA_EVENTS = {
     0x15: ("PRE_GA_UPDATE_ROWS_EVENT", "a server version that writes v1/v2 rows events"),
     0x16: ("PRE_GA_DELETE_ROWS_EVENT", "a server version that writes v1/v2 rows events"),
     0x1A: ("INCIDENT_EVENT (the source server lost changes)", "a new snapshot of the affected tables"),
+    # Compressed transactions are expanded by the readers (connector.binlog_events); one arrives
+    # here only if a reader did not expand it.
     0x28: ("TRANSACTION_PAYLOAD_EVENT (compressed transaction)", "binlog_transaction_compression=OFF"),
     0xA5: ("QUERY_COMPRESSED_EVENT", "log_bin_compress=OFF"),
     0xA6: ("WRITE_ROWS_COMPRESSED_EVENT_V1", "log_bin_compress=OFF"),

@@ -19,6 +19,7 @@ from typing import Any
 import javaproperties
 
 from ddl.errors import ConfigError
+from snapshot.modes import MODE_ALIASES, SNAPSHOT_MODES
 
 log = logging.getLogger(__name__)
 
@@ -256,18 +257,8 @@ PROPERTIES: tuple[Property, ...] = (
         "initial",
         "When to snapshot (custom: the snapshot.spi.Snapshotter named by snapshot.mode.custom.name).",
         kind="choice",
-        choices=(
-            "initial",
-            "initial_only",
-            "when_needed",
-            "no_data",
-            "recovery",
-            "never",
-            "always",
-            "configuration_based",
-            "custom",
-        ),
-        aliases={"schema_only": "no_data", "schema_only_recovery": "recovery"},
+        choices=SNAPSHOT_MODES,
+        aliases=dict(MODE_ALIASES),
     ),
     _p(
         "snapshot.mode.custom.name",

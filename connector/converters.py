@@ -578,7 +578,11 @@ def _codec_for(name: str) -> codecs.CodecInfo | None:
     return codecs.CodecInfo(encode, decode, name=name)
 
 
-codecs.register(_codec_for)
+@functools.cache
+def _register_codecs() -> None:
+    """Adds ``_codec_for`` to Python's codec search once, when the first table needs one of its
+    codecs (not at import: importing the module should not change the process's codec registry)."""
+    codecs.register(_codec_for)
 
 
 def binlog_encoding(charset: str | None) -> str:
@@ -588,6 +592,7 @@ def binlog_encoding(charset: str | None) -> str:
     if _MULTI_BYTE_CODECS.get(key) == "utf-8":
         return "utf-8"  # the common case: Python's C decoder (MySQL rejects invalid UTF-8 input)
     if key in _MULTI_BYTE_CODECS or key in _SINGLE_BYTE_OVERRIDES or key in _UPPER_HALVES:
+        _register_codecs()
         return _CODEC_PREFIX + key
     return "utf-8"
 

@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from connector.transforms.base import Options
+from connector.transforms.base import Options, build_plugin, options_under
 from ddl.errors import ConfigError
 from ddl.model import Column, JdbcType, Table
 from sink.connect import ConnectSchema
@@ -178,16 +178,5 @@ def build_converters(props: Mapping[str, str]) -> tuple[CustomConverter, ...]:
     """The custom converters of ``converters=...``, in order; an unknown class is a ConfigError."""
     out = []
     for alias in converter_aliases(props):
-        prefix = f"{alias}."
-        options = Options(prefix, {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)})
-        class_name = options.get("type")
-        if not class_name:
-            raise ConfigError(options.key("type"), f"is required: the class of converter {alias!r}")
-        factory = CONVERTERS.get(class_name)
-        if factory is None:
-            raise ConfigError(
-                options.key("type"),
-                f"unknown converter class {class_name}; supported: {', '.join(sorted(CONVERTERS))}",
-            )
-        out.append(factory(options))
+        out.append(build_plugin(options_under(props, f"{alias}."), "converter", alias, CONVERTERS))
     return tuple(out)

@@ -84,7 +84,12 @@ class Delivery:
         self.pending: list[ChangeRecord] = []
         self.in_flight = 0  # records the sinks are being handed now
         self.pending_offset: SourceOffset | None = None  # offset after the last record emitted
-        self.sent: list[ChangeRecord] = []  # handed to the sinks, not yet flushed
+        # Handed to the sinks, not yet flushed: counted, and kept only where they are needed again
+        # (re-sent after an abandoned transaction, or handed to on_delivered): records held until
+        # the offset flush only to be counted kept the collector busy and the memory high.
+        self.sent_count = 0
+        self.sent: list[ChangeRecord] = []
+        self._keep_sent = transaction is not None or on_delivered is not None
         self.sent_offset: SourceOffset | None = None
         self.last_record_offset: SourceOffset | None = None  # of the last record the sinks got
         self.stored_offset: SourceOffset | None = None
@@ -115,7 +120,7 @@ class Delivery:
                 self.flush()  # transaction.boundary=poll: this batch is one transaction
                 return
             self._send()
-            if len(self.sent) + self.max_batch > self.max_queue:
+            if self.sent_count + self.max_batch > self.max_queue:
                 # The queue is full: wait for the sinks before reading on (a sink that commits
                 # offsets bounds what it holds itself: sink.spark.batch.max.events).
                 self.flush(force=False)
@@ -125,7 +130,7 @@ class Delivery:
     @property
     def queued(self) -> int:
         """Records held between the source and the sinks' durable flush (``max.queue.size`` bounds it)."""
-        return len(self.pending) + self.in_flight + len(self.sent)
+        return len(self.pending) + self.in_flight + self.sent_count
 
     def advance(self, offset: SourceOffset) -> None:
         self.pending_offset = offset
@@ -166,7 +171,9 @@ class Delivery:
                 raise
             finally:
                 self.in_flight = 0
-            self.sent.extend(batch)
+            self.sent_count += len(batch)
+            if self._keep_sent:
+                self.sent.extend(batch)
             for record in reversed(batch):
                 if record.offset is not None:
                     self.last_record_offset = SourceOffset.coerce(record.offset)
@@ -181,17 +188,18 @@ class Delivery:
             return  # never store an offset past records that may not have been delivered
         self._send()
         batch, self.sent = self.sent, []
+        count, self.sent_count = self.sent_count, 0
         offset = self.sent_offset
         flushed = self.sinks if force else [s for s in self.sinks if not s.commits_offsets]
         changed = offset is not None and offset != self.stored_offset
         try:
-            if self.transaction is not None and (batch or changed):
+            if self.transaction is not None and (count or changed):
                 # Exactly once: the records and the offset after them become visible together.
                 self._commit(batch, offset if changed else None)
-            elif batch and self.transaction is None:
-                self._flush_sinks(flushed, len(batch))
-            if batch:
-                self.delivered += len(batch)
+            elif count and self.transaction is None:
+                self._flush_sinks(flushed, count)
+            if count:
+                self.delivered += count
                 if self.on_delivered is not None:
                     self.on_delivered(batch)
         except BaseException:

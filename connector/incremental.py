@@ -47,6 +47,7 @@ from connector.events import SourcePosition, TableSchema
 from connector.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
+from snapshot.binlog_status import executed_gtids
 from snapshot.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
 from snapshot.snapshotter import quote_table
 
@@ -451,11 +452,8 @@ class IncrementalSnapshot:
             )
 
     def _executed_gtids(self, conn: pymysql.connections.Connection) -> GtidSet:
-        variable = "gtid_binlog_pos" if self.flavor == "mariadb" else "gtid_executed"
         with conn.cursor() as cur:
-            cur.execute(f"SELECT @@global.{variable}")
-            row = cur.fetchone()
-        return GtidSet.parse(str(row[0] or "") if row else "")
+            return executed_gtids(cur, self.flavor)
 
     # -- what the stream tells ----------------------------------------------------------------------
     def on_marker(self, marker_id: str, kind: str, deleted: bool) -> bool:

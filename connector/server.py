@@ -22,6 +22,7 @@ from connector.errors import PrerequisiteError
 from connector.tls import describe_tls_failure, tls_settings
 from ddl.errors import ConfigError
 from ddl.position import BinlogPosition
+from snapshot.binlog_status import executed_gtids_text, flavor_of
 
 log = logging.getLogger(__name__)
 
@@ -213,7 +214,7 @@ class ServerProbe:
         with connect(self.config) as conn, conn.cursor() as cur:
             cur.execute("SELECT VERSION()")
             version = str(cur.fetchone()[0])
-            flavor = "mariadb" if "mariadb" in version.lower() else "mysql"
+            flavor = flavor_of(version)
             names = [
                 "log_bin",
                 "binlog_format",
@@ -311,8 +312,7 @@ class ServerProbe:
             raise PrerequisiteError("the server reports no binary log status: is log_bin enabled?")
         gtids: str | None = None
         if info.flavor == "mariadb":
-            cur.execute("SELECT @@GLOBAL.gtid_binlog_pos")
-            gtids = str(cur.fetchone()[0] or "") or None
+            gtids = executed_gtids_text(cur, info.flavor) or None
         elif info.gtid_mode and len(row) >= 5:
             gtids = str(row[4] or "").replace("\n", "") or None
         return BinlogPosition(str(row[0]), int(row[1]), gtids)

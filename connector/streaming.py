@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pymysqlreplication.event import (
     FormatDescriptionEvent,
@@ -57,10 +57,22 @@ from connector.signals import InProcessSignalChannel
 from connector.transactions import TransactionMetadata, non_gtid_transaction_id
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
+from snapshot.binlog_status import executed_gtids
 
 __all__ = ["InconsistentSchemaError", "StreamingSource"]
 
 log = logging.getLogger(__name__)
+
+
+class EventReader(Protocol):
+    """A source of RawEvents: ``BinlogReader`` (a server) or ``BinlogFileReader`` (files)."""
+
+    def events(self) -> Iterator[RawEvent]: ...
+
+    def close(self) -> None: ...
+
+
+ReaderFactory = Callable[[str, int], EventReader]
 
 
 # A partial JSON update (MySQL PARTIAL_JSON) is an update whose after image the decoder rebuilds.
@@ -99,6 +111,7 @@ class StreamingSource:
         offset: Mapping[str, Any],
         metrics: ConnectorMetrics | None = None,
         in_process_signals: InProcessSignalChannel | None = None,
+        reader_factory: ReaderFactory | None = None,
     ) -> None:
         start = self._start = SourceOffset.from_map(offset)
         self.metrics = metrics
@@ -146,7 +159,10 @@ class StreamingSource:
         self.txn: _Transaction | None = None
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
-        self._reader: BinlogReader | None = None
+        # Where events come from (file, pos) -> reader: the server by default, binlog files for
+        # ``mysql-cdc replay-binlog`` (connector.replay).
+        self._reader_factory: ReaderFactory = reader_factory or self._server_reader
+        self._reader: EventReader | None = None
         self._events: Iterator[RawEvent] | None = None
         self._reposition = False  # reconnect at the restart point after this event
         self._reposition_to: tuple[str | None, int | None, GtidSet | None] | None = None
@@ -280,8 +296,13 @@ class StreamingSource:
             self.txn = None
         else:
             file, pos = self.restart_file, self.restart_pos
+        self._reader = self._reader_factory(file, pos)
+        self._events = self._reader.events()
+        self.file = file
+
+    def _server_reader(self, file: str, pos: int) -> EventReader:
         # With GTIDs, the first transaction not in the set is the one the restart point is in.
-        self._reader = BinlogReader(
+        return BinlogReader(
             self.config,
             file,
             pos,
@@ -289,19 +310,14 @@ class StreamingSource:
             gtids=self._restart_gtids(),
             flavor=self.flavor,
         )
-        self._events = self._reader.events()
-        self.file = file
 
     def _restart_gtids(self) -> GtidSet | None:
         """The GTID set to read from: the offset's, plus, for the sources gtid.source.includes/
         excludes leave out, everything the server has executed (Debezium's merged set)."""
         if not self.gtids or self.gtid_filter is None:
             return self.gtids
-        variable = "gtid_binlog_pos" if self.flavor == "mariadb" else "gtid_executed"
         with connect(self.config) as conn, conn.cursor() as cur:
-            cur.execute(f"SELECT @@global.{variable}")
-            row = cur.fetchone()
-        executed = GtidSet.parse(str(row[0] or "")) if row else GtidSet()
+            executed = executed_gtids(cur, self.flavor)
         return self.gtids.with_sources_of(executed, self.gtid_filter)
 
     def _reopen(self) -> None:

@@ -175,21 +175,45 @@ _TLS_KEYS = (
     "database.ssl.truststore",
     "database.ssl.truststore.password",
 )
-_CACHE: dict[tuple[str, ...], TlsSettings] = {}
+_FILE_KEYS = (
+    "database.ssl.ca",
+    "database.ssl.cert",
+    "database.ssl.key",
+    "database.ssl.keystore",
+    "database.ssl.truststore",
+)
+_CACHE: dict[tuple[object, ...], TlsSettings] = {}
+_CACHE_LIMIT = 16
+
+
+def _file_stamps(values: Mapping[str, str]) -> tuple[tuple[int, int] | None, ...]:
+    """(modification time, size) of each certificate/key file: a rotated certificate (a file
+    replaced in place) makes a new context at the next connection, without a restart."""
+    stamps: list[tuple[int, int] | None] = []
+    for key in _FILE_KEYS:
+        try:
+            stat = os.stat(values[key]) if values[key] else None
+        except OSError:
+            stat = None  # _context reports the unreadable file, naming the property
+        stamps.append((stat.st_mtime_ns, stat.st_size) if stat is not None else None)
+    return tuple(stamps)
 
 
 def tls_settings(props: Mapping[str, str]) -> TlsSettings:
-    """The TLS settings these properties ask for (cached: every connection reuses one context).
-    Missing or unreadable files are ``ConfigError`` naming the property."""
+    """The TLS settings these properties ask for (cached per settings and certificate files: every
+    connection reuses one context until a file changes). Missing or unreadable files are
+    ``ConfigError`` naming the property."""
     values = {k: (props.get(k) or "").strip() for k in _TLS_KEYS}
     mode = (values["database.ssl.mode"] or "preferred").lower()
-    cache_key = tuple(values.values())
+    cache_key = (*values.values(), *_file_stamps(values))
     cached = _CACHE.get(cache_key)
     if cached is not None:
         return cached
     settings = TlsSettings(
         mode, None if mode == "disabled" else _context(values, mode, mode == "verify_identity")
     )
+    if len(_CACHE) >= _CACHE_LIMIT:
+        _CACHE.clear()  # superseded contexts of rotated files
     _CACHE[cache_key] = settings
     return settings
 

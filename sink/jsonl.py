@@ -85,6 +85,9 @@ def write_all(fd: int, parts: list[bytes]) -> None:
     while start < len(parts):
         chunk = parts[start : start + _IOV_MAX]
         written = os.writev(fd, chunk)
+        if written == sum(map(len, chunk)):  # the usual case: all of it, no piece to walk
+            start += len(chunk)
+            continue
         for part in chunk:
             if written < len(part):
                 # A short write ended inside this piece: its rest goes first next time.

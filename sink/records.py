@@ -16,7 +16,7 @@ import orjson
 
 from ddl.model import TableId
 from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, envelope_bytes, envelope_parts
+from sink.connect import ConnectSchema, envelope_bytes
 
 
 class RecordKind(StrEnum):
@@ -99,9 +99,10 @@ def jsonl_lines(
 def jsonl_parts(
     records: Sequence[ChangeRecord], key_schemas: bool = True, value_schemas: bool = True
 ) -> list[bytes]:
-    """``jsonl_lines`` as the pieces that make it up, for a gathering write (``os.writev``): the
-    schemas' kilobytes per record are then copied once, by the kernel, and no batch-sized buffer
-    is built first."""
+    """``jsonl_lines`` as the pieces that make it up, for a gathering write (``os.writev``): per
+    record the key and value payloads plus at most three constant pieces (the topic, the schemas'
+    kilobytes and the headers, made once per combination), so the schemas are copied once, by the
+    kernel, and no batch-sized buffer is built first."""
     parts: list[bytes] = []
     for record in records:
         _append_jsonl_parts(parts, record, key_schemas, value_schemas)
@@ -111,22 +112,98 @@ def jsonl_parts(
 def _append_jsonl_parts(
     parts: list[bytes], record: ChangeRecord, key_schemas: bool, value_schemas: bool
 ) -> None:
-    key = envelope_parts(record.key_schema, record.key, key_schemas)
-    value = envelope_parts(record.value_schema, record.value, value_schemas)
-    parts.append(b'{"topic":')
-    parts.append(orjson.dumps(record.topic))
-    parts.append(b',"key":')
-    parts.extend(key if key is not None else (b"null",))
-    parts.append(b',"value":')
-    parts.extend(value if value is not None else (b"null",))
-    parts.append(b',"headers":')
-    parts.append(_rendered_headers(record.headers)[1])
-    parts.append(b"}\n")
+    key_schema, value_schema, headers = record.key_schema, record.value_schema, record.headers
+    has_key = key_schema is not None or record.key is not None
+    has_value = value_schema is not None or record.value is not None
+    cache_key = (
+        record.topic,
+        id(key_schema),
+        id(value_schema),
+        id(headers),
+        has_key,
+        has_value,
+        key_schemas,
+        value_schemas,
+    )
+    cached = _LINE_FRAMES.get(cache_key)
+    if (
+        cached is None
+        or cached[0] is not key_schema
+        or cached[1] is not value_schema
+        or cached[2] is not headers
+    ):
+        frames = _line_frames(record, has_key, has_value, key_schemas, value_schemas)
+        if not all(isinstance(h.value, str) for h in headers):
+            parts.extend(_interleave(frames, record, has_key, has_value))
+            return  # headers made per record (the key-change pair): nothing worth keeping
+        if len(_LINE_FRAMES) >= 256:
+            _LINE_FRAMES.clear()
+        cached = _LINE_FRAMES[cache_key] = (key_schema, value_schema, headers, frames)
+    parts.extend(_interleave(cached[3], record, has_key, has_value))
+
+
+def _interleave(
+    frames: tuple[bytes, ...], record: ChangeRecord, has_key: bool, has_value: bool
+) -> tuple[bytes, ...]:
+    """The line's pieces: the constant frames around the key and value payloads."""
+    if has_key and has_value:
+        return (
+            frames[0],
+            _payload(record.key_schema, record.key),
+            frames[1],
+            _payload(record.value_schema, record.value),
+            frames[2],
+        )
+    if has_key:
+        return (frames[0], _payload(record.key_schema, record.key), frames[1])
+    if has_value:
+        return (frames[0], _payload(record.value_schema, record.value), frames[1])
+    return frames
+
+
+def _payload(schema: ConnectSchema | None, payload: Any) -> bytes:
+    return orjson.dumps(schema.payload_for_json(payload) if schema is not None else payload)
+
+
+def _envelope_frame(schema: ConnectSchema | None, schemas_enable: bool) -> tuple[bytes, bytes]:
+    """What the JSON converter writes before and after a key's or value's payload."""
+    if not schemas_enable:
+        return b"", b""
+    return b'{"schema":' + (schema.json_bytes if schema is not None else b"null") + b',"payload":', b"}"
+
+
+def _line_frames(
+    record: ChangeRecord, has_key: bool, has_value: bool, key_schemas: bool, value_schemas: bool
+) -> tuple[bytes, ...]:
+    """The constant pieces of a line around its payloads (null key or value included in them):
+    ``{"topic":..,"key":`` + key + ``,"value":`` + value + ``,"headers":{..}}`` and a newline."""
+    segments: list[bytes] = [b'{"topic":' + orjson.dumps(record.topic) + b',"key":']
+    if has_key:
+        key_open, key_close = _envelope_frame(record.key_schema, key_schemas)
+        segments[-1] += key_open
+        segments.append(key_close + b',"value":')
+    else:
+        segments[-1] += b'null,"value":'
+    if has_value:
+        value_open, value_close = _envelope_frame(record.value_schema, value_schemas)
+        segments[-1] += value_open
+        segments.append(value_close)
+    else:
+        segments[-1] += b"null"
+    segments[-1] += b',"headers":' + _rendered_headers(record.headers)[1] + b"}\n"
+    return tuple(segments)
+
+
+# Line frames by topic, schema and header identity (see _HEADER_RENDERINGS for why id() is safe:
+# each entry holds the objects it is keyed by).
+_LINE_FRAMES: dict[tuple[Any, ...], tuple[Any, Any, Any, tuple[bytes, ...]]] = {}
 
 
 # Rendered header tuples by identity: the context headers are one tuple shared by every record of a
 # connector, so their bytes are made once. Tuples holding a struct header (the key-change pair) are
-# made per record and rendered each time.
+# made per record and rendered each time. Keyed by id() because hashing the tuple would hash every
+# header of every record; safe because each entry holds the tuple itself, so its id cannot be freed
+# and reused while the entry exists, and a hit is confirmed by identity.
 _HEADER_RENDERINGS: dict[int, tuple[tuple[Header, ...], tuple[tuple[str, bytes], ...], bytes]] = {}
 
 

@@ -33,6 +33,18 @@ def flavor_of(version_text: str) -> str:
     return MARIADB if "mariadb" in version_text.lower() else MYSQL
 
 
+def executed_gtids_text(cursor: Any, flavor: str) -> str:
+    """The server's executed GTIDs as it prints them: MariaDB's ``gtid_binlog_pos`` (the last GTID
+    written to the binlog per domain), MySQL's ``gtid_executed`` (newlines removed)."""
+    cursor.execute(f"SELECT @@global.{'gtid_binlog_pos' if flavor == MARIADB else 'gtid_executed'}")
+    row = cursor.fetchone()
+    return _text(row[0]).replace("\n", "") if row and row[0] is not None else ""
+
+
+def executed_gtids(cursor: Any, flavor: str) -> GtidSet:
+    return GtidSet.parse(executed_gtids_text(cursor, flavor))
+
+
 def binlog_status_sql(flavor: str, version_text: str) -> str:
     if flavor == MYSQL and server_version(version_text) >= (8, 4):
         return "SHOW BINARY LOG STATUS"
@@ -51,9 +63,7 @@ def read_binlog_position(cursor: Any, flavor: str, version_text: str) -> BinlogP
     file, pos = _text(row[0]), int(row[1])
     gtids: str | None
     if flavor == MARIADB:
-        cursor.execute("SELECT @@global.gtid_binlog_pos")
-        value = cursor.fetchone()
-        gtids = _text(value[0]) if value else ""
+        gtids = executed_gtids_text(cursor, flavor)
     else:
         gtids = _text(row[4]).replace("\n", "") if len(row) > 4 and row[4] is not None else ""
     return BinlogPosition(file, pos, gtids or None)

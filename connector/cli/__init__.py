@@ -1,5 +1,26 @@
-"""The ``mysql-cdc`` command line: ``run``, ``snapshot``, ``verify`` and ``demo``."""
+"""The ``mysql-cdc`` command line: ``run``, ``snapshot``, ``verify``, ``demo`` and the others.
 
-from connector.cli.main import main
+The entry point is a small launcher: it decides the memory allocator of the long-running commands
+(``connector.cli.allocator``) before importing the commands, so that a process which re-executes
+itself with the tuned allocator pays its imports once, not twice.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from connector.cli.allocator import LONG_RUNNING_COMMANDS, reexec_with_tuned_allocator
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] in LONG_RUNNING_COMMANDS:
+        # The process entry point of a long-running command (not a call from Python code).
+        reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
+    # Imported here, after the allocator decision: importing the commands is most of start-up.
+    from connector.cli.commands import main as run_command  # noqa: PLC0415
+
+    return run_command(argv)
+
 
 __all__ = ["main"]

@@ -1,5 +1,5 @@
 import sys
 
-from connector.cli.main import main
+from connector.cli import main
 
 sys.exit(main())

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Mapping, Sequence
 
 OPT_OUT = "MYSQL_CDC_ALLOCATOR"
+# The commands that run long enough for the allocator to matter (the launcher re-executes for them).
+LONG_RUNNING_COMMANDS = frozenset({"run", "snapshot", "replay-binlog"})
 TUNED: Mapping[str, str] = {
     "PYTHONMALLOC": "malloc",
     "MALLOC_MMAP_THRESHOLD_": str(64 << 20),

@@ -25,10 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 from connector.transforms import kafka, predicates, routing
-from connector.transforms.base import Options, Predicate, Transformation, TransformError
+from connector.transforms.base import (
+    Options,
+    Predicate,
+    Transformation,
+    TransformError,
+    build_plugin,
+    options_under,
+)
 from connector.transforms.mysql import ReadToInsertEvent
 from connector.transforms.unwrap import ExtractNewRecordState
 from ddl.errors import ConfigError
@@ -114,38 +120,16 @@ def _aliases(props: Mapping[str, str], key: str) -> list[str]:
     return aliases
 
 
-def _options(props: Mapping[str, str], prefix: str) -> Options:
-    return Options(prefix, {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)})
-
-
-_Built = TypeVar("_Built")
-
-
-def _build(
-    props: Mapping[str, str], kind: str, alias: str, table: Mapping[str, Callable[[Options], _Built]]
-) -> _Built:
-    options = _options(props, f"{kind}.{alias}.")
-    class_name = options.get("type")
-    if not class_name:
-        raise ConfigError(options.key("type"), f"is required: the class of {kind[:-1]} {alias!r}")
-    factory = table.get(class_name)
-    if factory is None:
-        raise ConfigError(
-            options.key("type"),
-            f"unknown {kind[:-1]} class {class_name}; supported: {', '.join(sorted(table))}",
-        )
-    return factory(options)
-
-
 def build_chain(props: Mapping[str, str]) -> TransformChain:
     """The transform chain of the connector properties (``transforms``, ``predicates``)."""
     declared = {
-        alias: _build(props, "predicates", alias, PREDICATES) for alias in _aliases(props, "predicates")
+        alias: build_plugin(options_under(props, f"predicates.{alias}."), "predicate", alias, PREDICATES)
+        for alias in _aliases(props, "predicates")
     }
     steps = []
     for alias in _aliases(props, "transforms"):
-        transform = _build(props, "transforms", alias, TRANSFORMS)
-        options = _options(props, f"transforms.{alias}.")
+        options = options_under(props, f"transforms.{alias}.")
+        transform = build_plugin(options, "transform", alias, TRANSFORMS)
         predicate_alias = options.get("predicate") or None
         predicate = None
         if predicate_alias is not None:

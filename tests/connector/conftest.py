@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from connector.testing.local_server import MySQLServerHandle
-from tests.connector.test_incremental_snapshot import grant_signal_table
+from tests.connector.incremental_support import grant_signal_table
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ def test_run_command_reexecutes_itself_with_the_settings(tmp_path: object) -> No
         fh.write("import os, sys\nsys.stderr.write('allocator=%s\\n' % os.environ.get('PYTHONMALLOC'))\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC" and k != OPT_OUT}
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), REPO])
+    env["PYTHONPROFILEIMPORTTIME"] = "1"  # both interpreters list their imports on stderr
     result = subprocess.run(
         [sys.executable, "-m", "connector.cli", "run", "--config", "/nonexistent.properties"],
         env=env,
@@ -47,6 +48,13 @@ def test_run_command_reexecutes_itself_with_the_settings(tmp_path: object) -> No
         timeout=60,
     )
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines()[0] == "allocator=None"  # the first interpreter
-    assert "allocator=malloc" in result.stderr.splitlines()  # the re-executed one
+    lines = result.stderr.splitlines()
+    probes = [line for line in lines if line.startswith("allocator=")]
+    assert probes[0] == "allocator=None"  # the first interpreter
+    assert "allocator=malloc" in lines  # the re-executed one
+    # The first interpreter only decided the allocator: the commands are imported once, after.
+    first = lines[: lines.index("allocator=malloc")]
+    assert any(line.endswith(" connector.cli.allocator") for line in first)
+    assert not any(line.endswith(" connector.engine") for line in first)
+    assert any(line.endswith(" connector.engine") for line in lines[lines.index("allocator=malloc") :])
     assert "nonexistent.properties" in result.stderr

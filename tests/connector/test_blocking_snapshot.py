@@ -14,7 +14,7 @@ from typing import Any
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind, jsonl_line
-from tests.connector.test_incremental_snapshot import (
+from tests.connector.incremental_support import (
     data_records,
     fill,
     grant_signal_table,
@@ -23,7 +23,7 @@ from tests.connector.test_incremental_snapshot import (
     replay,
     send_signal,
 )
-from tests.connector.test_signal_channels import FAST, running, streamed, table_state
+from tests.connector.signal_support import FAST, running, streamed, table_state
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium" / "incremental" / "blocking.jsonl"
 

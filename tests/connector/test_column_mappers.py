@@ -19,8 +19,8 @@ from connector.events import EventBuilder
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
-from tests.connector.test_streaming import data
-from tests.golden.test_golden_types import snapshot_data_unless_engine_did
+from tests.connector.streaming_support import data
+from tests.golden.golden_support import snapshot_data_unless_engine_did
 
 # Debezium's HashValueConverter, run by the JVM: digest(salt bytes, then the value's bytes) as lower
 # hex, where the bytes are ObjectOutputStream.writeObject(value) (v1) or value.getBytes() (v2); and

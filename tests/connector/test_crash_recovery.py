@@ -5,41 +5,16 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
-import time
 from collections import Counter
-from pathlib import Path
 
 import orjson
 
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
 from ddl.position import BinlogPosition
+from tests.connector.crash_support import read_lines, start_connector, wait_for
 
 TRANSACTIONS = 10_000
-
-
-def start_connector(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("ab"),
-        start_new_session=True,
-    )
-
-
-def read_lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_bytes().splitlines():
-        try:
-            out.append(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            # A line torn by SIGKILL after the last fsync is not covered by a stored offset.
-            continue
-    return out
 
 
 def ids_of(lines: list[dict]) -> list[int]:
@@ -48,14 +23,6 @@ def ids_of(lines: list[dict]) -> list[int]:
         for x in lines
         if x["value"] is not None and x["topic"].endswith(".crash.t")
     ]
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_path):

@@ -98,3 +98,28 @@ def test_once_a_committing_sink_holds_every_record_the_stored_offset_moves_past_
     delivery.advance(after_commit)
     delivery.flush(force=False)
     assert offsets.load() == after_commit  # caught up, as with any other sink
+
+
+def test_records_handed_to_the_sinks_are_not_held_until_the_offset_flush() -> None:
+    records = _records(12)
+    offsets = MemoryOffsetStore()
+    plain = MemorySink()
+    delivery = Delivery([plain], offsets, max_batch=5, interval_s=3600, commit_interval_s=3600)
+    delivery.emit(records)
+    assert delivery.sent_count == 10 and delivery.queued == 12  # two batches sent, two pending
+    assert delivery.sent == []  # counted, not kept: nothing needs them again
+    delivery.flush()
+    assert delivery.delivered == 12 and delivery.queued == 0 and len(plain.records) == 12
+    assert offsets.load() == SourceOffset.coerce(records[-1].offset)
+
+
+def test_records_are_kept_for_on_delivered_until_the_flush() -> None:
+    records = _records(7)
+    seen: list[ChangeRecord] = []
+    delivery = Delivery(
+        [MemorySink()], MemoryOffsetStore(), max_batch=5, interval_s=3600, on_delivered=seen.extend
+    )
+    delivery.emit(records)
+    assert seen == []
+    delivery.flush()
+    assert seen == records

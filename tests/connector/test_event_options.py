@@ -15,7 +15,7 @@ from connector.events import EventBuilder, topic_name
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
-from tests.connector.test_transaction_metadata import FailingSink
+from tests.connector.sink_support import FailingSink
 
 
 def make(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from connector.testing.local_server import MySQLServerHandle
-from tests.connector.test_incremental_snapshot import (
+from tests.connector.incremental_support import (
     data_records,
     fill,
     grant_signal_table,

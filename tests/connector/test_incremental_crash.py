@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
-from tests.connector.test_crash_recovery import read_lines, start_connector, wait_for
+from tests.connector.crash_support import read_lines, start_connector, wait_for
 
 ROWS = 200_000
 CHUNK = 1024

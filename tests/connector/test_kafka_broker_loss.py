@@ -35,7 +35,7 @@ from connector.config import ConnectorConfig
 from connector.factories import build_offset_store
 from connector.testing.local_kafka import LocalKafkaCluster
 from connector.testing.local_server import LocalMySQLServer, free_port
-from tests.connector.test_kafka_engine import (
+from tests.connector.kafka_engine_support import (
     FAST_SERVER_OPTIONS,
     current_gtid_seq,
     gtid_seq,

@@ -16,12 +16,10 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +29,20 @@ from kafka import KafkaConsumer, TopicPartition
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.kafka_offsets import KafkaOffsetStore
-from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, MySQLServerHandle
+from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from sink.jsonl import JsonlSink
 from sink.kafka import KafkaSink
+from tests.connector.kafka_engine_support import (
+    FAST_SERVER_OPTIONS,
+    current_gtid_seq,
+    gtid_seq,
+    insert_rows,
+    start_daemon,
+    topics_with_prefix,
+    wait_for,
+    write_config,
+)
 from tests.kafka_support import KafkaBroker, consume_all
-
-FAST_SERVER_OPTIONS = (*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2")
 
 
 def kafka_props(broker: KafkaBroker, prefix: str, **extra: str) -> dict[str, str]:
@@ -71,17 +77,6 @@ def jsonl_form(
             orjson.dumps({k: v.decode() for k, v in headers}),
             b"}",
         )
-    )
-
-
-def topics_with_prefix(bootstrap: str, prefix: str) -> list[str]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
-    try:
-        names = consumer.topics()
-    finally:
-        consumer.close()
-    return sorted(
-        t for t in names if t == prefix or t.startswith(prefix + ".") or t == f"__debezium-heartbeat.{prefix}"
     )
 
 
@@ -222,28 +217,6 @@ def test_kafka_topics_equal_the_jsonl_sink_and_restart_from_kafka_alone(
 # -- the daemon ---------------------------------------------------------------------------------------
 
 
-def start_daemon(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("ab"),
-        start_new_session=True,
-    )
-
-
-def write_config(path: Path, props: Mapping[str, str]) -> Path:
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    return path
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
-
-
 class TopicCounter:
     """Counts the records in a topic (sum of end offsets) without reading them."""
 
@@ -259,20 +232,6 @@ class TopicCounter:
 
     def close(self) -> None:
         self.consumer.close()
-
-
-def gtid_seq(text: str) -> int:
-    """The sequence number of a single-server GTID: MariaDB ``0-1-42`` / MySQL ``uuid:42`` or the
-    end of ``uuid:1-42``."""
-    last = text.split(",")[0].strip()
-    if ":" in last:
-        return int(last.rsplit(":", 1)[1].split("-")[-1])
-    return int(last.rsplit("-", 1)[1])
-
-
-def current_gtid_seq(server: MySQLServerHandle) -> int:
-    variable = "@@gtid_binlog_pos" if server.is_mariadb else "@@gtid_executed"
-    return gtid_seq(str(server.query(f"SELECT {variable}")[0][0]).replace("\n", ""))
 
 
 def delivered_rows(bootstrap: str, topic: str) -> list[tuple[int, int]]:
@@ -333,31 +292,6 @@ def daemon_setup(
         )
     )
     return props, topic, current_gtid_seq(server) + 1
-
-
-def insert_rows(
-    server: LocalMySQLServer,
-    db: str,
-    first: int,
-    last: int,
-    done: threading.Event,
-    per_second: int | None = None,
-) -> threading.Thread:
-    def run() -> None:
-        started = time.monotonic()
-        with server.connect(db) as conn, conn.cursor() as cur:
-            for i in range(first, last + 1):
-                cur.execute("INSERT INTO t VALUES (%s, %s)", (i, f"value {i}"))
-                conn.commit()
-                if per_second and i % 100 == 0:
-                    ahead = (i - first) / per_second - (time.monotonic() - started)
-                    if ahead > 0:
-                        time.sleep(ahead)
-        done.set()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
 
 
 TRANSACTIONS = 50_000

@@ -26,7 +26,7 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_kafka import kafka_jars
 from connector.testing.local_server import MySQLServerHandle
-from tests.connector.test_kafka_engine import topics_with_prefix
+from tests.connector.kafka_engine_support import topics_with_prefix
 from tests.kafka_support import KafkaBroker, consume_all
 
 JAVA_SOURCE = Path(__file__).parent / "java" / "JsonConverterCheck.java"

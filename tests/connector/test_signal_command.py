@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from connector.cli.main import main
+from connector.cli.commands import main
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
-from tests.connector.test_incremental_snapshot import (
+from tests.connector.incremental_support import (
     data_records,
     fill,
     grant_signal_table,

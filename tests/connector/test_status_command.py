@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from connector.cli.main import main
+from connector.cli.commands import main
 from connector.cli.status import byte_lag
 from connector.config import ConnectorConfig
 from connector.engine import Engine

@@ -13,7 +13,8 @@ from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from sink.jsonl import JsonlSink
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
+from sink.records import RecordKind
+from tests.connector.streaming_support import data
 
 
 def make_engine(
@@ -26,10 +27,6 @@ def make_engine(
         )
     )
     return Engine(config, sinks=[memory, *sinks]), memory
-
-
-def data(records: list[ChangeRecord], table: str | None = None) -> list[ChangeRecord]:
-    return [r for r in records if r.kind == RecordKind.DATA and (table is None or r.table_id.table == table)]
 
 
 def last_gtid(server: MySQLServerHandle, db: str, *statements: str) -> str | None:

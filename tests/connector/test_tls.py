@@ -14,6 +14,7 @@ import pytest
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.errors import PrerequisiteError
+from connector.server import connect
 from connector.testing.local_server import CONNECTOR_GRANTS, LocalMySQLServer
 from sink.memory import MemorySink
 from sink.records import RecordKind
@@ -174,6 +175,25 @@ def test_wrong_ca_fails_naming_database_ssl_ca(
     ) as info:
         Engine(ConnectorConfig.from_mapping(config)).run()
     assert "cdc-secret" not in str(info.value)
+
+
+def test_a_rotated_ca_file_is_used_at_the_next_connection_without_a_restart(
+    certs: Certs, tls_server: LocalMySQLServer, tmp_path: Path
+) -> None:
+    ca = tmp_path / "rotating-ca.pem"
+    ca.write_bytes(Path(certs["other-ca.pem"]).read_bytes())
+    config = ConnectorConfig.from_mapping(
+        props(tls_server, tmp_path, **{"database.ssl.mode": "verify_ca", "database.ssl.ca": str(ca)})
+    )
+    with pytest.raises(PrerequisiteError, match=r"certificate is not trusted"):
+        connect(config).close()
+    ca.write_bytes(Path(certs["ca.pem"]).read_bytes())  # the operator rotates the CA file in place
+    with connect(config) as conn, conn.cursor() as cur:
+        cur.execute(
+            "SELECT VARIABLE_VALUE FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'"
+        )
+        row = cur.fetchone()
+    assert row is not None and row[0]
 
 
 def test_missing_ca_file_names_database_ssl_ca(tls_server: LocalMySQLServer, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from connector.transactions import (
 )
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
+from tests.connector.sink_support import FailingSink
 
 META = {"provide.transaction.metadata": "true"}
 
@@ -166,21 +167,6 @@ def test_disabled_by_default(mysql_server: MySQLServerHandle, unique_db: str, tm
     engine.close()
     assert [summary(r) for r in streamed(memory.records)] == [("t", "c", None), ("t", "c", None)]
     assert all(r.offset is not None and "transaction_id" not in r.offset for r in memory.records)
-
-
-class FailingSink(MemorySink):
-    """Once armed, accepts ``batches`` more batches, then fails like a broker going away."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.batches: int | None = None
-
-    def send(self, records: Sequence[ChangeRecord]) -> None:
-        if self.batches == 0:
-            raise ConnectionError("sink unavailable")
-        if self.batches is not None:
-            self.batches -= 1
-        super().send(records)
 
 
 @pytest.mark.parametrize(("batch_size", "delivered_batches"), [(1, 1), (2, 1), (2, 2), (2, 4)])

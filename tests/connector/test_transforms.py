@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from connector import EmbeddedEngine
-from connector.cli.main import main as cli_main
+from connector.cli.commands import main as cli_main
 from connector.config import ConnectorConfig
 from connector.custom_converters import CONVERTERS, CustomConversion, register_converter
 from connector.delivery import Delivery

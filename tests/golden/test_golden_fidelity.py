@@ -41,7 +41,7 @@ from ddl.serialize import unquote_enum_value
 from sink.memory import MemorySink
 from sink.records import jsonl_line
 from tests.golden.compare import MISSING, Known, compare, load, own_database, recording
-from tests.golden.test_golden_types import _without_trailing_fraction_zeros, snapshot_data_unless_engine_did
+from tests.golden.golden_support import _without_trailing_fraction_zeros, snapshot_data_unless_engine_did
 from tests.golden.workloads import (
     FIDELITY_CASES,
     FIDELITY_SERVER_OPTIONS,

@@ -60,7 +60,7 @@ from connector.testing.local_server import LocalMySQLServer
 from sink.memory import MemorySink
 from sink.records import jsonl_line
 from tests.golden.compare import Known, compare, load, own_database, recording
-from tests.golden.test_golden_types import snapshot_data_unless_engine_did
+from tests.golden.golden_support import snapshot_data_unless_engine_did
 from tests.golden.workloads import CASES, golden_config, mode_db, run_statements
 
 # Differences from Debezium we keep on purpose (each with its reason). Everything else fails.

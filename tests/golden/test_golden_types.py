@@ -30,8 +30,9 @@ from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind, jsonl_line
-from tests.connector.test_converters import Spec
+from tests.connector.converter_specs import Spec
 from tests.golden.compare import Known, compare, load, own_database, recording
+from tests.golden.golden_support import _without_trailing_fraction_zeros, snapshot_data_unless_engine_did
 from tests.golden.workloads import (
     DB,
     DEBEZIUM,
@@ -94,13 +95,6 @@ KNOWN: list[Known] = [
 ]
 
 
-def _without_trailing_fraction_zeros(text: str) -> str:
-    """``...10.500Z`` -> ``...10.5Z``, ``...10.000Z`` -> ``...10Z``."""
-    head, dot, fraction = text.removesuffix("Z").partition(".")
-    fraction = fraction.rstrip("0")
-    return f"{head}.{fraction}Z" if dot and fraction else f"{head}Z"
-
-
 @pytest.fixture(scope="module")
 def families(mysql_server: LocalMySQLServer) -> Iterator[dict[str, list[Spec]]]:
     families = all_families(mysql_server)
@@ -128,27 +122,6 @@ def run_variant(
     finally:
         engine.close()
     return list(memory.records)
-
-
-def snapshot_data_unless_engine_did(engine: Engine, memory: MemorySink) -> None:
-    """Until the engine runs the data snapshot itself (it currently snapshots the schema only), run
-    the real ``snapshot.Snapshotter`` with the engine's own snapshot listener, exactly as the engine
-    will: same connection settings, same record builder, same delivery."""
-    if any(r.op == "r" for r in memory.records):
-        return
-    from connector.server import snapshot_connection_factory as connection_factory
-    from connector.snapshot_source import SnapshotEmitter
-    from snapshot.snapshotter import SnapshotSettings, Snapshotter
-
-    assert engine.info is not None
-    emitter = SnapshotEmitter(engine)
-    Snapshotter(
-        SnapshotSettings(),
-        connection_factory(engine.config),
-        engine.filter.table_captured,
-        engine.info.flavor,
-    ).run(emitter)
-    engine.delivery.flush()
 
 
 def by_id(records: Sequence[ChangeRecord], op: str) -> dict[int, dict[str, Any]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from connector.config import ConnectorConfig
 from connector.testing.local_server import MySQLServerHandle
-from tests.connector.test_converters import FAMILIES, Spec, charset_specs, create_sql
+from tests.connector.converter_specs import FAMILIES, Spec, charset_specs, create_sql
 
 HERE = Path(__file__).resolve().parent
 DEBEZIUM = HERE / "debezium"  # the recordings of real Debezium 3.6.3 (record_debezium.py)

@@ -274,3 +274,24 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     return value
+
+
+KEYED = ("accounts", "ledger", "places")
+
+
+def connector_props(
+    server: Any, db: str, prefix: str, broker: str, tmp_path: Path, **extra: str
+) -> dict[str, str]:
+    return server.connector_properties(
+        **{
+            "name": prefix,
+            "topic.prefix": prefix,
+            "database.include.list": db,
+            "data.dir": str(tmp_path / f"data-{prefix}"),
+            "skipped.operations": "none",
+            "poll.interval.ms": "100",
+            "sink.type": "kafka",
+            "sink.kafka.bootstrap.servers": broker,
+            **extra,
+        }
+    )

@@ -31,7 +31,7 @@ from sink.kafka import KafkaSink
 from sink.kafka_confluent import ConfluentKafkaSink, confluent_settings
 from sink.records import ChangeRecord, jsonl_line
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
-from tests.sink.test_kafka_sink import Table, jsonl_form, mixed_stream, sink_config
+from tests.sink.kafka_sink_support import Table, jsonl_form, mixed_stream, sink_config
 
 Row = tuple[str, int, bytes | None, bytes | None, tuple[tuple[str, bytes], ...]]
 

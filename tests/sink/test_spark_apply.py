@@ -19,8 +19,10 @@ from sink.spark import settings_from_config
 from tests.kafka_support import KafkaBroker
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_apply_support import (
+    KEYED,
     ApplyJob,
     changelog_events,
+    connector_props,
     job_properties,
     kafka_events,
     rows_of,
@@ -28,33 +30,13 @@ from tests.sink.spark_apply_support import (
     verify_against_mysql,
     wait_stored_through_marker,
 )
+from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
-from tests.sink.test_spark_support import spark_for_tests
-
-KEYED = ("accounts", "ledger", "places")
 
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
     return spark_for_tests(tmp_path_factory.mktemp("spark-apply-reader"))
-
-
-def connector_props(
-    server: Any, db: str, prefix: str, broker: str, tmp_path: Path, **extra: str
-) -> dict[str, str]:
-    return server.connector_properties(
-        **{
-            "name": prefix,
-            "topic.prefix": prefix,
-            "database.include.list": db,
-            "data.dir": str(tmp_path / f"data-{prefix}"),
-            "skipped.operations": "none",
-            "poll.interval.ms": "100",
-            "sink.type": "kafka",
-            "sink.kafka.bootstrap.servers": broker,
-            **extra,
-        }
-    )
 
 
 @pytest.mark.slow

@@ -19,16 +19,17 @@ from ddl.model import TableId
 from tests.kafka_support import KafkaBroker
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_apply_support import (
+    KEYED,
     ApplyJob,
     changelog_events,
+    connector_props,
     job_properties,
     kafka_events,
     verify_against_mysql,
 )
 from tests.sink.spark_cluster import SparkCluster
+from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
-from tests.sink.test_spark_apply import KEYED, connector_props
-from tests.sink.test_spark_support import spark_for_tests
 
 
 @pytest.fixture(scope="module")

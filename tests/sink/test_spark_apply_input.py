@@ -20,7 +20,7 @@ from sink.spark.apply import MicroBatchApplier, apply_settings
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader
 from tests.kafka_support import KafkaBroker
 from tests.sink.spark_apply_support import ApplyJob, job_properties, table_paths
-from tests.sink.test_spark_support import Emitter, col, make_table
+from tests.sink.spark_support import Emitter, col, make_table
 
 TABLE = make_table(
     "shop",

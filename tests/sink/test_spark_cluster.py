@@ -26,8 +26,8 @@ from ddl.model import TableId
 from sink.spark import settings_from_config
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_cluster import SparkCluster
+from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
-from tests.sink.test_spark_support import spark_for_tests
 
 KEYED = ("accounts", "ledger", "places")
 

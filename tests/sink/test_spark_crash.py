@@ -28,7 +28,7 @@ from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from sink.spark import SparkSink, in_snapshot
-from tests.sink.test_spark_support import spark_for_tests
+from tests.sink.spark_support import spark_for_tests
 
 PREFILL_A, PREFILL_B = 3000, 600
 

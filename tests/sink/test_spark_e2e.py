@@ -24,8 +24,8 @@ from sink.records import ChangeRecord, RecordKind
 from sink.spark import SparkSink
 from sink.spark.session import delta_jars
 from tests.sink.delta_readers import read_with_delta_rs, read_with_plain_pyspark
+from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
-from tests.sink.test_spark_support import spark_for_tests
 
 
 @pytest.fixture(scope="module")

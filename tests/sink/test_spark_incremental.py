@@ -17,8 +17,8 @@ from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
 from sink.spark import SparkSink, read_current_state
-from tests.connector.test_incremental_snapshot import fill, grant_signal_table, race_writer, send_signal
-from tests.sink.test_spark_support import spark_for_tests
+from tests.connector.incremental_support import fill, grant_signal_table, race_writer, send_signal
+from tests.sink.spark_support import spark_for_tests
 
 ROWS = 20_000
 

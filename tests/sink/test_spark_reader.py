@@ -53,7 +53,7 @@ from sink.spark_reader import (
     row_struct_type,
     widen,
 )
-from tests.sink.test_spark_support import Emitter, col, make_table, spark_for_tests, utc
+from tests.sink.spark_support import Emitter, col, make_table, spark_for_tests, utc
 
 J = JdbcType
 TYPES = make_table(

@@ -27,7 +27,7 @@ from sink.records import ChangeRecord, RecordKind
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state, session_settings
 from sink.spark.evolution import renames_in_ddl
 from sink.spark.writer import DeltaWriter
-from tests.sink.test_spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
+from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
 
 J = JdbcType
 ORDERS = make_table(

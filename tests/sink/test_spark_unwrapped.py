@@ -17,7 +17,7 @@ from connector.testing.fake import FakeConnector
 from ddl.model import TableId
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state
 from sink.spark_reader import METADATA_NAMES, debezium_changelog, read_jsonl_values
-from tests.sink.test_spark_support import spark_for_tests
+from tests.sink.spark_support import spark_for_tests
 
 UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
 MODES = {

@@ -22,7 +22,7 @@ from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
 from sink.spark import SparkSink
-from tests.sink.test_spark_support import spark_for_tests
+from tests.sink.spark_support import spark_for_tests
 
 DDL = """CREATE TABLE allt (
   id INT PRIMARY KEY,

@@ -14,7 +14,6 @@ import textwrap
 from collections.abc import Sequence
 from types import FrameType
 
-from connector.cli.allocator import reexec_with_tuned_allocator
 from connector.cli.demo import run_demo
 from connector.cli.signal import add_signal_parser, signal_command
 from connector.cli.snapshot import snapshot_command
@@ -30,6 +29,7 @@ from connector.config import (
 )
 from connector.engine import Engine
 from connector.log_format import JsonFormatter
+from connector.replay import BinlogReplay
 from connector.version import __version__
 from ddl.model import TableId
 
@@ -163,6 +163,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_signal_parser(sub, _add_config_args)
 
+    replay = sub.add_parser(
+        "replay-binlog",
+        help="replay archived binlog files into the sinks, without a server, then exit",
+        description="Read binlog files (in the order given; a ROTATE at a file's end continues with "
+        "the next one) and stream their changes into the configured sinks with the configured "
+        "offset store, filters and transforms, as `run` would from a server; then exit. No server "
+        "connection is made. A second run with the same offset store resumes after what the first "
+        "stored. Table structures come from the files' DDL, the schema history, or the tables' "
+        "FULL row metadata.",
+        epilog=_properties_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_config_args(replay, metrics_port=False)
+    replay.add_argument("files", nargs="+", metavar="FILE", help="binlog files, in replay order")
+
     apply = sub.add_parser(
         "spark-apply",
         help="apply the connectors' Kafka topics to Delta tables (Spark Structured Streaming)",
@@ -248,6 +263,20 @@ def cmd_signal(args: argparse.Namespace, config: ConnectorConfig) -> int:
     return signal_command(config, args)
 
 
+def cmd_replay_binlog(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    replay = BinlogReplay(config, args.files)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d received; stopping after the current batch", signum)
+        replay.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    replay.run()
+    log.info("replay done; %d records delivered", replay.delivered)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
@@ -283,14 +312,12 @@ COMMANDS = {
     "status": cmd_status,
     "verify": cmd_verify,
     "signal": cmd_signal,
+    "replay-binlog": cmd_replay_binlog,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if argv is None and args.command in ("run", "snapshot"):
-        # The process entry point of a long-running command (not a call from Python code).
-        reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
     if args.command == "demo":
         setup_logging(args.log_level)
         return cmd_demo(args)
