@@ -753,13 +753,15 @@ def _json_from_binlog(value: Any) -> Any:
     # MariaDB stores JSON as LONGTEXT: the binlog carries the very text the snapshot SELECT returns.
     if isinstance(value, str):
         return value
-    # MySQL binary JSON, parsed by mysql-replication into Python values: render it the way MySQL
-    # prints JSON so that streaming and snapshot agree. Partial updates cannot be rendered from
-    # the diff alone.
+    # MySQL binary JSON, parsed into Python values (connector.mysql_json): render it the way MySQL
+    # prints JSON so that streaming and snapshot agree. A partial update's diff reaches this point
+    # only through the library's fallback decoder (images without every column), which cannot
+    # rebuild the document (connector.row_decoder does, from a full before image).
     if type(value).__name__ == "JsonDiff":
         raise ValueError(
-            "JSON partial updates (binlog_row_value_options=PARTIAL_JSON) are not "
-            "supported: set binlog_row_value_options='' on the server"
+            "a JSON partial update (binlog_row_value_options=PARTIAL_JSON) without the whole "
+            "before image cannot be rebuilt: set binlog_row_image=FULL, or "
+            "binlog_row_value_options='' on the server"
         )
     return _render_mysql_json(value)
 

@@ -20,9 +20,12 @@ from typing import Any
 
 from pymysqlreplication import binlogstream as library_stream
 from pymysqlreplication import column as library_column
+from pymysqlreplication import event as library_event
 from pymysqlreplication import gtid as library_gtid
+from pymysqlreplication import row_event as library_rows
 
-from connector.mysql_gtid_events import encode_gtid_set
+from connector.json_diff import read_length_encoded
+from connector.mysql_gtid_events import decode_previous_gtids, encode_gtid_set
 from ddl.position import GtidSet
 
 VECTOR = 242
@@ -43,6 +46,50 @@ def teach_the_library() -> None:
     parse_column_definition.mysql_cdc_vector = True  # type: ignore[attr-defined]
     setattr(library_column.Column, _PARSER_NAME, parse_column_definition)
     library_stream.GtidSet = DumpGtidSet
+    library_event.PreviousGtidsEvent.__init__ = _previous_gtids_init
+    read_optional = library_rows.TableMapEvent._get_optional_meta_data
+
+    def get_optional_meta_data(self: Any) -> Any:
+        _drop_unknown_optional_metadata(self.packet)
+        return read_optional(self)
+
+    library_rows.TableMapEvent._get_optional_meta_data = get_optional_meta_data
+
+
+# -- PREVIOUS_GTIDS: the library reads only the untagged encoding (a tagged one makes it read past
+# the event). Ours reads both; the set's text is kept where the library keeps its own.
+def _previous_gtids_init(
+    self: Any, from_packet: Any, event_size: int, table_map: Any, ctl: Any, **kwargs: Any
+) -> None:
+    library_event.BinLogEvent.__init__(self, from_packet, event_size, table_map, ctl, **kwargs)
+    gtids = decode_previous_gtids(bytes(self.packet.read(event_size)))
+    self._previous_gtids = str(gtids)
+    self._gtids = self._previous_gtids.split(",") if self._previous_gtids else []
+    self._n_sid = len(gtids.mysql)
+
+
+# -- TABLE_MAP optional metadata: a type-length-value list up to the event's 4-byte checksum. The
+# library knows types 1-12 and, meeting a newer one (MySQL 9's 13, VECTOR_DIMENSIONALITY), fails;
+# it could not skip one anyway (it reads each value by type). Newer entries are taken out of the
+# packet's bytes before it reads them: the dimensions are in the DDL (VECTOR(n)).
+_KNOWN_OPTIONAL_METADATA = frozenset(range(1, 13))
+_CHECKSUM_LEN = 4
+
+
+def _drop_unknown_optional_metadata(wrapper: Any) -> None:
+    packet = wrapper.packet  # pymysql's MysqlPacket: the whole event, read up to _position
+    data: bytes = packet._data
+    start, end = packet._position, len(data) - _CHECKSUM_LEN
+    kept = bytearray()
+    pos = start
+    while pos < end:
+        entry_type = data[pos]
+        length, value_start = read_length_encoded(data, pos + 1)
+        if entry_type in _KNOWN_OPTIONAL_METADATA:
+            kept += data[pos : value_start + length]
+        pos = value_start + length
+    if len(kept) != end - start:
+        packet._data = data[:start] + bytes(kept) + data[end:]
 
 
 class DumpGtidSet(library_gtid.GtidSet):

@@ -11,6 +11,7 @@ import datetime as dt
 import decimal
 import json
 import struct
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.converters import ConverterSettings
 from connector.events import EventBuilder, TableSchema
+from connector.json_diff import read_length_encoded
 from connector.mysql_json import JsonOpaque, JsonTime, decimal_from_binary, parse_mysql_json
 from connector.row_decoder import compile_image_reader
 from ddl.model import SchemaModel, TableId
@@ -323,3 +325,39 @@ def test_enum_and_set_columns() -> None:
         ("variant2", "two,four"),
         ("variant2", "two,four"),
     ]
+
+
+def _optional_metadata_types(data: bytes, start: int, end: int) -> list[int]:
+    types, pos = [], start
+    while pos < end:
+        length, value = read_length_encoded(data, pos + 1)
+        types.append(data[pos])
+        pos = value + length
+    return types
+
+
+def test_the_library_is_not_shown_optional_metadata_it_cannot_read() -> None:
+    """MySQL 9 adds VECTOR_DIMENSIONALITY (type 13) to TABLE_MAP's optional metadata, before the
+    column names; mysql-replication fails on a type it does not know. The entry is taken out of the
+    packet's bytes before the library reads them; the others stay as they were."""
+    from pymysql.protocol import MysqlPacket
+
+    from connector.mysql_types import _drop_unknown_optional_metadata
+
+    body = next(b for b in bodies(VECTOR_FILE, TABLE_MAP) if b"bar" in b)
+    mapped = table_map(body)
+    # Optional metadata starts after the column metadata block and the null bitmap.
+    pos = body.index(bytes([8, 0xF2, 0xFC, 0xF2])) + 4
+    pos += 1 + body[pos] + (len(mapped.columns) + 7) // 8
+    checksum = b"\x00\x00\x00\x00"
+    assert _optional_metadata_types(body, pos, len(body)) == [1, 2, 13, 4, 8, 12]
+    packet = MysqlPacket(body + checksum, "utf8")
+    packet._position = pos
+    _drop_unknown_optional_metadata(SimpleNamespace(packet=packet))
+    data = packet._data
+    assert data[:pos] == body[:pos] and data.endswith(checksum)
+    assert _optional_metadata_types(data, pos, len(data) - 4) == [1, 2, 4, 8, 12]
+    # What went: type 13, length 2, one byte per VECTOR column, the DDL's VECTOR(2) and VECTOR(4).
+    dropped = body.index(b"\x0d\x02", pos)
+    assert body[dropped : dropped + 4] == bytes([13, 2, 2, 4])
+    assert data == body[:dropped] + body[dropped + 4 :] + checksum
