@@ -1,6 +1,6 @@
 """Table structures for the sample binlogs whose files do not describe their tables.
 
-Five samples hold row events for tables that no CREATE TABLE in the file creates, with only MINIMAL
+Six samples hold row events for tables that no CREATE TABLE in the file creates, with only MINIMAL
 row metadata (no column names); a replay of them needs the structure from a schema history, as a user
 replaying such archives would give one. The statements below are reconstructed from each file's
 TABLE_MAP (column types, lengths, charsets; SIGNEDNESS where present) and from the statements the files
@@ -28,6 +28,10 @@ RECONSTRUCTED_TABLES: Mapping[str, tuple[tuple[str, str], ...]] = {
             "noria",
             "CREATE TABLE t1 (c0 INT, c1 BLOB, c2 CHAR(2) CHARACTER SET utf8mb4, c3 INT, c4 INT UNSIGNED)",
         ),
+    ),
+    # TABLE_MAP: INT, INT, DECIMAL(10,2) (meta 0x020A), SIGNEDNESS all signed.
+    "rust_mysql_common/binlog_transaction_with_GTID_TAG.000001": (
+        ("test", "CREATE TABLE orders (id INT, c1 INT, amount DECIMAL(10,2))"),
     ),
     # TABLE_MAP inside the compressed payload: one INT column.
     "rust_mysql_common/transaction_compression.000001": (("test", "CREATE TABLE tb1 (c0 INT)"),),

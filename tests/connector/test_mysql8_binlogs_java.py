@@ -100,6 +100,21 @@ class _Warnings(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+# Values where our record differs from what the client decodes, kept on purpose (issue 29's brief:
+# reported, not "fixed" on the expected side): (file, table, column, our value). Each must occur.
+KNOWN_DIFFERENCES: Mapping[tuple[str, str, str, Any], str] = {
+    # JSON opaque values are rendered as MySQL prints JSON (d29, connector.mysql_json), as a
+    # snapshot's SELECT reads them; Debezium streams JsonBinary's form ("VQ==", no ".000000") but
+    # snapshots MySQL's. Open for the lead: follow Debezium's streaming form instead?
+    ("rust_mysql_common/json-opaque.binlog", "foo.test", "a", '{"a": "base64:type15:VQ=="}'): (
+        "an opaque VARCHAR inside JSON: MySQL prints base64:type15:..., the client only the base64"
+    ),
+    ("rust_mysql_common/json-opaque.binlog", "foo.test", "a", '{"c": "2012-03-18 11:30:45.000000"}'): (
+        "a DATETIME inside JSON: MySQL prints 6 fraction digits, the client none when they are 0"
+    ),
+}
+
+
 @dataclass
 class FileComparison:
     """One sample file's comparison; ``error`` when our replay or the Java client failed on it."""
@@ -115,6 +130,8 @@ class FileComparison:
     incomplete_events: set[int] = field(default_factory=set)  # positions, from the Java dump
     mismatches: list[Mismatch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    known_differences: int = 0  # images whose only differences are in KNOWN_DIFFERENCES
+    known_seen: set[tuple[str, str, str, Any]] = field(default_factory=set)
     error: str | None = None
 
 
@@ -167,9 +184,12 @@ def compare_file(binlog: Path, classes: Path, out: Path) -> FileComparison:
     widths = table_widths(dump)
     for java, ours in zip(expected, actual, strict=False):
         found = compare_image(name, java, ours, widths[java.table], result.notes)
+        known = [m for m in found if (name, m.table, m.column, m.ours_raw) in KNOWN_DIFFERENCES]
         result.compared += 1
         result.equal += not found
-        result.mismatches.extend(found)
+        result.known_differences += bool(found) and len(known) == len(found)
+        result.mismatches.extend(m for m in found if m not in known)
+        result.known_seen.update((name, m.table, m.column, m.ours_raw) for m in known)
     return result
 
 
@@ -203,7 +223,8 @@ def test_every_row_image_equals_the_java_clients(comparisons: dict[str, FileComp
         f"{m.table}.{m.column} ({m.side}): Java {m.java!r} ({m.java_raw!r}), ours {m.ours!r} ({m.ours_raw!r})"
         for m in result.mismatches
     )
-    assert result.compared == result.equal == result.java_images - result.not_emitted_by_design
+    assert result.compared == result.equal + result.known_differences
+    assert result.compared == result.java_images - result.not_emitted_by_design
 
 
 def test_totals(comparisons: dict[str, FileComparison], capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,6 +233,7 @@ def test_totals(comparisons: dict[str, FileComparison], capsys: pytest.CaptureFi
         f"{r.name}: java {r.java_images}, ours {r.our_images}, compared {r.compared}, equal {r.equal}"
         + (f", undecoded by Java {r.undecoded_by_java}" if r.undecoded_by_java else "")
         + (f", not emitted by design {r.not_emitted_by_design}" if r.not_emitted_by_design else "")
+        + (f", known differences {r.known_differences}" if r.known_differences else "")
         + (f", ERROR {r.error}" if r.error else "")
         for r in comparisons.values()
     ]
@@ -221,11 +243,14 @@ def test_totals(comparisons: dict[str, FileComparison], capsys: pytest.CaptureFi
     not_emitted = sum(r.not_emitted_by_design for r in comparisons.values())
     with capsys.disabled():
         print("\n" + "\n".join(rows))
+        known = sum(r.known_differences for r in comparisons.values())
         print(
             f"row images: {decoded} decoded by mysql-binlog-connector-java in {len(comparisons)} files; "
-            f"{compared} compared, {equal} equal; {not_emitted} in events our connector passes with a "
-            "warning by design (incomplete row images)"
+            f"{compared} compared, {equal} equal, {known} differing only in KNOWN_DIFFERENCES; "
+            f"{not_emitted} in events our connector passes with a warning by design (incomplete row images)"
         )
+        for (file, table, column, value), why in KNOWN_DIFFERENCES.items():
+            print(f"known difference: {file}: {table}.{column}: ours {value!r}: {why}")
         notes = [n for r in comparisons.values() for n in r.notes]
         spacing = [n for n in notes if n.startswith(JSON_SPACING_NOTE)]
         if spacing:
@@ -234,6 +259,8 @@ def test_totals(comparisons: dict[str, FileComparison], capsys: pytest.CaptureFi
             print(f"note: {note}")
     assert len(comparisons) == 25
     assert compared > 0
+    seen = set().union(*(r.known_seen for r in comparisons.values()))
+    assert seen == set(KNOWN_DIFFERENCES), "a known difference no longer occurs: remove it"
 
 
 # The normalisation's own rules, on values worked out by hand.
