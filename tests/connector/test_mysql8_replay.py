@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from connector.binlog_file import read_file_events as events_of
 from connector.replay import BinlogReplay
 from ddl.position import GtidSet, SourceOffset
 from tests.connector.binlog_file_support import (
@@ -24,6 +25,7 @@ from tests.connector.binlog_file_support import (
     sample,
     write_history,
 )
+from tests.connector.mysql8_support import full_image_partial_json_copy
 
 TAGGED = "rust_mysql_common/binlog_transaction_with_GTID_TAG.000001"
 SERVER = "55778904-0299-11f1-b1b8-4ef0c4956feb"
@@ -118,3 +120,24 @@ def test_vector_and_json_opaque_files_replay_into_debezium_values(tmp_path: Path
     assert [r["after"]["foo"] for r in vectors if r["after"]][:2] == [None, "bar"]
     documents = data_records(replay([sample("rust_mysql_common/json-opaque.binlog")], tmp_path / "j"))
     assert [r["after"]["a"] for r in documents][3] == '{"c": "87:31:46.654321"}'
+
+
+def test_a_full_image_partial_json_update_becomes_a_normal_update(tmp_path: Path) -> None:
+    """``json.binlog.000001`` rewritten as a FULL-image server writes it (mysql8_support): the
+    PARTIAL_UPDATE_ROWS event streams as 'u' records whose after document is the before document
+    with the diff applied; MySQL's own generated columns in the same image (``age`` =
+    ``json_col->'$.age'``, ``name`` = ``json_col->>'$.name'``) say what the document holds."""
+    copy = full_image_partial_json_copy(tmp_path / "copy" / "json.binlog.000001")
+    updates = [r for r in data_records(replay([copy], tmp_path / "out")) if r["op"] == "u"]
+    partial_position = next(e.offset for e in events_of(copy) if e.event_type == 0x27)
+    partial = [r for r in updates if r["source"]["pos"] == partial_position]
+    full = [r for r in updates if r["source"]["pos"] != partial_position]
+    assert len(partial) == len(full) == 6
+    for record in partial:
+        before, after = orjson.loads(record["before"]["json_col"]), orjson.loads(record["after"]["json_col"])
+        assert after["age"] == record["after"]["age"] and after["name"] == record["after"]["name"]
+        assert {**before, "age": after["age"]} == after and after["age"] == before["age"] + 1
+        # The same shape as the full-image UPDATE's records.
+        assert list(record["after"]) == list(full[0]["after"])
+    # The before image of each partial row is the full UPDATE's after image of the same id.
+    assert [r["before"] for r in partial] == [r["after"] for r in full]
