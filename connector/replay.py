@@ -26,6 +26,7 @@ from typing import Any
 from pymysqlreplication.row_event import TableMapEvent
 
 from connector.binlog import RawEvent
+from connector.binlog_events import CHECKSUM_LEN, HEADER_LEN
 from connector.binlog_file import (
     FORMAT_DESCRIPTION_EVENT,
     BinlogFileReader,
@@ -36,6 +37,7 @@ from connector.binlog_file import (
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.errors import ReplicationError
+from connector.mysql_gtid_events import PREVIOUS_GTIDS_EVENT, decode_previous_gtids
 from connector.offsets import OffsetStore
 from connector.schema_state import SchemaState
 from connector.server import ServerInfo
@@ -68,6 +70,21 @@ def files_flavor(files: Sequence[Path]) -> tuple[str, str]:
             return fde.dbms, fde.server_version
         break
     raise ReplicationError(f"{files[0]}: the file does not start with a FORMAT_DESCRIPTION event")
+
+
+def previous_gtids(path: Path) -> str | None:
+    """The GTID set a MySQL binlog file's PREVIOUS_GTIDS event names (None: no such event, as in
+    MariaDB's files, or an empty set). The event comes right after the FORMAT_DESCRIPTION."""
+    checksum = False
+    for event in read_file_events(path):
+        if event.event_type == FORMAT_DESCRIPTION_EVENT:
+            checksum = format_description(event, path).checksum
+            continue
+        if event.event_type != PREVIOUS_GTIDS_EVENT:
+            return None
+        body = event.data[HEADER_LEN : len(event.data) - (CHECKSUM_LEN if checksum else 0)]
+        return decode_previous_gtids(body).text or None
+    return None
 
 
 class _StructureKeeper:
@@ -195,7 +212,10 @@ class BinlogReplay:
                 skip_unparseable=schema.skip_unparseable,
                 ddl_filter=schema.ddl_filter,
             )
-        return SourceOffset.at(BinlogPosition(self.files[0].name, 4))
+        # The transactions before the first file (its PREVIOUS_GTIDS) are part of the start, as a
+        # server's executed set is for a server-backed start: the stored offsets then name every
+        # transaction a GTID restart must not ask for again (tagged GTIDs included).
+        return SourceOffset.at(BinlogPosition(self.files[0].name, 4, previous_gtids(self.files[0])))
 
     def _history_describes(self, partition: Mapping[str, Any]) -> bool:
         history = self.engine.history

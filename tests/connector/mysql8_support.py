@@ -130,3 +130,63 @@ def table_map(body: bytes) -> SampleTableMap:
     metadata = MysqlPacket(body[pos + 1 : pos + 1 + metadata_size], "utf8")
     columns = tuple(Column(column_type, metadata) for column_type in types)
     return SampleTableMap(table_id, database, table, columns)
+
+
+# -- a FULL-image partial JSON copy of json.binlog.000001 --------------------------------------------
+PARTIAL_JSON_SAMPLE = "rust_mysql_common/json.binlog.000001"
+
+
+def full_image_partial_json_copy(target: Path) -> Path:
+    """``json.binlog.000001`` as the same server would have written it with binlog_row_image=FULL
+    (no such sample was found): its PARTIAL_UPDATE_ROWS event gets, per row, the row's whole
+    before image (the preceding full UPDATE's after image of that id, i.e. the row as it was) and
+    an after image holding the id plus the event's own diff, name and age columns. Every event is
+    rewritten with its new position and CRC32, as in ``binlog_file_support.uncompressed_twin``."""
+    from connector.binlog_file import read_file_events
+    from connector.json_diff import read_length_encoded
+    from connector.row_decoder import compile_image_reader
+    from tests.connector.binlog_file_support import with_crc, with_header
+
+    source = sample(PARTIAL_JSON_SAMPLE)
+    (update_body,) = bodies(PARTIAL_JSON_SAMPLE, 0x1F)
+    (partial_body,) = bodies(PARTIAL_JSON_SAMPLE, 0x27)
+    columns = table_map(bodies(PARTIAL_JSON_SAMPLE, 0x13)[-1]).columns  # id, json_col, name, age
+    for column in columns:
+        column.character_set_name = "utf8mb4"
+    full_reader = compile_image_reader(columns, {})
+    # The current full image of every row, by id: the full UPDATE's after images.
+    current: dict[int, bytes] = {}
+    rows, p = rows_event_parts(update_body, update=True).rows, 0
+    while p < len(rows):
+        _, p = full_reader(rows, p)
+        start = p
+        image, p = full_reader(rows, p)
+        current[image[0]] = rows[start:p]
+    # The partial event's rows: MINIMAL before (id), after = options, partial bits, the columns.
+    parts = rows_event_parts(partial_body, update=True)
+    id_reader = compile_image_reader(columns[:1], {})
+    after_reader = compile_image_reader(columns[1:], {}, raw_json=True)
+    new_rows = bytearray()
+    data, p = parts.rows, 0
+    while p < len(data):
+        (row_id,), p = id_reader(data, p)
+        options, p = read_length_encoded(data, p)
+        partial_bits = data[p]
+        p += 1
+        start = p + 1  # after the null bitmap of the three after-image columns
+        _, p = after_reader(data, p)
+        new_rows += current[row_id]
+        new_rows += bytes([options, partial_bits]) + b"\x00" + row_id.to_bytes(4, "little") + data[start:p]
+    extra = int.from_bytes(partial_body[8:10], "little")
+    header = partial_body[: 8 + extra]
+    new_body = header + bytes([4, 0x0F, 0x0F]) + bytes(new_rows)
+    out = bytearray(MAGIC)
+    for framed in read_file_events(source):
+        body = new_body if framed.event_type == 0x27 else framed.data[HEADER.size : len(framed.data) - 4]
+        piece = framed.data[: HEADER.size] + body
+        size = len(piece) + 4
+        event = with_header(piece, size, len(out) + size if framed.log_pos else 0)
+        out += with_crc(event, framed.event_type == FORMAT_DESCRIPTION)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(bytes(out))
+    return target

@@ -49,6 +49,14 @@ HISTORIES: dict[str, list[tuple[str, str, str]]] = {
     "rust_mysql_common/time_issue.000001": [
         ("time_issue.000001", "noria", "CREATE TABLE noria.t (t TIME)"),
     ],
+    # Table map: INT, INT, DECIMAL(10,2) (SIGNEDNESS only).
+    "rust_mysql_common/binlog_transaction_with_GTID_TAG.000001": [
+        (
+            "binlog_transaction_with_GTID_TAG.000001",
+            "test",
+            "CREATE TABLE test.orders (id INT, qty INT, price DECIMAL(10,2))",
+        ),
+    ],
     "osheroff/mysql-bin.compressed": [
         (
             "mysql-bin.compressed",
@@ -75,11 +83,7 @@ HISTORIES: dict[str, list[tuple[str, str, str]]] = {
     ],
 }
 
-# Every sample file, with the settings its contents need. Left out, for the other helper of
-# issue 29 (d29, branch issue-29-decode) to add once its decoding lands: the tagged-GTID sample
-# (binlog_transaction_with_GTID_TAG.000001: mysql-replication cannot parse its tagged
-# PREVIOUS_GTIDS / GTID_TAGGED_LOG events), vector.binlog (VECTOR columns: the library misreads
-# the table map) and json-opaque.binlog (JSON opaque TIME values out of range).
+# Every sample file, with the settings its contents need.
 SAMPLE_FILES = [
     "apecloud/mysql-bin.000057",
     "osheroff/mysql-bin.compressed",
@@ -92,10 +96,13 @@ SAMPLE_FILES = [
     "rust-us/8.0_32_delete_rows_v2.binlog.000001",
     "rust_mysql_common/binlog-invisible-columns.000001",
     "rust_mysql_common/binlog_transaction_previous_GTID_no_tag.000001",
+    "rust_mysql_common/binlog_transaction_with_GTID_TAG.000001",
+    "rust_mysql_common/json-opaque.binlog",
     "rust_mysql_common/mysql-enum-string-set.000001",
     "rust_mysql_common/mysql_type_bit.000001",
     "rust_mysql_common/time_issue.000001",
     "rust_mysql_common/transaction_compression.000001",
+    "rust_mysql_common/vector.binlog",
     "zongji/zongji-mysql84-fullmeta-head.000003.bin",
     "zongji/zongji-mysql84-head.000002.bin",
 ]
