@@ -54,6 +54,7 @@ class RunTimes:
     last_line_s: float  # all expected lines are in the file
     peak_rss_mb: float  # of the connector process (wait4's ru_maxrss)
     cpu_s: float  # user + system CPU of the connector process over its whole life
+    watch_cpu_s: float  # CPU this process spent polling the output file meanwhile
 
 
 def connector_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -125,7 +126,7 @@ def timed_run(server: MySQLServerHandle, state: Path, workdir: Path, server_id: 
     )
     log = workdir / "run.log"
     with log.open("wb") as err:
-        started = time.perf_counter()
+        started, watch_cpu = time.perf_counter(), time.process_time()
         proc = subprocess.Popen(
             cli("run", "-c", str(props)),
             env=connector_environment(os.environ),
@@ -134,6 +135,7 @@ def timed_run(server: MySQLServerHandle, state: Path, workdir: Path, server_id: 
         )
         try:
             first_s, at_first, last_s = _watch(proc, out, lines, started, log)
+            watch_cpu = time.process_time() - watch_cpu
         except BaseException:
             proc.kill()
             proc.wait()
@@ -144,7 +146,8 @@ def timed_run(server: MySQLServerHandle, state: Path, workdir: Path, server_id: 
         proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise BenchRunError(f"mysql-cdc run exited with {proc.returncode} after SIGTERM; see {log}")
-    return RunTimes(first_s, at_first, last_s, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
+    cpu_s = usage.ru_utime + usage.ru_stime
+    return RunTimes(first_s, at_first, last_s, usage.ru_maxrss / 1024, cpu_s, watch_cpu)
 
 
 def _watch(

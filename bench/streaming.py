@@ -210,6 +210,7 @@ def figures(rounds: Rounds, changes: int, deletes: int) -> dict[str, Any]:
         # CPU per change is steadier than wall time on a shared machine.
         "bare_cpu_us": 1e6 * median(rounds.bare_cpu_s) / changes,
         "connector_cpu_us": 1e6 * median(run.cpu_s for run in rounds.runs) / changes,
+        "watch_cpu_us": 1e6 * median(run.watch_cpu_s for run in rounds.runs) / changes,
     }
 
 
@@ -242,7 +243,8 @@ def report(fig: dict[str, Any], rounds: Rounds, native_version: str | None) -> N
     print(f"peak RSS of the connector: {fig['peak_rss_mb']:.0f} MB (max of rounds)")
     print(
         f"CPU per row change: connector {fig['connector_cpu_us']:.1f} µs (whole process, start-up included), "
-        f"bare loop {fig['bare_cpu_us']:.1f} µs"
+        f"bare loop {fig['bare_cpu_us']:.1f} µs: {fig['bare_cpu_us'] / fig['connector_cpu_us']:.2f}× by CPU time; "
+        f"watching the output took {fig['watch_cpu_us']:.1f} µs of this process's CPU"
     )
 
 
@@ -262,6 +264,10 @@ def report_baseline(rev: str, new: dict[str, Any], old: dict[str, Any]) -> None:
         f"time to the first event at {rev}: {old['first_event_s']:.2f} s; here {new['first_event_s']:.2f} s"
     )
     print(f"peak RSS at {rev}: {old['peak_rss_mb']:.0f} MB; here {new['peak_rss_mb']:.0f} MB")
+    print(
+        f"connector CPU per row change at {rev}: {old['connector_cpu_us']:.1f} µs; here {new['connector_cpu_us']:.1f} µs "
+        f"({old['connector_cpu_us'] / new['connector_cpu_us']:.2f}×)"
+    )
 
 
 def metrics_cost(
