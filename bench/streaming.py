@@ -102,6 +102,10 @@ def check_output(out: Path, expected: dict[str, int]) -> None:
 def stream_rate(run: RunTimes, changes: int, lines: int) -> float:
     """Row changes/s from the first line to the last: the changes whose lines came after the
     first write, over that time."""
+    if run.lines_at_first == lines:
+        raise BenchRunError(
+            f"all {lines} lines came in the connector's first write: no rate to measure; raise --rows"
+        )
     return changes * (lines - run.lines_at_first) / lines / (run.last_line_s - run.first_line_s)
 
 
