@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+# The allocator variables (PYTHONMALLOC, MALLOC_*) that were set before ``with_daemon_allocator``
+# re-executed the benchmark, comma-separated: the others are the benchmark's own, and a connector
+# started as a subprocess goes without them, as in a user's shell.
+PRESET_ALLOCATOR_VARIABLES = "BENCH_PRESET_ALLOCATOR_VARIABLES"
 
 
 def figures_at(rev: str, module: str, args: list[str]) -> dict[str, Any]:
@@ -55,6 +59,8 @@ def with_daemon_allocator(module: str) -> None:
         from connector.cli.allocator import reexec_with_tuned_allocator
     except ImportError:
         return
+    preset = sorted(key for key in os.environ if key == "PYTHONMALLOC" or key.startswith("MALLOC_"))
+    os.environ.setdefault(PRESET_ALLOCATOR_VARIABLES, ",".join(preset))
     reexec_with_tuned_allocator(["-m", module, *sys.argv[1:]])
 
 

@@ -1,65 +1,112 @@
-"""Streaming throughput: the connector vs a bare mysql-replication loop over the same binlog range.
+"""Streaming throughput on issue 31's table and load: ``mysql-cdc run`` against a bare
+mysql-replication loop and, when installed, mysql-event-stream, over the same binlog range.
 
-Writes N inserts, N/2 updates and N/4 deletes to a throwaway server, then times
-  (a) baseline: mysql-replication iterating every row of the range (decoding only), and
-  (b) the connector streaming the same range into the jsonl sink (decode, convert, build Debezium
-      events, serialise, write, fsync, store offsets),
-and prints events/s for both and the ratio (b)/(a). The two alternate ``--repeat`` times (each
-connector run with its own engine, offsets and output), and medians are quoted, so a machine whose
-speed drifts during the run affects both sides alike.
+The table has eleven column types (INT key, BIGINT, VARCHAR(64), TEXT, DECIMAL(12,2), DATETIME(3),
+DATE, TIMESTAMP(6), ENUM, JSON, TINYINT); the load is ``--rows`` inserts (default 60,000), then
+5/12 as many updates and 1/4 as many deletes (25,000 and 15,000), each statement changing 1,000
+rows. Each of ``--repeat`` rounds (default 3) runs, one after the other, so that a drift in the
+machine's speed hits every side alike:
 
-    .venv/bin/python -m bench.streaming [--rows 50000] [--repeat 3] [--metrics] [--baseline REV]
+  (1) the bare loop: mysql-replication reading the range and touching every value of every row
+      image (before and after of updates), nothing else;
+  (5) mysql-event-stream (a C++ decoder with a Python binding) doing the same, raw values without
+      Debezium's envelope: the native reference, when the package is installed;
+  (2-4) the connector: ``mysql-cdc run`` as a subprocess with default settings, resuming from an
+      offset stored before the workload (``mysql-cdc snapshot`` of the empty table), into the jsonl
+      sink. Its output file is polled: (4) the time to the first line from the process's start,
+      (2) the rate from the first line to the last (the records of that first write are left out:
+      they were made before it), (3) the rate from the process's start to the last line. Then it is
+      stopped with SIGTERM, and its peak RSS and CPU time come from wait4.
+
+Medians over the rounds are printed, with the connector's rates as ratios of the bare loop's. The
+output is checked: every insert, update and delete once, and a tombstone per delete.
+
+    .venv/bin/python -m bench.streaming [--rows 60000] [--repeat 3] [--metrics] [--baseline REV]
 
 ``--baseline REV`` also runs the same workload (this tree's ``bench/``) with the connector of git
-revision REV, on its own throwaway server, and prints its figures and the ratio of the two.
+revision REV, on its own throwaway server, and prints its figures and the ratios of the two.
 
-``--metrics`` also streams the range with Debezium's metrics on (metrics.port served, scraped every
-0.2 s) and off (no metrics hooks), alternating off/on/off/on over the same range, and prints the
-best time of each and the cost of metrics in percent.
+``--metrics`` also streams the range in this process with Debezium's metrics on (metrics.port
+served, scraped every 0.2 s) and off (no metrics hooks), alternating off/on/off/on over the same
+range, and prints the best time of each and the cost of metrics in percent.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import importlib.metadata
 import statistics
 import tempfile
 import threading
 import time
 import urllib.request
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-
-from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
+from typing import Any
 
 from bench.baseline import figures_at, print_json, with_daemon_allocator
-from bench.workload import TABLE, replication_settings, write_workload
+from bench.connector_run import BenchRunError, RunTimes, prepare, timed_run
+from bench.readers import bare_loop, native_available, native_loop
+from bench.workload import CHANGES_TABLE, changes_load, write_changes_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, free_port
+from connector.testing.local_server import (
+    DEFAULT_SERVER_OPTIONS,
+    LocalMySQLServer,
+    MySQLServerHandle,
+    free_port,
+)
 from sink.jsonl import JsonlSink
 
+# The op field of each kind of change in a record's payload, as the jsonl sink writes it.
+_OPS = {"inserts": b'"op":"c"', "updates": b'"op":"u"', "deletes": b'"op":"d"'}
+_TOMBSTONE = b'"value":null'
 
-def bare_loop(server: LocalMySQLServer, file: str, pos: int, end_file: str, end_pos: int) -> int:
-    stream = BinLogStreamReader(
-        connection_settings=replication_settings(server),
-        server_id=9999,
-        log_file=file,
-        log_pos=pos,
-        resume_stream=True,
-        blocking=False,
-        only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent],
-    )
-    count = 0
-    try:
-        for event in stream:
-            for _ in event.rows:
-                count += 1
-            if stream.log_file == end_file and stream.log_pos >= end_pos:
-                break
-    finally:
-        stream.close()
-    return count
+
+@dataclass
+class Rounds:
+    """The seconds of each side in each round (filled as the rounds run)."""
+
+    bare_s: list[float] = field(default_factory=list)
+    bare_cpu_s: list[float] = field(default_factory=list)
+    native_s: list[float] = field(default_factory=list)
+    runs: list[RunTimes] = field(default_factory=list)
+
+
+def timed(read: Callable[[], int], changes: int, name: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of ``read``, which must return ``changes``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    got = read()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    if got != changes:
+        raise BenchRunError(f"{name} read {got} row changes over the range, {changes} written")
+    return wall, cpu
+
+
+def check_output(out: Path, expected: dict[str, int]) -> None:
+    """Every change of the workload once in ``out``, and one tombstone per delete (the default
+    tombstones.on.delete); streamed, as the output can be larger than memory."""
+    counts: Counter[str] = Counter()
+    with out.open("rb") as lines:
+        for line in lines:
+            kinds = [kind for kind, op in _OPS.items() if op in line]
+            counts.update(kinds or (["tombstones"] if _TOMBSTONE in line else ["other"]))
+    wanted = {**expected, "tombstones": expected["deletes"]}
+    if dict(counts) != wanted:
+        raise BenchRunError(f"{out} holds {dict(counts)}, the workload wrote {wanted}")
+
+
+def stream_rate(run: RunTimes, changes: int, lines: int) -> float:
+    """Row changes/s from the first line to the last: the changes whose lines came after the
+    first write, over that time."""
+    if run.lines_at_first == lines:
+        raise BenchRunError(
+            f"all {lines} lines came in the connector's first write: no rate to measure; raise --rows"
+        )
+    return changes * (lines - run.lines_at_first) / lines / (run.last_line_s - run.first_line_s)
 
 
 def metrics_engine(server: LocalMySQLServer, tmp: str, index: int, metrics: bool) -> tuple[Engine, Path, int]:
@@ -116,78 +163,186 @@ def prepared_engine(
     return engine, out
 
 
+def run_rounds(
+    server: MySQLServerHandle,
+    tmp: Path,
+    state: Path,
+    span: tuple[tuple[str, int], tuple[str, int]],
+    load: dict[str, int],
+    repeat: int,
+    native: bool,
+) -> Rounds:
+    """``repeat`` rounds of the bare loop, mysql-event-stream (when ``native``) and the connector
+    over ``span``, which holds ``load`` (row changes by kind)."""
+    start, end = span
+    changes = sum(load.values())
+    lines = changes + load["deletes"]  # a tombstone follows each delete
+    rounds = Rounds()
+    for index in range(repeat):
+        wall, cpu = timed(partial(bare_loop, server, start, end, 9100 + index), changes, "the bare loop")
+        rounds.bare_s.append(wall)
+        rounds.bare_cpu_s.append(cpu)
+        if native:
+            wall, _ = timed(
+                partial(native_loop, server, start, changes, 9200 + index), changes, "mysql-event-stream"
+            )
+            rounds.native_s.append(wall)
+        workdir = tmp / f"round{index}"
+        workdir.mkdir()
+        rounds.runs.append(timed_run(server, state, workdir, 9300 + index, lines))
+        check_output(workdir / "events.jsonl", load)
+        (workdir / "events.jsonl").unlink()
+    return rounds
+
+
+def figures(rounds: Rounds, changes: int, deletes: int) -> dict[str, Any]:
+    lines = changes + deletes
+    median = statistics.median
+    bare = changes / median(rounds.bare_s)
+    stream = median(stream_rate(run, changes, lines) for run in rounds.runs)
+    from_start = median(changes / run.last_line_s for run in rounds.runs)
+    return {
+        "changes": changes,
+        "bare": bare,
+        "native": changes / median(rounds.native_s) if rounds.native_s else None,
+        "connector": stream,
+        "connector_from_start": from_start,
+        "ratio": stream / bare,
+        "ratio_from_start": from_start / bare,
+        "first_event_s": median(run.first_line_s for run in rounds.runs),
+        "peak_rss_mb": max(run.peak_rss_mb for run in rounds.runs),
+        # CPU per change is steadier than wall time on a shared machine.
+        "bare_cpu_us": 1e6 * median(rounds.bare_cpu_s) / changes,
+        "connector_cpu_us": 1e6 * median(run.cpu_s for run in rounds.runs) / changes,
+        "watch_cpu_us": 1e6 * median(run.watch_cpu_s for run in rounds.runs) / changes,
+    }
+
+
+def report(fig: dict[str, Any], rounds: Rounds, native_version: str | None) -> None:
+    bare = fig["bare"]
+    runs = rounds.runs
+    print(f"row changes in range: {fig['changes']:,}; {len(runs)} alternating rounds, medians")
+    print("| over the same binlog range | row changes/s | vs bare loop |")
+    print("|---|---|---|")
+    if fig["native"] is not None:
+        print(
+            f"| mysql-event-stream {native_version} (raw values, no envelope) | {fig['native']:,.0f} "
+            f"| {fig['native'] / bare:.2f}× |"
+        )
+    print(f"| bare mysql-replication loop | {bare:,.0f} | 1.00 |")
+    print(f"| connector → jsonl, first event to last | {fig['connector']:,.0f} | **{fig['ratio']:.2f}** |")
+    print(
+        f"| connector → jsonl, from process start | {fig['connector_from_start']:,.0f} "
+        f"| **{fig['ratio_from_start']:.2f}** |"
+    )
+    print(
+        f"time to the first event: {fig['first_event_s']:.2f} s "
+        f"(rounds: {' '.join(f'{run.first_line_s:.2f}' for run in runs)}; "
+        f"lines in the first write: {' '.join(str(run.lines_at_first) for run in runs)})"
+    )
+    print(
+        f"connector from process start to the last event: {' '.join(f'{run.last_line_s:.2f}' for run in runs)} s"
+    )
+    print(f"bare loop: {' '.join(f'{s:.2f}' for s in rounds.bare_s)} s")
+    print(f"peak RSS of the connector: {fig['peak_rss_mb']:.0f} MB (max of rounds)")
+    print(
+        f"CPU per row change: connector {fig['connector_cpu_us']:.1f} µs (whole process, start-up included), "
+        f"bare loop {fig['bare_cpu_us']:.1f} µs: {fig['bare_cpu_us'] / fig['connector_cpu_us']:.2f}× by CPU time; "
+        f"watching the output took {fig['watch_cpu_us']:.1f} µs of this process's CPU"
+    )
+
+
+def report_baseline(rev: str, new: dict[str, Any], old: dict[str, Any]) -> None:
+    print(f"--- the same at {rev} (its own server, same workload and driver) ---")
+    rows = (
+        ("bare loop", "bare", "rows/s"),
+        ("connector, first event to last", "connector", "rows/s"),
+        ("connector, from process start", "connector_from_start", "rows/s"),
+    )
+    for label, key, unit in rows:
+        print(f"{label}: {old[key]:,.0f} {unit} at {rev}, {new[key]:,.0f} here: {new[key] / old[key]:.2f}×")
+    print(
+        f"vs bare loop at {rev}: {old['ratio']:.2f} first event to last, {old['ratio_from_start']:.2f} from start"
+    )
+    print(
+        f"time to the first event at {rev}: {old['first_event_s']:.2f} s; here {new['first_event_s']:.2f} s"
+    )
+    print(f"peak RSS at {rev}: {old['peak_rss_mb']:.0f} MB; here {new['peak_rss_mb']:.0f} MB")
+    print(
+        f"connector CPU per row change at {rev}: {old['connector_cpu_us']:.1f} µs; here {new['connector_cpu_us']:.1f} µs "
+        f"({old['connector_cpu_us'] / new['connector_cpu_us']:.2f}×)"
+    )
+
+
+def metrics_cost(
+    server: LocalMySQLServer, tmp: str, changes: int, compared: Sequence[tuple[Engine, Path, int]]
+) -> None:
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for on, (metrics_run, _, port) in zip(METRICS_FLAGS, compared, strict=True):
+        times[on].append(timed_catch_up(metrics_run, port))
+    off_s, on_s = min(times[False]), min(times[True])
+    print(
+        f"metrics off: {changes / off_s:,.0f} events/s; on (served, scraped): {changes / on_s:,.0f} events/s"
+    )
+    print(f"metrics cost: {100 * (on_s - off_s) / off_s:+.1f}% (best of 2 each)")
+
+
+METRICS_FLAGS = (False, True, False, True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rows", type=int, default=50_000)
-    parser.add_argument("--repeat", type=int, default=3, help="interleaved runs of each side (medians)")
+    parser.add_argument(
+        "--rows", type=int, default=60_000, help="inserts; updates and deletes scale with them"
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="alternating rounds of each side (medians)")
     parser.add_argument("--metrics", action="store_true", help="also compare metrics on vs off")
+    parser.add_argument("--no-native", action="store_true", help="leave mysql-event-stream out")
     parser.add_argument(
         "--baseline", metavar="REV", help="also run the same workload with the connector of git revision REV"
     )
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
     args = parser.parse_args()
     with_daemon_allocator("bench.streaming")
+    native = native_available() and not args.no_native
+    native_version = importlib.metadata.version("mysql-event-stream") if native else None
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
-        server.execute("CREATE DATABASE bench", TABLE)
-        engines = [prepared_engine(server, tmp, f"run{i}", 7000 + i) for i in range(args.repeat)]
-        flags = (False, True, False, True) if args.metrics else ()
-        compared = [metrics_engine(server, tmp, i, on) for i, on in enumerate(flags)]
-        start_file, start_pos = server.query("SHOW MASTER STATUS")[0][:2]
-        changes = write_workload(server, args.rows)
-        end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
-
-        # Bare loop and connector alternate, so that a change in the machine's speed hits both.
-        bare_s, connector_s = [], []
-        for engine, out in engines:
-            t0 = time.perf_counter()
-            baseline_rows = bare_loop(server, start_file, start_pos, end_file, end_pos)
-            bare_s.append(time.perf_counter() - t0)
-            assert baseline_rows == changes, (baseline_rows, changes)
-            t0 = time.perf_counter()
-            engine.catch_up(timeout=3600)
-            connector_s.append(time.perf_counter() - t0)
-            engine.close()
-            with out.open("rb") as lines:  # streamed: the output can be larger than memory
-                events = sum(1 for line in lines if b'"op":' in line)
-            assert events == changes, (events, changes)
-            out.unlink()
-        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-        base_rate = changes / statistics.median(bare_s)
-        conn_rate = changes / statistics.median(connector_s)
-        ratios = sorted(b / c for b, c in zip(bare_s, connector_s, strict=True))
-        print(f"row changes in range:            {changes}, {args.repeat} interleaved runs of each")
-        print(f"(a) bare mysql-replication loop: {base_rate:,.0f} rows/s (median)")
-        print(f"(b) connector → jsonl sink:      {conn_rate:,.0f} events/s (median)")
-        print(
-            f"ratio (b)/(a):                   {statistics.median(ratios):.2f} "
-            f"(median of pairs; {' '.join(f'{r:.2f}' for r in ratios)})"
+        server.execute("CREATE DATABASE bench", CHANGES_TABLE)
+        compared = (
+            [metrics_engine(server, tmp, i, on) for i, on in enumerate(METRICS_FLAGS)] if args.metrics else []
         )
-        print(f"peak RSS of this process:        {peak_rss_mb:.0f} MB")
-        figures = {"bare": base_rate, "connector": conn_rate, "ratio": statistics.median(ratios)}
+        state = Path(tmp) / "prepared"
+        stored = prepare(server, state, 9000)
+        start_file, start_pos = server.query("SHOW MASTER STATUS")[0][:2]
+        if stored != (start_file, start_pos):
+            raise BenchRunError(
+                f"the stored offset {stored} is not the binlog's end {start_file}:{start_pos}"
+            )
+        inserts, updates, deletes = write_changes_workload(server, args.rows)
+        assert (inserts, updates, deletes) == changes_load(args.rows)
+        end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
+        rounds = run_rounds(
+            server,
+            Path(tmp),
+            state,
+            ((start_file, start_pos), (end_file, end_pos)),
+            {"inserts": inserts, "updates": updates, "deletes": deletes},
+            args.repeat,
+            native,
+        )
+        changes = inserts + updates + deletes
+        fig = figures(rounds, changes, deletes)
+        report(fig, rounds, native_version)
         if args.baseline:
-            old = figures_at(
-                args.baseline, "bench.streaming", ["--rows", str(args.rows), "--repeat", str(args.repeat)]
-            )
-            print(f"--- the same at {args.baseline} (its own server, same workload) ---")
-            print(f"(a') bare loop:                  {old['bare']:,.0f} rows/s")
-            print(f"(b') connector → jsonl sink:     {old['connector']:,.0f} events/s")
-            print(f"ratio (b')/(a'):                 {old['ratio']:.2f}")
-            print(f"ratio (b)/(b'):                  {conn_rate / old['connector']:.2f}")
+            baseline_args = ["--rows", str(args.rows), "--repeat", str(args.repeat), "--no-native"]
+            report_baseline(args.baseline, fig, figures_at(args.baseline, "bench.streaming", baseline_args))
         if compared:
-            times: dict[bool, list[float]] = {False: [], True: []}
-            for on, (metrics_run, _, port) in zip(flags, compared, strict=True):
-                times[on].append(timed_catch_up(metrics_run, port))
-            off_s, on_s = min(times[False]), min(times[True])
-            print(
-                f"metrics off: {changes / off_s:,.0f} events/s; on (served, scraped): {changes / on_s:,.0f} events/s"
-            )
-            print(f"metrics cost:                    {100 * (on_s - off_s) / off_s:+.1f}% (best of 2 each)")
+            metrics_cost(server, tmp, changes, compared)
         if args.json:
-            print_json(figures)
+            print_json(fig)
 
 
 if __name__ == "__main__":
