@@ -39,7 +39,7 @@ _DIGITS = (
 CHILD = r"""
 import json, resource, sys, time
 import pymysql, pymysql.cursors
-from connector.converters import SNAPSHOT_CONVERSIONS
+from connector.records.converters import SNAPSHOT_CONVERSIONS
 mode, host, port, user, password, flavor = sys.argv[1:7]
 
 def connect():

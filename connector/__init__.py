@@ -16,7 +16,9 @@ if TYPE_CHECKING:
         SinkError,
         SnapshotError,
     )
+    from connector.records.custom_converters import register_converter
     from connector.testing.fake import FakeConnector
+    from connector.transforms import register_transform
     from connector.version import __version__
 
 __all__ = [
@@ -32,6 +34,8 @@ __all__ = [
     "SinkError",
     "SnapshotError",
     "__version__",
+    "register_converter",
+    "register_transform",
     "start_engine",
 ]
 
@@ -54,6 +58,8 @@ _EMBEDDED_API = {
     "EmbeddedEngine": "connector.embedded.api",
     "start_engine": "connector.embedded.api",
     "FakeConnector": "connector.testing.fake",
+    "register_converter": "connector.records.custom_converters",
+    "register_transform": "connector.transforms",
 }
 
 

@@ -249,7 +249,7 @@ PROPERTIES: tuple[Property, ...] = (
         "converters",
         doc="Comma-separated custom converter aliases; each configured by <alias>.type (e.g. "
         "io.debezium.connector.binlog.converters.TinyIntOneToBooleanConverter) and <alias>.<option> "
-        "(connector/custom_converters.py; register your own with register_converter).",
+        "(connector/records/custom_converters.py; register your own with register_converter).",
     ),
     # -- snapshot
     _p(
@@ -324,7 +324,7 @@ PROPERTIES: tuple[Property, ...] = (
         kind="int",
         minimum=0,
     ),
-    # -- signals and on-demand snapshots (connector.signals, connector.incremental)
+    # -- signals and on-demand snapshots (connector.sources.signals, connector.sources.incremental)
     _p("signal.data.collection", doc="The signal table db.table (id, type, data) for the source channel."),
     _p(
         "signal.enabled.channels",

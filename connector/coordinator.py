@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from connector.config import ConnectorConfig
-from connector.delivery import Delivery
-from connector.events import EventBuilder
-from connector.filters import TableFilter
+from connector.delivery.batches import Delivery
+from connector.dispatch.filters import TableFilter
+from connector.dispatch.schema_state import SchemaState
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics
-from connector.offsets import OffsetStore
-from connector.schema_state import SchemaState
-from connector.server import ServerInfo, ServerProbe, snapshot_connection_factory
+from connector.records.builder import EventBuilder
+from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
+from connector.stores.offsets import OffsetStore
 from ddl.history import SchemaHistory
 from ddl.parser import parser_for
 from ddl.position import BLOCKING_SNAPSHOT, SourceOffset

@@ -16,21 +16,21 @@ from typing import Any
 
 from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
-from connector.delivery import Delivery
-from connector.events import EventBuilder
-from connector.exactly_once import exactly_once_from_config
+from connector.delivery.batches import Delivery
+from connector.delivery.exactly_once import exactly_once_from_config
+from connector.delivery.instance_guard import InstanceGuard
+from connector.dispatch.filters import TableFilter
+from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
-from connector.filters import TableFilter
-from connector.heartbeat import Heartbeat
-from connector.instance_guard import InstanceGuard
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, MetricsServer, ProgressReporter
-from connector.offsets import OffsetStore
-from connector.schema_state import SchemaState
-from connector.server import ServerInfo, ServerProbe
-from connector.signals import IN_PROCESS, InProcessSignalChannel, enabled_channels
-from connector.snapshot_source import SnapshotEmitter
-from connector.streaming import StreamingSource
+from connector.records.builder import EventBuilder
+from connector.server.connection import ServerInfo, ServerProbe
+from connector.sources.heartbeat import Heartbeat
+from connector.sources.initial_snapshot import SnapshotEmitter
+from connector.sources.signals import IN_PROCESS, InProcessSignalChannel, enabled_channels
+from connector.sources.streaming import StreamingSource
+from connector.stores.offsets import OffsetStore
 from connector.transforms import build_chain
 from ddl.errors import ConfigError
 from ddl.history import SchemaHistory

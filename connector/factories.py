@@ -7,10 +7,10 @@ import importlib
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.converters import ConverterSettings
-from connector.custom_converters import build_converters
-from connector.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
-from connector.server import session_time_zone
+from connector.records.converters import ConverterSettings
+from connector.records.custom_converters import build_converters
+from connector.server.connection import session_time_zone
+from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 from ddl.history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
 
@@ -24,8 +24,8 @@ SINK_FACTORIES: dict[str, str] = {
     "kafka": "sink.kafka:kafka_sink",
     "spark": "sink.spark:SparkSink.from_config",
 }
-KAFKA_OFFSET_STORE = "connector.kafka_offsets:KafkaOffsetStore.from_config"
-KAFKA_SCHEMA_HISTORY = "connector.kafka_stores:kafka_schema_history_from_config"
+KAFKA_OFFSET_STORE = "connector.stores.kafka_offsets:KafkaOffsetStore.from_config"
+KAFKA_SCHEMA_HISTORY = "connector.stores.kafka_history:kafka_schema_history_from_config"
 
 
 def load_factory(spec: str) -> Any:

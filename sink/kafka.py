@@ -646,7 +646,7 @@ class KafkaSink(KafkaSinkBase):
     def _bounded_commit(self, producer: KafkaProducer) -> None:
         """``commit_transaction`` within the acknowledgement bound: kafka-python's own wait has no
         limit, and a coordinator lost mid-commit must not hang the connector. A commit that times
-        out here may still complete; ``connector.exactly_once`` reads the offset topic to tell."""
+        out here may still complete; ``connector.delivery.exactly_once`` reads the offset topic to tell."""
         outcome: list[BaseException | None] = []
 
         def commit() -> None:

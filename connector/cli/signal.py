@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.signals import (
+from connector.sources.signals import (
     EXECUTE_SNAPSHOT,
     FILE,
     KAFKA,

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from connector.config import ConfigError, ConnectorConfig
+from connector.dispatch.filters import TableFilter
 from connector.engine import Engine
-from connector.filters import TableFilter
-from connector.server import connect
+from connector.server.connection import connect
 from ddl.model import TableId
 from ddl.position import SourceOffset
 from sink.records import ChangeRecord

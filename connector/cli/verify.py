@@ -29,7 +29,7 @@ import pymysql
 import pymysql.cursors
 from pyspark.sql import functions as F
 
-from connector.server import PrerequisiteError, connect
+from connector.server.connection import PrerequisiteError, connect
 from ddl.model import TableId
 from sink.spark import SparkSink, Warehouse, spark_session
 

@@ -33,8 +33,8 @@ from connector.config import ConnectorConfig, property_texts
 from connector.engine import Engine
 from connector.factories import build_sinks
 from connector.metrics import ConnectorMetrics
-from connector.offsets import OffsetStore
-from connector.server import PrerequisiteError, connect
+from connector.server.connection import PrerequisiteError, connect
+from connector.stores.offsets import OffsetStore
 from ddl.errors import MysqlCdcError
 from ddl.history import SchemaHistory
 from ddl.model import TableId

@@ -9,7 +9,7 @@ and ``transaction`` blocks with ``provide.transaction.metadata=true``).
 
 It is the connector's own code path, not a re-implementation: the table structures come from the
 DDL parser, schema state and schema change records from ``SchemaState``, and every record from
-``EventBuilder``/``TableSchema`` with the column converters of ``connector.converters`` (the
+``EventBuilder``/``TableSchema`` with the column converters of ``connector.records.converters`` (the
 ``from_snapshot`` side). So the events equal, field for field, what the connector emits for the same
 rows from a real server, apart from what depends on the server and the clock: ``source`` file, pos,
 gtid, server_id, thread and ts_*, the envelope ts_*, and the ``runId`` header. Those are
@@ -57,14 +57,14 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from connector.config import ConnectorConfig, property_texts
-from connector.dispatcher import EventDispatcher, RowForm
+from connector.dispatch.dispatcher import EventDispatcher, RowForm
+from connector.dispatch.filters import TableFilter
+from connector.dispatch.schema_state import SchemaState
 from connector.embedded.api import EventLog, EventStream
-from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.factories import SINK_FACTORIES, converter_settings, load_factory
-from connector.filters import TableFilter
-from connector.incremental import INCREMENTAL, INCREMENTAL_OFFSET
-from connector.schema_state import SchemaState
-from connector.transactions import TransactionMetadata, non_gtid_transaction_id
+from connector.records.builder import EventBuilder, SourcePosition, TableSchema, topic_name
+from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
+from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.transforms import build_chain
 from ddl.history import MemorySchemaHistory
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId

@@ -13,7 +13,7 @@
     predicates.notHeartbeat.pattern=dbserver1\\..*
 
 The chain is applied, in the order of ``transforms``, to every record after the dispatcher built it
-and before any sink sees it: by ``connector.delivery.Delivery`` for the daemon and the embedded engine,
+and before any sink sees it: by ``connector.delivery.batches.Delivery`` for the daemon and the embedded engine,
 and by the fake connector's emitter. A transform runs on a record when it has no predicate, or when
 its predicate's result differs from ``negate``. A dropped record's source offset still counts.
 

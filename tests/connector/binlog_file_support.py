@@ -12,16 +12,16 @@ from typing import Any
 
 import orjson
 
-from connector.binlog_events import HEADER_LEN, TRANSACTION_PAYLOAD_EVENT, payload_events
-from connector.binlog_file import (
+from connector.binlog.files import (
     BINLOG_MAGIC,
     FORMAT_DESCRIPTION_EVENT,
     LOG_EVENT_BINLOG_IN_USE_F,
     format_description,
     read_file_events,
 )
+from connector.binlog.packets import HEADER_LEN, TRANSACTION_PAYLOAD_EVENT, payload_events
 from connector.config import ConnectorConfig
-from connector.replay import BinlogReplay
+from connector.sources.replay import BinlogReplay
 from ddl.history import FileSchemaHistory
 from ddl.history_record import HistoryRecord
 

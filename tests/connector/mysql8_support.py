@@ -115,7 +115,7 @@ def table_map(body: bytes) -> SampleTableMap:
     from pymysql.protocol import MysqlPacket
     from pymysqlreplication.column import Column
 
-    import connector.mysql_types  # noqa: F401  (teaches the library MySQL 9's column types)
+    import connector.binlog.library_support  # noqa: F401  (teaches the library MySQL 9's column types)
 
     table_id = int.from_bytes(body[0:6], "little")
     pos = 8
@@ -142,9 +142,9 @@ def full_image_partial_json_copy(target: Path) -> Path:
     before image (the preceding full UPDATE's after image of that id, i.e. the row as it was) and
     an after image holding the id plus the event's own diff, name and age columns. Every event is
     rewritten with its new position and CRC32, as in ``binlog_file_support.uncompressed_twin``."""
-    from connector.binlog_file import read_file_events
-    from connector.json_diff import read_length_encoded
-    from connector.row_decoder import compile_image_reader
+    from connector.binlog.files import read_file_events
+    from connector.binlog.json_diff import read_length_encoded
+    from connector.binlog.row_decoder import compile_image_reader
     from tests.connector.binlog_file_support import with_crc, with_header
 
     source = sample(PARTIAL_JSON_SAMPLE)

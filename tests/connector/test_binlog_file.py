@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from pymysqlreplication.row_event import TableMapEvent
 
-from connector.binlog_events import (
+from connector.binlog.files import (
+    FORMAT_DESCRIPTION_EVENT,
+    BinlogFileError,
+    BinlogFileReader,
+    read_file_events,
+)
+from connector.binlog.packets import (
     COMPRESSION_ZSTD,
     HEADER_LEN,
     TRANSACTION_PAYLOAD_EVENT,
@@ -19,14 +25,8 @@ from connector.binlog_events import (
     payload_events,
     payload_header,
 )
-from connector.binlog_file import (
-    FORMAT_DESCRIPTION_EVENT,
-    BinlogFileError,
-    BinlogFileReader,
-    read_file_events,
-)
+from connector.binlog.table_map_ddl import create_table_statement
 from connector.errors import ReplicationError
-from connector.table_map_ddl import create_table_statement
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
 from tests.connector.binlog_file_support import sample
@@ -211,9 +211,9 @@ def test_server_streaming_expands_a_payload_with_the_same_code():
     the sample's bytes, as a server would send them (the event with its CRC32)."""
     from pymysqlreplication.event import NotImplementedEvent
 
-    from connector.binlog import RawEvent
-    from connector.binlog_events import ParserState, parse_event, server_payload
-    from connector.binlog_file import format_description
+    from connector.binlog.files import format_description
+    from connector.binlog.packets import ParserState, parse_event, server_payload
+    from connector.binlog.server_stream import RawEvent
 
     framed = list(read_file_events(COMPRESSED))
     fde = format_description(framed[0], COMPRESSED)

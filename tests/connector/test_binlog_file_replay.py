@@ -11,12 +11,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from connector.binlog_file import read_file_events
-from connector.binlog_guard import UnsafeEventError
+from connector.binlog.files import read_file_events
+from connector.binlog.guard import UnsafeEventError
 from connector.cli import main
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.replay import BinlogReplay, UnknownTableStructureError
+from connector.sources.replay import BinlogReplay, UnknownTableStructureError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from tests.connector.binlog_file_support import (
     PREFIX,

@@ -12,10 +12,10 @@ from typing import Any
 import orjson
 import pytest
 
-from connector.column_mappers import java_serialized_string, truncate_text
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
-from connector.events import EventBuilder
+from connector.records.builder import EventBuilder
+from connector.records.column_mappers import java_serialized_string, truncate_text
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind

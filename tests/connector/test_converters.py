@@ -21,7 +21,7 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
-from connector.converters import (
+from connector.records.converters import (
     ColumnConverter,
     ConverterSettings,
     column_converter,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from connector.delivery import Delivery
-from connector.offsets import MemoryOffsetStore
+from connector.delivery.batches import Delivery
+from connector.stores.offsets import MemoryOffsetStore
 from connector.testing.fake import FakeConnector
 from ddl.position import SourceOffset
 from sink.base import Sink

@@ -11,7 +11,7 @@ import pytest
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
-from connector.events import EventBuilder, topic_name
+from connector.records.builder import EventBuilder, topic_name
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind

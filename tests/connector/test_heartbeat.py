@@ -207,7 +207,7 @@ def test_failing_action_query_is_logged_and_heartbeats_go_on(
         tmp_path,
         **{"heartbeat.interval.ms": "200", "heartbeat.action.query": f"UPDATE `{db}`.t SET id = id"},
     )
-    with caplog.at_level(logging.ERROR, logger="connector.heartbeat"), streaming(engine):
+    with caplog.at_level(logging.ERROR, logger="connector.sources.heartbeat"), streaming(engine):
         # the connector user may not write: every run fails, the stream carries on
         wait_until(lambda: len(heartbeats(memory)) >= 3, 10, "three heartbeats")
     failures = [r for r in caplog.records if "heartbeat.action.query failed" in r.getMessage()]

@@ -134,7 +134,7 @@ def test_an_offset_debezium_stored_mid_snapshot_reads_the_table_again(mysql_serv
     )
     offsets_path.write_text(json.dumps(stored))
     engine, memory = make_engine(mysql_server, db, tmp_path)
-    with caplog.at_level("WARNING", logger="connector.incremental"):
+    with caplog.at_level("WARNING", logger="connector.sources.incremental"):
         run_until(
             engine,
             snapshot_finished(engine),
@@ -235,7 +235,7 @@ def test_a_column_dropped_ahead_of_the_stream_delays_the_chunk_until_the_stream_
     send_signal(mysql_server, db, "sig-drop", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
     engine.catch_up()  # chunk 1 is read; its markers lie ahead of the stream
     mysql_server.execute("ALTER TABLE orders DROP COLUMN name", database=db)
-    with caplog.at_level("INFO", logger="connector.incremental"):
+    with caplog.at_level("INFO", logger="connector.sources.incremental"):
         run_until(engine, snapshot_finished(engine))
     engine.close()
     rows = [payload(r)["after"] for r in data_records(memory.records, "orders")]

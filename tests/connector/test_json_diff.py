@@ -19,8 +19,8 @@ import pytest
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import PartialUpdateRowsEvent
 
-from connector.binlog_guard import EventGuard, UnsafeEventError, incomplete_image
-from connector.json_diff import (
+from connector.binlog.guard import EventGuard, UnsafeEventError, incomplete_image
+from connector.binlog.json_diff import (
     INSERT,
     REMOVE,
     REPLACE,
@@ -31,7 +31,7 @@ from connector.json_diff import (
     parse_path,
     read_length_encoded,
 )
-from connector.row_decoder import compile_image_reader, read_partial_update_rows
+from connector.binlog.row_decoder import compile_image_reader, read_partial_update_rows
 from ddl.model import TableId
 from tests.connector.mysql8_support import bodies, rows_event_parts
 
@@ -235,7 +235,7 @@ def test_the_minimal_before_image_stops_naming_both_settings_and_the_offset() ->
 def test_warn_passes_the_minimal_partial_update_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     problem = incomplete_image(_sample_partial_event(), TableId("mysql", "t"))
     assert problem is not None
-    with caplog.at_level(logging.WARNING, logger="connector.binlog_guard"):
+    with caplog.at_level(logging.WARNING, logger="connector.binlog.guard"):
         EventGuard("warn").reject(problem, "json.binlog.000001:3750")
     (record,) = caplog.records
     assert record.levelno == logging.WARNING

@@ -28,7 +28,7 @@ from kafka import KafkaConsumer, TopicPartition
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.kafka_offsets import KafkaOffsetStore
+from connector.stores.kafka_offsets import KafkaOffsetStore
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from sink.jsonl import JsonlSink
 from sink.kafka import KafkaSink

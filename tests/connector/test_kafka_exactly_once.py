@@ -107,7 +107,7 @@ def test_exactly_once_requested_falls_back_to_at_least_once_with_a_warning_namin
     config = ConnectorConfig.from_mapping(
         {**BASE, "exactly.once.support": "requested", "offset.storage": "memory"}
     )
-    with caplog.at_level(logging.WARNING, logger="connector.exactly_once"):
+    with caplog.at_level(logging.WARNING, logger="connector.delivery.exactly_once"):
         engine = Engine(config)
     assert not engine.exactly_once.enabled
     assert engine.delivery.transaction is None

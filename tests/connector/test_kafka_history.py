@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.kafka_stores import kafka_schema_history_from_config
+from connector.stores.kafka_history import kafka_schema_history_from_config
 from ddl.history import HistoryRecord, SchemaHistoryError
 from ddl.kafka_history import jackson_pretty
 from ddl.serialize import history_record_to_document as record_to_document

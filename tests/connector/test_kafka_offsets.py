@@ -11,8 +11,8 @@ import pytest
 from kafka import KafkaProducer
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.kafka_offsets import KafkaOffsetStore
-from connector.offsets import OffsetStoreError
+from connector.stores.kafka_offsets import KafkaOffsetStore
+from connector.stores.offsets import OffsetStoreError
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
 BASE_PROPS = {

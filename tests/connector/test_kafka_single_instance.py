@@ -1,5 +1,5 @@
 """Without exactly-once, a second instance of a connector on the same Kafka is refused at start-up
-(``connector.instance_guard``): it stops with an error naming the connector and the consumer group
+(``connector.delivery.instance_guard``): it stops with an error naming the connector and the consumer group
 while the first goes on; after the first is SIGKILLed, a new instance starts once the dead one's
 group membership has expired, and after a clean stop at once.
 """

@@ -4,7 +4,7 @@ Every sample file of ``shared/mysql8-binlogs`` goes two ways:
 
 * through mysql-binlog-connector-java (the version Debezium 3.6.3 bundles; ``java/BinlogDump.java``,
   compiled here with ``javac``), which prints every row image it decodes;
-* through our file-backed replay (``connector.replay.BinlogReplay``, what ``mysql-cdc replay-binlog``
+* through our file-backed replay (``connector.sources.replay.BinlogReplay``, what ``mysql-cdc replay-binlog``
   runs) into a jsonl sink.
 
 Every row image is then compared column by column after the normalisation documented in
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from connector.config import ConnectorConfig
-from connector.replay import BinlogReplay
+from connector.sources.replay import BinlogReplay
 from tests.connector.binlog_java_support import (
     ENUM,
     JSON_SPACING_NOTE,
@@ -103,7 +103,7 @@ class _Warnings(logging.Handler):
 # Values where our record differs from what the client decodes, kept on purpose (issue 29's brief:
 # reported, not "fixed" on the expected side): (file, table, column, our value). Each must occur.
 KNOWN_DIFFERENCES: Mapping[tuple[str, str, str, Any], str] = {
-    # JSON opaque values are rendered as MySQL prints JSON (d29, connector.mysql_json), as a
+    # JSON opaque values are rendered as MySQL prints JSON (d29, connector.binlog.mysql_json), as a
     # snapshot's SELECT reads them; Debezium streams JsonBinary's form ("VQ==", no ".000000") but
     # snapshots MySQL's. Open for the lead: follow Debezium's streaming form instead?
     ("rust_mysql_common/json-opaque.binlog", "foo.test", "a", '{"a": "base64:type15:VQ=="}'): (

@@ -1,6 +1,6 @@
 """MySQL 8/9 column kinds on bytes real servers wrote (``shared/mysql8-binlogs``), through the
 connector's own pieces: the DDL parser (the files' CREATE TABLE statements), mysql-replication's
-TABLE_MAP column parser (as taught by ``connector.mysql_types``), the generated row decoder, and the
+TABLE_MAP column parser (as taught by ``connector.binlog.library_support``), the generated row decoder, and the
 converters of the table's ``TableSchema``.
 """
 
@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
+from connector.binlog.json_diff import read_length_encoded
+from connector.binlog.mysql_json import JsonOpaque, JsonTime, decimal_from_binary, parse_mysql_json
+from connector.binlog.row_decoder import compile_image_reader
 from connector.config import ConnectorConfig
-from connector.converters import ConverterSettings
-from connector.events import EventBuilder, TableSchema
-from connector.json_diff import read_length_encoded
-from connector.mysql_json import JsonOpaque, JsonTime, decimal_from_binary, parse_mysql_json
-from connector.row_decoder import compile_image_reader
+from connector.records.builder import EventBuilder, TableSchema
+from connector.records.converters import ConverterSettings
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
 from tests.connector.mysql8_support import bodies, events, rows_event_parts, table_map
@@ -342,7 +342,7 @@ def test_the_library_is_not_shown_optional_metadata_it_cannot_read() -> None:
     packet's bytes before the library reads them; the others stay as they were."""
     from pymysql.protocol import MysqlPacket
 
-    from connector.mysql_types import _drop_unknown_optional_metadata
+    from connector.binlog.library_support import _drop_unknown_optional_metadata
 
     body = next(b for b in bodies(VECTOR_FILE, TABLE_MAP) if b"bar" in b)
     mapped = table_map(body)

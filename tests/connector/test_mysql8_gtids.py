@@ -11,8 +11,7 @@ import uuid
 
 import pytest
 
-from connector.binlog_guard import HARMLESS_EVENT_TYPES, UNREADABLE_DATA_EVENTS
-from connector.mysql_gtid_events import (
+from connector.binlog.gtid_events import (
     GTID_TAGGED_LOG_EVENT,
     PREVIOUS_GTIDS_EVENT,
     GtidEventError,
@@ -23,6 +22,7 @@ from connector.mysql_gtid_events import (
     read_varlen_int,
     read_varlen_uint,
 )
+from connector.binlog.guard import HARMLESS_EVENT_TYPES, UNREADABLE_DATA_EVENTS
 from ddl.position import GtidSet, SourceOffset
 from tests.connector.mysql8_support import bodies, events
 
@@ -99,7 +99,7 @@ def test_a_truncated_or_newer_tagged_event_is_refused_with_the_byte_offset() -> 
 
 
 def test_the_guard_no_longer_refuses_tagged_gtid_events() -> None:
-    # Streaming decodes them now (connector.streaming._on_tagged_gtid); the guard would call an
+    # Streaming decodes them now (connector.sources.streaming._on_tagged_gtid); the guard would call an
     # undecoded 0x2A "unknown", never pass it silently.
     assert GTID_TAGGED_LOG_EVENT not in UNREADABLE_DATA_EVENTS
     assert GTID_TAGGED_LOG_EVENT not in HARMLESS_EVENT_TYPES
@@ -122,11 +122,11 @@ def test_gtid_sets_encode_byte_for_byte_as_mysql_writes_them(name: str) -> None:
 
 def test_a_gtid_restart_from_a_tagged_set_sends_the_tagged_encoding() -> None:
     """mysql-replication builds the dump request's set with ``binlogstream.GtidSet(text)``; its own
-    class cannot parse tags. Taught (connector.mysql_types), a tagged text gives MySQL's tagged
+    class cannot parse tags. Taught (connector.binlog.library_support), a tagged text gives MySQL's tagged
     encoding and an untagged one the library's own."""
     from pymysqlreplication import binlogstream
 
-    from connector.mysql_types import DumpGtidSet
+    from connector.binlog.library_support import DumpGtidSet
 
     (body,) = bodies(TAGGED, PREVIOUS_GTIDS_EVENT)
     dump = binlogstream.GtidSet(f"{SERVER}:1-13:mytag:1-2")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.dispatcher import EventProcessingError
+from connector.dispatch.dispatcher import EventProcessingError
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
@@ -298,7 +298,7 @@ def test_event_processing_failure_warn_and_skip_go_on(
         mysql_server, db, tmp_path, **FILTER, **{"event.processing.failure.handling.mode": mode}
     )
     engine.catch_up()
-    with caplog.at_level(logging.WARNING, logger="connector.dispatcher"):
+    with caplog.at_level(logging.WARNING, logger="connector.dispatch.dispatcher"):
         _unconvertible_rows(mysql_server, db)
         engine.catch_up()
     engine.close()

@@ -9,7 +9,7 @@ import pytest
 
 from connector.cli import main
 from connector.config import ConnectorConfig
-from connector.server import PrerequisiteError, ServerProbe
+from connector.server.connection import PrerequisiteError, ServerProbe
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer, free_port
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from connector.config import PROPERTIES, ConnectorConfig
 from connector.engine import Engine
-from connector.kafka_stores import kafka_schema_history_from_config
+from connector.stores.kafka_history import kafka_schema_history_from_config
 from connector.testing.local_server import MySQLServerHandle
 from ddl.errors import MysqlCdcError
 from sink.memory import MemorySink

@@ -1,4 +1,4 @@
-"""Differential tests of the generated row decoder (``connector.row_decoder``) on a real server.
+"""Differential tests of the generated row decoder (``connector.binlog.row_decoder``) on a real server.
 
 Hypothesis draws tables (one to four columns of any type family the connector supports, with
 random precisions, lengths, charsets and fractional digits) and rows, writes them with INSERT,
@@ -26,16 +26,16 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from connector.config import ConnectorConfig
-from connector.converters import ConverterSettings, UnrepresentableValueError
-from connector.events import EventBuilder, TableSchema
-from connector.row_decoder import (
+from connector.binlog.row_decoder import (
     BinlogRowDecoder,
     EnumIndexError,
     _all_present,
     _LibraryRows,
     compile_image_reader,
 )
+from connector.config import ConnectorConfig
+from connector.records.builder import EventBuilder, TableSchema
+from connector.records.converters import ConverterSettings, UnrepresentableValueError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for

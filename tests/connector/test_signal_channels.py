@@ -23,8 +23,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.incremental import IncrementalSnapshot
-from connector.signals import SignalError
+from connector.sources.incremental import IncrementalSnapshot
+from connector.sources.signals import SignalError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.errors import ConfigError
 from sink.memory import MemorySink

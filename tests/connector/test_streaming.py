@@ -268,8 +268,8 @@ def test_unparseable_ddl_stops_with_statement_and_position(mysql_server, unique_
     engine.catch_up()
     # A statement the server accepts but that our parser is told to treat as broken is hard to find;
     # instead feed the schema state a statement the server never produced, as the binlog would.
-    from connector.events import SourcePosition
-    from connector.schema_state import UnparseableDdlError
+    from connector.dispatch.schema_state import UnparseableDdlError
+    from connector.records.builder import SourcePosition
 
     assert engine.schema is not None
     with pytest.raises(UnparseableDdlError) as exc:
@@ -296,7 +296,7 @@ def test_lost_connection_is_retried_then_reported_with_the_real_error(fresh_mysq
     assert [r.key["id"] for r in data(memory.records, "t")] == [1, 2]
     # A lasting outage: bounded retries, then a message naming the server and the real cause.
     server.stop()
-    from connector.binlog import ReplicationLost
+    from connector.binlog.server_stream import ReplicationLost
 
     with pytest.raises(ReplicationLost) as exc:
         engine.run()

@@ -14,7 +14,7 @@ import pytest
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.errors import PrerequisiteError
-from connector.server import connect
+from connector.server.connection import connect
 from connector.testing.local_server import CONNECTOR_GRANTS, LocalMySQLServer
 from sink.memory import MemorySink
 from sink.records import RecordKind

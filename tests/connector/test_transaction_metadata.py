@@ -12,13 +12,13 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.testing.local_server import MySQLServerHandle
-from connector.transactions import (
+from connector.records.transactions import (
     TRANSACTION_KEY_SCHEMA,
     TRANSACTION_VALUE_SCHEMA,
     TransactionMetadata,
     java_hashmap_order,
 )
+from connector.testing.local_server import MySQLServerHandle
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
 from tests.connector.sink_support import FailingSink

@@ -13,10 +13,10 @@ import pytest
 from connector import EmbeddedEngine
 from connector.cli.commands import main as cli_main
 from connector.config import ConnectorConfig
-from connector.custom_converters import CONVERTERS, CustomConversion, register_converter
-from connector.delivery import Delivery
+from connector.delivery.batches import Delivery
 from connector.engine import Engine
-from connector.offsets import MemoryOffsetStore
+from connector.records.custom_converters import CONVERTERS, CustomConversion, register_converter
+from connector.stores.offsets import MemoryOffsetStore
 from connector.testing.fake import FakeConnector
 from connector.transforms import TRANSFORMS, Options, build_chain, register_transform
 from ddl.errors import ConfigError

@@ -12,8 +12,8 @@ import pytest
 from connector import EmbeddedEngine
 from connector.config import ConfigError
 from connector.embedded.api import EngineFailed, EventWaitTimeout
-from connector.offsets import MemoryOffsetStore
-from connector.server import PrerequisiteError
+from connector.server.connection import PrerequisiteError
+from connector.stores.offsets import MemoryOffsetStore
 from ddl.history import MemorySchemaHistory
 from sink.records import ChangeRecord, RecordKind
 

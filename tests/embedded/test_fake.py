@@ -11,8 +11,8 @@ import orjson
 import pytest
 
 from connector.embedded.api import EventWaitTimeout
+from connector.records.transactions import java_hashmap_order
 from connector.testing.fake import FakeConnector
-from connector.transactions import java_hashmap_order
 from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.kafka_support import consume_all
 

@@ -28,7 +28,7 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.offsets import MemoryOffsetStore
+from connector.stores.offsets import MemoryOffsetStore
 from connector.testing.local_server import LocalMySQLServer
 from ddl.errors import ConfigError
 from sink.memory import MemorySink

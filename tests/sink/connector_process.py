@@ -15,7 +15,7 @@ from pathlib import Path
 from connector.cli.status import byte_lag
 from connector.config import ConnectorConfig
 from connector.factories import build_offset_store
-from connector.server import ServerProbe, connect
+from connector.server.connection import ServerProbe, connect
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from connector.cli.verify import verify_table
 from connector.config import ConnectorConfig
 from connector.factories import build_offset_store
-from connector.server import ServerProbe, connect
+from connector.server.connection import ServerProbe, connect
 from ddl.model import TableId
 from sink.spark import Warehouse
 from sink.spark.apply import ApplySettings, apply_settings

@@ -1,7 +1,7 @@
 """Helpers shared by the Spark sink tests (no tests here).
 
 Records are built the way the connector builds them: table models from ``ddl.model``, per-column
-converters from ``connector.converters`` fed with the values a snapshot ``SELECT`` returns, and the
+converters from ``connector.records.converters`` fed with the values a snapshot ``SELECT`` returns, and the
 connector's own ``EventBuilder`` for envelopes, keys, headers and key-change splitting.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from connector.config import ConnectorConfig
-from connector.converters import ConverterSettings
-from connector.events import EventBuilder, SourcePosition, TableSchema
+from connector.records.builder import EventBuilder, SourcePosition, TableSchema
+from connector.records.converters import ConverterSettings
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 from ddl.serialize import table_change_to_schema_change_payload
 from sink.records import ChangeRecord
@@ -138,7 +138,7 @@ class Emitter:
 
     def ddl(self, table: Table, statement: str, change: ChangeType = ChangeType.ALTER) -> list[ChangeRecord]:
         """The schema change record of a DDL statement that left ``table`` as given."""
-        from connector.events import schema_change_record
+        from connector.records.builder import schema_change_record
 
         with self.transaction():
             where, offset = self._where()

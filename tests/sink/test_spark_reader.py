@@ -37,7 +37,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from connector.events import schema_change_record
+from connector.records.builder import schema_change_record
 from ddl.model import JdbcType
 from sink.jsonl import JsonlSink
 from sink.records import ChangeRecord, RecordKind

@@ -16,7 +16,7 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.offsets import FileOffsetStore
+from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import Credentials, LocalMySQLServer
 from sink.base import Sink
 from sink.memory import MemorySink

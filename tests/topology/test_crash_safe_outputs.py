@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from connector.offsets import FileOffsetStore, OffsetStoreError
+from connector.stores.offsets import FileOffsetStore, OffsetStoreError
 from connector.testing.local_server import LocalMySQLServer
 from ddl.position import SourceOffset
 from sink.jsonl import JsonlSink, repair_torn_tail

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pymysqlreplication.row_event import PartialUpdateRowsEvent, WriteRowsEvent
 
-from connector.binlog_guard import (
+from connector.binlog.guard import (
     UnsafeEventError,
     incomplete_image,
     statement_dml,
@@ -23,7 +23,7 @@ from connector.binlog_guard import (
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.errors import PrerequisiteError
-from connector.offsets import FileOffsetStore
+from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from ddl.position import SourceOffset
@@ -172,12 +172,12 @@ def test_change_under_the_connector_stops_at_the_event_and_warn_passes_it(
     # The operator passes the event (logged), re-writes the affected row, and nothing else is lost.
     engine, memory = _engine(server, tmp_path, **{"event.deserialization.failure.handling.mode": "warn"})
     server.execute(rewrite, f"INSERT INTO {DB}.t VALUES (3, 'three', 3)")
-    with caplog.at_level("WARNING", logger="connector.binlog_guard"):
+    with caplog.at_level("WARNING", logger="connector.binlog.guard"):
         engine.catch_up()
     engine.close()
     records.extend(memory.records)
     assert _replay(records) == _table(server)
-    passed = [r.getMessage() for r in caplog.records if r.name == "connector.binlog_guard"]
+    passed = [r.getMessage() for r in caplog.records if r.name == "connector.binlog.guard"]
     # The offending event first (then, in statement formats, the INSERT into ``other`` made while
     # the server was misconfigured), each logged with its position and the setting.
     assert passed and f"{file}:{pos}" in passed[0] and all(setting in m for m in passed), passed
@@ -244,7 +244,7 @@ def _rows_event(cls: type, schema: str, table: str) -> Any:
 
 def test_partial_json_update_is_refused_only_without_the_whole_before_image():
     # Streaming rebuilds a partial JSON update's after image from a full before image
-    # (connector.json_diff, tests/connector/test_json_diff.py); a MINIMAL one lacks the documents.
+    # (connector.binlog.json_diff, tests/connector/test_json_diff.py); a MINIMAL one lacks the documents.
     event = _rows_event(PartialUpdateRowsEvent, DB, "t")
     event.number_of_columns = 3
     event.columns_present_bitmap = event.columns_present_bitmap2 = b"\x07"

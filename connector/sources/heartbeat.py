@@ -17,7 +17,7 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
-from connector.server import connect
+from connector.server.connection import connect
 from ddl.position import SourceOffset
 from sink.connect import Field, primitive, struct
 from sink.records import ChangeRecord, RecordKind

@@ -27,7 +27,7 @@ mysql-replication quirks handled here (found by probing a real server, see the t
 * text is decoded with the library's own charset guess (latin1 as strict cp1252, utf16/utf32 in
   the wrong byte order, nothing for dec8/swe7/armscii8/keybcs2/geostd8; a strict decode error would
   stop the stream). ``ColumnConverter.binlog_encoding`` names a codec registered here that decodes
-  like the server converts to utf8mb4; ``connector.row_decoder`` reads the rows with it.
+  like the server converts to utf8mb4; ``connector.binlog.row_decoder`` reads the rows with it.
 * YEAR 0000 arrives as 1900; FLOAT(M,D) arrives as the stored float32 (emitted widened to double).
 * MySQL binary JSON arrives parsed into Python values (rendered back as MySQL prints JSON; partial
   JSON updates are refused). MariaDB stores JSON as text, so there both paths carry the same text.
@@ -58,7 +58,7 @@ import orjson
 from pymysql import converters as pymysql_converters
 from pymysql.constants import FIELD_TYPE
 
-from connector.mysql_json import JsonOpaque, JsonTime
+from connector.binlog.mysql_json import JsonOpaque, JsonTime
 from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table
 from sink.connect import NO_DEFAULT, ConnectSchema, Field
@@ -84,7 +84,7 @@ class ConverterSettings:
     propagate_source_type: tuple[str, ...] = ()
     datatype_propagate_source_type: tuple[str, ...] = ()
     include_schema_comments: bool = False
-    # Custom converters (connector.custom_converters, property ``converters``), in order.
+    # Custom converters (connector.records.custom_converters, property ``converters``), in order.
     custom: tuple[Any, ...] = ()
 
 
@@ -753,10 +753,10 @@ def _json_from_binlog(value: Any) -> Any:
     # MariaDB stores JSON as LONGTEXT: the binlog carries the very text the snapshot SELECT returns.
     if isinstance(value, str):
         return value
-    # MySQL binary JSON, parsed into Python values (connector.mysql_json): render it the way MySQL
+    # MySQL binary JSON, parsed into Python values (connector.binlog.mysql_json): render it the way MySQL
     # prints JSON so that streaming and snapshot agree. A partial update's diff reaches this point
     # only through the library's fallback decoder (images without every column), which cannot
-    # rebuild the document (connector.row_decoder does, from a full before image).
+    # rebuild the document (connector.binlog.row_decoder does, from a full before image).
     if type(value).__name__ == "JsonDiff":
         raise ValueError(
             "a JSON partial update (binlog_row_value_options=PARTIAL_JSON) without the whole "
@@ -1421,7 +1421,7 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
 def _custom_converter(
     conversion: Any, optional: bool, default: Any, when_null: Any, mapping: _Mapping
 ) -> ColumnConverter:
-    """A custom converter (connector.custom_converters) on top of the built-in payload value."""
+    """A custom converter (connector.records.custom_converters) on top of the built-in payload value."""
     convert = conversion.convert
     base = conversion.schema
     schema = ConnectSchema(

@@ -6,10 +6,10 @@ asks for GTID events via ``@mariadb_slave_capability``), while a GTID start uses
 ``@slave_connect_state`` and the GTID dump on MariaDB, ``COM_BINLOG_DUMP_GTID`` on MySQL; (b) on a dropped connection it reconnects forever with
 a generic warning, so we refuse its silent reconnects and own the policy (bounded attempts with
 backoff, from our own last position, with the real error in the message); (c) it silently drops event
-types it does not implement, so we ask for them: ``connector.binlog_guard`` refuses the ones that
+types it does not implement, so we ask for them: ``connector.binlog.guard`` refuses the ones that
 carry data we would lose (MariaDB's compressed events, unknown event types). MySQL 8's compressed
 transactions (TRANSACTION_PAYLOAD) come as such an event too: ``_iterate`` expands them into their
-inner events with ``connector.binlog_events`` (the file source's implementation).
+inner events with ``connector.binlog.packets`` (the file source's implementation).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import NotImplementedEvent
 
-from connector.binlog_events import TRANSACTION_PAYLOAD_EVENT, server_payload
+from connector.binlog.library_support import teach_the_library
+from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
-from connector.mysql_types import teach_the_library
-from connector.server import connection_error
-from connector.tls import tls_settings
+from connector.server.connection import connection_error
+from connector.server.tls import tls_settings
 from ddl.position import GtidSet
 
 log = logging.getLogger(__name__)

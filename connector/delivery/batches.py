@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from connector.metrics import ConnectorMetrics
-from connector.offsets import OffsetStore
+from connector.stores.offsets import OffsetStore
 from connector.transforms import TransformChain
 from ddl.position import SourceOffset
 from sink.base import Sink, TransactionAbandonedError
@@ -20,7 +20,7 @@ TRANSACTION_ATTEMPTS = 3
 
 class Transaction(Protocol):
     """Commits what the sinks were sent since the last commit together with the offset (exactly
-    once: ``connector.exactly_once.OffsetTransactions``)."""
+    once: ``connector.delivery.exactly_once.OffsetTransactions``)."""
 
     def commit(self, offset: SourceOffset | None) -> None: ...
 

@@ -11,7 +11,7 @@ differential tests in ``tests/connector/test_row_decoder.py`` hold it to that, t
 What it does not compile (a column type it has no reader for, columns missing from the image
 because of ``binlog_row_image=MINIMAL/NOBLOB``, partial JSON) is read through the library's own
 decoder, via a private copy of the event (``_LibraryRows``); the guards in
-``connector.binlog_guard`` stop such events before they get here unless the operator chose to pass
+``connector.binlog.guard`` stop such events before they get here unless the operator chose to pass
 them.
 
 Text columns are decoded with the codec our table model says is right
@@ -33,12 +33,12 @@ from typing import Any
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import RowsEvent
 
-from connector.converters import EMPTY_SET, binlog_row_values
+from connector.binlog.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
+from connector.binlog.library_support import VECTOR
+from connector.binlog.mysql_json import parse_mysql_json
 from connector.errors import ReplicationError
-from connector.events import TableSchema
-from connector.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
-from connector.mysql_json import parse_mysql_json
-from connector.mysql_types import VECTOR
+from connector.records.builder import TableSchema
+from connector.records.converters import EMPTY_SET, binlog_row_values
 
 # One row image: the values in column order, and the position after it.
 ImageReader = Callable[[bytes, int], tuple[list[Any], int]]
@@ -150,7 +150,7 @@ def _geometry(src: _Source, var: str, column: Any, codec: str | None, d: int) ->
 
 
 def _json(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): connector.mysql_json,
+    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): connector.binlog.mysql_json,
     # which reads every opaque value (the library's parser fails on TIME above 23 hours).
     _length(src, column.length_size, d)
     src.emit(d, f"{var} = parse_json(data[p:p + n]) if n else None; p += n")
@@ -238,7 +238,7 @@ def _timestamp(src: _Source, var: str, column: Any, codec: str | None, d: int) -
 
 def _time2(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
     # The library reads the 3 bytes as a signed big-endian number and takes its bits from there,
-    # negative values included (connector.converters undoes its result for negative times).
+    # negative values included (connector.records.converters undoes its result for negative times).
     src.emit(d, "packed = from_bytes(data[p:p + 3], 'big', signed=True); p += 3")
     src.emit(d, "sign = 1 if (packed >> 23) & 1 else -1")
     src.emit(d, "if sign == -1:")
@@ -356,7 +356,7 @@ _READERS: dict[int, Callable[..., None]] = {
     FIELD_TYPE.ENUM: _enum,
     FIELD_TYPE.SET: _set,
     FIELD_TYPE.BIT: _bit,
-    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.converters).
+    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.records.converters).
     VECTOR: _geometry,
 }
 _TEXT_TYPES = frozenset((FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING, FIELD_TYPE.BLOB))
@@ -436,7 +436,7 @@ def read_partial_update_rows(
     """The rows of a PARTIAL_UPDATE_ROWS_EVENT with full images: per row the before image, then the
     after image's value options (a length-encoded integer), with PARTIAL_JSON a bitmap with one bit
     per JSON column (``json_columns``, in column order) saying whether the column holds diffs, then
-    the image. A diff list applies to the before image's document (``connector.json_diff``); an
+    the image. A diff list applies to the before image's document (``connector.binlog.json_diff``); an
     empty one leaves the document as it was. ``after_reader`` reads JSON columns as bytes."""
     out: Rows = []
     p, end = 0, len(data)

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from connector.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
 from connector.config import ConfigError, ConnectorConfig
-from connector.converters import ColumnConverter, ConverterSettings, column_converter, identity
-from connector.filters import TableFilter
-from connector.transactions import TransactionMetadata
+from connector.dispatch.filters import TableFilter
+from connector.records.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
+from connector.records.converters import ColumnConverter, ConverterSettings, column_converter, identity
+from connector.records.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId
 from ddl.position import SourceOffset

@@ -18,7 +18,7 @@ Built in (outputs recorded from real Debezium 3.6.3 in ``tests/golden/debezium/t
 
 Your own, in Python (``register_converter``)::
 
-    from connector.custom_converters import CustomConversion, register_converter
+    from connector.records.custom_converters import CustomConversion, register_converter
     from sink.connect import ConnectSchema
 
     class CentsToEuros:

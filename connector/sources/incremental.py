@@ -42,9 +42,9 @@ from typing import Any
 import orjson
 import pymysql
 
-from connector.dispatcher import EventDispatcher, RowForm
-from connector.events import SourcePosition, TableSchema
-from connector.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
+from connector.dispatch.dispatcher import EventDispatcher, RowForm
+from connector.records.builder import SourcePosition, TableSchema
+from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.binlog_status import executed_gtids

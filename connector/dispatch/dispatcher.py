@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
+from connector.dispatch.filters import TableFilter
+from connector.dispatch.schema_state import SchemaState
 from connector.errors import ReplicationError
-from connector.events import EventBuilder, SourcePosition, TableSchema
-from connector.filters import TableFilter
-from connector.heartbeat import Heartbeat
 from connector.metrics import ContextMetrics
-from connector.schema_state import SchemaState
-from connector.transactions import TransactionMetadata
+from connector.records.builder import EventBuilder, SourcePosition, TableSchema
+from connector.records.transactions import TransactionMetadata
+from connector.sources.heartbeat import Heartbeat
 from ddl.model import TableId
 from ddl.parser import ParsedStatement
 from ddl.position import SourceOffset
@@ -57,7 +57,7 @@ class Emitter(Protocol):
 class RowForm(StrEnum):
     """What a source's row values are, which decides how the dispatcher converts them."""
 
-    BINLOG = "binlog"  # as mysql-replication decodes them (connector.converters, binlog side)
+    BINLOG = "binlog"  # as mysql-replication decodes them (connector.records.converters, binlog side)
     SNAPSHOT = "snapshot"  # as pymysql returns them with SNAPSHOT_CONVERSIONS
     CONVERTED = "converted"  # payload images already converted by the table's converters (the fake)
 
@@ -96,7 +96,7 @@ class EventDispatcher:
         self.inconsistent_mode = inconsistent_mode
         self._captured: dict[TableId, bool] = {}
         # Sees every dispatched row's converted images before they are built into records: the
-        # incremental snapshot's window de-duplication (connector.incremental).
+        # incremental snapshot's window de-duplication (connector.sources.incremental).
         self.on_rows: Callable[[TableId, Sequence[RowImages]], None] | None = None
 
     # -- filter and structure ---------------------------------------------------------------------

@@ -17,9 +17,9 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
-from connector.converters import SNAPSHOT_CONVERSIONS
 from connector.errors import PrerequisiteError
-from connector.tls import describe_tls_failure, tls_settings
+from connector.records.converters import SNAPSHOT_CONVERSIONS
+from connector.server.tls import describe_tls_failure, tls_settings
 from ddl.errors import ConfigError
 from ddl.position import BinlogPosition
 from snapshot.binlog_status import executed_gtids_text, flavor_of
@@ -259,7 +259,7 @@ class ServerProbe:
                     "set log_bin_compress=OFF"
                 )
             # binlog_row_value_options=PARTIAL_JSON is fine: with binlog_row_image=FULL (checked
-            # above) the before image holds the documents the diffs apply to (connector.json_diff).
+            # above) the before image holds the documents the diffs apply to (connector.binlog.json_diff).
             self._check_grants(cur, need_snapshot_locks)
             gtid_mode = (flavor == "mariadb") or v.get("gtid_mode", "OFF").upper() == "ON"
             status_sql = self._binlog_status_sql(cur)

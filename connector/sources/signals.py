@@ -34,8 +34,8 @@ import orjson
 from kafka import errors as kafka_errors
 
 from connector.config import ConnectorConfig
-from connector.filters import TableFilter
-from connector.server import connect
+from connector.dispatch.filters import TableFilter
+from connector.server.connection import connect
 from ddl.errors import ConfigError, MysqlCdcError
 from ddl.kafka_log import KafkaTopicLog
 from ddl.model import TableId

@@ -9,7 +9,7 @@ come from ``BinlogFileReader``; the run ends when the last file's last event is 
 
 Table structures come from the files' own DDL (QUERY events take the dispatcher's DDL path), from
 the schema history (``schema.history.internal.*``), or, for a captured table neither knows, from
-the TABLE_MAP's FULL row metadata (``connector.table_map_ddl``); with none of these the replay stops
+the TABLE_MAP's FULL row metadata (``connector.binlog.table_map_ddl``); with none of these the replay stops
 naming the table, the position and the two fixes.
 
 Nothing here connects to a server: settings that would (``heartbeat.action.query``, GTID source
@@ -25,24 +25,24 @@ from typing import Any
 
 from pymysqlreplication.row_event import TableMapEvent
 
-from connector.binlog import RawEvent
-from connector.binlog_events import CHECKSUM_LEN, HEADER_LEN
-from connector.binlog_file import (
+from connector.binlog.files import (
     FORMAT_DESCRIPTION_EVENT,
     BinlogFileReader,
     binlog_files,
     format_description,
     read_file_events,
 )
+from connector.binlog.gtid_events import PREVIOUS_GTIDS_EVENT, decode_previous_gtids
+from connector.binlog.packets import CHECKSUM_LEN, HEADER_LEN
+from connector.binlog.server_stream import RawEvent
+from connector.binlog.table_map_ddl import create_table_statement
 from connector.config import ConfigError, ConnectorConfig
+from connector.dispatch.schema_state import SchemaState
 from connector.engine import Engine
 from connector.errors import ReplicationError
-from connector.mysql_gtid_events import PREVIOUS_GTIDS_EVENT, decode_previous_gtids
-from connector.offsets import OffsetStore
-from connector.schema_state import SchemaState
-from connector.server import ServerInfo
-from connector.streaming import EventReader, StreamingSource
-from connector.table_map_ddl import create_table_statement
+from connector.server.connection import ServerInfo
+from connector.sources.streaming import EventReader, StreamingSource
+from connector.stores.offsets import OffsetStore
 from ddl.history import SchemaHistory
 from ddl.model import TableId
 from ddl.position import BinlogPosition, SourceOffset

@@ -2,7 +2,7 @@
 
 ``BinlogFileReader`` reads the files in the order given (a ROTATE at a file's end continues with
 the next one), verifies every event's CRC32 as the server computes it, parses each event with
-mysql-replication's own parser (``connector.binlog_events``), expands compressed transactions, and
+mysql-replication's own parser (``connector.binlog.packets``), expands compressed transactions, and
 yields ``RawEvent``s whose positions are the ones a server dump of the same file reports:
 ``start_pos = log_pos - event_size``, ``end_pos = log_pos``, the file's base name as the file. So
 StreamingSource, the dispatcher, transforms and sinks run unchanged, and the offsets it stores are
@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from connector.binlog import RawEvent
-from connector.binlog_events import (
+from connector.binlog.packets import (
     CHECKSUM_LEN,
     HEADER_LEN,
     TRANSACTION_PAYLOAD_EVENT,
@@ -34,6 +33,7 @@ from connector.binlog_events import (
     expand_payload,
     parse_event,
 )
+from connector.binlog.server_stream import RawEvent
 from connector.errors import ReplicationError
 from ddl.position import BinlogPosition
 

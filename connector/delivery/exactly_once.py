@@ -42,8 +42,8 @@ from ddl.position import SourceOffset
 from sink.base import Sink, TransactionalSink
 
 if TYPE_CHECKING:
-    from connector.kafka_offsets import KafkaOffsetStore
-    from connector.offsets import OffsetStore
+    from connector.stores.kafka_offsets import KafkaOffsetStore
+    from connector.stores.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def exactly_once_from_config(
     settings = ExactlyOnceSettings.from_config(config)
     if not settings.enabled:
         return settings, None
-    from connector.kafka_offsets import KafkaOffsetStore
+    from connector.stores.kafka_offsets import KafkaOffsetStore
 
     if not isinstance(offsets, KafkaOffsetStore):
         raise ConfigError(

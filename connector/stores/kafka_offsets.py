@@ -8,7 +8,7 @@ The topic is a ``ddl.kafka_log.KafkaTopicLog``. ``save`` produces with ``acks=al
 the acknowledgement, so once it returns a crash cannot lose the offset; the engine calls it only
 after every sink has flushed, so the stored offset never points past a record a sink had not
 confirmed. With ``exactly.once.support`` the offset is not saved here but written by the sink's
-transactional producer in the transaction of the records it covers (``connector.exactly_once``).
+transactional producer in the transaction of the records it covers (``connector.delivery.exactly_once``).
 ``load`` reads the topic ``read_committed`` from the beginning to its current end and keeps the
 newest value for our key (a null value, as Connect writes to reset a connector, means "no offset").
 """
@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.offsets import OffsetStore, OffsetStoreError, partition_key
+from connector.stores.offsets import OffsetStore, OffsetStoreError, partition_key
 from ddl.errors import OffsetError
 from ddl.kafka_log import KafkaTopicLog
 from ddl.position import SourceOffset

@@ -44,7 +44,7 @@ UNREADABLE_DATA_EVENTS = {
     0x15: ("PRE_GA_UPDATE_ROWS_EVENT", "a server version that writes v1/v2 rows events"),
     0x16: ("PRE_GA_DELETE_ROWS_EVENT", "a server version that writes v1/v2 rows events"),
     0x1A: ("INCIDENT_EVENT (the source server lost changes)", "a new snapshot of the affected tables"),
-    # Compressed transactions are expanded by the readers (connector.binlog_events); one arrives
+    # Compressed transactions are expanded by the readers (connector.binlog.packets); one arrives
     # here only if a reader did not expand it.
     0x28: ("TRANSACTION_PAYLOAD_EVENT (compressed transaction)", "binlog_transaction_compression=OFF"),
     0xA5: ("QUERY_COMPRESSED_EVENT", "log_bin_compress=OFF"),
@@ -60,8 +60,8 @@ HARMLESS_EVENT_TYPES = frozenset(
     {0x03, 0x05, 0x07, 0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E, 0x11, 0x1C, 0x22, 0x23, 0x24, 0x25, 0x26}
     | {0x29, 0xA1, 0xA3, 0xA4}
 )
-# 0x2A GTID_TAGGED_LOG_EVENT (MySQL 8.3+) has its own handler in connector.streaming
-# (connector.mysql_gtid_events decodes it).
+# 0x2A GTID_TAGGED_LOG_EVENT (MySQL 8.3+) has its own handler in connector.sources.streaming
+# (connector.binlog.gtid_events decodes it).
 
 _ROW_FORMAT = "binlog_format=ROW (globally and in every writing session; STATEMENT and MIXED log DML as SQL)"
 _ROW_IMAGE = "binlog_row_image=FULL (MINIMAL and NOBLOB leave columns out of row images)"

@@ -11,7 +11,7 @@ value's length prefix (4), like a BLOB; the value is that many bytes of little-e
 library reads no metadata for a type it does not know, so every later column's metadata, and the
 optional metadata after them, would be read from the wrong bytes. ``teach_the_library`` wraps the
 library's column-definition parser once (idempotent) so that it reads VECTOR's byte; the row images
-are read by ``connector.row_decoder``'s generated reader, which has a VECTOR reader of its own.
+are read by ``connector.binlog.row_decoder``'s generated reader, which has a VECTOR reader of its own.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pymysqlreplication import event as library_event
 from pymysqlreplication import gtid as library_gtid
 from pymysqlreplication import row_event as library_rows
 
-from connector.json_diff import read_length_encoded
-from connector.mysql_gtid_events import decode_previous_gtids, encode_gtid_set
+from connector.binlog.gtid_events import decode_previous_gtids, encode_gtid_set
+from connector.binlog.json_diff import read_length_encoded
 from ddl.position import GtidSet
 
 VECTOR = 242

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.events import EventBuilder, SourcePosition, schema_change_record
-from connector.filters import TableFilter
-from connector.transactions import java_hashmap_order
+from connector.dispatch.filters import TableFilter
+from connector.records.builder import EventBuilder, SourcePosition, schema_change_record
+from connector.records.transactions import java_hashmap_order
 from ddl.errors import DdlError
 from ddl.filters import DdlFilter
 from ddl.history import HistoryRecord, SchemaHistory

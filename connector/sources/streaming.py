@@ -34,27 +34,33 @@ from pymysqlreplication.row_event import (
     WriteRowsEvent,
 )
 
-from connector.binlog import BinlogReader, RawEvent, ReplicationLost, StreamDropped, describe_cause
-from connector.binlog_guard import EventGuard, incomplete_image, statement_problem, unreadable_event
-from connector.config import ConnectorConfig
-from connector.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
-from connector.events import EventBuilder, SourcePosition, TableSchema, topic_name
-from connector.filters import TableFilter, gtid_source_filter
-from connector.heartbeat import Heartbeat
-from connector.json_diff import PartialJsonError
-from connector.metrics import ConnectorMetrics
-from connector.mysql_gtid_events import (
+from connector.binlog.gtid_events import (
     GTID_TAGGED_LOG_EVENT,
     GtidEventError,
     decode_tagged_gtid,
     library_event_body,
 )
-from connector.row_decoder import BinlogRowDecoder
-from connector.schema_state import SchemaState
-from connector.server import connect
-from connector.signal_actions import SignalActions
-from connector.signals import InProcessSignalChannel
-from connector.transactions import TransactionMetadata, non_gtid_transaction_id
+from connector.binlog.guard import EventGuard, incomplete_image, statement_problem, unreadable_event
+from connector.binlog.json_diff import PartialJsonError
+from connector.binlog.row_decoder import BinlogRowDecoder
+from connector.binlog.server_stream import (
+    BinlogReader,
+    RawEvent,
+    ReplicationLost,
+    StreamDropped,
+    describe_cause,
+)
+from connector.config import ConnectorConfig
+from connector.dispatch.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
+from connector.dispatch.filters import TableFilter, gtid_source_filter
+from connector.dispatch.schema_state import SchemaState
+from connector.metrics import ConnectorMetrics
+from connector.records.builder import EventBuilder, SourcePosition, TableSchema, topic_name
+from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
+from connector.server.connection import connect
+from connector.sources.heartbeat import Heartbeat
+from connector.sources.signal_actions import SignalActions
+from connector.sources.signals import InProcessSignalChannel
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.binlog_status import executed_gtids
@@ -147,7 +153,7 @@ class StreamingSource:
             metrics.streaming if metrics is not None else None,
         )
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
-        # Signals and on-demand snapshots (connector.signal_actions), on this thread.
+        # Signals and on-demand snapshots (connector.sources.signal_actions), on this thread.
         self.signals = SignalActions(config, self, flavor, in_process_signals)
         self.dispatcher.on_rows = self.signals.incremental.on_streamed
         self._raw: RawEvent | None = None  # the event being handled (where window rows come from)
@@ -160,7 +166,7 @@ class StreamingSource:
         self.file = self.restart_file
         self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
         # Where events come from (file, pos) -> reader: the server by default, binlog files for
-        # ``mysql-cdc replay-binlog`` (connector.replay).
+        # ``mysql-cdc replay-binlog`` (connector.sources.replay).
         self._reader_factory: ReaderFactory = reader_factory or self._server_reader
         self._reader: EventReader | None = None
         self._events: Iterator[RawEvent] | None = None
@@ -505,7 +511,7 @@ class StreamingSource:
         self._count()
 
     def _on_annotate_rows(self, raw: RawEvent) -> None:
-        # MariaDB sends these only when asked for (include.query, see connector.binlog), so they are
+        # MariaDB sends these only when asked for (include.query, see connector.binlog.server_stream), so they are
         # not counted in the offset's ``event``: a restart with include.query toggled still skips the
         # right events.
         if self.txn is not None and self.include_query:

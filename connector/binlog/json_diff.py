@@ -15,7 +15,7 @@ apply in order to the document the before image holds; the result is the documen
 after the statement. These functions are pure: ``decode_json_diffs`` reads the bytes,
 ``apply_json_diffs`` returns a new document and never changes its input.
 
-Documents are the values ``connector.mysql_json`` returns (objects as dicts with bytes keys,
+Documents are the values ``connector.binlog.mysql_json`` returns (objects as dicts with bytes keys,
 strings as bytes): the converter renders them like full images. MySQL keeps object members
 sorted by key length, then bytes; an inserted member takes its place in that order.
 """
@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from connector.binlog.mysql_json import parse_mysql_json
 from connector.errors import ReplicationError
-from connector.mysql_json import parse_mysql_json
 
 REPLACE, INSERT, REMOVE = "REPLACE", "INSERT", "REMOVE"
 _OPERATIONS = {0: REPLACE, 1: INSERT, 2: REMOVE}

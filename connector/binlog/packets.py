@@ -1,7 +1,7 @@
 """One binlog event's bytes → mysql-replication's event object, and MySQL 8's compressed
 transactions (TRANSACTION_PAYLOAD_EVENT) → their inner events.
 
-Both the file source (``connector.binlog_file``) and server streaming (``connector.binlog``) use
+Both the file source (``connector.binlog.files``) and server streaming (``connector.binlog.server_stream``) use
 this module, so a compressed transaction is expanded by one implementation wherever it comes from.
 
 Events are parsed by mysql-replication's own ``BinLogPacketWrapper`` (the parser server streaming
@@ -246,7 +246,7 @@ def _split_events(data: bytes, where: str) -> Iterator[bytes]:
 
 
 def expand_payload(raw: Any, body: bytes, state: ParserState) -> Iterator[Any]:
-    """The RawEvents inside the payload event ``raw`` (a ``connector.binlog.RawEvent``).
+    """The RawEvents inside the payload event ``raw`` (a ``connector.binlog.server_stream.RawEvent``).
 
     Positions as Debezium reports them: its streaming source sets the event position once, from the
     payload event's header, then runs the inner events' handlers, so every inner event (and every

@@ -11,12 +11,12 @@ import time
 from dataclasses import replace
 from typing import Any, Protocol
 
-from connector.delivery import Delivery
-from connector.dispatcher import EventDispatcher, RowForm
-from connector.events import EventBuilder, SourcePosition
-from connector.filters import TableFilter
+from connector.delivery.batches import Delivery
+from connector.dispatch.dispatcher import EventDispatcher, RowForm
+from connector.dispatch.filters import TableFilter
+from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
-from connector.schema_state import SchemaState
+from connector.records.builder import EventBuilder, SourcePosition
 from ddl.model import TableId
 from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
 from sink.records import ChangeRecord

@@ -5,7 +5,7 @@ signal table's rows (the ``source`` channel) and calls ``poll`` after every even
 other channels). Actions (Debezium's names):
 
 * ``execute-snapshot``: ``type: incremental`` (default) queues an incremental snapshot
-  (``connector.incremental``); ``type: blocking`` pauses the stream, reads the listed tables (with
+  (``connector.sources.incremental``); ``type: blocking`` pauses the stream, reads the listed tables (with
   ``additional-conditions`` as WHERE filters) at the current streaming offset, marked like a
   snapshot with offset ``snapshot: BLOCKING``, then the stream goes on where it paused;
 * ``stop-snapshot``, ``pause-snapshot``, ``resume-snapshot``: the incremental snapshot;
@@ -26,11 +26,11 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from connector.config import ConnectorConfig
-from connector.dispatcher import EventDispatcher, RowForm
-from connector.events import SourcePosition
-from connector.incremental import INSERT_INSERT, IncrementalSnapshot, additional_conditions
-from connector.server import snapshot_connection_factory
-from connector.signals import (
+from connector.dispatch.dispatcher import EventDispatcher, RowForm
+from connector.records.builder import SourcePosition
+from connector.server.connection import snapshot_connection_factory
+from connector.sources.incremental import INSERT_INSERT, IncrementalSnapshot, additional_conditions
+from connector.sources.signals import (
     EXECUTE_SNAPSHOT,
     LOG,
     PAUSE_SNAPSHOT,
