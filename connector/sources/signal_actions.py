@@ -66,7 +66,9 @@ class Stream(Protocol):
     """What the actions use of the streaming source."""
 
     dispatcher: EventDispatcher
-    gtids: GtidSet | None
+
+    @property
+    def gtids(self) -> GtidSet | None: ...
 
     def offset(self, row: int = 0) -> SourceOffset: ...
 

@@ -1,11 +1,8 @@
-"""Streaming: binlog events → change records, with Debezium's restart bookkeeping.
-
-Offsets follow Debezium (reference 3b): outside a transaction the restart point is the end of the
-last committed event; inside one it is the transaction's first event (the GTID event, or BEGIN
-without GTIDs) plus ``event`` = events of the transaction already fully processed and ``row`` = rows
-of the current rows event already emitted. A restart (after a crash, or a dropped connection)
-re-reads the transaction from its start, replays the bookkeeping of the first ``event`` events
-without emitting, skips ``row`` rows, and continues: nothing lost, nothing repeated.
+"""Streaming: binlog events → the one dispatcher, with the stream's position kept in one offset
+context (``connector.sources.offset_context``: Debezium's restart bookkeeping, the ``source`` block
+and the offset). A restart (after a crash, or a dropped connection) re-reads the current transaction
+from its start, replays the bookkeeping of the events already done without emitting, skips the rows
+already emitted, and continues: nothing lost, nothing repeated.
 """
 
 from __future__ import annotations
@@ -13,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pymysqlreplication.event import (
@@ -59,6 +55,7 @@ from connector.records.builder import EventBuilder, SourcePosition, TableSchema,
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.server.connection import connect
 from connector.sources.heartbeat import Heartbeat
+from connector.sources.offset_context import BinlogOffsetContext
 from connector.sources.signal_actions import SignalActions
 from connector.sources.signals import InProcessSignalChannel
 from ddl.model import TableId
@@ -89,19 +86,6 @@ _FL_STANDALONE = 0x01
 _CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
 
 
-@dataclass
-class _Transaction:
-    file: str
-    pos: int
-    gtid: str | None = None
-    thread: int | None = None
-    events_done: int = 0
-    query: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    # Its GTID source is left out by gtid.source.includes/excludes.
-    filtered: bool = False
-
-
 class StreamingSource:
     """Follows the binlog from ``offset`` and hands every captured row, DDL statement, transaction
     boundary and heartbeat to the one ``EventDispatcher``."""
@@ -124,13 +108,6 @@ class StreamingSource:
         self.config = config
         self.flavor = flavor
         self.emitter = emitter
-        self.restart_file = start.file
-        self.restart_pos = start.pos
-        self.skip_events = start.event
-        self.skip_rows = start.row
-        self.gtids: GtidSet | None = start.gtids
-        self.server_id = start.server_id or 0
-        self.ts_sec = start.ts_sec or 0
         self.include_query = config.get_bool("include.query")
         self.max_attempts = config.int_of("connect.max.attempts")
         self.heartbeat_s = config.int_of("poll.interval.ms") / 1000
@@ -160,11 +137,10 @@ class StreamingSource:
         self.guard = EventGuard.from_config(config)
         self.gtid_filter = gtid_source_filter(config)
         self.filter_dml = config.get_bool("gtid.source.filter.dml.events", True)
-        if self.gtids is not None and self.gtid_filter is not None:
-            self.gtids = self.gtids.retain(self.gtid_filter)
-        self.txn: _Transaction | None = None
-        self.file = self.restart_file
-        self.last_end: tuple[str, int] = (self.restart_file, self.restart_pos)
+        # Where the stream is: produces the source blocks and the offsets.
+        self.context = BinlogOffsetContext(start, transactions, self.gtid_filter)
+        self.context.extra_items = self._incremental_offset_items
+        self.file = start.file
         # Where events come from (file, pos) -> reader: the server by default, binlog files for
         # ``mysql-cdc replay-binlog`` (connector.sources.replay).
         self._reader_factory: ReaderFactory = reader_factory or self._server_reader
@@ -193,53 +169,43 @@ class StreamingSource:
     def txmeta(self) -> TransactionMetadata | None:
         return self.dispatcher.transactions
 
-    # -- offsets ----------------------------------------------------------------------------------
+    # -- offsets (the context's) --------------------------------------------------------------------
     def offset(self, row: int = 0) -> SourceOffset:
-        """Debezium's restart point now: the current transaction's start (plus events and rows done
-        in it), else the end of the last committed event."""
-        txn = self.txn
-        if txn is not None:
-            offset = SourceOffset(
-                txn.file, txn.pos, self.gtids, txn.events_done, row, self.server_id or None, self.ts_sec
-            )
-        else:
-            offset = SourceOffset(
-                self.restart_file, self.restart_pos, self.gtids, 0, row, self.server_id or None, self.ts_sec
-            )
-        txmeta = self.dispatcher.transactions
-        if txmeta is not None:
-            offset = txmeta.apply_to(offset)
-        if self.signals.incremental.running:
-            offset = offset.with_(extra=self.signals.offset_items())
-        return offset
+        """Debezium's restart point now (``BinlogOffsetContext.offset``)."""
+        return self.context.offset(row)
+
+    @property
+    def gtids(self) -> GtidSet | None:
+        return self.context.gtids
+
+    @property
+    def last_end(self) -> tuple[str, int]:
+        return self.context.last_end
 
     def in_transaction(self) -> bool:
-        return self.txn is not None
+        return self.context.in_transaction()
 
     def current_position(self) -> SourcePosition:
         """Where the event being handled is (an idle tick: the last event's end)."""
         raw = self._raw
-        if raw is None:
-            return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id)
-        return self._where(raw, 0)
+        return self.context.idle_position() if raw is None else self.context.position(raw)
+
+    def _incremental_offset_items(self) -> tuple[tuple[str, Any], ...]:
+        return self.signals.offset_items() if self.signals.incremental.running else ()
 
     def reposition(self, file: str | None, pos: int | None, gtids: GtidSet | None) -> None:
         """``set-binlog-position``: the stream continues from this position once the current
         transaction has ended (its commit would otherwise move the restart point on again, past the
         position: a signal row's own transaction), and the offset says so at once."""
         self._reposition_to = (file, pos, gtids)
-        if self.txn is None:
+        if not self.context.in_transaction():
             self._apply_reposition()
 
     def _apply_reposition(self) -> None:
         if self._reposition_to is None:
             return
         (file, pos, gtids), self._reposition_to = self._reposition_to, None
-        if gtids is not None:
-            self.gtids = gtids
-        if file is not None and pos is not None:
-            self.restart_file, self.restart_pos = file, pos
-        self.skip_events = self.skip_rows = 0
+        self.context.reposition(file, pos, gtids)
         self._reposition = True
         log.info("set-binlog-position: streaming continues from %s", self.offset().describe())
         self.emitter.advance(self.offset())
@@ -255,17 +221,18 @@ class StreamingSource:
             assert self._events is not None
             heartbeat = self.heartbeat
             signals = self.signals
+            context = self.context
             try:
                 for raw in self._events:
                     self._handle(raw)
                     signals.poll()
-                    if self._reposition and self.txn is None:
+                    if self._reposition and not context.in_transaction():
                         self._reposition = False
                         self._reopen()
                         break
                     # Debezium checks the heartbeat timer after every event (idle ticks included);
                     # not while replaying skipped events, whose offsets lag behind the stored one.
-                    if heartbeat is not None and not self.skip_events and heartbeat.due():
+                    if heartbeat is not None and not context.skip_events and heartbeat.due():
                         self.emit_heartbeat()
                     if raw.end_pos and raw.event_type not in _CONTROL_EVENT_TYPES:
                         attempt = 0  # a real event arrived: the connection works again
@@ -296,12 +263,7 @@ class StreamingSource:
 
     def _open(self) -> None:
         # Reconnect at the restart point: the current transaction's start, skipping what is done.
-        if self.txn is not None:
-            self.skip_events, self.skip_rows = self.txn.events_done, 0
-            file, pos = self.txn.file, self.txn.pos
-            self.txn = None
-        else:
-            file, pos = self.restart_file, self.restart_pos
+        file, pos = self.context.restart_point()
         self._reader = self._reader_factory(file, pos)
         self._events = self._reader.events()
         self.file = file
@@ -320,11 +282,12 @@ class StreamingSource:
     def _restart_gtids(self) -> GtidSet | None:
         """The GTID set to read from: the offset's, plus, for the sources gtid.source.includes/
         excludes leave out, everything the server has executed (Debezium's merged set)."""
-        if not self.gtids or self.gtid_filter is None:
-            return self.gtids
+        gtids = self.context.gtids
+        if not gtids or self.gtid_filter is None:
+            return gtids
         with connect(self.config) as conn, conn.cursor() as cur:
             executed = executed_gtids(cur, self.flavor)
-        return self.gtids.with_sources_of(executed, self.gtid_filter)
+        return gtids.with_sources_of(executed, self.gtid_filter)
 
     def _reopen(self) -> None:
         """Reconnect at the restart point (after ``reposition``)."""
@@ -356,7 +319,7 @@ class StreamingSource:
             if self.metrics is not None:
                 self.metrics.streaming.on_idle()
             self._raw = None
-            if self.txn is None:
+            if not self.context.in_transaction():
                 self.signals.on_commit()  # read.only: an idle stream has passed every watermark it will
             self.emitter.tick()
             return
@@ -364,48 +327,28 @@ class StreamingSource:
             if self.metrics is not None:
                 self.metrics.connected = True  # sent first on every (re)connect
             self.file = event.next_binlog
-            # A real rotate (end of a file) moves the restart point; the artificial one a dump starts
-            # with does not: by file/pos it repeats the start, by GTID it names the file's start (4).
-            if self.txn is None and raw.end_pos:
-                self.restart_file, self.restart_pos = event.next_binlog, int(event.position)
+            self.context.rotate(raw, event.next_binlog, int(event.position))
             return
         if raw.end_pos == 0 or isinstance(event, FormatDescriptionEvent):
             return  # artificial events sent at the start of a dump
-        self.server_id = raw.server_id
-        if raw.timestamp:
-            self.ts_sec = raw.timestamp
+        context = self.context
+        context.on_event(raw)
         handler = self._handlers_by_type.get(raw.event_type) or self._handlers.get(type(event))
         self._raw = raw
         if handler is not None:
             handler(raw)
         else:
-            if not self.skip_events:
+            if not context.skip_events:
                 problem = unreadable_event(event, raw.event_type, self.dispatcher.is_captured)
                 if problem is not None:
                     self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
-            self._count()
-            if self.txn is None:
-                self._advance_restart(raw)
-        self.last_end = (raw.file, raw.end_pos)
-
-    def _count(self) -> None:
-        if self.txn is not None:
-            self.txn.events_done += 1
-            if self.skip_events:
-                self.skip_events -= 1
-
-    def _advance_restart(self, raw: RawEvent) -> None:
-        self.restart_file, self.restart_pos = raw.file, raw.end_pos
-
-    def _begin(self, raw: RawEvent) -> None:
-        self.txn = _Transaction(raw.file, raw.start_pos)
+            context.count()
+            if not context.in_transaction():
+                context.advance_restart(raw)
+        context.event_done(raw)
 
     def _commit(self, raw: RawEvent) -> None:
-        txn, self.txn = self.txn, None
-        if txn is not None and txn.gtid and not txn.filtered:
-            self.gtids = _with_gtid(self.gtids, txn.gtid)
-        self._advance_restart(raw)
-        self.skip_events = self.skip_rows = 0
+        self.context.commit(raw)
         offset = self.dispatcher.dispatch_transaction_end(raw.timestamp * 1000, self.offset())
         self.emitter.advance(offset)
         self.signals.on_commit()
@@ -425,65 +368,63 @@ class StreamingSource:
         self._start_gtid(raw, gtid)
 
     def _start_gtid(self, raw: RawEvent, gtid: str) -> None:
-        self._begin(raw)
-        assert self.txn is not None
-        self.txn.gtid = gtid
+        txn = self.context.begin(raw)
+        txn.gtid = gtid
         if self.gtid_filter is not None:
-            self.txn.filtered = not self.gtid_filter(GtidSet.source_of(self.txn.gtid))
-        self._count()
+            txn.filtered = not self.gtid_filter(GtidSet.source_of(gtid))
+        self.context.count()
 
     def _transaction_started(self, raw: RawEvent) -> None:
         """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
         does not replay the begin; a replayed begin of the restored transaction emits nothing)."""
-        assert self.txn is not None
-        txn_id = self.txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
+        txn = self.context.txn
+        assert txn is not None
+        txn_id = txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
         self.dispatcher.dispatch_transaction_begin(txn_id, raw.timestamp * 1000, self.offset())
 
     def _on_query(self, raw: RawEvent) -> None:
         event = raw.event
         sql = event.query.strip()
         upper = sql.upper()
+        context = self.context
         if upper == "BEGIN" or upper.startswith("XA START"):
-            if self.txn is None:
-                self._begin(raw)
-            assert self.txn is not None
-            self.txn.thread = int(event.slave_proxy_id)
-            self._count()
+            txn = context.txn or context.begin(raw)
+            txn.thread = int(event.slave_proxy_id)
+            context.count()
             if upper == "BEGIN":  # Debezium ignores XA statements
                 self._transaction_started(raw)
             return
         if upper in ("COMMIT", "ROLLBACK") or upper.startswith("XA COMMIT") or upper.startswith("XA END"):
-            self._count()
+            context.count()
             if upper.startswith("XA END"):
                 return
             self._commit(raw)
             return
-        if not self.skip_events:
+        if not context.skip_events:
             database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
             problem = statement_problem(sql, database or None, self.dispatcher.is_captured)
             if problem is not None:
                 self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
-                self._count()
-                if self.txn is None:
-                    self._advance_restart(raw)
+                context.count()
+                if not context.in_transaction():
+                    context.advance_restart(raw)
                 return
         self._on_ddl(raw, sql)
 
     def _on_ddl(self, raw: RawEvent, sql: str) -> None:
         event = raw.event
         database = event.schema.decode() if isinstance(event.schema, bytes) else str(event.schema or "")
-        if self.txn is None:
-            self._begin(raw)
-        assert self.txn is not None
-        if self.skip_events:
+        context = self.context
+        txn = context.txn or context.begin(raw)
+        if context.skip_events:
             # Already applied before the restart (cannot normally happen: DDL commits at once).
-            self._count()
+            context.count()
             self._commit(raw)
             return
-        history_position = self.offset()
-        where = self._where(raw, 0)
-        self._count()
-        commit_offset = self._offset_after_commit(raw, None if self.txn.filtered else self.txn.gtid)
+        history_position = context.offset()
+        where = context.position(raw)
+        context.count()
+        commit_offset = context.offset_after_commit(raw, None if txn.filtered else txn.gtid)
         statements = self.dispatcher.dispatch_schema_change(
             sql, database or None, history_position, where, commit_offset
         )
@@ -495,48 +436,33 @@ class StreamingSource:
             self.signals.on_schema_change(changed)
         self._commit(raw)
 
-    def _offset_after_commit(self, raw: RawEvent, gtid: str | None) -> SourceOffset:
-        gtids = _with_gtid(self.gtids, gtid) if gtid else self.gtids
-        offset = SourceOffset(raw.file, raw.end_pos, gtids, 0, 0, self.server_id or None, self.ts_sec)
-        txmeta = self.dispatcher.transactions
-        return txmeta.apply_to(offset) if txmeta is not None else offset
-
     def _on_xid(self, raw: RawEvent) -> None:
-        self._count()
+        self.context.count()
         self._commit(raw)
 
     def _on_rows_query(self, raw: RawEvent) -> None:
-        if self.txn is not None and self.include_query:
-            self.txn.query = raw.event.query
-        self._count()
+        txn = self.context.txn
+        if txn is not None and self.include_query:
+            txn.query = raw.event.query
+        self.context.count()
 
     def _on_annotate_rows(self, raw: RawEvent) -> None:
         # MariaDB sends these only when asked for (include.query, see connector.binlog.server_stream), so they are
         # not counted in the offset's ``event``: a restart with include.query toggled still skips the
         # right events.
-        if self.txn is not None and self.include_query:
+        txn = self.context.txn
+        if txn is not None and self.include_query:
             statement = raw.event.sql_statement
-            self.txn.query = (
+            txn.query = (
                 statement.decode("utf-8", "replace") if isinstance(statement, bytes) else str(statement)
             )
 
-    def _where(self, raw: RawEvent, row: int) -> SourcePosition:
-        txn = self.txn
-        return SourcePosition(
-            file=raw.file,
-            pos=raw.start_pos,
-            server_id=raw.server_id,
-            ts_ms=raw.timestamp * 1000,
-            gtid=txn.gtid if txn else None,
-            row=row,
-            thread=txn.thread if txn else None,
-            query=txn.query if txn else None,
-        )
-
     def _on_rows(self, raw: RawEvent) -> None:
         event = raw.event
-        if self.skip_events or (self.filter_dml and self.txn is not None and self.txn.filtered):
-            self._count()
+        context = self.context
+        txn = context.txn
+        if context.skip_events or (self.filter_dml and txn is not None and txn.filtered):
+            context.count()
             return
         table_id = TableId(str(event.schema), str(event.table))
         op = _OPS[type(event)]
@@ -544,9 +470,9 @@ class StreamingSource:
             problem = incomplete_image(event, table_id)
             if problem is not None:
                 self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
-                self._count()
+                context.count()
                 return
-        skip, self.skip_rows = self.skip_rows, 0
+        skip = context.take_skipped_rows()
         if table_id == self.signals.table:
             self._on_signal_table_rows(raw, table_id, op, skip)
             return
@@ -559,9 +485,15 @@ class StreamingSource:
             return rows if op != "c" else [(None, image) for image, _ in rows]
 
         self.dispatcher.dispatch_rows(
-            table_id, op, read_rows, self._where(raw, 0), self.offset(), form=RowForm.BINLOG, first_row=skip
+            table_id,
+            op,
+            read_rows,
+            context.position(raw),
+            context.offset(),
+            form=RowForm.BINLOG,
+            first_row=skip,
         )
-        self._count()
+        context.count()
 
     def _on_signal_table_rows(self, raw: RawEvent, table_id: TableId, op: str, skip: int) -> None:
         """The signal table's rows: signals and window markers act first (Debezium emits the rows a
@@ -569,9 +501,9 @@ class StreamingSource:
         table = self.dispatcher.schema.model.table(table_id)
         if table is None:
             self.dispatcher.dispatch_rows(  # no structure known: the dispatcher reports it
-                table_id, op, lambda _s: [], self._where(raw, 0), self.offset(), form=RowForm.BINLOG
+                table_id, op, lambda _s: [], self.context.position(raw), self.offset(), form=RowForm.BINLOG
             )
-            self._count()
+            self.context.count()
             return
         rows = self._decoder(self.dispatcher.builder.table_schema(table)).rows(raw.event, op == "u")
         images = rows if op != "c" else [(None, image) for image, _ in rows]
@@ -580,12 +512,12 @@ class StreamingSource:
             table_id,
             op,
             lambda _s: images,
-            self._where(raw, 0),
+            self.context.position(raw),
             self.offset(),
             form=RowForm.BINLOG,
             first_row=skip,
         )
-        self._count()
+        self.context.count()
 
     def _decoder(self, schema: TableSchema) -> BinlogRowDecoder:
         cached = self._decoders.get(id(schema))
@@ -593,7 +525,3 @@ class StreamingSource:
             cached = (schema, BinlogRowDecoder(schema))
             self._decoders[id(schema)] = cached
         return cached[1]
-
-
-def _with_gtid(gtids: GtidSet | None, gtid: str) -> GtidSet:
-    return gtids.add(gtid) if gtids is not None else GtidSet.parse(gtid)
