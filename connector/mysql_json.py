@@ -64,6 +64,17 @@ class JsonOpaque:
     data: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class BinaryJson:
+    """A binlog row's JSON column value as its bytes: rendered as Debezium streams it
+    (``connector.binlog_json``), parsed only where a partial update needs the document."""
+
+    data: bytes
+
+    def document(self) -> Any:
+        return parse_mysql_json(self.data)
+
+
 def parse_mysql_json(data: bytes) -> Any:
     """The document a binary JSON value holds (``data`` starts with its type byte)."""
     if not data:
