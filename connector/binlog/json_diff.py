@@ -16,7 +16,8 @@ after the statement. These functions are pure: ``decode_json_diffs`` reads the b
 ``apply_json_diffs`` returns a new document and never changes its input.
 
 Documents are the values ``connector.binlog.mysql_json`` returns (objects as dicts with bytes keys,
-strings as bytes): the converter renders them like full images. MySQL keeps object members
+strings as bytes): the converter renders them as Debezium's binlog client would
+(``connector.binlog.json_render``). MySQL keeps object members
 sorted by key length, then bytes; an inserted member takes its place in that order.
 """
 

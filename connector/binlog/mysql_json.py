@@ -5,7 +5,8 @@ mysql-replication's ``parse_json`` reads MySQL 5.7/8 binary JSON but not all of 
 documents hold when built from SQL values: ``JSON_OBJECT('d', CAST(1.5 AS DECIMAL(4,2)))``,
 ``JSON_ARRAY(CURDATE(), NOW(), CAST('87:31:46' AS TIME))``. It cannot read a TIME above 23 hours (a
 Python ``time``) and leaves DECIMAL and other types as raw bytes. This decoder reads the whole format
-and gives opaque values a Python form the converter renders the way MySQL prints JSON:
+and gives opaque values a Python form (the structure partial JSON updates are applied to;
+``connector.binlog.json_render`` renders documents as Debezium streams them):
 
 * DECIMAL → ``decimal.Decimal`` (precision and scale bytes, then DECIMAL's binary form);
 * DATE → ``datetime.date``; DATETIME / TIMESTAMP → ``datetime.datetime`` (MySQL's packed 64-bit
@@ -62,6 +63,17 @@ class JsonOpaque:
 
     mysql_type: int
     data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryJson:
+    """A binlog row's JSON column value as its bytes: rendered as Debezium streams it
+    (``connector.binlog.json_render``), parsed only where a partial update needs the document."""
+
+    data: bytes
+
+    def document(self) -> Any:
+        return parse_mysql_json(self.data)
 
 
 def parse_mysql_json(data: bytes) -> Any:

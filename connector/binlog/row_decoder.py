@@ -35,7 +35,7 @@ from pymysqlreplication.row_event import RowsEvent
 
 from connector.binlog.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
 from connector.binlog.library_support import VECTOR
-from connector.binlog.mysql_json import parse_mysql_json
+from connector.binlog.mysql_json import BinaryJson
 from connector.errors import ReplicationError
 from connector.records.builder import TableSchema
 from connector.records.converters import EMPTY_SET, binlog_row_values
@@ -67,7 +67,7 @@ _NAMESPACE: dict[str, Any] = {
     "timedelta": dt.timedelta,
     "EPOCH": _EPOCH,
     "EMPTY_SET": EMPTY_SET,
-    "parse_json": parse_mysql_json,
+    "binary_json": BinaryJson,
 }
 
 
@@ -150,10 +150,10 @@ def _geometry(src: _Source, var: str, column: Any, codec: str | None, d: int) ->
 
 
 def _json(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): connector.binlog.mysql_json,
-    # which reads every opaque value (the library's parser fails on TIME above 23 hours).
+    # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): kept as its bytes,
+    # which the converter renders the way Debezium's binlog client does (connector.binlog.json_render).
     _length(src, column.length_size, d)
-    src.emit(d, f"{var} = parse_json(data[p:p + n]) if n else None; p += n")
+    src.emit(d, f"{var} = binary_json(bytes(data[p:p + n])) if n else None; p += n")
 
 
 def _json_raw(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
@@ -455,12 +455,19 @@ def read_partial_update_rows(
                 continue
             if partial >> bit & 1:
                 after[index] = (
-                    apply_json_diffs(before[index], decode_json_diffs(raw)) if raw else before[index]
+                    apply_json_diffs(_document(before[index]), decode_json_diffs(raw))
+                    if raw
+                    else before[index]
                 )
             else:
-                after[index] = parse_mysql_json(raw) if raw else None
+                after[index] = BinaryJson(bytes(raw)) if raw else None
         out.append((before, after))
     return out
+
+
+def _document(value: Any) -> Any:
+    """The parsed document of a before image's JSON column (None stays None)."""
+    return value.document() if isinstance(value, BinaryJson) else value
 
 
 # Compiled readers by table-map structure (column metadata and codecs), oldest dropped first.

@@ -58,7 +58,8 @@ import orjson
 from pymysql import converters as pymysql_converters
 from pymysql.constants import FIELD_TYPE
 
-from connector.binlog.mysql_json import JsonOpaque, JsonTime
+from connector.binlog.json_render import render_binlog_json, render_json_document
+from connector.binlog.mysql_json import BinaryJson
 from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table
 from sink.connect import NO_DEFAULT, ConnectSchema, Field
@@ -753,44 +754,20 @@ def _json_from_binlog(value: Any) -> Any:
     # MariaDB stores JSON as LONGTEXT: the binlog carries the very text the snapshot SELECT returns.
     if isinstance(value, str):
         return value
-    # MySQL binary JSON, parsed into Python values (connector.binlog.mysql_json): render it the way MySQL
-    # prints JSON so that streaming and snapshot agree. A partial update's diff reaches this point
-    # only through the library's fallback decoder (images without every column), which cannot
-    # rebuild the document (connector.binlog.row_decoder does, from a full before image).
+    # MySQL binary JSON: Debezium streams it as its binlog client renders it (compact, its own
+    # number and date forms; connector.binlog.json_render), while its snapshot reads MySQL's text. A
+    # partial update's diff reaches this point only through the library's fallback decoder
+    # (images without every column), which cannot rebuild the document (connector.binlog.row_decoder
+    # does, from a full before image, and gives the parsed document rendered here).
+    if isinstance(value, BinaryJson):
+        return render_binlog_json(value.data)
     if type(value).__name__ == "JsonDiff":
         raise ValueError(
             "a JSON partial update (binlog_row_value_options=PARTIAL_JSON) without the whole "
             "before image cannot be rebuilt: set binlog_row_image=FULL, or "
             "binlog_row_value_options='' on the server"
         )
-    return _render_mysql_json(value)
-
-
-def _render_mysql_json(value: Any) -> str:
-    if isinstance(value, dict):
-        items = (f"{_render_mysql_json(_text(k))}: {_render_mysql_json(v)}" for k, v in value.items())
-        return "{" + ", ".join(items) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_render_mysql_json(v) for v in value) + "]"
-    if isinstance(value, bytes | str):
-        return orjson.dumps(_text(value)).decode()
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value).replace("e+", "e")
-    if isinstance(value, dt.datetime):  # MySQL prints temporal JSON scalars quoted, 6 digits
-        return f'"{value.strftime("%Y-%m-%d %H:%M:%S")}.{value.microsecond:06d}"'
-    if isinstance(value, dt.date):
-        return f'"{value.isoformat()}"'
-    if isinstance(value, dt.time | dt.timedelta):
-        return f'"{value}"' if isinstance(value, dt.time) else orjson.dumps(str(value)).decode()
-    if isinstance(value, JsonTime):  # MySQL prints a JSON TIME with 6 digits, hours beyond 23 kept
-        return f'"{value}"'
-    if isinstance(value, JsonOpaque):  # MySQL's form for opaque values of other column types
-        return f'"base64:type{value.mysql_type}:{base64.b64encode(value.data).decode()}"'
-    return str(value)  # int, Decimal
+    return render_json_document(value)
 
 
 def _text(value: Any) -> str:

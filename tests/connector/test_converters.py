@@ -21,6 +21,8 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import WriteRowsEvent
 
+from connector.binlog.json_render import render_binlog_json
+from connector.binlog.mysql_json import BinaryJson, parse_mysql_json
 from connector.records.converters import (
     ColumnConverter,
     ConverterSettings,
@@ -30,6 +32,7 @@ from connector.records.converters import (
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import Column, JdbcType, Table, TableId
 from sink.connect import NO_DEFAULT
+from tests.connector.binlog_json_support import encode
 from tests.connector.converter_specs import (
     ALL_BYTES,
     CHARSET_SAMPLES,
@@ -769,14 +772,18 @@ def test_empty_set_and_null_are_told_apart() -> None:
     assert conv.from_binlog(restored["s"]) == "" and conv.from_binlog(restored["t"]) is None
 
 
-def test_mysql_binary_json_is_rendered_as_mysql_prints_it() -> None:
-    """MySQL (not MariaDB) sends binary JSON, which mysql-replication parses into Python values
-    (bytes keys and strings); render them the way MySQL's SELECT prints JSON so that streaming and
-    snapshot agree. (The local test server is MariaDB, which stores JSON as text: this checks the
-    rendering of the library's value shapes only.)"""
+def test_mysql_binary_json_is_rendered_as_debezium_streams_it() -> None:
+    """MySQL (not MariaDB) sends binary JSON: the row decoder keeps its bytes (``BinaryJson``) and the
+    converter renders them as Debezium's binlog client does (checked against the jar in
+    test_binlog_json.py); a parsed document (a partial update's result, the library decoder's value)
+    renders the same. (The local test server is MariaDB, which stores JSON as text.)"""
     col = column("j", "JSON", JdbcType.OTHER)
     conv = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
-    parsed = {b"a": 1, b"bb": [True, None, 2.5, b'x"y', -7], b"c": {b"k": 1e300}}
-    assert conv.from_binlog(parsed) == '{"a": 1, "bb": [true, null, 2.5, "x\\"y", -7], "c": {"k": 1e300}}'
-    assert conv.from_binlog([]) == "[]"
-    assert conv.from_binlog(dt.datetime(2015, 1, 15, 23, 24, 25, 24000)) == '"2015-01-15 23:24:25.024000"'
+    document = {"a": 1, "bb": [True, None, 2.5, 'x"y', -7], "c": {"k": 1e300}}
+    data = encode(document)
+    rendered = render_binlog_json(data)
+    assert conv.from_binlog(BinaryJson(data)) == rendered
+    assert conv.from_binlog(parse_mysql_json(data)) == rendered
+    assert " " not in rendered  # compact, unlike MySQL's own text
+    assert conv.from_binlog([]) == render_binlog_json(encode([]))
+    assert conv.from_binlog('{"a": 1}') == '{"a": 1}'  # MariaDB's text JSON, passed as is

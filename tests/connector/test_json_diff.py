@@ -31,6 +31,7 @@ from connector.binlog.json_diff import (
     parse_path,
     read_length_encoded,
 )
+from connector.binlog.mysql_json import BinaryJson
 from connector.binlog.row_decoder import compile_image_reader, read_partial_update_rows
 from ddl.model import TableId
 from tests.connector.mysql8_support import bodies, rows_event_parts
@@ -54,7 +55,7 @@ def documents_after_the_full_update() -> dict[int, Any]:
     while p < len(rows):
         _before, p = reader(rows, p)
         after, p = reader(rows, p)
-        out[after[0]] = after[1]
+        out[after[0]] = after[1].document()
     return out
 
 
@@ -123,7 +124,7 @@ def test_a_full_image_partial_update_rebuilds_the_after_image() -> None:
     raw_reader = compile_image_reader([ID, DOC, NAME, AGE], UTF8, raw_json=True)
     ((old, new),) = read_partial_update_rows(full_reader, raw_reader, [1], body)
     assert old == before
-    assert new == [1, {**before[1], b"age": age}, name, age]
+    assert new == [1, {**before[1].document(), b"age": age}, name, age]
 
 
 def test_a_json_column_without_the_partial_bit_is_a_whole_document() -> None:
@@ -132,10 +133,10 @@ def test_a_json_column_without_the_partial_bit_is_a_whole_document() -> None:
     document = b"\x05\x07\x00"  # binary JSON int16 7
     image = b"\x00" + (1).to_bytes(4, "little") + len(document).to_bytes(4, "little") + document
     ((old, new),) = read_partial_update_rows(full_reader, raw_reader, [1], image + b"\x01\x00" + image)
-    assert old == new == [1, 7]
+    assert old == new == [1, BinaryJson(document)]
     # Without PARTIAL_JSON in the value options there is no partial bitmap at all.
     ((_, new),) = read_partial_update_rows(full_reader, raw_reader, [1], image + b"\x00" + image)
-    assert new == [1, 7]
+    assert new == [1, BinaryJson(document)] and new[1].document() == 7
 
 
 # -- MySQL's path and operation semantics -----------------------------------------------------------

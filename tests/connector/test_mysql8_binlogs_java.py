@@ -27,7 +27,6 @@ from connector.config import ConnectorConfig
 from connector.sources.replay import BinlogReplay
 from tests.connector.binlog_java_support import (
     ENUM,
-    JSON_SPACING_NOTE,
     SET,
     STRING,
     JavaImage,
@@ -103,15 +102,8 @@ class _Warnings(logging.Handler):
 # Values where our record differs from what the client decodes, kept on purpose (issue 29's brief:
 # reported, not "fixed" on the expected side): (file, table, column, our value). Each must occur.
 KNOWN_DIFFERENCES: Mapping[tuple[str, str, str, Any], str] = {
-    # JSON opaque values are rendered as MySQL prints JSON (d29, connector.binlog.mysql_json), as a
-    # snapshot's SELECT reads them; Debezium streams JsonBinary's form ("VQ==", no ".000000") but
-    # snapshots MySQL's. Open for the lead: follow Debezium's streaming form instead?
-    ("rust_mysql_common/json-opaque.binlog", "foo.test", "a", '{"a": "base64:type15:VQ=="}'): (
-        "an opaque VARCHAR inside JSON: MySQL prints base64:type15:..., the client only the base64"
-    ),
-    ("rust_mysql_common/json-opaque.binlog", "foo.test", "a", '{"c": "2012-03-18 11:30:45.000000"}'): (
-        "a DATETIME inside JSON: MySQL prints 6 fraction digits, the client none when they are 0"
-    ),
+    # None: JSON columns are streamed as the client renders them (connector.binlog.json_render) and
+    # compared as text, byte for byte.
 }
 
 
@@ -252,10 +244,7 @@ def test_totals(comparisons: dict[str, FileComparison], capsys: pytest.CaptureFi
         for (file, table, column, value), why in KNOWN_DIFFERENCES.items():
             print(f"known difference: {file}: {table}.{column}: ours {value!r}: {why}")
         notes = [n for r in comparisons.values() for n in r.notes]
-        spacing = [n for n in notes if n.startswith(JSON_SPACING_NOTE)]
-        if spacing:
-            print(f"note: {len(spacing)} JSON values: {JSON_SPACING_NOTE}, e.g. {spacing[0]}")
-        for note in (n for n in notes if not n.startswith(JSON_SPACING_NOTE)):
+        for note in notes:
             print(f"note: {note}")
     assert len(comparisons) == 25
     assert compared > 0
