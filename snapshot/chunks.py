@@ -19,7 +19,7 @@ import pymysql.cursors
 
 from ddl.model import Table, TableId
 from snapshot.errors import SnapshotError
-from snapshot.snapshotter import quote_identifier, quote_table
+from snapshot.queries import quote_identifier, quote_table
 
 Row = tuple[Any, ...]
 Key = tuple[Any, ...]
@@ -48,6 +48,11 @@ def _greater(columns: Sequence[str], values: Key) -> tuple[str, list[Any]]:
             params.append(values[index])
         terms.append("(" + " AND ".join(parts) + ")")
     return ("(" + " OR ".join(terms) + ")" if terms else "FALSE"), params
+
+
+def key_after_sql(columns: Sequence[str], values: Key) -> tuple[str, list[Any]]:
+    """SQL (and its parameters) true for rows whose key sorts after ``values``."""
+    return _greater(columns, values)
 
 
 @dataclass(frozen=True)
