@@ -36,7 +36,6 @@ import pymysql
 
 from ddl.model import TableId
 from snapshot.chunk_worker import BEGUN, DONE, ERROR, READY, ROWS, reader_main
-from snapshot.chunks import key_after_sql
 from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.progress import ProgressReporter
@@ -101,6 +100,25 @@ def chunk_boundaries(cur: Any, table_id: TableId, key: Sequence[str], chunks: in
     return [tuple(row) for row in cur.fetchall()]
 
 
+def _key_compare_sql(columns: Sequence[str], values: Key, last: str) -> tuple[str, list[Any]]:
+    """``key > values`` (``last`` ``>``) or ``key <= values`` (``last`` ``<=``) for a primary key
+    (never NULL), written so that the range optimizer can use the key: a bound on its first column,
+    and the lexicographic comparison as an OR chain."""
+    strict = ">" if last == ">" else "<"
+    first = ">=" if last == ">" else "<="
+    terms: list[str] = []
+    params: list[Any] = []
+    for index, column in enumerate(columns):
+        parts = [f"{quote_identifier(prior)} = %s" for prior in columns[:index]]
+        params.extend(values[:index])
+        op = last if index == len(columns) - 1 else strict
+        parts.append(f"{quote_identifier(column)} {op} %s")
+        params.append(values[index])
+        terms.append("(" + " AND ".join(parts) + ")")
+    head = f"{quote_identifier(columns[0])} {first} %s"
+    return f"{head} AND ({' OR '.join(terms)})", [values[0], *params]
+
+
 def chunk_statements(
     select: str, key: Sequence[str], boundaries: Sequence[Key]
 ) -> list[tuple[str, tuple[Any, ...]]]:
@@ -112,14 +130,11 @@ def chunk_statements(
     for lower, upper in zip(bounds, bounds[1:], strict=False):
         conditions: list[str] = []
         params: list[Any] = []
-        if lower is not None:
-            sql, values = key_after_sql(key, lower)
-            conditions.append(sql)
-            params.extend(values)
-        if upper is not None:
-            sql, values = key_after_sql(key, upper)
-            conditions.append(f"{sql} IS NOT TRUE")  # NOT would drop NULL keys: NULL > x is NULL
-            params.extend(values)
+        for bound, comparison in ((lower, ">"), (upper, "<=")):
+            if bound is not None:
+                sql, values = _key_compare_sql(key, bound, comparison)
+                conditions.append(sql)
+                params.extend(values)
         where = " WHERE " + " AND ".join(conditions) if conditions else ""
         statements.append((f"{select}{where}{order}", tuple(params)))
     return statements
@@ -239,6 +254,8 @@ class ReaderPool:
             with contextlib.suppress(Exception):
                 commands.put(("stop",))
         for process in self._processes:
+            if process.pid is None:  # never started (an earlier one failed to)
+                continue
             process.join(timeout=2)
             if process.is_alive():
                 process.terminate()

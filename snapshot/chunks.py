@@ -50,11 +50,6 @@ def _greater(columns: Sequence[str], values: Key) -> tuple[str, list[Any]]:
     return ("(" + " OR ".join(terms) + ")" if terms else "FALSE"), params
 
 
-def key_after_sql(columns: Sequence[str], values: Key) -> tuple[str, list[Any]]:
-    """SQL (and its parameters) true for rows whose key sorts after ``values``."""
-    return _greater(columns, values)
-
-
 @dataclass(frozen=True)
 class ChunkQuery:
     """How one table is read chunk by chunk: its columns, its key and an optional filter."""

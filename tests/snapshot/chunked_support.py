@@ -144,3 +144,42 @@ def state_at_position(
     for kind, before, after in reversed(changes):
         undo[kind](before, after)
     return state
+
+
+# -- the engine end to end --------------------------------------------------------------------------
+_TIME_FIELDS = frozenset({"ts_ms", "ts_us", "ts_ns"})
+
+
+def without_times(value: Any) -> Any:
+    """A record value without its clock readings (``ts_*`` of the envelope and of ``source``)."""
+    if isinstance(value, dict):
+        return {k: without_times(v) for k, v in value.items() if k not in _TIME_FIELDS}
+    return value
+
+
+def engine_snapshot(server: LocalMySQLServer, database: str, data_dir: str, **extra: str) -> list[Any]:
+    """Every record of a ``snapshot.mode=initial_only`` run of the engine, without clock readings:
+    (topic, key, value, offset)."""
+    from connector.config import ConnectorConfig
+    from connector.engine import Engine
+    from sink.memory import MemorySink
+
+    props = server.connector_properties(
+        **{
+            "topic.prefix": "chunked",
+            "database.include.list": database,
+            "data.dir": data_dir,
+            "snapshot.mode": "initial_only",
+            **extra,
+        }
+    )
+    memory = MemorySink()
+    engine = Engine(ConnectorConfig.from_mapping(props), sinks=[memory])
+    try:
+        engine.catch_up(120)
+    finally:
+        engine.close()
+    return [
+        (r.topic, r.key, without_times(r.value), r.offset.describe() if r.offset is not None else None)
+        for r in memory.records
+    ]

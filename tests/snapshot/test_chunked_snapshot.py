@@ -20,6 +20,7 @@ from snapshot.snapshotter import SnapshotSettings, Snapshotter
 from tests.snapshot.chunked_support import (
     Writers,
     changes_after,
+    engine_snapshot,
     fill_items,
     reader_connect,
     state_at_position,
@@ -190,3 +191,31 @@ def test_a_failing_chunk_names_the_table_and_stops_the_snapshot(mysql_server, un
     # Nothing is left behind: the lock is gone and the reader processes exited.
     mysql_server.execute(f"INSERT INTO `{unique_db}`.t VALUES (999999, 0, 'after')")
     assert not multiprocessing.active_children()
+
+
+def test_engine_records_with_two_threads_equal_the_one_thread_records(
+    mysql_server, unique_db, tmp_path, caplog
+):
+    table = f"`{unique_db}`.typed"
+    mysql_server.execute(
+        f"CREATE TABLE {table} (id BIGINT PRIMARY KEY, price DECIMAL(12,2), at DATETIME(3), "
+        "stamp TIMESTAMP(6) NULL, doc JSON, name VARCHAR(40), d DATE)"
+    )
+    mysql_server.execute(
+        f"CREATE TABLE `{unique_db}`.seed (id INT PRIMARY KEY, marked INT NOT NULL, note VARCHAR(32))"
+    )
+    fill_items(mysql_server, f"`{unique_db}`.seed", 40_000)
+    mysql_server.execute(
+        f"INSERT INTO {table} SELECT id * 3, id / 7, TIMESTAMP('2024-02-29 23:59:59.125') + INTERVAL id SECOND, "
+        "IF(id % 5 = 0, NULL, TIMESTAMP('2001-01-01 00:00:00.5') + INTERVAL id MINUTE), "
+        f"JSON_OBJECT('n', id, 'odd', id % 2 = 1), note, DATE('1999-12-31') + INTERVAL id DAY FROM `{unique_db}`.seed",
+        f"DROP TABLE `{unique_db}`.seed",
+        f"ANALYZE TABLE {table}",
+    )
+    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    two = engine_snapshot(mysql_server, unique_db, str(tmp_path / "two"), **{"snapshot.max.threads": "2"})
+    # The engine's connect (a partial over the connector config) went to the reader processes.
+    assert chunk_counts(caplog) == {f"{unique_db}.typed": 2}
+    one = engine_snapshot(mysql_server, unique_db, str(tmp_path / "one"))
+    assert sum(1 for r in one if r[0].endswith(".typed")) == 40_000
+    assert two == one
