@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -79,7 +80,10 @@ else:
     rows = listener.rows
 elapsed = time.perf_counter() - started
 # RUSAGE_CHILDREN: the largest reader process (waited for when the snapshot ended).
+usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
 print(json.dumps({"rows": rows, "seconds": elapsed,
+                  "cpu_s": usage[0].ru_utime + usage[0].ru_stime,
+                  "reader_cpu_s": usage[1].ru_utime + usage[1].ru_stime,
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "reader_maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
@@ -163,14 +167,19 @@ def main() -> int:
     rate = {mode: best[mode]["rows"] / best[mode]["seconds"] for mode in best}
     print(f"rows: {args.rows:,}; chunked: snapshot.max.threads={args.threads}")
     for mode, label in LABELS.items():
+        run = best[mode]
         extra = f", largest reader process {reader_peak:.0f} MB" if mode == "chunked" else ""
+        cpu = f"CPU {run['cpu_s']:.2f} s" + (
+            f" + readers {run['reader_cpu_s']:.2f} s" if mode == "chunked" else ""
+        )
         print(
             f"{label:<42} {rate[mode]:>10,.0f} rows/s  "
-            f"({best[mode]['seconds']:.2f} s, peak RSS {peak[mode]:.0f} MB{extra})"
+            f"({run['seconds']:.2f} s, {cpu}, peak RSS {peak[mode]:.0f} MB{extra})"
         )
     print(f"ratio snapshot/baseline: {rate['snapshot'] / rate['baseline']:.2f}")
     print(f"ratio chunked/baseline: {rate['chunked'] / rate['baseline']:.2f}")
     print(f"ratio chunked/snapshot (threads={args.threads} vs 1): {rate['chunked'] / rate['snapshot']:.2f}")
+    print(f"CPU cores: {os.cpu_count()}, load average at the end: {os.getloadavg()[0]:.1f}")
     worst = max(peak["snapshot"], peak["chunked"], reader_peak)
     ok = worst < LIMIT_MB
     print(

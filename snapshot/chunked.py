@@ -46,10 +46,12 @@ log = logging.getLogger(__name__)
 
 Key = tuple[Any, ...]
 
-# A table is cut into at least one chunk per this many estimated rows (see the module docstring).
-CHUNK_ROWS = 100_000
+# A table is cut into at least one chunk per this many estimated rows (see the module docstring):
+# about what a reader's queue holds, so that while the parent drains chunk i from one reader, the
+# next reader can read all of chunk i+1 instead of stalling on a full queue.
+CHUNK_ROWS = 20_000
 # Batches a reader may hold ready before the parent takes them.
-QUEUE_BATCHES = 16
+QUEUE_BATCHES = 24
 # Seconds to wait for a reader process to start and connect, or to begin its transaction.
 READER_START_TIMEOUT = 60.0
 _POLL_SECONDS = 0.2
