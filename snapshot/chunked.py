@@ -191,7 +191,17 @@ class ReaderPool:
     def start(self, cancelled: threading.Event) -> None:
         for process in self._processes:
             process.start()
-        self._expect_all(READY, cancelled)
+        try:
+            self._expect_all(READY, cancelled)
+        except SnapshotError as exc:
+            # The usual cause: 'spawn' re-imports the program's main module in every reader, and a
+            # module that starts the connector at import time (no __main__ guard) cannot be imported.
+            raise SnapshotError(
+                f"{exc}. The snapshot.max.threads={self.readers} readers are processes started with "
+                "multiprocessing 'spawn': the program's main module must start the connector only under "
+                "if __name__ == '__main__':, and the connect callable must be importable; or set "
+                "legacy.snapshot.max.threads=true (threads, one table each)"
+            ) from exc
 
     def begin(self, cancelled: threading.Event) -> None:
         """Every reader starts its consistent-snapshot transaction (call it while the lock is held)."""
