@@ -314,7 +314,27 @@ PROPERTIES: tuple[Property, ...] = (
     ),
     _p("snapshot.lock.timeout.ms", "10000", "Lock wait timeout during the snapshot.", kind="int", minimum=0),
     _p("snapshot.fetch.size", doc="Rows fetched per round trip during the snapshot.", kind="int", minimum=1),
-    _p("snapshot.max.threads", "1", "Parallel table scans.", kind="int", minimum=1),
+    _p(
+        "snapshot.max.threads",
+        "1",
+        "Snapshot readers: > 1 cuts each table with a primary key into key-range chunks read by that "
+        "many processes in one consistent view (rows still emitted in key order).",
+        kind="int",
+        minimum=1,
+    ),
+    _p(
+        "snapshot.max.threads.multiplier",
+        "1",
+        "Chunked snapshot: at least snapshot.max.threads x this many chunks per table.",
+        kind="int",
+        minimum=1,
+    ),
+    _p(
+        "legacy.snapshot.max.threads",
+        "false",
+        "With snapshot.max.threads > 1: read whole tables in parallel, one per thread (before Debezium 3.5).",
+        kind="bool",
+    ),
     _p("snapshot.include.collection.list", doc="Regexes of captured tables to snapshot.", kind="regex-list"),
     _p("snapshot.select.statement.overrides", doc="db.table list whose SELECT is overridden."),
     _p(

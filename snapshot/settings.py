@@ -76,6 +76,11 @@ class SnapshotSettings:
     # rows always stream from the server, so this bounds client memory, not server round trips.
     fetch_size: int | None = None
     max_threads: int = 1
+    # legacy.snapshot.max.threads: with snapshot.max.threads > 1, read whole tables in parallel (one
+    # table per connection, Debezium before 3.5) instead of cutting tables into key-range chunks.
+    legacy_max_threads: bool = False
+    # snapshot.max.threads.multiplier: at least threads x multiplier chunks per table.
+    max_threads_multiplier: int = 1
     lock_timeout_ms: int = 10000
     select_overrides: Mapping[TableId, str] = field(default_factory=lambda: MappingProxyType({}))
     include_collections: tuple[re.Pattern[str], ...] = ()  # snapshot.include.collection.list
@@ -115,6 +120,10 @@ class SnapshotSettings:
             )
         if self.max_threads < 1:
             raise SnapshotConfigError("snapshot.max.threads", f"must be at least 1, got {self.max_threads}")
+        if self.max_threads_multiplier < 1:
+            raise SnapshotConfigError(
+                "snapshot.max.threads.multiplier", f"must be at least 1, got {self.max_threads_multiplier}"
+            )
         if self.fetch_size is not None and self.fetch_size < 1:
             object.__setattr__(self, "fetch_size", None)  # Debezium's Integer.MIN_VALUE: just stream
         if self.lock_timeout_ms < 0:
@@ -146,6 +155,12 @@ class SnapshotSettings:
         if self.custom_query is not None and self.query_mode == CUSTOM_QUERY:
             return self.custom_query
         return QUERY_MODES[self.query_mode]
+
+    @property
+    def chunked(self) -> bool:
+        """Tables are cut into key-range chunks read at once (Debezium 3.5's default for
+        ``snapshot.max.threads`` > 1; ``legacy.snapshot.max.threads=true`` keeps one table per thread)."""
+        return self.max_threads > 1 and not self.legacy_max_threads
 
     @property
     def batch_rows(self) -> int:
@@ -220,6 +235,8 @@ class SnapshotSettings:
             custom_lock=plugins.lock,
             fetch_size=integer("snapshot.fetch.size", None),
             max_threads=integer("snapshot.max.threads", 1) or 1,
+            legacy_max_threads=boolean("legacy.snapshot.max.threads", False),
+            max_threads_multiplier=integer("snapshot.max.threads.multiplier", 1) or 1,
             lock_timeout_ms=integer("snapshot.lock.timeout.ms", 10000) or 0,
             select_overrides=overrides,
             include_collections=_regex_list(

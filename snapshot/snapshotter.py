@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import pickle
 import re
 import threading
 import time
@@ -44,6 +45,7 @@ from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
 from ddl.position import BinlogPosition
 from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
+from snapshot.chunked import ReaderPool, plan_chunks, scan_chunked
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.locking import LockingStrategy
@@ -148,7 +150,11 @@ class Snapshotter:
     ``is_captured`` is the connector's table filter; ``flavor`` is ``mysql`` or ``mariadb`` (checked
     against the server's version string). ``is_database_captured`` (default: "has a captured table")
     serves ``store.only.captured.databases.ddl``; ``projection`` may return the column names to select
-    for a table (column filters) or None for ``SELECT *``.
+    for a table (column filters) or None for ``SELECT *``. The reader processes of a chunked
+    snapshot (``snapshot.max.threads`` > 1 without ``legacy.snapshot.max.threads``) open their
+    connections with ``reader_connect``, by default ``connect`` itself when it can be pickled (a
+    module-level function or a ``functools.partial`` of one); when neither can, such a snapshot reads
+    one table per thread, as ``legacy.snapshot.max.threads=true``.
     """
 
     def __init__(
@@ -161,8 +167,10 @@ class Snapshotter:
         is_database_captured: Callable[[str], bool] | None = None,
         projection: Callable[[TableId], Sequence[str] | None] | None = None,
         progress: ProgressReporter | None = None,
+        reader_connect: Connect | None = None,
     ) -> None:
         self.settings = settings
+        self._reader_connect = reader_connect or (connect if _picklable(connect) else None)
         self._connect = connect
         self.is_captured = is_captured
         self.flavor = flavor
@@ -196,6 +204,7 @@ class Snapshotter:
         main = self._connect()
         connections = [main]
         state = _LockState()
+        pool: ReaderPool | None = None
         try:
             main.autocommit(False)
             version = main.get_server_info()
@@ -207,9 +216,15 @@ class Snapshotter:
             cur = main.cursor()
             plan = self._plan(self._list_tables(cur), tables)
             self.planned_tables = tuple(plan.data_tables) if data else ()
-            readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
-            for _ in range(readers - 1):
-                connections.append(self._open_reader())
+            if data and plan.data_tables and self._chunked():
+                assert self._reader_connect is not None
+                # Connected before the lock, so that the lock is not held while processes start.
+                pool = ReaderPool(self._reader_connect, self.settings.max_threads, self.settings.batch_rows)
+                pool.start(self._cancelled)
+            else:
+                readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
+                for _ in range(readers - 1):
+                    connections.append(self._open_reader())
 
             # -- lock ------------------------------------------------------------------------------
             _execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -252,6 +267,8 @@ class Snapshotter:
                 for conn in connections[1:]:
                     with conn.cursor() as rc:
                         _execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                if pool is not None:
+                    pool.begin(self._cancelled)
 
             # -- structure -------------------------------------------------------------------------
             deferred = (
@@ -266,7 +283,16 @@ class Snapshotter:
             if data and plan.data_tables:
                 jobs = self._jobs(cur, plan.data_tables)
                 self.planned_tables = tuple(job.table_id for job in jobs)
-                if len(connections) > 1:
+                if pool is not None:
+                    chunks = plan_chunks(
+                        cur,
+                        jobs,
+                        self.settings.max_threads,
+                        self.settings.max_threads_multiplier,
+                        lambda job: self._splittable(job.table_id),
+                    )
+                    counts = scan_chunked(main, pool, chunks, listener, progress, self._cancelled)
+                elif len(connections) > 1:
                     counts = scan_parallel(
                         connections, jobs, listener, progress, self.settings.batch_rows, self._cancelled
                     )
@@ -307,12 +333,31 @@ class Snapshotter:
             raise
         finally:
             progress.close()
+            if pool is not None:
+                pool.close()
             for conn in connections:
                 if conn.open:
                     with contextlib.suppress(Exception):
                         conn.close()
 
     # -- steps -------------------------------------------------------------------------------------
+    def _chunked(self) -> bool:
+        if not self.settings.chunked:
+            return False
+        if self._reader_connect is None:
+            log.info(
+                "snapshot.max.threads=%d: no connection settings for reader processes, reading one "
+                "table per thread (as legacy.snapshot.max.threads=true)",
+                self.settings.max_threads,
+            )
+            return False
+        return True
+
+    def _splittable(self, table_id: TableId) -> bool:
+        """Only the plain ``select_all`` SELECT can be cut into key ranges; an override or a custom
+        query is read whole (Debezium's chunked snapshot ignores overrides instead)."""
+        return table_id not in self.settings.select_overrides and self.settings.query_mode == SELECT_ALL
+
     def _open_reader(self) -> pymysql.connections.Connection:
         conn = self._connect()
         conn.autocommit(False)
@@ -585,6 +630,14 @@ def _has_privilege(cur: Any, privilege: str) -> bool:
         if "ALL" in grant or privilege.upper() in grant:
             return True
     return False
+
+
+def _picklable(value: object) -> bool:
+    try:
+        pickle.dumps(value)
+    except Exception:  # closures, lambdas, bound methods of unpicklable objects: all mean "no"
+        return False
+    return True
 
 
 def _reraise_if_disconnected(exc: pymysql.MySQLError) -> None:

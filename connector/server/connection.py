@@ -8,6 +8,7 @@ my.cnf setting or the exact GRANT to add), because that is what an operator need
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -126,7 +127,8 @@ def snapshot_connection_factory(config: ConnectorConfig) -> Callable[[], pymysql
     session time zone of ``session_time_zone`` (the converters read TIMESTAMP text in it)."""
     zone, _ = session_time_zone(config)
     init = f"SET time_zone = '{zone or '+00:00'}'"
-    return lambda: connect(config, autocommit=False, conv=SNAPSHOT_CONVERSIONS, init_command=init)
+    # A partial, not a lambda: it pickles, so a chunked snapshot's reader processes can use it.
+    return functools.partial(connect, config, autocommit=False, conv=SNAPSHOT_CONVERSIONS, init_command=init)
 
 
 # Server error codes: a TLS requirement the client did not meet (MySQL 3159; MariaDB 4151 and,
