@@ -49,6 +49,35 @@ class JdbcType:
     TIMESTAMP_WITH_TIMEZONE = 2014
 
 
+# Synonyms MySQL accepts for one type. Column data types keep the spelling the DDL used (as
+# Debezium's table model does, for its JDBC type and ``__debezium.source.column.type``); code that
+# maps types to representations looks them up by the canonical name (``canonical_type``).
+TYPE_SYNONYMS: Mapping[str, str] = {
+    "INT1": "TINYINT",
+    "INT2": "SMALLINT",
+    "INT3": "MEDIUMINT",
+    "MIDDLEINT": "MEDIUMINT",
+    "INTEGER": "INT",
+    "INT4": "INT",
+    "INT8": "BIGINT",
+    "DEC": "DECIMAL",
+    "NUMERIC": "DECIMAL",
+    "FIXED": "DECIMAL",
+    "FLOAT4": "FLOAT",
+    "FLOAT8": "DOUBLE",
+    "DOUBLE PRECISION": "DOUBLE",
+    "CHARACTER": "CHAR",
+    "BOOL": "BOOLEAN",
+    "GEOMCOLLECTION": "GEOMETRYCOLLECTION",
+}
+
+
+def canonical_type(data_type: str) -> str:
+    """The canonical name of a column data type (``integer`` → ``INT``, ``dec`` → ``DECIMAL``)."""
+    key = data_type.upper()
+    return TYPE_SYNONYMS.get(key, key)
+
+
 # MySQL type names by family, as column data types name them (upper case), for code that must know
 # a column's family from its type name alone.
 CHARACTER_TYPES = frozenset(

@@ -61,7 +61,7 @@ from pymysql.constants import FIELD_TYPE
 from connector.binlog.json_render import render_binlog_json, render_json_document
 from connector.binlog.mysql_json import BinaryJson
 from ddl.errors import MysqlCdcError
-from ddl.model import Column, JdbcType, Table
+from ddl.model import Column, JdbcType, Table, canonical_type
 from sink.connect import NO_DEFAULT, ConnectSchema, Field
 
 Convert = Callable[[Any], Any]
@@ -326,7 +326,7 @@ def _float_from_text(text: Any) -> float:
 
 
 def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    key = column.data_type.upper()
+    key = canonical_type(column.data_type)
     single = key == "REAL" or (
         key == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
     )
@@ -1243,23 +1243,12 @@ def _no_default(text: str) -> None:
 # ------------------------------------------------------------------------------------------------
 _BUILDERS: dict[str, _Builder] = {
     "TINYINT": _tinyint,
-    "INT1": _tinyint,
     "SMALLINT": _smallint,
-    "INT2": _smallint,
     "MEDIUMINT": _int_builder("int32"),
-    "MIDDLEINT": _int_builder("int32"),
-    "INT3": _int_builder("int32"),
     "INT": _int,
-    "INTEGER": _int,
-    "INT4": _int,
     "BIGINT": _bigint,
-    "INT8": _bigint,
     "DECIMAL": _decimal,
-    "DEC": _decimal,
-    "NUMERIC": _decimal,
-    "FIXED": _decimal,
     "CHAR": _string,
-    "CHARACTER": _string,
     "VARCHAR": _string,
     "NCHAR": _string,
     "NVARCHAR": _string,
@@ -1271,14 +1260,12 @@ _BUILDERS: dict[str, _Builder] = {
     "LONGTEXT": _string,
     "LONG": _string,
     "LONG VARCHAR": _string,
-    "BOOL": _boolean,
     "BOOLEAN": _boolean,
     "BIT": _bit,
     "YEAR": _year,
     "FLOAT": _float,
     "REAL": _float,
     "DOUBLE": _float,
-    "DOUBLE PRECISION": _float,
     "BINARY": _binary,
     "VARBINARY": _binary,
     "TINYBLOB": _binary,
@@ -1296,7 +1283,6 @@ _BUILDERS: dict[str, _Builder] = {
     "MULTILINESTRING": _geometry,
     "MULTIPOLYGON": _geometry,
     "GEOMETRYCOLLECTION": _geometry,
-    "GEOMCOLLECTION": _geometry,
     "POINT": _point,
     "VECTOR": _vector,
     "DATE": _date,
@@ -1307,7 +1293,7 @@ _BUILDERS: dict[str, _Builder] = {
 
 
 def _builder_for(column: Column) -> _Builder:
-    key = column.data_type.upper()
+    key = canonical_type(column.data_type)
     if key == "SERIAL":
         return _bigint
     try:

@@ -67,7 +67,7 @@ from connector.records.transactions import TransactionMetadata, non_gtid_transac
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.transforms import build_chain
 from ddl.history import MemorySchemaHistory
-from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId, canonical_type
 from ddl.parser import parser_for
 from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
@@ -207,25 +207,17 @@ _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
     **dict.fromkeys(
         (
             "TINYINT",
-            "INT1",
             "SMALLINT",
-            "INT2",
             "MEDIUMINT",
-            "MIDDLEINT",
-            "INT3",
             "INT",
-            "INTEGER",
-            "INT4",
             "BIGINT",
-            "INT8",
             "SERIAL",
             "YEAR",
-            "BOOL",
             "BOOLEAN",
         ),
         _as_int,
     ),
-    **dict.fromkeys(("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"), _as_float),
+    **dict.fromkeys(("FLOAT", "REAL", "DOUBLE"), _as_float),
     **dict.fromkeys(CHARACTER_TYPES, _as_text),
     **dict.fromkeys(
         (
@@ -238,7 +230,6 @@ _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
             "MULTILINESTRING",
             "MULTIPOLYGON",
             "GEOMETRYCOLLECTION",
-            "GEOMCOLLECTION",
         ),
         _as_bytes,
     ),
@@ -249,7 +240,7 @@ _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
     "TIME": _as_time_text,
 }
 _COLUMN_NORMALIZERS: dict[str, Callable[[Column], Normalize]] = {
-    **dict.fromkeys(("DECIMAL", "DEC", "NUMERIC", "FIXED"), _as_decimal_text),
+    "DECIMAL": _as_decimal_text,
     "SET": _as_set_text,
     "BIT": _as_bit,
 }
@@ -257,7 +248,7 @@ _COLUMN_NORMALIZERS: dict[str, Callable[[Column], Normalize]] = {
 
 def value_normalizer(column: Column) -> Normalize:
     """How a Python value for ``column`` becomes what its snapshot converter reads."""
-    key = column.data_type.upper()
+    key = canonical_type(column.data_type)
     per_column = _COLUMN_NORMALIZERS.get(key)
     if per_column is not None:
         return per_column(column)

@@ -26,7 +26,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ddl.model import BINARY_TYPES, CHARACTER_TYPES
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES, canonical_type
 from ddl.model import Column as MysqlColumn
 from sink.spark.settings import RepresentationModes
 from sink.spark_reader import RowConvert, field_mapping, row_converter, row_struct_type
@@ -73,11 +73,11 @@ def add_renames(
 # change event, whose Connect schema is authoritative. Temporal types differ between
 # ``time.precision.mode`` values only in ways the Spark column does not show.
 _INT_TYPES: dict[str, tuple[str, str | None]] = {  # MySQL type -> (signed, unsigned) Connect type
-    **dict.fromkeys(("TINYINT", "INT1"), ("int16", "int16")),
-    **dict.fromkeys(("SMALLINT", "INT2"), ("int16", "int32")),
-    **dict.fromkeys(("MEDIUMINT", "MIDDLEINT", "INT3"), ("int32", "int32")),
-    **dict.fromkeys(("INT", "INTEGER", "INT4"), ("int32", "int64")),
-    **dict.fromkeys(("BIGINT", "INT8"), ("int64", None)),  # unsigned: bigint.unsigned.handling.mode
+    "TINYINT": ("int16", "int16"),
+    "SMALLINT": ("int16", "int32"),
+    "MEDIUMINT": ("int32", "int32"),
+    "INT": ("int32", "int64"),
+    "BIGINT": ("int64", None),  # unsigned: bigint.unsigned.handling.mode
 }
 _STRING_TYPES = CHARACTER_TYPES | {"SET"}
 _TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
@@ -87,7 +87,6 @@ _TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
     "TIME": {"type": "int64", "name": "io.debezium.time.MicroTime"},
     "YEAR": {"type": "int32", "name": "io.debezium.time.Year"},
 }
-_DECIMAL_TYPES = frozenset({"DECIMAL", "DEC", "NUMERIC", "FIXED"})
 _INTEGER_LITERAL = re.compile(r"[+-]?\d+")
 
 
@@ -102,7 +101,7 @@ def _decimal_node(precision: int, scale: int) -> dict[str, Any]:
 def _column_type_node(column: MysqlColumn, modes: RepresentationModes) -> dict[str, Any] | None:
     """The Connect type of a column's values (without name, optionality and default); None when it
     is not certain from the column alone."""
-    kind = column.data_type.upper()
+    kind = canonical_type(column.data_type)
     if kind in _INT_TYPES:
         signed, unsigned = _INT_TYPES[kind]
         if not column.unsigned:
@@ -115,16 +114,16 @@ def _column_type_node(column: MysqlColumn, modes: RepresentationModes) -> dict[s
         }.get(modes.bigint_unsigned_handling_mode)
     if kind in _STRING_TYPES or kind == "JSON":
         return {"type": "string"}
-    if kind in ("BOOL", "BOOLEAN") or (kind == "BIT" and (column.length or 1) == 1):
+    if kind == "BOOLEAN" or (kind == "BIT" and (column.length or 1) == 1):
         return {"type": "boolean"}
     if kind == "BIT":
         return {"type": "bytes", "name": "io.debezium.data.Bits"}
-    if kind in ("FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"):
+    if kind in ("FLOAT", "REAL", "DOUBLE"):
         single = kind == "REAL" or (
             kind == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
         )
         return {"type": "float" if single else "double"}
-    if kind in _DECIMAL_TYPES:
+    if kind == "DECIMAL":
         precision = column.length if column.length is not None else 10
         scale = column.scale if column.scale is not None else 0
         return {
@@ -157,7 +156,7 @@ def _column_default(column: MysqlColumn, node: Mapping[str, Any]) -> Any:
     literal = column.default_expression
     if literal is None or column.generated or (literal.startswith("(") and literal.endswith(")")):
         return _NO_DEFAULT
-    kind = column.data_type.upper()
+    kind = canonical_type(column.data_type)
     if kind in _INT_TYPES:
         if kind in ("BIGINT", "INT8") and column.unsigned:  # wrapped or a decimal: not certain here
             return None
