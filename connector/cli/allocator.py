@@ -13,6 +13,7 @@ the operator set it, and ``MYSQL_CDC_ALLOCATOR=default`` turns this off.
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import sys
@@ -47,3 +48,12 @@ def reexec_with_tuned_allocator(arguments: Sequence[str]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os.execve(sys.executable, [sys.executable, *arguments], env)
+
+
+def freeze_start_up_objects() -> None:
+    """Move every object alive now (imported modules, sqlglot's tables, Connect schemas, the
+    configuration: tens of thousands that live as long as the process) out of the collector's
+    sight, so that the full collections a stream of short-lived records triggers do not scan them
+    again each time (``gc.freeze``). Called by the long-running commands once they are set up."""
+    gc.collect()
+    gc.freeze()

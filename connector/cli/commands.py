@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Sequence
 from types import FrameType
 
+from connector.cli.allocator import freeze_start_up_objects
 from connector.cli.demo import run_demo
 from connector.cli.signal import add_signal_parser, signal_command
 from connector.cli.snapshot import snapshot_command
@@ -238,6 +239,7 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
         config.topic_prefix,
         ",".join(config.sink_types),
     )
+    freeze_start_up_objects()
     engine.run()
     log.info("stopped cleanly; %d records delivered", engine.delivery.delivered)
     return 0
@@ -272,6 +274,7 @@ def cmd_replay_binlog(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    freeze_start_up_objects()
     replay.run()
     log.info("replay done; %d records delivered", replay.delivered)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import subprocess
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from connector.cli.allocator import OPT_OUT, TUNED, tuned_environment
+from connector.cli.allocator import OPT_OUT, TUNED, freeze_start_up_objects, tuned_environment
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the settings are glibc's")
@@ -58,3 +59,14 @@ def test_run_command_reexecutes_itself_with_the_settings(tmp_path: object) -> No
     assert not any(line.endswith(" connector.engine") for line in first)
     assert any(line.endswith(" connector.engine") for line in lines[lines.index("allocator=malloc") :])
     assert "nonexistent.properties" in result.stderr
+
+
+def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
+    alive = [[i] for i in range(1000)]  # containers made at start-up, alive for good
+    try:
+        freeze_start_up_objects()
+        assert gc.get_freeze_count() >= len(alive)
+        scanned = {id(o) for generation in range(3) for o in gc.get_objects(generation=generation)}
+        assert not any(id(o) in scanned for o in alive)  # no collection looks at them again
+    finally:
+        gc.unfreeze()
