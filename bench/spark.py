@@ -114,6 +114,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2_000)
     parser.add_argument("--single", type=int, default=10, help="single-row transactions for the commit cost")
     parser.add_argument("--baseline", metavar="REV", help="also run bench/spark.py of this git revision")
+    parser.add_argument(
+        "--only",
+        metavar="NAME",
+        action="append",
+        help="run only this Spark variant (spark, spark-batches-10k, spark-batches-200k; repeatable); "
+        "jsonl always runs, it is the yardstick",
+    )
     args = parser.parse_args()
     if args.baseline:
         run_baseline(args.baseline, args.rows, args.warmup)
@@ -168,6 +175,12 @@ def main() -> None:
                 SparkSink.from_config,
             ),
         ]
+        if args.only:
+            kept = [run for run in runs[1:] if run.name in args.only]
+            for run in runs[1:]:
+                if run not in kept:
+                    run.engine.close()
+            runs = [runs[0], *kept]
         try:
             for run in runs:
                 run.catch_up()  # structure read, positioned at the current binlog end

@@ -41,6 +41,9 @@ class TableState:
     # The offset of the last event each Delta table holds (replays at or before it are skipped).
     current_offset: SourceOffset | None = None
     changelog_offset: SourceOffset | None = None
+    # The changelog columns (with types) this process last brought the changelog to: a part whose
+    # columns equal it needs no look at the table's schema (one query less per commit).
+    changelog_checked: StructType | None = None
     # Per Delta table path: the version to restore when the snapshot in progress is interrupted,
     # and the offset the table held at that version.
     snapshot_base: dict[str, tuple[int, SourceOffset | None]] = field(default_factory=dict)

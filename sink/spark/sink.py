@@ -457,9 +457,12 @@ class SparkSink(Sink):
             meta = replace(meta, base_version=version, base_offset=held)
         if isinstance(item, ChangelogPart):
             # A type change first: that commit holds no new event (the table's offset, not final).
-            prep = replace(meta, final=False, offset=state.changelog_offset)
-            writer.evolve_changelog(path, changelog_struct_type(item.table_schema), prep)
+            target = changelog_struct_type(item.table_schema)
+            if target != state.changelog_checked:
+                prep = replace(meta, final=False, offset=state.changelog_offset)
+                writer.evolve_changelog(path, target, prep)
             writer.append_changelog(path, item, meta)
+            state.changelog_checked = target
             state.changelog_offset = item.offset or state.changelog_offset
         elif isinstance(item, RowsStep):
             writer.apply_rows(path, item, meta)
