@@ -29,6 +29,7 @@ from connector.testing.local_server import MySQLServerHandle
 from ddl.errors import MysqlCdcError
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
+from snapshot.settings import SnapshotSettings
 
 TESTS = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve()
@@ -273,10 +274,24 @@ def test_spark_batch_interval_reaches_the_sink_settings(tmp_path: Path) -> None:
     assert (changed.batch_max_interval_ms, changed.evolution) == (250, "column-mapping")
 
 
+def test_chunked_snapshot_properties_reach_the_snapshot_settings() -> None:
+    default = SnapshotSettings.from_config(ConnectorConfig.from_mapping(BASE))
+    changed = SnapshotSettings.from_config(
+        ConnectorConfig.from_mapping(
+            {**BASE, "legacy.snapshot.max.threads": "true", "snapshot.max.threads.multiplier": "3"}
+        )
+    )
+    assert (default.legacy_max_threads, default.max_threads_multiplier) == (False, 1)
+    assert (changed.legacy_max_threads, changed.max_threads_multiplier) == (True, 3)
+
+
 # -- the walk -----------------------------------------------------------------------------------------
 LOCAL = {
     "schema.history.internal.name": "test_schema_history_internal_name_is_the_history_client_id",
     "sink.spark.batch.max.interval.ms": "test_spark_batch_interval_reaches_the_sink_settings",
+    # Their effect on the snapshot is proven in tests/snapshot/test_chunked_snapshot.py.
+    "legacy.snapshot.max.threads": "test_chunked_snapshot_properties_reach_the_snapshot_settings",
+    "snapshot.max.threads.multiplier": "test_chunked_snapshot_properties_reach_the_snapshot_settings",
 }
 
 
