@@ -11,7 +11,7 @@ import logging
 import signal
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
 
 from connector.cli.allocator import freeze_start_up_objects
@@ -221,15 +221,20 @@ def load_config(args: argparse.Namespace) -> ConnectorConfig:
     return ConnectorConfig.from_file(args.config, overrides)
 
 
+def _stop_on_signals(stop: Callable[[], None]) -> None:
+    """SIGTERM and SIGINT stop a long-running command after its current batch."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d received; stopping after the current batch", signum)
+        stop()
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
 def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
     engine = Engine(config, progress_interval_ms=CLI_PROGRESS_INTERVAL_MS)
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        log.info("signal %d received; stopping after the current batch", signum)
-        engine.stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    _stop_on_signals(engine.stop)
     log.info(
         "mysql-cdc %s starting: %s:%s as %s, topic.prefix=%s, sinks=%s",
         __version__,
@@ -267,13 +272,7 @@ def cmd_signal(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 def cmd_replay_binlog(args: argparse.Namespace, config: ConnectorConfig) -> int:
     replay = BinlogReplay(config, args.files)
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        log.info("signal %d received; stopping after the current batch", signum)
-        replay.stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    _stop_on_signals(replay.stop)
     freeze_start_up_objects()
     replay.run()
     log.info("replay done; %d records delivered", replay.delivered)
