@@ -109,20 +109,25 @@ def binlog_java_jars() -> Path:
     return Path(os.environ.get("MYSQL_CDC_BINLOG_JAVA", default))
 
 
-def compile_binlog_dump(classes: Path) -> None:
+def compile_against_binlog_client(source: Path, classes: Path) -> None:
+    """Compile a test's Java program into ``classes`` against the binlog client's jars."""
     javac = shutil.which("javac")
-    assert javac, "BinlogDump.java is compiled here: this needs a JDK (javac), not only a JRE"
+    assert javac, f"{source.name} is compiled here: this needs a JDK (javac), not only a JRE"
     jars = binlog_java_jars()
     assert list(jars.glob("mysql-binlog-connector-java-*.jar")), (
         f"no binlog client jar in {jars}: run .ci/setup"
     )
     compiled = subprocess.run(
-        [javac, "-nowarn", "-d", str(classes), "-cp", str(jars / "*"), str(JAVA_SOURCE)],
+        [javac, "-nowarn", "-d", str(classes), "-cp", str(jars / "*"), str(source)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert compiled.returncode == 0, compiled.stderr
+
+
+def compile_binlog_dump(classes: Path) -> None:
+    compile_against_binlog_client(JAVA_SOURCE, classes)
 
 
 def java_dump(classes: Path, binlog: Path) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from tests.connector.binlog_java_support import binlog_java_jars
+from tests.connector.binlog_java_support import binlog_java_jars, compile_against_binlog_client
 
 JAVA_SOURCE = Path(__file__).parent / "java" / "JsonBinaryRender.java"
 
@@ -179,19 +179,7 @@ def decimal_payload(text: str, precision: int, scale: int) -> bytes:
 
 # -- the Java side ---------------------------------------------------------------------------------
 def compile_json_render(classes: Path) -> None:
-    javac = shutil.which("javac")
-    assert javac, "JsonBinaryRender.java is compiled here: this needs a JDK (javac)"
-    jars = binlog_java_jars()
-    assert list(jars.glob("mysql-binlog-connector-java-*.jar")), (
-        f"no binlog client jar in {jars}: run .ci/setup"
-    )
-    compiled = subprocess.run(
-        [javac, "-nowarn", "-d", str(classes), "-cp", str(jars / "*"), str(JAVA_SOURCE)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert compiled.returncode == 0, compiled.stderr
+    compile_against_binlog_client(JAVA_SOURCE, classes)
 
 
 def java_render(classes: Path, values: Sequence[bytes]) -> list[str]:
