@@ -40,7 +40,7 @@ from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.progress import ProgressReporter
 from snapshot.queries import quote_identifier, quote_table
-from snapshot.scan import Row, Specials, TableJob, batch_markers, deliver, source_ts_ms
+from snapshot.scan import Row, Specials, TableJob, batch_markers, emit_table
 
 log = logging.getLogger(__name__)
 
@@ -309,26 +309,16 @@ def scan_chunked(
     pool.submit(chunks)
     counts: dict[TableId, int] = {}
     cur = conn.cursor()
-    on_row = listener.on_row
     start = 0
     while start < len(chunks):
         job = chunks[start].job
         end = start + chunks[start].count
-        listener.on_table_start(job.table_id, job.estimated_rows, source_ts_ms(cur))
-        progress.table_started(job.table_id, job.estimated_rows, job.order + 1, job.count)
 
         def table_batches(first: int = start, last: int = end) -> Iterator[list[Row]]:
             for index in range(first, last):
                 yield from pool.batches(index, chunks[index], cancelled)
 
-        done = 0
-        for rows, specials in _with_markers(table_batches(), job):
-            deliver(on_row, job.table_id, rows, specials)
-            done += len(rows)
-            progress.advance(job.table_id, done)
-        counts[job.table_id] = done
-        progress.table_finished(job.table_id, done)
-        listener.on_table_end(job.table_id, done)
+        counts[job.table_id] = emit_table(cur, job, _with_markers(table_batches(), job), listener, progress)
         start = end
     return counts
 

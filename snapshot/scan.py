@@ -11,7 +11,7 @@ import contextlib
 import logging
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,21 +138,35 @@ def scan_serial(
     cancelled: threading.Event,
 ) -> dict[TableId, int]:
     counts: dict[TableId, int] = {}
-    on_row = listener.on_row
     cur = conn.cursor()
     for job in jobs:
-        ts = source_ts_ms(cur)
-        listener.on_table_start(job.table_id, job.estimated_rows, ts)
-        progress.table_started(job.table_id, job.estimated_rows, job.order + 1, job.count)
-        done = 0
-        for rows, specials, _final in scan_batches(conn, job, batch_rows, cancelled):
-            deliver(on_row, job.table_id, rows, specials)
-            done += len(rows)
-            progress.advance(job.table_id, done)
-        counts[job.table_id] = done
-        progress.table_finished(job.table_id, done)
-        listener.on_table_end(job.table_id, done)
+        batches = (
+            (rows, specials) for rows, specials, _final in scan_batches(conn, job, batch_rows, cancelled)
+        )
+        counts[job.table_id] = emit_table(cur, job, batches, listener, progress)
     return counts
+
+
+def emit_table(
+    cur: Any,
+    job: TableJob,
+    batches: Iterable[tuple[list[Row], Specials]],
+    listener: SnapshotListener,
+    progress: ProgressReporter,
+) -> int:
+    """One table's rows to the listener, between its start (with ``source.ts_ms`` read through
+    ``cur``) and its end, with progress; returns the number of rows."""
+    listener.on_table_start(job.table_id, job.estimated_rows, source_ts_ms(cur))
+    progress.table_started(job.table_id, job.estimated_rows, job.order + 1, job.count)
+    on_row = listener.on_row
+    done = 0
+    for rows, specials in batches:
+        deliver(on_row, job.table_id, rows, specials)
+        done += len(rows)
+        progress.advance(job.table_id, done)
+    progress.table_finished(job.table_id, done)
+    listener.on_table_end(job.table_id, done)
+    return done
 
 
 class _Coordinator:
