@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -32,9 +33,9 @@ def read_lines(path: Path) -> list[dict]:
     return out
 
 
-def wait_for(predicate, timeout: float, what: str) -> None:
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.1) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from kafka import KafkaConsumer
@@ -27,26 +25,9 @@ def topics_with_prefix(bootstrap: str, prefix: str) -> list[str]:
     )
 
 
-def start_daemon(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "connector.cli", "run", "--config", str(config)],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("ab"),
-        start_new_session=True,
-    )
-
-
 def write_config(path: Path, props: Mapping[str, str]) -> Path:
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     return path
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str, interval: float = 0.2) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def gtid_seq(text: str) -> int:

@@ -35,13 +35,12 @@ from connector.config import ConnectorConfig
 from connector.factories import build_offset_store
 from connector.testing.local_kafka import LocalKafkaCluster
 from connector.testing.local_server import LocalMySQLServer, free_port
+from tests.connector.crash_support import start_connector, wait_for
 from tests.connector.kafka_engine_support import (
     FAST_SERVER_OPTIONS,
     current_gtid_seq,
     gtid_seq,
     insert_rows,
-    start_daemon,
-    wait_for,
     write_config,
 )
 from tests.kafka_support import KafkaBroker, consume_all, deny_write, record_count, topic_config
@@ -166,7 +165,7 @@ def test_killing_the_partition_leader_mid_stream_loses_nothing(
     )
     props, topic = cluster_props(fast_server, bootstrap, tmp_path, "leaderloss", **extra)
     log = tmp_path / "connector.log"
-    daemon = start_daemon(write_config(tmp_path / "connector.properties", props), log)
+    daemon = start_connector(write_config(tmp_path / "connector.properties", props), log)
     try:
         wait_for(lambda: "streaming from" in log.read_text(), 90, "the daemon to stream")
         done = threading.Event()
@@ -224,7 +223,7 @@ def test_with_two_of_three_brokers_down_the_connector_waits_retries_and_resumes_
         },
     )
     log = tmp_path / "connector.log"
-    daemon = start_daemon(write_config(tmp_path / "connector.properties", props), log)
+    daemon = start_connector(write_config(tmp_path / "connector.properties", props), log)
     try:
         wait_for(lambda: "streaming from" in log.read_text(), 90, "the daemon to stream")
         done = threading.Event()
@@ -313,7 +312,7 @@ def test_a_topic_the_connector_cannot_write_stops_it_with_no_offset_past_the_ref
     )
     offsets = build_offset_store(ConnectorConfig.from_mapping(props))
     log = tmp_path / "connector.log"
-    daemon = start_daemon(write_config(tmp_path / "connector.properties", props), log)
+    daemon = start_connector(write_config(tmp_path / "connector.properties", props), log)
     try:
         wait_for(lambda: offsets.load() is not None, 90, "the first stored offset")
         mysql_server.execute("INSERT INTO fine VALUES (1)", database=db)

@@ -19,7 +19,6 @@ import signal
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +31,17 @@ from connector.stores.kafka_offsets import KafkaOffsetStore
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from sink.jsonl import JsonlSink
 from sink.kafka import KafkaSink
+from tests.connector.crash_support import start_connector, wait_for
 from tests.connector.kafka_engine_support import (
     FAST_SERVER_OPTIONS,
     current_gtid_seq,
     gtid_seq,
     insert_rows,
-    start_daemon,
     topics_with_prefix,
-    wait_for,
     write_config,
 )
 from tests.kafka_support import KafkaBroker, consume_all
+from tests.sink.kafka_sink_support import jsonl_form
 
 
 def kafka_props(broker: KafkaBroker, prefix: str, **extra: str) -> dict[str, str]:
@@ -60,24 +59,6 @@ def kafka_props(broker: KafkaBroker, prefix: str, **extra: str) -> dict[str, str
         "schema.history.internal.kafka.bootstrap.servers": broker,
         **extra,
     }
-
-
-def jsonl_form(
-    topic: str, key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes]]
-) -> bytes:
-    return b"".join(
-        (
-            b'{"topic":',
-            orjson.dumps(topic),
-            b',"key":',
-            key if key is not None else b"null",
-            b',"value":',
-            value if value is not None else b"null",
-            b',"headers":',
-            orjson.dumps({k: v.decode() for k, v in headers}),
-            b"}",
-        )
-    )
 
 
 # -- in-process engine ------------------------------------------------------------------------------
@@ -319,7 +300,7 @@ def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_
         store = KafkaOffsetStore.from_config(ConnectorConfig.from_mapping(props))
         counter = TopicCounter(kafka_broker, topic, 8)
 
-        daemon = start_daemon(config, log)
+        daemon = start_connector(config, log)
         try:
             wait_for(lambda: store.load() is not None, 90, "the daemon to store its first offset")
             written = threading.Event()
@@ -349,7 +330,7 @@ def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_
         )
         assert before_restart < TRANSACTIONS
 
-        daemon = start_daemon(config, log)
+        daemon = start_connector(config, log)
         try:
             writer.join(timeout=120)
             assert written.is_set()
@@ -393,7 +374,7 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
         checks: list[tuple[int, int]] = []
         kills_mid_stream = 0
         while len(checks) < 6 and not (written.is_set() and len(checks) >= 3):
-            daemon = start_daemon(config, log)
+            daemon = start_connector(config, log)
             try:
                 if writer is None:
                     wait_for(lambda: store.load() is not None, 90, "the first stored offset")
@@ -411,7 +392,7 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
         stored = [seq for seq, _ in checks]
         assert stored == sorted(stored) and stored[-1] > stored[0], f"offsets must advance: {checks}"
 
-        daemon = start_daemon(config, log)
+        daemon = start_connector(config, log)
         try:
             wait_for(
                 lambda: len({i for i, _ in delivered_rows(kafka_broker, topic)}) >= rows,
