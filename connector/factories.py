@@ -85,7 +85,7 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
         time_precision_mode=config.get_choice("time.precision.mode"),
         bigint_unsigned_handling_mode=config.get_choice("bigint.unsigned.handling.mode"),
         binary_handling_mode=config.get_choice("binary.handling.mode"),
-        enable_time_adjuster=config.get_bool("enable.time.adjuster", True),
+        enable_time_adjuster=config.get_bool("enable.time.adjuster"),
         propagate_source_type=tuple(config.get_list("column.propagate.source.type")),
         datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
         include_schema_comments=config.get_bool("include.schema.comments"),

@@ -13,6 +13,20 @@ import time
 
 import orjson
 
+from ddl.properties import Property, prop
+
+# Chosen by mysql-cdc run/snapshot when logging is set up.
+LOG_FORMAT_PROPERTIES: tuple[Property, ...] = (
+    prop(
+        "log.format",
+        "text",
+        "Log line format of mysql-cdc run/snapshot: text, or json (one object per line with the "
+        "connector name, server and context snapshot/streaming).",
+        kind="choice",
+        choices=("text", "json"),
+    ),
+)
+
 CONTEXT: contextvars.ContextVar[str] = contextvars.ContextVar("mysql_cdc_context", default="")
 
 

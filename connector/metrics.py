@@ -30,8 +30,29 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ddl.model import TableId
+from ddl.properties import Property, prop
 
 PREFIX = "debezium_metrics_"
+
+# The HTTP endpoint and the streaming progress log line.
+METRICS_PROPERTIES: tuple[Property, ...] = (
+    prop(
+        "metrics.port",
+        "0",
+        "Port of the HTTP endpoint with Debezium's metrics (/metrics) and /health; 0: off.",
+        kind="int",
+        minimum=0,
+    ),
+    prop("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
+    prop(
+        "progress.interval.ms",
+        "0",
+        "Interval of the streaming progress log line (events/s, records delivered, "
+        "MilliSecondsBehindSource, binlog position); 0: off. mysql-cdc run uses 10000 when unset.",
+        kind="int",
+        minimum=0,
+    ),
+)
 
 log = logging.getLogger(__name__)
 

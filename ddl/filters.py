@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from ddl.properties import split_list
+
 # Optional MariaDB ``SET STATEMENT var=value[, ...] FOR`` prefix.
 _SET_STATEMENT = r"(?:SET\s+STATEMENT\s+.+?\s+FOR\s+)?"
 _OBJECT_DDL = (
@@ -50,27 +52,6 @@ DEFAULT_DDL_FILTER_PATTERNS: tuple[str, ...] = (
 )
 
 
-def split_pattern_list(value: str) -> list[str]:
-    """Split a comma-separated regex list; ``\\,`` is a literal comma inside a pattern."""
-    patterns: list[str] = []
-    current: list[str] = []
-    i = 0
-    while i < len(value):
-        ch = value[i]
-        if ch == "\\" and i + 1 < len(value) and value[i + 1] == ",":
-            current.append(",")
-            i += 2
-            continue
-        if ch == ",":
-            patterns.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    patterns.append("".join(current).strip())
-    return [p for p in patterns if p]
-
-
 class DdlFilter:
     """Callable predicate: True when a DDL statement must be skipped."""
 
@@ -91,7 +72,7 @@ class DdlFilter:
         """From the ``schema.history.internal.ddl.filter`` value (None/blank: the default list)."""
         if value is None or not value.strip():
             return cls()
-        return cls(split_pattern_list(value))
+        return cls(split_list(value))
 
     def __call__(self, ddl: str) -> bool:
         text = ddl.strip()

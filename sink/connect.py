@@ -22,6 +22,46 @@ from typing import Any
 
 import orjson
 
+from ddl.properties import Property, prop
+
+# How values are represented (the converters build these; the Spark sink types columns by them).
+REPRESENTATION_PROPERTIES: tuple[Property, ...] = (
+    prop(
+        "decimal.handling.mode",
+        "precise",
+        "DECIMAL representation.",
+        kind="choice",
+        choices=("precise", "double", "string"),
+    ),
+    prop(
+        "time.precision.mode",
+        "adaptive_time_microseconds",
+        "Temporal representation.",
+        kind="choice",
+        choices=("adaptive_time_microseconds", "adaptive", "connect"),
+    ),
+    prop(
+        "bigint.unsigned.handling.mode",
+        "long",
+        "BIGINT UNSIGNED representation.",
+        kind="choice",
+        choices=("long", "precise"),
+    ),
+    prop(
+        "binary.handling.mode",
+        "bytes",
+        "Binary column representation.",
+        kind="choice",
+        choices=("bytes", "base64", "base64-url-safe", "hex"),
+    ),
+)
+
+# The JSON converter's envelope: whether keys and values carry their schema.
+CONVERTER_PROPERTIES: tuple[Property, ...] = (
+    prop("key.converter.schemas.enable", "true", "Keys carry their schema.", kind="bool"),
+    prop("value.converter.schemas.enable", "true", "Values carry their schema.", kind="bool"),
+)
+
 _NO_DEFAULT: Any = object()
 
 

@@ -9,10 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from ddl.properties import Property, prop
 from sink.base import Sink, SinkConfig, SinkError
 from sink.records import ChangeRecord, jsonl_lines, jsonl_parts
 
 log = logging.getLogger(__name__)
+
+# The jsonl sink's file (sink.type=stdout writes the same lines to standard output).
+JSONL_PROPERTIES: tuple[Property, ...] = (
+    prop("sink.jsonl.path", doc="JSON lines output file (default <data.dir>/events.jsonl)."),
+)
 
 
 class JsonlSink(Sink):

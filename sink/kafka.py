@@ -45,6 +45,7 @@ from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
+from ddl.properties import Property, prop
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka_client import (
     COMMON_SETTINGS,
@@ -70,6 +71,20 @@ DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024  # Kafka's buffer.memory default
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
 DEFAULT_BATCH_SIZE = 1024 * 1024  # see KafkaSink.start
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+
+# The Kafka sink's own keys; producer settings pass through under sink.kafka.producer.
+KAFKA_SINK_PROPERTIES: tuple[Property, ...] = (
+    prop(BOOTSTRAP_KEY, doc="Kafka brokers for sink.type=kafka."),
+    prop(
+        CLIENT_KEY,
+        CLIENTS[0],
+        "The Kafka sink's producer: kafka-python, or confluent (librdkafka through confluent-kafka, "
+        "the librdkafka extra: pip install 'mysql-cdc[librdkafka]'). Same records, keys, headers, "
+        "partitions and guarantees.",
+        kind="choice",
+        choices=CLIENTS,
+    ),
+)
 # While brokers leave records unacknowledged (the producer retrying), a line every this many seconds.
 WAIT_REPORT_INTERVAL_S = 5.0
 

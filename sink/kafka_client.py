@@ -24,6 +24,7 @@ from kafka import errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from ddl.errors import ConfigError
+from ddl.properties import parse_bool, parse_int, split_list
 
 # The Kafka sink's logger: topic creation and client messages keep the name they always had.
 log = logging.getLogger("sink.kafka")
@@ -41,21 +42,6 @@ class Secret(str):
 
 
 Parser = Callable[[str, str], Any]  # (full key, text) -> value
-
-
-def parse_int(key: str, text: str) -> int:
-    """An integer setting; ``ConfigError`` naming ``key`` otherwise."""
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise ConfigError(key, f"expected an integer, got {text!r}") from None
-
-
-def _bool(key: str, text: str) -> bool:
-    value = text.strip().lower()
-    if value not in ("true", "false"):
-        raise ConfigError(key, f"expected true or false, got {text!r}")
-    return value == "true"
 
 
 def _text(key: str, text: str) -> str:
@@ -191,7 +177,7 @@ COMMON_SETTINGS: dict[str, Setting] = {
     "ssl.crlfile": Setting("ssl_crlfile", _text),
     "ssl.password": Setting("ssl_password", _secret),
     "ssl.ciphers": Setting("ssl_ciphers", _text),
-    "ssl.check.hostname": Setting("ssl_check_hostname", _bool),
+    "ssl.check.hostname": Setting("ssl_check_hostname", parse_bool),
     # Java names for the same PEM files.
     "ssl.truststore.location": Setting("ssl_cafile", _text),
     "ssl.truststore.type": Setting(None, _pem_only),
@@ -225,7 +211,7 @@ PRODUCER_SETTINGS: dict[str, Setting] = {
     "delivery.timeout.ms": Setting("delivery_timeout_ms", parse_int),
     "max.block.ms": Setting("max_block_ms", parse_int),
     "retries": Setting("retries", parse_int),
-    "enable.idempotence": Setting("enable_idempotence", _bool),
+    "enable.idempotence": Setting("enable_idempotence", parse_bool),
     "transaction.timeout.ms": Setting("transaction_timeout_ms", parse_int),
     "buffer.memory": Setting(None, parse_int),  # enforced by the Kafka sink itself (see sink.kafka)
 }
@@ -237,7 +223,7 @@ CONSUMER_SETTINGS: dict[str, Setting] = {
     "fetch.max.bytes": Setting("fetch_max_bytes", parse_int),
     "max.partition.fetch.bytes": Setting("max_partition_fetch_bytes", parse_int),
     "max.poll.records": Setting("max_poll_records", parse_int),
-    "check.crcs": Setting("check_crcs", _bool),
+    "check.crcs": Setting("check_crcs", parse_bool),
     "isolation.level": Setting(
         "isolation_level", lambda k, t: _choice("READ_COMMITTED", "READ_UNCOMMITTED")(k, t).lower()
     ),
@@ -315,7 +301,7 @@ def security_kwargs(kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def bootstrap_list(bootstrap: str) -> list[str]:
-    return [part.strip() for part in bootstrap.split(",") if part.strip()]
+    return split_list(bootstrap)
 
 
 def describe_reachability(bootstrap: str) -> str:

@@ -10,9 +10,19 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
 
 from ddl.model import TableId
+from ddl.properties import (
+    Property,
+    PropertySource,
+    by_name,
+    compile_regex_list,
+    int_of,
+    parse_bool,
+    prop,
+    split_list,
+    text_of,
+)
 from snapshot.errors import SnapshotConfigError
 from snapshot.locking import (
     CUSTOM_LOCKING,
@@ -21,7 +31,15 @@ from snapshot.locking import (
     custom_locking,
     locking_strategy,
 )
-from snapshot.modes import CUSTOM, SNAPSHOT_MODE_KEY, ConfigurationBasedMode, behaviour_for, normalize_mode
+from snapshot.modes import (
+    CUSTOM,
+    MODE_ALIASES,
+    SNAPSHOT_MODE_KEY,
+    SNAPSHOT_MODES,
+    ConfigurationBasedMode,
+    behaviour_for,
+    normalize_mode,
+)
 from snapshot.queries import CUSTOM_QUERY, QUERY_MODE_KEY, QUERY_MODES, SELECT_ALL
 from snapshot.scan import DEFAULT_BATCH_ROWS
 from snapshot.spi import (
@@ -42,30 +60,117 @@ OVERRIDES_KEY = "snapshot.select.statement.overrides"
 ROW_COUNT_ORDERS = ("disabled", "ascending", "descending")
 QUERY_MODE_CHOICES = (*QUERY_MODES, CUSTOM_QUERY)
 
+# The snapshot's Debezium properties, read by SnapshotSettings.from_config.
+SNAPSHOT_PROPERTIES: tuple[Property, ...] = (
+    prop(
+        "snapshot.mode",
+        "initial",
+        "When to snapshot (custom: the snapshot.spi.Snapshotter named by snapshot.mode.custom.name).",
+        kind="choice",
+        choices=SNAPSHOT_MODES,
+        aliases=dict(MODE_ALIASES),
+    ),
+    prop(
+        "snapshot.mode.custom.name",
+        doc="With snapshot.mode=custom: the Snapshotter plugin, an entry point name of the group "
+        "mysql_cdc.snapshotters or package.module:Class; its own options go under "
+        "snapshot.mode.custom.<option>.",
+    ),
+    prop(
+        "snapshot.query.mode",
+        "select_all",
+        "The SELECT reading each table in a start-up snapshot (custom: the snapshot.spi.SnapshotQuery "
+        "named by snapshot.query.mode.custom.name; snapshot.select.statement.overrides still win; "
+        "signalled snapshots read with their own SELECT).",
+        kind="choice",
+        choices=("select_all", "custom"),
+    ),
+    prop(
+        "snapshot.query.mode.custom.name",
+        doc="With snapshot.query.mode=custom: the SnapshotQuery plugin, an entry point name of the "
+        "group mysql_cdc.snapshot_queries or package.module:Class; options under "
+        "snapshot.query.mode.custom.<option>.",
+    ),
+    prop(
+        "snapshot.locking.mode",
+        "minimal",
+        "Locks taken during the snapshot (none: no locks, only safe "
+        "when nothing writes during the snapshot or with no_data/recovery; custom: the minimal "
+        "workflow with the global lock statement of the snapshot.spi.SnapshotLock named by "
+        "snapshot.locking.mode.custom.name).",
+        kind="choice",
+        choices=(
+            "minimal",
+            "extended",
+            "none",
+            "minimal_percona",
+            "minimal_percona_no_table_locks",
+            "minimal_at_least_once",
+            "custom",
+        ),
+    ),
+    prop(
+        "snapshot.locking.mode.custom.name",
+        doc="With snapshot.locking.mode=custom: the SnapshotLock plugin, an entry point name of the "
+        "group mysql_cdc.snapshot_locks or package.module:Class; options under "
+        "snapshot.locking.mode.custom.<option>.",
+    ),
+    prop(
+        "snapshot.tables.order.by.row.count",
+        "disabled",
+        "Snapshot table order by estimated rows.",
+        kind="choice",
+        choices=("ascending", "descending", "disabled"),
+    ),
+    prop(
+        "snapshot.lock.timeout.ms", "10000", "Lock wait timeout during the snapshot.", kind="int", minimum=0
+    ),
+    prop(
+        "snapshot.fetch.size", doc="Rows fetched per round trip during the snapshot.", kind="int", minimum=1
+    ),
+    prop(
+        "snapshot.max.threads",
+        "1",
+        "Snapshot readers: > 1 cuts each table with a primary key into key-range chunks read by that "
+        "many processes in one consistent view (rows still emitted in key order).",
+        kind="int",
+        minimum=1,
+    ),
+    prop(
+        "snapshot.max.threads.multiplier",
+        "1",
+        "Chunked snapshot: at least snapshot.max.threads x this many chunks per table.",
+        kind="int",
+        minimum=1,
+    ),
+    prop(
+        "legacy.snapshot.max.threads",
+        "false",
+        "With snapshot.max.threads > 1: read whole tables in parallel, one per thread (before Debezium 3.5).",
+        kind="bool",
+    ),
+    prop(
+        "snapshot.include.collection.list", doc="Regexes of captured tables to snapshot.", kind="regex-list"
+    ),
+    prop("snapshot.select.statement.overrides", doc="db.table list whose SELECT is overridden."),
+    prop(
+        "snapshot.delay.ms",
+        "0",
+        "Wait after start-up checks before the snapshot starts (stop() interrupts it).",
+        kind="int",
+        minimum=0,
+    ),
+)
 
-def _regex_list(key: str, text: str | None) -> tuple[re.Pattern[str], ...]:
-    patterns = []
-    for part in (p.strip() for p in (text or "").split(",")):
-        if part:
-            try:
-                patterns.append(re.compile(part, re.IGNORECASE))
-            except re.error as exc:
-                raise SnapshotConfigError(
-                    key, f"{part!r} is not a valid regular expression ({exc})"
-                ) from None
-    return tuple(patterns)
+
+_DECLARED = by_name(SNAPSHOT_PROPERTIES)
+
+
+def _regex_list(config: PropertySource, key: str) -> tuple[re.Pattern[str], ...]:
+    return compile_regex_list(key, config.get(key), error=SnapshotConfigError)
 
 
 # -- settings ----------------------------------------------------------------------------------------
-class PropertySource(Protocol):
-    """What ``SnapshotSettings.from_config`` reads: the connector properties (the connector's
-    ``ConnectorConfig`` satisfies it structurally)."""
-
-    def get(self, key: str, default: str | None = None) -> str | None: ...
-
-    def subset(self, prefix: str) -> dict[str, str]: ...
-
-
 @dataclass(frozen=True)
 class SnapshotSettings:
     """The snapshot's Debezium properties (reference section 2.5), validated."""
@@ -183,25 +288,19 @@ class SnapshotSettings:
     def from_config(cls, config: PropertySource) -> SnapshotSettings:
         """From the connector properties; a bad value raises an error naming the key and the fix."""
 
-        def integer(key: str, default: int | None) -> int | None:
-            text = config.get(key)
-            if text is None or text.strip() == "":
-                return default
-            try:
-                return int(text)
-            except ValueError:
-                raise SnapshotConfigError(key, f"expected an integer, got {text!r}") from None
+        def integer(key: str) -> int | None:
+            return int_of(config, _DECLARED[key], error=SnapshotConfigError)
 
-        def boolean(key: str, default: bool) -> bool:
-            text = (config.get(key) or "").strip().lower()
-            if not text:
-                return default
-            if text not in ("true", "false"):
-                raise SnapshotConfigError(key, f"expected true or false, got {text!r}")
-            return text == "true"
+        def boolean(key: str, default: bool = False) -> bool:
+            # The snapshot.mode.configuration.based.* options are not declared (a prefix passes them).
+            text = config.get(key)
+            return default if text is None else parse_bool(key, text, error=SnapshotConfigError)
+
+        def text(key: str) -> str:
+            return text_of(config, _DECLARED[key]) or ""
 
         overrides: dict[TableId, str] = {}
-        listed = [t.strip() for t in (config.get(OVERRIDES_KEY) or "").split(",") if t.strip()]
+        listed = split_list(config.get(OVERRIDES_KEY))
         for name in listed:
             key = f"{OVERRIDES_KEY}.{name}"
             statement = config.get(key)
@@ -227,39 +326,34 @@ class SnapshotSettings:
         based = "snapshot.mode.configuration.based."
         plugins = load_plugins(config)
         return cls(
-            mode=config.get("snapshot.mode") or "initial",
-            locking_mode=config.get("snapshot.locking.mode") or "minimal",
-            query_mode=config.get(QUERY_MODE_KEY) or SELECT_ALL,
+            mode=text(SNAPSHOT_MODE_KEY),
+            locking_mode=text(LOCKING_MODE_KEY),
+            query_mode=text(QUERY_MODE_KEY),
             custom_snapshotter=plugins.snapshotter,
             custom_query=plugins.query,
             custom_lock=plugins.lock,
-            fetch_size=integer("snapshot.fetch.size", None),
-            max_threads=integer("snapshot.max.threads", 1) or 1,
-            legacy_max_threads=boolean("legacy.snapshot.max.threads", False),
-            max_threads_multiplier=integer("snapshot.max.threads.multiplier", 1) or 1,
-            lock_timeout_ms=integer("snapshot.lock.timeout.ms", 10000) or 0,
+            fetch_size=integer("snapshot.fetch.size"),
+            max_threads=integer("snapshot.max.threads") or 1,
+            legacy_max_threads=boolean("legacy.snapshot.max.threads"),
+            max_threads_multiplier=integer("snapshot.max.threads.multiplier") or 1,
+            lock_timeout_ms=integer("snapshot.lock.timeout.ms") or 0,
             select_overrides=overrides,
-            include_collections=_regex_list(
-                "snapshot.include.collection.list", config.get("snapshot.include.collection.list")
-            ),
-            store_only_captured_tables_ddl=boolean(
-                "schema.history.internal.store.only.captured.tables.ddl", False
-            ),
+            include_collections=_regex_list(config, "snapshot.include.collection.list"),
+            # Read by the snapshot too, declared by their owners (the history, the filters).
+            store_only_captured_tables_ddl=boolean("schema.history.internal.store.only.captured.tables.ddl"),
             store_only_captured_databases_ddl=boolean(
-                "schema.history.internal.store.only.captured.databases.ddl", False
+                "schema.history.internal.store.only.captured.databases.ddl"
             ),
             ignore_builtin=boolean("table.ignore.builtin", True),
-            table_include_order=_regex_list("table.include.list", config.get("table.include.list")),
-            signal_patterns=_regex_list("signal.data.collection", config.get("signal.data.collection")),
-            order_by_row_count=(config.get("snapshot.tables.order.by.row.count") or "disabled")
-            .strip()
-            .lower(),
+            table_include_order=_regex_list(config, "table.include.list"),
+            signal_patterns=_regex_list(config, "signal.data.collection"),
+            order_by_row_count=text("snapshot.tables.order.by.row.count").lower(),
             configuration_based=ConfigurationBasedMode(
-                snapshot_data=boolean(based + "snapshot.data", False),
-                snapshot_schema=boolean(based + "snapshot.schema", False),
-                start_stream=boolean(based + "start.stream", False),
-                snapshot_on_schema_error=boolean(based + "snapshot.on.schema.error", False),
-                snapshot_on_data_error=boolean(based + "snapshot.on.data.error", False),
+                snapshot_data=boolean(based + "snapshot.data"),
+                snapshot_schema=boolean(based + "snapshot.schema"),
+                start_stream=boolean(based + "start.stream"),
+                snapshot_on_schema_error=boolean(based + "snapshot.on.schema.error"),
+                snapshot_on_data_error=boolean(based + "snapshot.on.data.error"),
             ),
         )
 
@@ -271,8 +365,8 @@ def _check_custom(key: str, selected: bool, plugin: object | None, name_key: str
         )
 
 
-def _selected(config: PropertySource, key: str, default: str) -> bool:
-    return (config.get(key) or default).strip().lower() == "custom"
+def _selected(config: PropertySource, key: str) -> bool:
+    return (text_of(config, _DECLARED[key]) or "").strip().lower() == "custom"
 
 
 @dataclass(frozen=True)
@@ -294,17 +388,17 @@ def load_plugins(config: PropertySource) -> Plugins:
         custom_mode = False  # reported by SnapshotSettings naming snapshot.mode
     for mode_key, name_key, selected in (
         (SNAPSHOT_MODE_KEY, SNAPSHOTTER.key, custom_mode),
-        (QUERY_MODE_KEY, SNAPSHOT_QUERY.key, _selected(config, QUERY_MODE_KEY, SELECT_ALL)),
-        (LOCKING_MODE_KEY, SNAPSHOT_LOCK.key, _selected(config, LOCKING_MODE_KEY, "minimal")),
+        (QUERY_MODE_KEY, SNAPSHOT_QUERY.key, _selected(config, QUERY_MODE_KEY)),
+        (LOCKING_MODE_KEY, SNAPSHOT_LOCK.key, _selected(config, LOCKING_MODE_KEY)),
     ):
         if config.get(name_key) and not selected:
             log.warning("%s is ignored: it names the plugin of %s=custom", name_key, mode_key)
     return Plugins(
         load_snapshotter(config.get(SNAPSHOTTER.key), everything) if custom_mode else None,
         load_snapshot_query(config.get(SNAPSHOT_QUERY.key), everything)
-        if _selected(config, QUERY_MODE_KEY, SELECT_ALL)
+        if _selected(config, QUERY_MODE_KEY)
         else None,
         load_snapshot_lock(config.get(SNAPSHOT_LOCK.key), everything)
-        if _selected(config, LOCKING_MODE_KEY, "minimal")
+        if _selected(config, LOCKING_MODE_KEY)
         else None,
     )

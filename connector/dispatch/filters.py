@@ -42,7 +42,7 @@ class TableFilter:
             rl("table.exclude.list"),
             rl("column.include.list"),
             rl("column.exclude.list"),
-            config.get_bool("table.ignore.builtin", True),
+            config.get_bool("table.ignore.builtin"),
             frozenset(_signal_table(config)),
         )
 

@@ -52,7 +52,7 @@ class SchemaState:
         self.skip_unparseable = config.get_bool("schema.history.internal.skip.unparseable.ddl")
         self.only_captured_tables = config.get_bool("schema.history.internal.store.only.captured.tables.ddl")
         self.only_captured_dbs = config.get_bool("schema.history.internal.store.only.captured.databases.ddl")
-        self.include_schema_changes = config.get_bool("include.schema.changes", True)
+        self.include_schema_changes = config.get_bool("include.schema.changes")
         try:
             self.ddl_filter = DdlFilter.from_property(config.get("schema.history.internal.ddl.filter"))
         except ValueError as exc:

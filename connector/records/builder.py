@@ -248,13 +248,13 @@ class EventBuilder:
         self.delimiter = config.get("topic.delimiter") or "."
         self.filter = table_filter or TableFilter.from_config(config)
         self.settings = converter_settings or ConverterSettings()
-        self.tombstones = config.get_bool("tombstones.on.delete", True)
+        self.tombstones = config.get_bool("tombstones.on.delete")
         skipped = {s.lower() for s in config.get_list("skipped.operations")}
         self.skipped_ops = frozenset() if skipped == {"none"} else frozenset(skipped)
         self._cache: dict[int, tuple[Table, TableSchema]] = {}
         self._source_block: tuple[SourcePosition, TableSchema, dict[str, Any]] | None = None
         self.headers: tuple[Header, ...] = ()
-        if config.get_bool("extended.headers.enabled", True):
+        if config.get_bool("extended.headers.enabled"):
             self.headers = (
                 Header("__debezium.context.connectorLogicalName", self.prefix),
                 Header("__debezium.context.taskId", "0"),

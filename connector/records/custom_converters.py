@@ -50,6 +50,7 @@ from typing import Any, Protocol
 from connector.transforms.base import Options, build_plugin, options_under
 from ddl.errors import ConfigError
 from ddl.model import Column, JdbcType, Table
+from ddl.properties import split_list
 from sink.connect import ConnectSchema
 
 
@@ -80,7 +81,7 @@ def _selector(options: Options, name: str) -> tuple[re.Pattern[str], ...] | None
     if not text:
         return None
     try:
-        return tuple(re.compile(p.strip(), re.IGNORECASE) for p in text.split(",") if p.strip())
+        return tuple(re.compile(p, re.IGNORECASE) for p in split_list(text))
     except re.error as exc:
         raise ConfigError(options.key(name), f"is not a valid regular expression: {exc}") from None
 
@@ -171,7 +172,7 @@ def register_converter(class_name: str, factory: ConverterFactory) -> None:
 
 
 def converter_aliases(props: Mapping[str, str]) -> list[str]:
-    return [a.strip() for a in (props.get("converters") or "").split(",") if a.strip()]
+    return split_list(props.get("converters"))
 
 
 def build_converters(props: Mapping[str, str]) -> tuple[CustomConverter, ...]:

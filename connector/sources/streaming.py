@@ -136,7 +136,7 @@ class StreamingSource:
         self._raw: RawEvent | None = None  # the event being handled (where window rows come from)
         self.guard = EventGuard.from_config(config)
         self.gtid_filter = gtid_source_filter(config)
-        self.filter_dml = config.get_bool("gtid.source.filter.dml.events", True)
+        self.filter_dml = config.get_bool("gtid.source.filter.dml.events")
         # Where the stream is: produces the source blocks and the offsets.
         self.context = BinlogOffsetContext(start, transactions, self.gtid_filter)
         self.context.extra_items = self._incremental_offset_items

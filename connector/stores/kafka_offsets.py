@@ -100,9 +100,8 @@ class KafkaOffsetStore(OffsetStore):
             )
             producer = {**shared, **producer}
             consumer = {**shared, **consumer}
-        partitions = config.get_int(PARTITIONS_KEY, 25)
-        replication = config.get_int(REPLICATION_KEY, -1)
-        assert partitions is not None and replication is not None
+        partitions = config.int_of(PARTITIONS_KEY)
+        replication = config.int_of(REPLICATION_KEY)
         if partitions < 1:
             raise ConfigError(PARTITIONS_KEY, f"must be at least 1, got {partitions}")
         if replication == 0 or replication < -1:

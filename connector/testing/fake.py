@@ -395,8 +395,8 @@ class FakeConnector(EventStream):
         return self.add_sink(
             JsonlSink(
                 path,
-                self.config.get_bool("key.converter.schemas.enable", True),
-                self.config.get_bool("value.converter.schemas.enable", True),
+                self.config.get_bool("key.converter.schemas.enable"),
+                self.config.get_bool("value.converter.schemas.enable"),
                 fsync=False,
             )
         )

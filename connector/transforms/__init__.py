@@ -38,6 +38,7 @@ from connector.transforms.base import (
 from connector.transforms.mysql import ReadToInsertEvent
 from connector.transforms.unwrap import ExtractNewRecordState
 from ddl.errors import ConfigError
+from ddl.properties import split_list
 from sink.records import ChangeRecord
 
 TransformFactory = Callable[[Options], Transformation]
@@ -113,7 +114,7 @@ class TransformChain:
 
 
 def _aliases(props: Mapping[str, str], key: str) -> list[str]:
-    aliases = [a.strip() for a in (props.get(key) or "").split(",") if a.strip()]
+    aliases = split_list(props.get(key))
     duplicates = sorted({a for a in aliases if aliases.count(a) > 1})
     if duplicates:
         raise ConfigError(key, f"lists {', '.join(duplicates)} more than once")

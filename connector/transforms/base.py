@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from ddl.errors import ConfigError, MysqlCdcError
+from ddl.properties import parse_bool, split_list
 from sink.connect import ConnectSchema, Field
 from sink.records import ChangeRecord
 
@@ -58,12 +59,10 @@ class Options:
         value = self.get(name)
         if value is None or value == "":
             return default
-        if value.lower() not in ("true", "false"):
-            raise ConfigError(self.key(name), f"expected true or false, got {value!r}")
-        return value.lower() == "true"
+        return parse_bool(self.key(name), value)
 
     def get_list(self, name: str) -> list[str]:
-        return [item.strip() for item in (self.get(name) or "").split(",") if item.strip()]
+        return split_list(self.get(name))
 
     def get_choice(self, name: str, choices: tuple[str, ...], default: str) -> str:
         value = (self.get(name) or default).lower()

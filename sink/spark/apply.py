@@ -38,6 +38,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from ddl.errors import ConfigError
 from ddl.model import TableId
+from ddl.properties import split_list
 from sink.base import SinkError
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
 from sink.spark.session import (
@@ -156,7 +157,7 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
     for key in sorted(props):
         if key not in _KNOWN_KEYS and not key.startswith(_PREFIXES):
             log.warning("unknown spark-apply property %s is ignored (check its spelling)", key)
-    topics = tuple(t.strip() for t in (get("topics") or "").split(",") if t.strip())
+    topics = tuple(split_list(get("topics")))
     regex = get("topics.regex")
     if bool(topics) == bool(regex):
         raise ConfigError(

@@ -10,6 +10,8 @@ from typing import Protocol
 
 from ddl.errors import ConfigError
 from ddl.model import TableId
+from ddl.properties import Property, by_name, int_of, prop, text_of
+from sink.connect import REPRESENTATION_PROPERTIES
 
 ColumnFilter = Callable[[TableId, str], bool]
 
@@ -18,6 +20,55 @@ ColumnFilter = Callable[[TableId, str], bool]
 # column-mapping: Delta's column mapping and type widening table features (metadata-only commits,
 # but readers must support those features).
 EVOLUTION_MODES = ("rewrite", "column-mapping")
+
+# sink.type=spark: sink.spark.conf.* passes through to the Spark session.
+SPARK_SINK_PROPERTIES: tuple[Property, ...] = (
+    prop(
+        "sink.spark.warehouse",
+        doc="Where the Delta tables of sink.type=spark live: a path or a Hadoop URI (file:, hdfs:, s3a:, abfss:).",
+    ),
+    prop("sink.spark.master", "local[*]", "Spark master URL."),
+    prop(
+        "sink.spark.log.level",
+        doc="Spark's own log level (SparkContext.setLogLevel). Unset: warn for a session the sink "
+        "creates, an application's existing session is left alone.",
+        kind="choice",
+        choices=("all", "trace", "debug", "info", "warn", "error", "fatal", "off"),
+    ),
+    prop(
+        "sink.spark.batch.max.events",
+        "50000",
+        "Events per Spark batch at most (a batch also ends after sink.spark.batch.max.interval.ms).",
+        kind="int",
+        minimum=1,
+    ),
+    prop(
+        "sink.spark.batch.max.interval.ms",
+        "5000",
+        "Longest time a Spark batch stays open.",
+        kind="int",
+        minimum=1,
+    ),
+    prop("sink.spark.table.name.format", "{database}.{table}", "Catalog name of current-state tables."),
+    prop(
+        "sink.spark.changelog.name.format",
+        "{database}.{table}_changelog",
+        "Catalog name of changelog tables.",
+    ),
+    prop(
+        "sink.spark.schema.evolution",
+        "rewrite",
+        "How drops, renames and type changes reach existing Delta tables: rewrite (one atomic "
+        "rewrite; every Delta reader, delta-rs included, reads the tables) or column-mapping (Delta "
+        "column mapping and type widening: metadata-only, readers need those table features).",
+        kind="choice",
+        choices=("rewrite", "column-mapping"),
+    ),
+)
+
+
+_DECLARED = by_name(SPARK_SINK_PROPERTIES)
+_REPRESENTATION = by_name(REPRESENTATION_PROPERTIES)
 
 
 class SparkSinkConfig(Protocol):
@@ -54,13 +105,13 @@ class ValueModes:
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> ValueModes:
-        def mode(key: str, default: str) -> str:
-            return (config.get(key) or default).strip().lower()
+        def mode(key: str) -> str:
+            return (text_of(config, _REPRESENTATION[key]) or "").strip().lower()
 
         return cls(
-            mode("decimal.handling.mode", "precise"),
-            mode("bigint.unsigned.handling.mode", "long"),
-            mode("binary.handling.mode", "bytes"),
+            mode("decimal.handling.mode"),
+            mode("bigint.unsigned.handling.mode"),
+            mode("binary.handling.mode"),
         )
 
 
@@ -147,32 +198,32 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
             "abfss:) where the Delta tables are kept",
         )
 
-    def positive(key: str, default: int) -> int:
-        value = config.get_int(key, default)
+    def positive(key: str) -> int:
+        value = int_of(config, _DECLARED[key])
         if value is None or value < 1:
             raise ConfigError(key, f"must be a positive integer, got {value!r}")
         return int(value)
 
-    evolution = (config.get("sink.spark.schema.evolution") or "rewrite").strip().lower()
+    def text(key: str) -> str:
+        return text_of(config, _DECLARED[key]) or ""
+
+    evolution = text("sink.spark.schema.evolution").strip().lower()
     if evolution not in EVOLUTION_MODES:
         raise ConfigError("sink.spark.schema.evolution", f"must be one of {', '.join(EVOLUTION_MODES)}")
     # Schema change events describe every column, change events only the captured ones: with a
     # column filter the tables follow the change events alone.
     filtered = bool(config.get("column.include.list") or config.get("column.exclude.list"))
     name_formats = {
-        key: check_name_format(key, config.get(key) or default)
-        for key, default in (
-            ("sink.spark.table.name.format", "{database}.{table}"),
-            ("sink.spark.changelog.name.format", "{database}.{table}_changelog"),
-        )
+        key: check_name_format(key, text(key))
+        for key in ("sink.spark.table.name.format", "sink.spark.changelog.name.format")
     }
     return SparkSinkSettings(
         warehouse=warehouse,
-        master=config.get("sink.spark.master") or "local[*]",
+        master=text("sink.spark.master"),
         conf=dict(config.subset("sink.spark.conf.")),
         log_level=config.get("sink.spark.log.level") or None,
-        batch_max_events=positive("sink.spark.batch.max.events", 50000),
-        batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms", 5000),
+        batch_max_events=positive("sink.spark.batch.max.events"),
+        batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms"),
         table_name_format=name_formats["sink.spark.table.name.format"],
         changelog_name_format=name_formats["sink.spark.changelog.name.format"],
         evolution=evolution,
