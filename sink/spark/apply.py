@@ -38,7 +38,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from ddl.errors import ConfigError
 from ddl.model import TableId
-from ddl.properties import split_list
+from ddl.properties import MappingSource, by_name, parse_bool, split_list, text_of
 from sink.base import SinkError
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
 from sink.spark.session import (
@@ -48,7 +48,13 @@ from sink.spark.session import (
     kafka_source_jars,
     spark_session,
 )
-from sink.spark.settings import EVOLUTION_MODES, SparkSinkSettings, check_name_format, warehouse_uri
+from sink.spark.settings import (
+    EVOLUTION_MODES,
+    SPARK_SINK_PROPERTIES,
+    SparkSinkSettings,
+    check_name_format,
+    warehouse_uri,
+)
 from sink.spark.sink import SparkSink
 
 log = logging.getLogger(__name__)
@@ -57,6 +63,8 @@ DEFAULT_TABLE_NAME_FORMAT = "{prefix}_{database}.{table}"
 DEFAULT_CHANGELOG_NAME_FORMAT = "{prefix}_{database}.{table}_changelog"
 DEFAULT_QUERY_NAME = "mysql-cdc-apply"
 STARTING_OFFSETS = ("earliest", "latest")
+# The sink's declarations, for the keys the job shares with sink.type=spark.
+_SPARK_SINK = by_name(SPARK_SINK_PROPERTIES)
 # Set by the job itself: exactly-once reading and the topics come from their own settings.
 _FIXED_KAFKA_OPTIONS = {"isolation.level", "bootstrap.servers", "group.id", "auto.offset.reset"}
 _KNOWN_KEYS = {
@@ -134,9 +142,8 @@ class ApplySettings:
 def apply_settings(props: Mapping[str, str]) -> ApplySettings:
     """The job's settings from its properties (``mysql-cdc spark-apply --config``)."""
 
-    def get(key: str) -> str | None:
-        value = props.get(key)
-        return value.strip() if value is not None and value.strip() else None
+    source = MappingSource(props)
+    get = source.get
 
     def required(key: str, what: str) -> str:
         value = get(key)
@@ -170,15 +177,15 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
             raise ConfigError(
                 "topics.regex", f"{regex!r} is not a valid regular expression ({exc})"
             ) from None
-    evolution = (get("sink.spark.schema.evolution") or "rewrite").lower()
+    evolution = (text_of(source, _SPARK_SINK["sink.spark.schema.evolution"]) or "").lower()
     if evolution not in EVOLUTION_MODES:
         raise ConfigError("sink.spark.schema.evolution", f"must be one of {', '.join(EVOLUTION_MODES)}")
     starting = (get("spark.apply.starting.offsets") or "earliest").lower()
     if starting not in STARTING_OFFSETS:
         raise ConfigError("spark.apply.starting.offsets", f"must be one of {', '.join(STARTING_OFFSETS)}")
-    loss = (get("spark.apply.fail.on.data.loss") or "true").lower()
-    if loss not in ("true", "false"):
-        raise ConfigError("spark.apply.fail.on.data.loss", f"expected true or false, got {loss!r}")
+    fail_on_data_loss = parse_bool(
+        "spark.apply.fail.on.data.loss", get("spark.apply.fail.on.data.loss") or "true"
+    )
     formats = {}
     for key, default in (
         ("sink.spark.table.name.format", DEFAULT_TABLE_NAME_FORMAT),
@@ -187,9 +194,7 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
         text = get(key) or default
         check_name_format(key, text.replace("{prefix}", "p"))
         formats[key] = text
-    kafka_options = {
-        k[len("spark.apply.kafka.") :]: v for k, v in props.items() if k.startswith("spark.apply.kafka.")
-    }
+    kafka_options = source.subset("spark.apply.kafka.")
     for key in kafka_options:
         if key in _FIXED_KAFKA_OPTIONS:
             raise ConfigError(
@@ -208,8 +213,8 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
         ),
         topics=topics,
         topics_regex=regex,
-        master=get("sink.spark.master") or "local[*]",
-        conf={k[len("sink.spark.conf.") :]: v for k, v in props.items() if k.startswith("sink.spark.conf.")},
+        master=text_of(source, _SPARK_SINK["sink.spark.master"]) or "",
+        conf=source.subset("sink.spark.conf."),
         log_level=get("sink.spark.log.level"),
         evolution=evolution,
         table_name_format=formats["sink.spark.table.name.format"],
@@ -218,7 +223,7 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
         max_offsets_per_trigger=positive("spark.apply.max.offsets.per.trigger", 50000),
         starting_offsets=starting,
         query_name=get("spark.apply.query.name") or DEFAULT_QUERY_NAME,
-        fail_on_data_loss=loss == "true",
+        fail_on_data_loss=fail_on_data_loss,
         kafka_options=kafka_options,
     )
 

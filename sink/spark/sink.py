@@ -42,6 +42,7 @@ from pyspark.sql.types import StructType
 from ddl.errors import SchemaHistoryError
 from ddl.model import Table, TableId
 from ddl.position import SourceOffset
+from ddl.properties import split_list
 from ddl.serialize import table_from_history
 from sink.base import Sink, SinkError
 from sink.connect import ConnectSchema
@@ -100,7 +101,7 @@ class SparkSink(Sink):
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
-        skipped = {s.strip().lower() for s in (config.get("skipped.operations") or "t").split(",")}
+        skipped = {s.lower() for s in split_list(config.get("skipped.operations") or "t")}
         if "t" in skipped:
             log.warning(
                 "skipped.operations includes 't': TRUNCATE is not delivered, so a truncated "
