@@ -7,11 +7,12 @@ failure (the message names the problem and, for server prerequisites, the settin
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import signal
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 
 from connector.cli.allocator import freeze_start_up_objects
@@ -283,29 +284,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
 
-def cmd_spark_apply(args: argparse.Namespace) -> int:
-    """The job reads no connector configuration: its properties are its own."""
-    from connector.cli.spark_apply import spark_apply_command
+def cmd_spark_apply(props: Mapping[str, str], args: argparse.Namespace) -> int:
+    from connector.cli.spark_apply import spark_apply_command  # noqa: PLC0415 - loads pyspark
 
-    try:
-        props = {k: substitute_env(v, k) for k, v in load_properties_file(args.config).items()}
-        props.update(parse_overrides(args.set))
-    except ConfigError as exc:
-        print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
-        return 2
-    secrets = [v for k, v in props.items() if _is_secret(k)]
-    setup_logging(args.log_level, secrets=secrets)
-    try:
-        return spark_apply_command(props, args.progress_interval)
-    except ConfigError as exc:
-        print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # noqa: BLE001 - the top level reports every failure the same way
-        log.debug("failure", exc_info=True)
-        print(f"mysql-cdc: error: {exc}", file=sys.stderr)
-        return 1
+    return spark_apply_command(props, args.progress_interval)
 
 
 COMMANDS = {
@@ -318,40 +300,63 @@ COMMANDS = {
 }
 
 
+# What a command runs once its properties are read: the secrets to mask in its logs and errors, the
+# connector configuration (None for spark-apply, whose properties are its own) and the call.
+Prepared = tuple[list[str], ConnectorConfig | None, Callable[[], int]]
+
+
+def _prepare_connector_command(args: argparse.Namespace) -> Prepared:
+    config = load_config(args)
+    return _secret_values(config.raw), config, functools.partial(COMMANDS[args.command], args, config)
+
+
+def _prepare_spark_apply(args: argparse.Namespace) -> Prepared:
+    """The job reads no connector configuration: its properties are its own."""
+    props = {k: substitute_env(v, k) for k, v in load_properties_file(args.config).items()}
+    props.update(parse_overrides(args.set))
+    return _secret_values(props), None, functools.partial(cmd_spark_apply, props, args)
+
+
+PREPARE: Mapping[str, Callable[[argparse.Namespace], Prepared]] = {"spark-apply": _prepare_spark_apply}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "demo":
-        setup_logging(args.log_level)
-        return cmd_demo(args)
     setup_logging(args.log_level)
-    if args.command == "spark-apply":
-        return cmd_spark_apply(args)
+    if args.command == "demo":
+        return cmd_demo(args)
     try:
-        config = load_config(args)
+        secrets, config, command = PREPARE.get(args.command, _prepare_connector_command)(args)
     except ConfigError as exc:
         print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
         return 2
-    setup_logging(args.log_level, secrets=[v for k, v in config.raw.items() if _is_secret(k)], config=config)
+    setup_logging(args.log_level, secrets=secrets, config=config)
+    return _run_reporting_failures(command, secrets)
+
+
+def _run_reporting_failures(command: Callable[[], int], secrets: Sequence[str]) -> int:
+    """Every command's failures the same way: exit status 2 for bad configuration, 130 when
+    interrupted, 1 for anything else, the message on stderr with the secrets masked."""
     try:
-        return COMMANDS[args.command](args, config)
+        return command()
     except ConfigError as exc:
-        print(f"mysql-cdc: configuration error: {_mask(str(exc), config)}", file=sys.stderr)
+        print(f"mysql-cdc: configuration error: {_mask(str(exc), secrets)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # noqa: BLE001 - the top level reports every failure the same way
         log.debug("failure", exc_info=True)
-        print(f"mysql-cdc: error: {_mask(str(exc), config)}", file=sys.stderr)
+        print(f"mysql-cdc: error: {_mask(str(exc), secrets)}", file=sys.stderr)
         return 1
 
 
-def _is_secret(key: str) -> bool:
-    return is_secret(key)
+def _secret_values(props: Mapping[str, str]) -> list[str]:
+    return [value for key, value in props.items() if is_secret(key)]
 
 
-def _mask(text: str, config: ConnectorConfig) -> str:
-    for key, value in config.raw.items():
-        if _is_secret(key) and value and len(value) >= 3:
+def _mask(text: str, secrets: Sequence[str]) -> str:
+    for value in secrets:
+        if value and len(value) >= 3:
             text = text.replace(value, "********")
     return text
 
