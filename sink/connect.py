@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ddl.properties import Property, prop
+from ddl.properties import Property, PropertySource, bool_of, prop
 
 # How values are represented (the converters build these; the Spark sink types columns by them).
 REPRESENTATION_PROPERTIES: tuple[Property, ...] = (
@@ -61,6 +61,13 @@ CONVERTER_PROPERTIES: tuple[Property, ...] = (
     prop("key.converter.schemas.enable", "true", "Keys carry their schema.", kind="bool"),
     prop("value.converter.schemas.enable", "true", "Values carry their schema.", kind="bool"),
 )
+
+
+def schemas_enabled(config: PropertySource) -> tuple[bool, bool]:
+    """Whether keys and values carry their schema (``*.converter.schemas.enable``)."""
+    key_schemas, value_schemas = CONVERTER_PROPERTIES
+    return bool_of(config, key_schemas), bool_of(config, value_schemas)
+
 
 _NO_DEFAULT: Any = object()
 

@@ -11,6 +11,7 @@ from typing import IO
 
 from ddl.properties import Property, prop
 from sink.base import Sink, SinkConfig, SinkError
+from sink.connect import schemas_enabled
 from sink.records import ChangeRecord, jsonl_lines, jsonl_parts
 
 log = logging.getLogger(__name__)
@@ -43,8 +44,7 @@ class JsonlSink(Sink):
     def from_config(cls, config: SinkConfig) -> JsonlSink:
         return cls(
             config.path_or_default("sink.jsonl.path", "events.jsonl"),
-            config.get_bool("key.converter.schemas.enable", True),
-            config.get_bool("value.converter.schemas.enable", True),
+            *schemas_enabled(config),
         )
 
     def start(self) -> None:
@@ -151,10 +151,7 @@ class StdoutSink(Sink):
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> StdoutSink:
-        return cls(
-            config.get_bool("key.converter.schemas.enable", True),
-            config.get_bool("value.converter.schemas.enable", True),
-        )
+        return cls(*schemas_enabled(config))
 
     def send(self, records: Sequence[ChangeRecord]) -> None:
         out = self.stream or sys.stdout.buffer

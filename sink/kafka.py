@@ -47,6 +47,7 @@ from kafka import errors as kafka_errors
 from ddl.errors import ConfigError
 from ddl.properties import Property, prop
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
+from sink.connect import schemas_enabled
 from sink.kafka_client import (
     COMMON_SETTINGS,
     PRODUCER_SETTINGS,
@@ -183,12 +184,13 @@ class KafkaSinkSettings:
         creation = TopicCreation.from_settings(
             config.get_bool("topic.creation.enable", True), config.subset(TOPIC_CREATION_PREFIX)
         )
+        key_schemas, value_schemas = schemas_enabled(config)
         return cls(
             bootstrap=bootstrap,
             producer_kwargs=kwargs,
             buffer_memory=buffer_memory,
-            key_schemas=config.get_bool("key.converter.schemas.enable", True),
-            value_schemas=config.get_bool("value.converter.schemas.enable", True),
+            key_schemas=key_schemas,
+            value_schemas=value_schemas,
             topic_creation=creation,
             delivery_timeout_ms=timeouts["delivery.timeout.ms"],
             request_timeout_ms=timeouts["request.timeout.ms"],

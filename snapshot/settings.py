@@ -166,6 +166,11 @@ SNAPSHOT_PROPERTIES: tuple[Property, ...] = (
 _DECLARED = by_name(SNAPSHOT_PROPERTIES)
 
 
+def _default(key: str) -> str:
+    """A snapshot property's declared default (the one place it is written)."""
+    return _DECLARED[key].default or ""
+
+
 def _regex_list(config: PropertySource, key: str) -> tuple[re.Pattern[str], ...]:
     return compile_regex_list(key, config.get(key), error=SnapshotConfigError)
 
@@ -175,18 +180,18 @@ def _regex_list(config: PropertySource, key: str) -> tuple[re.Pattern[str], ...]
 class SnapshotSettings:
     """The snapshot's Debezium properties (reference section 2.5), validated."""
 
-    mode: str = "initial"
-    locking_mode: str = "minimal"
+    mode: str = _default(SNAPSHOT_MODE_KEY)
+    locking_mode: str = _default(LOCKING_MODE_KEY)
     # Rows handed from the streaming cursor to the listener at a time (``snapshot.fetch.size``);
     # rows always stream from the server, so this bounds client memory, not server round trips.
     fetch_size: int | None = None
-    max_threads: int = 1
+    max_threads: int = int(_default("snapshot.max.threads"))
     # legacy.snapshot.max.threads: with snapshot.max.threads > 1, read whole tables in parallel (one
     # table per connection, Debezium before 3.5) instead of cutting tables into key-range chunks.
-    legacy_max_threads: bool = False
+    legacy_max_threads: bool = _default("legacy.snapshot.max.threads") == "true"
     # snapshot.max.threads.multiplier: at least threads x multiplier chunks per table.
-    max_threads_multiplier: int = 1
-    lock_timeout_ms: int = 10000
+    max_threads_multiplier: int = int(_default("snapshot.max.threads.multiplier"))
+    lock_timeout_ms: int = int(_default("snapshot.lock.timeout.ms"))
     select_overrides: Mapping[TableId, str] = field(default_factory=lambda: MappingProxyType({}))
     include_collections: tuple[re.Pattern[str], ...] = ()  # snapshot.include.collection.list
     store_only_captured_tables_ddl: bool = False
@@ -194,9 +199,9 @@ class SnapshotSettings:
     ignore_builtin: bool = True
     table_include_order: tuple[re.Pattern[str], ...] = ()  # table.include.list (defines table order)
     signal_patterns: tuple[re.Pattern[str], ...] = ()  # signal.data.collection
-    order_by_row_count: str = "disabled"  # snapshot.tables.order.by.row.count
+    order_by_row_count: str = _default("snapshot.tables.order.by.row.count")
     configuration_based: ConfigurationBasedMode = field(default_factory=ConfigurationBasedMode)
-    query_mode: str = SELECT_ALL
+    query_mode: str = _default(QUERY_MODE_KEY)
     # The snapshot.spi plugins of the ``custom`` modes (``load_plugins`` loads them by name).
     custom_snapshotter: Snapshotter | None = None
     custom_query: SnapshotQuery | None = None

@@ -71,6 +71,11 @@ _DECLARED = by_name(SPARK_SINK_PROPERTIES)
 _REPRESENTATION = by_name(REPRESENTATION_PROPERTIES)
 
 
+def _default(key: str) -> str:
+    """A declared default (the one place it is written)."""
+    return (_DECLARED.get(key) or _REPRESENTATION[key]).default or ""
+
+
 class SparkSinkConfig(Protocol):
     """What the sink reads from the connector's configuration (``ConnectorConfig`` has these)."""
 
@@ -99,9 +104,9 @@ class RepresentationModes(Protocol):
 class ValueModes:
     """``decimal.handling.mode``, ``bigint.unsigned.handling.mode`` and ``binary.handling.mode``."""
 
-    decimal_handling_mode: str = "precise"
-    bigint_unsigned_handling_mode: str = "long"
-    binary_handling_mode: str = "bytes"
+    decimal_handling_mode: str = _default("decimal.handling.mode")
+    bigint_unsigned_handling_mode: str = _default("bigint.unsigned.handling.mode")
+    binary_handling_mode: str = _default("binary.handling.mode")
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> ValueModes:
@@ -118,14 +123,14 @@ class ValueModes:
 @dataclass(frozen=True)
 class SparkSinkSettings:
     warehouse: str  # a Hadoop file system URI (file:, hdfs:, s3a:, abfss: ...), no trailing slash
-    master: str = "local[*]"
+    master: str = _default("sink.spark.master")
     conf: Mapping[str, str] = field(default_factory=dict)
     log_level: str | None = None
-    batch_max_events: int = 50000
-    batch_max_interval_ms: int = 5000
-    table_name_format: str = "{database}.{table}"
-    changelog_name_format: str = "{database}.{table}_changelog"
-    evolution: str = "rewrite"
+    batch_max_events: int = int(_default("sink.spark.batch.max.events"))
+    batch_max_interval_ms: int = int(_default("sink.spark.batch.max.interval.ms"))
+    table_name_format: str = _default("sink.spark.table.name.format")
+    changelog_name_format: str = _default("sink.spark.changelog.name.format")
+    evolution: str = _default("sink.spark.schema.evolution")
     # Names the sink's Delta transactions (txnAppId); one writer per warehouse and name.
     app_id: str = "mysql-cdc"
     # Lets schema change events evolve the tables before the table's next change event arrives
