@@ -28,7 +28,6 @@ from ddl.properties import (
     Property,
     by_name,
     check_value,
-    compile_regex_list,
     parse_bool,
     parse_int,
     prop,
@@ -42,7 +41,7 @@ from snapshot.settings import SNAPSHOT_PROPERTIES
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ConfigError", "ConnectorConfig", "Property", "compile_regex_list"]
+__all__ = ["ConfigError", "ConnectorConfig", "Property"]
 
 # The connector core's own properties: connection, naming and filters ...
 CONNECTION_PROPERTIES: tuple[Property, ...] = (

@@ -6,9 +6,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from connector.config import ConnectorConfig, compile_regex_list
+from connector.config import ConnectorConfig
 from ddl.errors import ConfigError
 from ddl.model import TableId
+from ddl.properties import compile_regex_list
 
 BUILTIN_DATABASES = frozenset({"mysql", "sys", "information_schema", "performance_schema"})
 

@@ -35,9 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig, compile_regex_list
+from connector.config import ConfigError, ConnectorConfig
 from connector.records.converters import ColumnConverter, Convert
 from ddl.model import Column, JdbcType, TableId
+from ddl.properties import compile_regex_list
 from sink.connect import ConnectSchema
 
 # java.sql.Types that MaskStrings changes: CHAR, VARCHAR, LONGVARCHAR, CLOB, NCHAR, NVARCHAR,
