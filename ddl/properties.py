@@ -42,9 +42,20 @@ class Property:
         return self.aliases.get(value, self.aliases.get(value.lower(), value.lower()))
 
 
-def prop(name: str, default: str | None = None, doc: str = "", **options: object) -> Property:
+def prop(
+    name: str,
+    default: str | None = None,
+    doc: str = "",
+    *,
+    kind: Kind = "string",
+    choices: tuple[str, ...] = (),
+    aliases: Mapping[str, str] | None = None,
+    required: bool = False,
+    secret: bool = False,
+    minimum: int | None = None,
+) -> Property:
     """A ``Property`` declaration in the short form the component tables use."""
-    return Property(name, default, doc=doc, **options)  # type: ignore[arg-type]
+    return Property(name, default, kind, choices, dict(aliases or {}), required, secret, doc, minimum)
 
 
 class PropertySource(Protocol):

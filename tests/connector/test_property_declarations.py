@@ -3,6 +3,8 @@ the components read their defaults from their declarations (one place for each d
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,11 @@ def test_kafka_client_settings_use_the_same_typed_parsers():
         client_kwargs({"linger.ms": "soon"}, "sink.kafka.producer.")
     with pytest.raises(ConfigError, match=r"^sink.kafka.producer.enable.idempotence: expected true or false"):
         client_kwargs({"enable.idempotence": "maybe"}, "sink.kafka.producer.")
+
+
+def test_reading_the_configuration_does_not_load_spark():
+    # The Spark sink declares its properties in sink.spark.settings; the configuration imports them
+    # without loading pyspark (the package loads its heavy modules on first use).
+    probe = "import sys, connector.config, connector.cli.commands; print('pyspark' in sys.modules)"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "False"
