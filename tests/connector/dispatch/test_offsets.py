@@ -144,3 +144,25 @@ def test_a_restart_after_any_event_loses_and_repeats_nothing(metadata: str) -> N
         got = [_identity(r) for r in binlog.records]
         assert got == expected, f"restart after event {crash_after} ({binlog.events[crash_after - 1].event})"
 
+
+def test_each_record_of_a_key_change_carries_the_counters_of_its_own_event() -> None:
+    # Debezium's EventDispatcher counts each record of a row change (TransactionMonitor.dataEvent)
+    # before it builds that record with the offset context's current offset, and the tombstone is
+    # a copy of the delete record (SourceRecord.newRecord): so the delete and its tombstone carry the
+    # delete's data_collection_order, the create its own.
+    binlog = in_memory(T, properties={"provide.transaction.metadata": "true"})
+    binlog.write(
+        transaction(
+            insert("inventory.t", {"id": 1, "name": "a"}),
+            update("inventory.t", ({"id": 1, "name": "a"}, {"id": 2, "name": "a"})),
+        )
+    )
+    records = [r for r in binlog.run() if r.kind is not RecordKind.TRANSACTION]
+    counter = "transaction_data_collection_order_inventory.t"
+    assert [(r.value["op"] if r.value else "tombstone", offset_map(r)[counter]) for r in records] == [
+        ("c", 1),
+        ("d", 2),
+        ("tombstone", 2),
+        ("c", 3),
+    ]
+    assert [r.value["transaction"]["data_collection_order"] for r in data(records)] == [1, 2, 3]
