@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from connector.testing.event_source import Begin, Commit, InMemoryBinlog, Query, delete, insert, update
+from connector.testing.event_source import Begin, Commit, Idle, InMemoryBinlog, Query, delete, insert, update
 from tests.connector.dispatch.stream_support import (
     as_json,
     in_memory,
@@ -101,3 +101,13 @@ def test_streamed_schema_changes_match_debezium() -> None:
     outcome = compare("modes/schema_changes.jsonl (in memory)", ours, theirs)
     assert outcome.ok, "\n".join(outcome.problems)
     assert outcome.compared == len(theirs) == 6
+
+
+def test_heartbeat_matches_debezium() -> None:
+    db, binlog = _binlog("heartbeat")
+    binlog.write(Idle(int(CASES["heartbeat"].overrides["heartbeat.interval.ms"])))
+    ours = as_json(binlog.run())
+    theirs = streamed_part("modes/heartbeat.jsonl")
+    outcome = compare("modes/heartbeat.jsonl (in memory)", ours, theirs)
+    assert outcome.ok, "\n".join(outcome.problems)
+    assert outcome.compared == len(theirs) == 1
