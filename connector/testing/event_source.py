@@ -38,7 +38,7 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.binlog.server_stream import RawEvent
-from connector.errors import ReplicationError
+from connector.errors import MysqlCdcError
 from connector.records.builder import TableSchema
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.streaming import EventReader, StreamingSource
@@ -81,7 +81,7 @@ _FL_STANDALONE = 0x01
 Image = Mapping[str, Any] | Sequence[Any]
 
 
-class ScriptError(ReplicationError):
+class ScriptError(MysqlCdcError, ValueError):
     """A scripted step the in-memory binlog cannot turn into events (names the step)."""
 
 
