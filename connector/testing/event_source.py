@@ -97,7 +97,8 @@ class Gtid:
 
 @dataclass(frozen=True)
 class Begin:
-    """The ``BEGIN`` query event (its thread id goes into ``source.thread``)."""
+    """The ``BEGIN`` query event (its thread id goes into ``source.thread``). MariaDB writes none
+    after a transaction's GTID event, which is its BEGIN: there the step writes nothing."""
 
     thread: int = 7
 
@@ -247,6 +248,12 @@ class _Writer:
             size=_SIZES[QueryEvent] + len(sql),
         )
 
+    def begin(self, step: Begin) -> None:
+        last = self.events[-1].event if self.events else None
+        if isinstance(last, MariadbGtidEvent) and not last.flags & _FL_STANDALONE:
+            return  # MariaDB: the GTID event started the transaction
+        self.query("BEGIN", "", step.thread)
+
     def rotate(self, step: Rotate) -> None:
         self.write(_library_event(RotateEvent, next_binlog=step.next_file, position=4))
         self.file, self.pos = step.next_file, 4
@@ -255,7 +262,7 @@ class _Writer:
 # Step type -> how it is written (a dispatch table).
 _WRITE: dict[type, Callable[[_Writer, Any], object]] = {
     Gtid: lambda w, s: w.gtid(s),
-    Begin: lambda w, s: w.query("BEGIN", "", s.thread),
+    Begin: lambda w, s: w.begin(s),
     Rows: lambda w, s: w.rows(s),
     Commit: lambda w, s: w.write(_library_event(XidEvent, xid=1)),
     Query: lambda w, s: w.query(s.sql, s.database),
