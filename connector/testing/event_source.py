@@ -378,6 +378,7 @@ class InMemoryBinlog:
         self.recorder = _Recorder(fake)
         self.heartbeat_ms = 0  # the script's clock for heartbeat.interval.ms
         self.source: InMemoryStreamingSource | None = None
+        self._current: _Reader | None = None  # the reader of the run under way
 
     @property
     def events(self) -> list[RawEvent]:
@@ -440,8 +441,6 @@ class InMemoryBinlog:
             source.close()
             self._current = None
         return self.recorder.records[first:]
-
-    _current: _Reader | None = None
 
     def _reader(self, file: str, pos: int, stop_after: int | None) -> EventReader:
         self._current = _Reader(self._writer.events, file, pos, stop_after)
