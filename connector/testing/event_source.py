@@ -366,9 +366,11 @@ class InMemoryBinlog:
     ) -> None:
         self.fake = fake
         self.start = start if start is not None else SourceOffset(fake.file, fake.pos)
+        # The script is written from the fake's binlog position on; ``start`` is only where the
+        # stream starts reading it (a stored offset: a restarted connector).
         self._writer = _Writer(
-            self.start.file,
-            max(self.start.pos, 4),
+            fake.file,
+            fake.pos,
             ts_sec if ts_sec is not None else fake.clock_ms // 1000,
             server_id,
             fake.flavor,
