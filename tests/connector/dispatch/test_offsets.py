@@ -166,3 +166,43 @@ def test_each_record_of_a_key_change_carries_the_counters_of_its_own_event() -> 
         ("c", 3),
     ]
     assert [r.value["transaction"]["data_collection_order"] for r in data(records)] == [1, 2, 3]
+
+
+def _restart_point(record: ChangeRecord) -> tuple[Any, ...]:
+    offset = record.offset
+    assert offset is not None
+    return offset.file, offset.pos, offset.event, offset.row, str(offset.gtids)
+
+
+def _rows_script(binlog: InMemoryBinlog) -> None:
+    t = "inventory.t"
+    binlog.write(
+        transaction(insert(t, *({"id": i, "name": "n"} for i in range(1, 5)))),
+        transaction(
+            update(
+                t,
+                ({"id": 1, "name": "n"}, {"id": 1, "name": "m"}),
+                ({"id": 2, "name": "n"}, {"id": 9, "name": "n"}),
+            ),
+            delete(t, {"id": 3, "name": "n"}, {"id": 4, "name": "n"}),
+        ),
+    )
+
+
+@pytest.mark.parametrize("metadata", ["false", "true"])
+def test_a_restart_from_any_row_s_offset_continues_with_the_next_row(metadata: str) -> None:
+    # Digest 3b: a record's offset is the state after it ("row: k" = k rows of the event done), so a
+    # connector restarted from it emits exactly what followed that row.
+    properties = {"provide.transaction.metadata": metadata}
+    straight = in_memory(T, properties=properties)
+    _rows_script(straight)
+    records = straight.run()
+    expected = [_identity(r) for r in records]
+    # The last record of each row change (the records of one row share the restart point).
+    points = [_restart_point(r) for r in records]
+    row_ends = [k for k in range(len(records) - 1) if points[k] != points[k + 1]]
+    assert len(row_ends) >= 7
+    for k in row_ends:
+        binlog = in_memory(T, properties=properties, start=records[k].offset)
+        _rows_script(binlog)
+        assert [_identity(r) for r in binlog.run()] == expected[k + 1 :], f"restart from record {k}"
