@@ -196,3 +196,25 @@ def test_context_headers_only_when_enabled() -> None:
     off = in_memory(T, properties={"extended.headers.enabled": "false"})
     off.write(transaction(insert("inventory.t", A)))
     assert [header_names(r) for r in off.run()] == [[]]
+
+
+def test_rows_of_one_event_share_its_position_and_count_their_index() -> None:
+    # Digest 3a/3b: source.row is the row's 0-based index in its rows event, offset row the rows done;
+    # the records of a key change are one row.
+    binlog = in_memory(T)
+    binlog.write(
+        transaction(
+            update(
+                "inventory.t",
+                (A, B),
+                ({"id": 2, "name": "x"}, {"id": 3, "name": "x"}),
+                (B, {"id": 1, "name": "c"}),
+            )
+        )
+    )
+    records = binlog.run()
+    rows_event = binlog.events[3]
+    assert [(r.value["op"] if r.value else "tombstone") for r in records] == ["u", "d", "tombstone", "c", "u"]
+    assert [r.value["source"]["row"] for r in records if r.value] == [0, 1, 1, 2]
+    assert {r.value["source"]["pos"] for r in records if r.value} == {rows_event.start_pos}
+    assert [r.offset.row for r in records] == [1, 2, 2, 2, 3]  # type: ignore[union-attr]
