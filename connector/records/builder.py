@@ -389,16 +389,21 @@ class EventBuilder:
         ``row``: the row's index in its rows event (``source.row``), when not ``where.row``.
 
         With ``transactions`` each data change event gets its ``transaction`` block and every record
-        the offset with the counters after this row, both decided before any record is built."""
+        the offset with the counters up to its own data event (a tombstone: its delete's), as
+        Debezium counts each record (``TransactionMonitor.dataEvent``) just before building it with
+        the current offset; all decided before any record is built."""
         if op in self.skipped_ops:
             return []
         events = self._row_events(ts, op, before, after)
         record_offset = SourceOffset.coerce(offset)
         blocks: list[dict[str, Any]] | None = None
-        if transactions is not None:
-            blocks = transactions.next_blocks(ts.table.id, sum(1 for e in events if e[0] is not None))
-            if record_offset is not None:
-                record_offset = transactions.apply_to(record_offset)
+        offsets: list[SourceOffset | None] | None = None
+        if transactions is not None and transactions.id is not None:
+            blocks, offsets = [], []
+            for event in events:
+                if event[0] is not None:
+                    blocks.extend(transactions.next_blocks(ts.table.id, 1) or ())
+                offsets.append(transactions.apply_to(record_offset) if record_offset is not None else None)
         # The rows of one event share their position: build its source block once, copy it per row
         # (not when the block takes the clock's time, which moves from row to row).
         cached = self._source_block
@@ -416,13 +421,14 @@ class EventBuilder:
         now = self.clock()
         out = []
         data_index = 0
-        for event_op, key, image_before, image_after, headers in events:
+        for index, (event_op, key, image_before, image_after, headers) in enumerate(events):
             value = None
             if event_op is not None:
                 block = blocks[data_index] if blocks is not None else None
                 data_index += 1
                 value = self._envelope(image_before, image_after, source, block, event_op, now)
-            out.append(self._record(ts, ts.key_schema, key, value, headers, record_offset))
+            own_offset = offsets[index] if offsets is not None else record_offset
+            out.append(self._record(ts, ts.key_schema, key, value, headers, own_offset))
         return out
 
     # (op or None for a tombstone, key, before, after, headers) per record of one row change.

@@ -47,6 +47,12 @@ class TableState:
     # Per Delta table path: the version to restore when the snapshot in progress is interrupted,
     # and the offset the table held at that version.
     snapshot_base: dict[str, tuple[int, SourceOffset | None]] = field(default_factory=dict)
+    # Per Delta table path: whether it held no row when the snapshot in progress began (asked at
+    # the snapshot's first rows step).
+    snapshot_empty: dict[str, bool] = field(default_factory=dict)
+    # The events' key is the MySQL table's primary key, so an insert event says that no row with
+    # its key exists (not so for message.key.columns, or when events may arrive again from Kafka).
+    inserts_are_new: bool = False
 
     @property
     def keyed(self) -> bool:
@@ -68,6 +74,11 @@ class RowsStep:
     net: dict[tuple[Any, ...], tuple[Any, ...] | None]
     truncated: bool
     offset: SourceOffset | None  # the last event's
+    # Every key's first event in the step was an insert of a key the table does not hold: the rows
+    # are appended (no MERGE). With ``snapshot_rows`` (reads of an initial or blocking snapshot)
+    # that holds only if the table was empty when the snapshot began.
+    inserts_only: bool = False
+    snapshot_rows: bool = False
 
 
 @dataclass
@@ -86,6 +97,13 @@ class ChangelogPart:
     table_schema: StructType  # the changelog's row columns after this part
     rows: list[tuple[Any, ...]]
     offset: SourceOffset | None  # the last event's
+
+
+_NOT_WHOLE_SNAPSHOT = frozenset({None, "false", "incremental"})
+
+
+def _snapshot_marker(source: object) -> object:
+    return source.get("snapshot") if isinstance(source, Mapping) else None
 
 
 def _string_for(schema: StructType, names: list[str]) -> StructType:
@@ -112,6 +130,8 @@ class TableBatch:
         self._last: SourceOffset | None = None  # the last event's offset (any Delta table)
         self._rows_last: SourceOffset | None = None
         self._net_last: SourceOffset | None = None
+        self._inserts_only = True
+        self._snapshot_rows = False
 
     # -- events ------------------------------------------------------------------------------
     def add(
@@ -151,6 +171,8 @@ class TableBatch:
         if image is None:
             return
         row_key = tuple(row[i] for i in self._key_index)
+        if self._inserts_only and row_key not in self._net:
+            self._note_first(op, offset, value.get("source"))
         if op == "d":
             self._net[row_key] = DELETED
             return
@@ -160,8 +182,23 @@ class TableBatch:
                 old = info.convert(before)
                 old_key = tuple(old[i] for i in self._key_index)
                 if old_key != row_key:  # a key change the event builder did not split
+                    if old_key not in self._net:
+                        self._inserts_only = False
                     self._net[old_key] = DELETED
         self._net[row_key] = row + (None,) * (self._width - len(row))
+
+    def _note_first(self, op: object, offset: SourceOffset | None, source: object) -> None:
+        """A key's first event in the step: only an insert says the table cannot hold the key."""
+        if not self.state.inserts_are_new or offset is None:
+            self._inserts_only = False
+        elif op == "c" and offset.has_position and not offset.in_snapshot:
+            pass  # MySQL inserted it: no row had the key at the table's last committed event
+        elif op == "r" and _snapshot_marker(source) not in _NOT_WHOLE_SNAPSHOT:
+            # An initial or blocking snapshot reads each row once (its last row's offset is the
+            # completed one); an incremental snapshot's rows race with the table's own events.
+            self._snapshot_rows = True
+        else:
+            self._inserts_only = False
 
     def note_offset(self, offset: SourceOffset | None) -> None:
         """A schema change event of the table: evolution steps after it carry its offset."""
@@ -275,9 +312,18 @@ class TableBatch:
         if state.keyed and (self._net or self._truncated):
             assert state.current_schema is not None and state.key
             self.steps.append(
-                RowsStep(state.current_schema, state.key, self._net, self._truncated, self._net_last)
+                RowsStep(
+                    state.current_schema,
+                    state.key,
+                    self._net,
+                    self._truncated,
+                    self._net_last,
+                    inserts_only=self._inserts_only and not self._truncated,
+                    snapshot_rows=self._snapshot_rows,
+                )
             )
         self._rows, self._net, self._truncated = [], {}, False
+        self._inserts_only, self._snapshot_rows = True, False
 
     def finish(self) -> None:
         self._close_segment()

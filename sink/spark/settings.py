@@ -144,6 +144,14 @@ class SparkSinkSettings:
     # is skipped, not only on start; and the stream itself resumes an interrupted snapshot, so it
     # is never rolled back.
     kafka_input: bool = False
+    # Change event keys are the tables' primary keys (no ``message.key.columns``): an insert event's
+    # key is absent from a current-state table that is in step with MySQL, so batches of new keys
+    # are appended instead of merged. Never with ``kafka_input`` (the stream may repeat an event).
+    keys_are_primary: bool = True
+
+    @property
+    def inserts_are_new(self) -> bool:
+        return self.keys_are_primary and not self.kafka_input
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warehouse", warehouse_uri(str(self.warehouse)))
@@ -234,4 +242,5 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         evolution=evolution,
         app_id=f"mysql-cdc:{config.get('name') or config.get('topic.prefix') or 'connector'}",
         converter_settings=None if filtered else ValueModes.from_config(config),
+        keys_are_primary=not (config.get("message.key.columns") or "").strip(),
     )

@@ -295,6 +295,7 @@ class SparkSink(Sink):
             changelog_name,
             settings.location(current_name),
             settings.location(changelog_name),
+            inserts_are_new=settings.inserts_are_new,
         )
         for path, kind in ((state.current_path, "current"), (state.changelog_path, "changelog")):
             if path not in self._recovered_commits and not self.writer.is_table(path):
@@ -391,6 +392,7 @@ class SparkSink(Sink):
         if not last.in_snapshot:
             for state in self._tables.values():
                 state.snapshot_base.clear()
+                state.snapshot_empty.clear()
         self.commits_written += len(ops)
         self.events_applied += sum(tb.events for tb in work.values())
         log.debug("Spark batch %d: %d commits, offset %s", self._batch_no, len(ops), last)
@@ -466,7 +468,10 @@ class SparkSink(Sink):
             state.changelog_checked = target
             state.changelog_offset = item.offset or state.changelog_offset
         elif isinstance(item, RowsStep):
-            writer.apply_rows(path, item, meta)
+            append = item.inserts_only and (
+                not item.snapshot_rows or _empty_before_snapshot(state, path, writer)
+            )
+            writer.apply_rows(path, item, meta, append)
             state.current_offset = item.offset or state.current_offset
         else:
             writer.evolve_current(path, item, replace(meta, offset=item.offset or state.current_offset))
@@ -591,6 +596,15 @@ class SparkSink(Sink):
         names = {c.name.lower() for c in captured}
         key = tuple(k for k in table.primary_key if k.lower() in names)
         return SchemaInfo(row_type, row_type.json(), row, convert), key
+
+
+def _empty_before_snapshot(state: TableState, path: str, writer: DeltaWriter) -> bool:
+    """Did the table hold no row when the snapshot whose rows are committed now began? Asked at
+    its first rows commit (a snapshot rolled back on restart begins again)."""
+    empty = state.snapshot_empty.get(path)
+    if empty is None:
+        empty = state.snapshot_empty[path] = writer.is_empty(path)
+    return empty
 
 
 def _path_of(kind: str, state: TableState) -> str:

@@ -110,6 +110,11 @@ class DeltaWriter:
     def is_table(self, path: str) -> bool:
         return bool(DeltaTable.isDeltaTable(self.spark, path))
 
+    def is_empty(self, path: str) -> bool:
+        """Does the table's current version hold no data file (a metadata query, no scan)?"""
+        detail = DeltaTable.forPath(self.spark, path).detail().select("numFiles").first()
+        return detail is not None and int(detail[0] or 0) == 0
+
     def schema(self, path: str) -> StructType:
         return self.spark.read.format("delta").load(path).schema
 
@@ -199,12 +204,15 @@ class DeltaWriter:
         self._write(frame.select(*columns), path, meta, "overwrite", txn=False, overwriteSchema="true")
 
     # -- current state -------------------------------------------------------------------------
-    def apply_rows(self, path: str, step: RowsStep, meta: CommitMeta) -> None:
+    def apply_rows(self, path: str, step: RowsStep, meta: CommitMeta, append: bool = False) -> None:
+        """MERGE the step's net effect into the table; ``append``: the table holds none of the
+        step's keys (see ``RowsStep.inserts_only``), so its rows are appended, a fraction of a
+        MERGE's cost (no join with the table, no file rewritten)."""
         schema = step.schema
-        upserts = [row for row in step.net.values() if row is not None]
-        if step.truncated:
+        if step.truncated or append:
+            upserts = [row for row in step.net.values() if row is not None]
             frame = frame_of(self.spark, upserts, schema)
-            self._write(frame, path, meta, "overwrite")
+            self._write(frame, path, meta, "overwrite" if step.truncated else "append")
             return
         flagged = StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
         index = [schema.fieldNames().index(k) for k in _field_names(schema, step.key)]

@@ -22,6 +22,7 @@ from connector.records.converters import ConverterSettings
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 from ddl.serialize import table_change_to_schema_change_payload
 from sink.records import ChangeRecord
+from sink.spark import SparkSink, SparkSinkSettings
 
 BASE_PROPS = {
     "database.hostname": "127.0.0.1",
@@ -166,6 +167,16 @@ class Emitter:
                 offset["snapshot"] = "INITIAL"
             out += self.builder.change_records(ts, "r", None, ts.value_from_snapshot(values), where, offset)
         return out
+
+
+def new_sink(warehouse: Path, **changes: Any) -> SparkSink:
+    """A started Spark sink writing to ``warehouse`` on the tests' local Spark."""
+    settings = SparkSinkSettings(
+        str(warehouse), master="local[2]", converter_settings=ConverterSettings(), **changes
+    )
+    sink = SparkSink(settings)
+    sink.start()
+    return sink
 
 
 def utc(value: dt.datetime) -> dt.datetime:
