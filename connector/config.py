@@ -592,7 +592,7 @@ class ConnectorConfig:
     # -- typed views of the common keys -------------------------------------------------------------
     @property
     def connector_name(self) -> str:
-        return self.get("name") or "mysql-cdc"
+        return self.get("name") or ""  # blank: the declared default
 
     @property
     def topic_prefix(self) -> str:
@@ -620,7 +620,7 @@ class ConnectorConfig:
 
     @property
     def data_dir(self) -> Path:
-        return Path(self.get("data.dir") or ".mysql-cdc")
+        return Path(self.get("data.dir") or "")  # blank: the declared default
 
     @property
     def sink_types(self) -> list[str]:
