@@ -60,6 +60,8 @@ from pymysql.constants import FIELD_TYPE
 from connector.binlog.json_render import render_binlog_json, render_json_document
 from connector.binlog.mysql_json import BinaryJson
 from connector.records.charsets import binlog_encoding
+from connector.records.conversion.calendar import adjust_year as _adjust_year
+from connector.records.conversion.calendar import adjusted_days, adjusted_micros, days_from_civil
 from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table, canonical_type
 from sink.connect import NO_DEFAULT, ConnectSchema, Field
@@ -267,26 +269,32 @@ def _bit_literal(text: str) -> int:
     return int(stripped)
 
 
+def _bits_from_bytes(data: bytes) -> int:
+    """The snapshot's BIT value (the server sends big-endian bytes) as the decoder's integer."""
+    return int.from_bytes(data, "big")
+
+
 def _bit(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     bits = column.length or 1
+    # The binlog decoder gives the bits as an integer; the snapshot's big-endian bytes become one.
     if bits == 1:
-        # BIT(1) -> BOOLEAN. Binlog: '0'/'1' text; snapshot: one big-endian byte.
+        # BIT(1) -> BOOLEAN.
         return _Mapping(
-            "boolean", lambda v: v == "1", lambda v: v != b"\x00", default=lambda t: _bit_literal(t) != 0
+            "boolean",
+            _truthy_number,
+            lambda data: _truthy_number(_bits_from_bytes(data)),
+            default=lambda t: _bit_literal(t) != 0,
         )
     width = (bits + 7) // 8
 
     # BIT(n) -> io.debezium.data.Bits: little-endian bytes, ceil(n/8) long.
-    def from_binlog(text: str) -> str:  # mysql-replication: the bits as a '0'/'1' string
-        return _base64_text(int(text, 2).to_bytes(width, "little"))
-
-    def from_snapshot(data: bytes) -> str:  # the server sends big-endian bytes
-        return _base64_text(int.from_bytes(data, "big").to_bytes(width, "little"))
+    def from_bits(value: int) -> str:
+        return _base64_text(value.to_bytes(width, "little"))
 
     return _Mapping(
         "bytes",
-        from_binlog,
-        from_snapshot,
+        from_bits,
+        lambda data: from_bits(_bits_from_bytes(data)),
         name="io.debezium.data.Bits",
         version=1,
         parameters={"length": str(bits)},
@@ -297,12 +305,9 @@ def _bit(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
 def _year(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     adjust = settings.enable_time_adjuster
 
-    # YEAR is one byte b in the binlog (mysql-replication gives 1900 + b); b = 0 is year 0000,
-    # which the snapshot returns as 0. Debezium runs the year through the two-digit-year
+    # Both paths give the year (0 for YEAR 0000). Debezium runs it through the two-digit-year
     # adjuster, so 0000 becomes 2000 while enable.time.adjuster is on.
     def from_number(value: int) -> int:
-        if value == 1900:  # only the binlog can say 1900: YEAR's range is 1901-2155 and 0000
-            value = 0
         return _adjust_year(value) if adjust and value < 100 else value
 
     def from_text(text: Any) -> int:
@@ -387,29 +392,23 @@ def _rescale(value: Any, exponent: decimal.Decimal) -> decimal.Decimal:
     return _WIDE.quantize(decimal.Decimal(value), exponent)
 
 
+def _unscaled_from_text(text: str) -> int:
+    """The snapshot's DECIMAL text as the decoder's unscaled integer: the server prints exactly the
+    column's scale in fraction digits, so the unscaled value is the digits."""
+    return int(text.replace(".", "", 1))
+
+
 def _decimal_precise(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     precision, scale = _decimal_precision_scale(column)
     exponent = decimal.Decimal(1).scaleb(-scale)
-
-    def from_binlog(value: decimal.Decimal) -> str:
-        # mysql-replication builds the Decimal from text with exactly `scale` fraction digits, so
-        # its text is the unscaled digits plus a point -- unless str() picks exponent notation.
-        text = str(value)
-        if "E" in text:
-            return _encode_unscaled(int(_WIDE.scaleb(value, scale)))
-        return _encode_unscaled(int(text.replace(".", "", 1)))
-
-    def from_snapshot(text: str) -> str:
-        # The server prints exactly `scale` fraction digits, so the unscaled value is the digits.
-        return _encode_unscaled(int(text.replace(".", "", 1)))
 
     def from_default(text: str) -> str:
         return _encode_unscaled(int(_WIDE.scaleb(_rescale(text.strip(), exponent), scale)))
 
     return _Mapping(
         "bytes",
-        from_binlog,
-        from_snapshot,
+        _encode_unscaled,
+        lambda text: _encode_unscaled(_unscaled_from_text(text)),
         name=_DECIMAL_NAME,
         version=1,
         parameters={"scale": str(scale), "connect.decimal.precision": str(precision)},
@@ -418,21 +417,41 @@ def _decimal_precise(column: Column, settings: ConverterSettings, on_zero: Any) 
 
 
 def _decimal_double(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    return _Mapping("float64", float, float, default=lambda text: float(text.strip()))
+    _, scale = _decimal_precision_scale(column)
+    divisor = 10**scale
+
+    def from_unscaled(unscaled: int) -> float:
+        # int / int is correctly rounded, as float() of the decimal text is.
+        return unscaled / divisor
+
+    return _Mapping(
+        "float64",
+        from_unscaled,
+        lambda text: from_unscaled(_unscaled_from_text(text)),
+        default=lambda text: float(text.strip()),
+    )
 
 
 def _decimal_string(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     _, scale = _decimal_precision_scale(column)
     exponent = decimal.Decimal(1).scaleb(-scale)
 
-    def from_binlog(value: decimal.Decimal) -> str:
-        # BigDecimal.toPlainString(): never exponent notation ("0E-18" must be "0.000...").
-        return format(value, "f")
+    def from_unscaled(unscaled: int) -> str:
+        # BigDecimal.toPlainString() at the column's scale: never exponent notation.
+        if not scale:
+            return str(unscaled)
+        digits = str(-unscaled if unscaled < 0 else unscaled).rjust(scale + 1, "0")
+        return f"{'-' if unscaled < 0 else ''}{digits[:-scale]}.{digits[-scale:]}"
 
     def from_default(text: str) -> str:
         return format(_rescale(text.strip(), exponent), "f")
 
-    return _Mapping("string", from_binlog, identity, default=from_default)
+    return _Mapping(
+        "string",
+        from_unscaled,
+        lambda text: from_unscaled(_unscaled_from_text(text)),
+        default=from_default,
+    )
 
 
 _DECIMAL_MODES: dict[str, _Builder] = {
@@ -542,19 +561,13 @@ def _enum(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping
     )
 
 
-EMPTY_SET: frozenset[str] = frozenset()
-
-
 def _set(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     options = column.enum_values
 
-    def from_binlog(members: Any) -> str:
-        # mysql-replication yields a Python set; Debezium lists members in definition order.
-        return ",".join([option for option in options if option in members])
-
+    # Both paths give the members' text in definition order (Debezium's form).
     return _Mapping(
         "string",
-        from_binlog,
+        identity,
         identity,
         name="io.debezium.data.EnumSet",
         version=1,
@@ -562,29 +575,6 @@ def _set(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
         fallback="",
         default=identity,
     )
-
-
-def restore_empty_sets(values: dict[str, Any], none_sources: Mapping[str, str]) -> dict[str, Any]:
-    """mysql-replication yields ``None`` for an empty SET value and says why in the row's
-    ``none_sources`` (``"empty set"``); put the empty set back so it becomes ``""`` and not null.
-    Call with ``row["values"], row["none_sources"]`` (or the before/after pair) before converting."""
-    for name, source in none_sources.items():
-        if source == _EMPTY_SET_SOURCE:
-            values[name] = EMPTY_SET
-    return values
-
-
-_EMPTY_SET_SOURCE = "empty set"
-
-
-def binlog_row_values(values: Mapping[str, Any], none_sources: Mapping[str, str]) -> list[Any]:
-    """One row image from mysql-replication as a list in column order, with empty SETs put back
-    (``restore_empty_sets`` without touching the library's dicts)."""
-    if not none_sources:
-        return list(values.values())
-    return [
-        EMPTY_SET if none_sources.get(name) == _EMPTY_SET_SOURCE else value for name, value in values.items()
-    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -662,29 +652,7 @@ def _vector(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mappi
 # ------------------------------------------------------------------------------------------------
 # Temporal (4.5)
 # ------------------------------------------------------------------------------------------------
-_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
 _EPOCH = dt.datetime(1970, 1, 1)
-_ONE_MS = dt.timedelta(milliseconds=1)
-_ONE_US = dt.timedelta(microseconds=1)
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date; any year (including 0)."""
-    year -= month <= 2
-    era = (year if year >= 0 else year - 399) // 400
-    yoe = year - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _adjust_year(year: int) -> int:
-    # enable.time.adjuster: two-digit years 0-69 -> 20xx, 70-99 -> 19xx.
-    if year < 70:
-        return year + 2000
-    if year < 100:
-        return year + 1900
-    return year
 
 
 def _parse_date_text(text: str) -> tuple[int, int, int] | None:
@@ -706,47 +674,73 @@ def _parse_datetime_text(text: str) -> tuple[int, int, int, int, int] | None:
     return (*ymd, seconds, micros)
 
 
-def _datetime_text_to_micros(text: str, adjust: bool) -> int | None:
+# -- the snapshot's text in the decoder's forms (None: a zero date) --
+def _days_from_text(text: str) -> int | None:
+    """DATE text as days since the epoch of its literal year."""
+    ymd = _parse_date_text(text)
+    return None if ymd is None else days_from_civil(*ymd)
+
+
+def _micros_from_text(text: str) -> int | None:
+    """DATETIME text as microseconds since the epoch of its literal wall clock."""
     parts = _parse_datetime_text(text)
     if parts is None:
         return None
     year, month, day, seconds, micros = parts
-    if adjust:
-        year = _adjust_year(year)
-    return (_days_from_civil(year, month, day) * 86400 + seconds) * 1_000_000 + micros
+    return (days_from_civil(year, month, day) * 86400 + seconds) * 1_000_000 + micros
 
 
-def _date_value(year: int, month: int, day: int, adjust: bool) -> int:
-    return _days_from_civil(_adjust_year(year) if adjust else year, month, day)
+def _zone_micros_from_text(zone: dt.tzinfo) -> Callable[[str], int | None]:
+    """TIMESTAMP text, a wall clock in the snapshot session's ``zone``, as microseconds since the epoch."""
+    if zone == UTC:
+        return _micros_from_text
+
+    def micros(text: str) -> int | None:
+        parts = _parse_datetime_text(text)
+        if parts is None:
+            return None
+        year, month, day, seconds, us = parts
+        local = dt.datetime(year, month, day, seconds // 3600, seconds // 60 % 60, seconds % 60, us)
+        utc = local.replace(tzinfo=zone).astimezone(UTC).replace(tzinfo=None)
+        return (utc - _EPOCH) // _ONE_US
+
+    return micros
+
+
+_ONE_US = dt.timedelta(microseconds=1)
+
+
+def _or_none(core: Callable[[int], Any], adapt: Callable[[str], int | None]) -> Convert:
+    """``core`` after ``adapt``, None (a zero date: the null rule applies) passed through."""
+
+    def convert(text: str) -> Any:
+        value = adapt(text)
+        return None if value is None else core(value)
+
+    return convert
 
 
 def _date(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
-    adjust = settings.enable_time_adjuster
     name = (
         "org.apache.kafka.connect.data.Date"
         if settings.time_precision_mode == "connect"
         else "io.debezium.time.Date"
     )
-
-    def from_binlog(value: dt.date) -> int:
-        if value.year < 100 and adjust:
-            return _days_from_civil(_adjust_year(value.year), value.month, value.day)
-        return value.toordinal() - _EPOCH_ORDINAL
-
-    def from_text(text: str) -> Any:
-        ymd = _parse_date_text(text)
-        return on_zero if ymd is None else _date_value(*ymd, adjust)
+    # Days since the epoch (the decoder's form), two-digit years adjusted when the adjuster is on.
+    from_days: Convert = adjusted_days if settings.enable_time_adjuster else identity
+    from_text = _or_none(from_days, _days_from_text)
 
     def from_default(text: str) -> Any:
         text = text.strip()
         if text == "0" or len(text) < 10:
             return on_zero
         # DATE defaults may be written with a time part; only the date counts.
-        return from_text(text[:10])
+        value = from_text(text[:10])
+        return on_zero if value is None else value
 
     return _Mapping(
         "int32",
-        from_binlog,
+        from_days,
         from_text,
         name=name,
         version=1,
@@ -769,17 +763,18 @@ def _datetime(column: Column, settings: ConverterSettings, on_zero: Any) -> _Map
         name, micro = "io.debezium.time.Timestamp", False
     else:
         name, micro = "io.debezium.time.MicroTimestamp", True
-    unit = _ONE_US if micro else _ONE_MS
     divisor = 1 if micro else 1000
 
-    def from_binlog(value: dt.datetime) -> int:
-        if value.year < 100 and adjust:
-            value = value.replace(year=_adjust_year(value.year))
-        return (value - _EPOCH) // unit
+    # Microseconds since the epoch (the decoder's form), two-digit years adjusted when the adjuster
+    # is on, in the schema's unit.
+    def from_micros(micros: int) -> int:
+        return (adjusted_micros(micros) if adjust else micros) // divisor
+
+    from_snapshot = _or_none(from_micros, _micros_from_text)
 
     def from_text(text: str) -> Any:
-        micros = _datetime_text_to_micros(text, adjust)
-        return on_zero if micros is None else micros // divisor
+        value = from_snapshot(text)
+        return on_zero if value is None else value
 
     def from_default(text: str) -> Any:
         text = text.strip()
@@ -795,8 +790,8 @@ def _datetime(column: Column, settings: ConverterSettings, on_zero: Any) -> _Map
 
     return _Mapping(
         "int64",
-        from_binlog,
-        from_text,
+        from_micros,
+        from_snapshot,
         name=name,
         version=1,
         fallback=0,
@@ -815,21 +810,23 @@ _ZONED_NAME = "io.debezium.time.ZonedTimestamp"
 _ZONED_EPOCH = "1970-01-01T00:00:00Z"
 
 
-def _zoned_formatter(fsp: int) -> Callable[[dt.datetime], str]:
-    """Debezium ZonedTimestamp text of a UTC datetime: exactly ``fsp`` fraction digits for
-    TIMESTAMP(1..6) (truncated), ISO_OFFSET_DATE_TIME's minimal fraction for TIMESTAMP(0).
-    Cached: formatting costs ~0.7 us and rows written together share their timestamps."""
+def _zoned_formatter(fsp: int) -> Callable[[int], str]:
+    """Debezium ZonedTimestamp text of microseconds since the epoch (UTC): exactly ``fsp`` fraction
+    digits for TIMESTAMP(1..6) (truncated), ISO_OFFSET_DATE_TIME's minimal fraction for TIMESTAMP(0).
+    Cached: formatting costs ~1 us and rows written together share their timestamps."""
     zeros = "." + "0" * fsp + "Z"
 
     if fsp == 0:
 
-        def minimal(value: dt.datetime) -> str:
+        def minimal(micros: int) -> str:
+            value = _EPOCH + dt.timedelta(microseconds=micros)
             # isoformat() prints 6 fraction digits when there are microseconds, none otherwise.
             return (value.isoformat().rstrip("0") + "Z") if value.microsecond else value.isoformat() + "Z"
 
         return functools.lru_cache(maxsize=4096)(minimal)
 
-    def fixed(value: dt.datetime) -> str:
+    def fixed(micros: int) -> str:
+        value = _EPOCH + dt.timedelta(microseconds=micros)
         return value.isoformat()[: 20 + fsp] + "Z" if value.microsecond else value.isoformat() + zeros
 
     return functools.lru_cache(maxsize=4096)(fixed)
@@ -837,25 +834,8 @@ def _zoned_formatter(fsp: int) -> Callable[[dt.datetime], str]:
 
 def _timestamp(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     fsp = _datetime_precision(column)
+    # Microseconds since the epoch (the decoder's form; the snapshot's text is in the session's zone).
     render = _zoned_formatter(fsp)
-    zone = settings.server_time_zone
-    session_is_utc = zone == UTC
-
-    def from_binlog(value: dt.datetime) -> Any:
-        # mysql-replication gives the UTC wall clock; epoch 0 is the zero TIMESTAMP.
-        if value == _EPOCH:
-            return on_zero
-        return render(value)
-
-    def from_text(text: str) -> Any:
-        parts = _parse_datetime_text(text)
-        if parts is None:
-            return on_zero
-        year, month, day, seconds, micros = parts
-        local = dt.datetime(year, month, day, seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
-        if session_is_utc:
-            return render(local)
-        return render(local.replace(tzinfo=zone).astimezone(UTC).replace(tzinfo=None))
 
     def from_default(text: str) -> Any:
         # Debezium's convertToTimestamp: CURRENT_TIMESTAMP (the parser's epoch literal), "0" and zero
@@ -867,18 +847,13 @@ def _timestamp(column: Column, settings: ConverterSettings, on_zero: Any) -> _Ma
         text = text.strip()
         if _is_current_timestamp(text) or text in ("0", _EPOCH_TEXT) or len(text) < 10:
             return on_zero
-        parts = _parse_datetime_text(text)
-        if parts is None:
-            return on_zero
-        year, month, day, seconds, micros = parts
-        return render(
-            dt.datetime(year, month, day, seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
-        )
+        micros = _micros_from_text(text)
+        return on_zero if micros is None else render(micros)
 
     return _Mapping(
         "string",
-        from_binlog,
-        from_text,
+        render,
+        _or_none(render, _zone_micros_from_text(settings.server_time_zone)),
         name=_ZONED_NAME,
         version=1,
         fallback=_ZONED_EPOCH,
@@ -899,16 +874,6 @@ def _time_text_to_micros(text: str) -> int:
     return -micros if negative else micros
 
 
-def _time_binlog_micros(value: dt.timedelta) -> int:
-    micros: int = value // _ONE_US
-    if micros < 0:
-        fraction = micros % 1_000_000
-        if fraction:
-            # mysql-replication returns -(H+1)+f for the stored -(H+f); undo it (module notes).
-            return micros + 1_000_000 - 2 * fraction
-    return micros
-
-
 def _time(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
     mapping = _TIME_MODES[settings.time_precision_mode](column, settings, on_zero)
     convert = mapping.default or mapping.snapshot
@@ -923,9 +888,10 @@ def _time_part(text: str) -> str:
 
 
 def _time_micro(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
+    # Signed microseconds: the decoder's form already.
     return _Mapping(
         "int64",
-        _time_binlog_micros,
+        identity,
         _time_text_to_micros,
         name="io.debezium.time.MicroTime",
         version=1,
@@ -946,8 +912,8 @@ def _time_milli(name: str, large_values: bool) -> _Builder:
     def build(column: Column, settings: ConverterSettings, on_zero: Any) -> _Mapping:
         if large_values:
 
-            def from_binlog(value: dt.timedelta) -> Any:
-                return _millis_toward_floor(_time_binlog_micros(value))
+            def from_binlog(micros: int) -> Any:
+                return _millis_toward_floor(micros)
 
             def from_text(text: str) -> Any:
                 return _millis_toward_floor(_time_text_to_micros(text))
@@ -958,8 +924,8 @@ def _time_milli(name: str, large_values: bool) -> _Builder:
                 _time_outside_day(column.name) if on_zero is None else _time_unrepresentable(column.name)
             )
 
-            def from_binlog(value: dt.timedelta) -> Any:
-                return _time_of_day_millis(_time_binlog_micros(value), outside)
+            def from_binlog(micros: int) -> Any:
+                return _time_of_day_millis(micros, outside)
 
             def from_text(text: str) -> Any:
                 return _time_of_day_millis(_time_text_to_micros(text), outside)
