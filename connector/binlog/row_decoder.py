@@ -409,7 +409,7 @@ _READERS: dict[int, Callable[..., None]] = {
     FIELD_TYPE.ENUM: _enum,
     FIELD_TYPE.SET: _set,
     FIELD_TYPE.BIT: _bit,
-    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.records.converters).
+    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.records.conversion).
     VECTOR: _geometry,
 }
 _TEXT_TYPES = frozenset((FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING, FIELD_TYPE.BLOB))

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig, compile_regex_list
-from connector.records.converters import ColumnConverter, Convert
+from connector.records.conversion import ColumnConverter, Convert
 from ddl.model import Column, JdbcType, TableId
 from sink.connect import ConnectSchema
 

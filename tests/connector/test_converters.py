@@ -27,7 +27,7 @@ from pymysqlreplication.row_event import WriteRowsEvent
 from connector.binlog.json_render import render_binlog_json
 from connector.binlog.library_values import library_image, value_adapters
 from connector.binlog.mysql_json import BinaryJson, parse_mysql_json
-from connector.records.converters import (
+from connector.records.conversion import (
     ColumnConverter,
     ConverterSettings,
     column_converter,

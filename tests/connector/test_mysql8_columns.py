@@ -21,7 +21,7 @@ from connector.binlog.mysql_json import JsonOpaque, JsonTime, decimal_from_binar
 from connector.binlog.row_decoder import compile_image_reader
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
-from connector.records.converters import ConverterSettings
+from connector.records.conversion import ConverterSettings
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for
 from tests.connector.mysql8_support import bodies, events, rows_event_parts, table_map

@@ -35,7 +35,7 @@ from connector.binlog.row_decoder import (
 )
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
-from connector.records.converters import ConverterSettings, UnrepresentableValueError
+from connector.records.conversion import ConverterSettings, UnrepresentableValueError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.model import SchemaModel, TableId
 from ddl.parser import parser_for

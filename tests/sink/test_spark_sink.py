@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DecimalType, LongType, StringType
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.records.converters import ConverterSettings
+from connector.records.conversion import ConverterSettings
 from ddl.model import ChangeType, JdbcType
 from sink.base import SinkError
 from sink.records import ChangeRecord, RecordKind
