@@ -268,8 +268,8 @@ def _date(src: _Source, var: str, column: Any, codec: str | None, d: int) -> Non
     src.emit(d, "if 0 < day <= length:")
     src.emit(d + 1, f"{var} = first + day")
     src.emit(d, "elif day and packed >> 9 and (packed >> 5) & 15:")
-    invalid = src.constant("invalid_date", _InvalidDate(column.name))
-    src.emit(d + 1, f"{var} = {invalid}(packed)")
+    invalid = src.constant("invalid_date", _InvalidDate("DATE", column.name))
+    src.emit(d + 1, f"{var} = {invalid}('%04d-%02d-%02d' % (packed >> 9, (packed >> 5) & 15, packed & 31))")
     src.emit(d, "else:")
     src.emit(d + 1, f"{var} = None")
 
@@ -282,6 +282,10 @@ def _datetime(src: _Source, var: str, column: Any, codec: str | None, d: int) ->
     src.emit(d, "day = ymd % 100; hour = hms // 10000; minute = hms % 10000 // 100")
     src.emit(d, "if 0 < day <= length and hour < 24 and minute < 60 and hms % 100 < 60:")
     src.emit(d + 1, f"{var} = ((first + day) * 86400 + hour * 3600 + minute * 60 + hms % 100) * 1000000")
+    # A zero part is None; another invalid value stops the event (as it always has for this format).
+    src.emit(d, "elif ymd // 10000 and ymd % 10000 // 100 and day:")
+    invalid = src.constant("invalid_datetime", _InvalidDate("DATETIME", column.name))
+    src.emit(d + 1, f"{var} = {invalid}('%014d' % packed)")
     src.emit(d, "else:")
     src.emit(d + 1, f"{var} = None")
 
@@ -314,22 +318,22 @@ _NAMESPACE["DATE_MONTHS"] = _Months(lambda key: (key >> 4, key & 15))  # DATE: y
 
 
 class InvalidDateError(ReplicationError, ValueError):
-    """A DATE the binlog holds that no calendar has (ALLOW_INVALID_DATES, e.g. 2020-02-30)."""
+    """A DATE (or old-format DATETIME) the binlog holds that no calendar has (ALLOW_INVALID_DATES,
+    e.g. 2020-02-30)."""
 
 
 class _InvalidDate:
-    """Raised from a generated reader: names the column and the stored date."""
+    """Raised from a generated reader: names the type, the column and the stored value."""
 
-    __slots__ = ("column",)
+    __slots__ = ("kind", "column")
 
-    def __init__(self, column: str | None) -> None:
-        self.column = column
+    def __init__(self, kind: str, column: str | None) -> None:
+        self.kind, self.column = kind, column
 
-    def __call__(self, packed: int) -> Any:
-        year, month, day = packed >> 9, (packed >> 5) & 15, packed & 31
+    def __call__(self, stored: str) -> Any:
         raise InvalidDateError(
-            f"DATE column {self.column or '?'} holds {year:04d}-{month:02d}-{day:02d}, which is not a "
-            "date (Debezium stops on it too); correct the row or leave ALLOW_INVALID_DATES"
+            f"{self.kind} column {self.column or '?'} holds {stored}, which is not a date (Debezium "
+            "stops on it too); correct the row, or stop writing invalid dates (ALLOW_INVALID_DATES)"
         )
 
 
