@@ -41,8 +41,8 @@ class ColumnConverter:
     schema: ConnectSchema
     from_binlog: Convert
     from_snapshot: Convert
-    # Python codec mysql-replication must decode this column's text with (set it as the
-    # ``character_set_name`` of the library's column before reading rows); None = not a text column.
+    # Python codec the row decoder reads this column's text with (and the library's fallback decoder,
+    # as its column's ``character_set_name``); None = not a text column.
     binlog_encoding: str | None = None
 
 
