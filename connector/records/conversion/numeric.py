@@ -117,7 +117,7 @@ _BIGINT_UNSIGNED_MODES: dict[str, Builder] = {
 
 
 # ------------------------------------------------------------------------------------------------
-# BOOLEAN (4.2), BIT (4.7), YEAR (4.5), FLOAT/DOUBLE/REAL (4.3)
+# BOOLEAN (4.2), BIT (4.7), FLOAT/DOUBLE/REAL (4.3)
 # ------------------------------------------------------------------------------------------------
 def _truthy_number(value: Any) -> bool:
     return value != 0

@@ -30,6 +30,9 @@ from ddl.model import Column
 
 log = logging.getLogger(__name__)
 
+_EPOCH = dt.datetime(1970, 1, 1)
+_ONE_US = dt.timedelta(microseconds=1)
+
 
 def _year(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
     adjust = settings.enable_time_adjuster
@@ -45,12 +48,6 @@ def _year(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMa
     return FamilyMapping(
         "int32", from_number, from_text, name="io.debezium.time.Year", version=1, default=from_text
     )
-
-
-# ------------------------------------------------------------------------------------------------
-# Temporal (4.5)
-# ------------------------------------------------------------------------------------------------
-_EPOCH = dt.datetime(1970, 1, 1)
 
 
 def _parse_date_text(text: str) -> tuple[int, int, int] | None:
@@ -103,9 +100,6 @@ def _zone_micros_from_text(zone: dt.tzinfo) -> Callable[[str], int | None]:
         return (utc - _EPOCH) // _ONE_US
 
     return micros
-
-
-_ONE_US = dt.timedelta(microseconds=1)
 
 
 def _or_none(core: Callable[[int], Any], adapt: Callable[[str], int | None]) -> Convert:
