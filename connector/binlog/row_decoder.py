@@ -261,7 +261,7 @@ def _time(src: _Source, var: str, column: Any, codec: str | None, d: int) -> Non
 def _date(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
     # 3 little-endian bytes: year (15 bits), month (4), day (5). Days since the epoch for the literal
     # year; a zero part (year, month or day 0) is None, as in Debezium's binlog deserializer; another
-    # invalid date stops the event, as Debezium's LocalDate.of does.
+    # invalid date stops the event, as it did when a date object was built from it.
     src.emit(d, "packed = from_bytes(data[p:p + 3], 'little'); p += 3")
     src.emit(d, "first, length = DATE_MONTHS[packed >> 5]")
     src.emit(d, "day = packed & 31")
@@ -332,8 +332,8 @@ class _InvalidDate:
 
     def __call__(self, stored: str) -> Any:
         raise InvalidDateError(
-            f"{self.kind} column {self.column or '?'} holds {stored}, which is not a date (Debezium "
-            "stops on it too); correct the row, or stop writing invalid dates (ALLOW_INVALID_DATES)"
+            f"{self.kind} column {self.column or '?'} holds {stored}, which is not a calendar date: the "
+            "row cannot be converted; correct it, or stop writing invalid dates (ALLOW_INVALID_DATES)"
         )
 
 
