@@ -43,7 +43,7 @@ _DIGITS = (
 CHILD = r"""
 import json, resource, sys, time
 import pymysql, pymysql.cursors
-from connector.records.converters import SNAPSHOT_CONVERSIONS
+from connector.records.conversion import SNAPSHOT_CONVERSIONS
 import functools
 mode, host, port, user, password, flavor, threads = sys.argv[1:8]
 

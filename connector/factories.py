@@ -7,7 +7,7 @@ import importlib
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.records.converters import ConverterSettings
+from connector.records.conversion import ConverterSettings
 from connector.records.custom_converters import build_converters
 from connector.server.connection import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore

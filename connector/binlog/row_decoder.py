@@ -4,13 +4,17 @@ mysql-replication stays in charge of the replication protocol, the event headers
 decoding the rows is where its time goes (a method dispatch, a ``BitGet`` and several small reads
 per column, a dict per image). ``ImageReader`` instead compiles, once per table map, one Python
 function that walks a row image with ``struct.unpack_from`` over the event's raw bytes, with every
-column's type, metadata and codec baked in. It yields exactly the values the library yields (the
-differential tests in ``tests/connector/test_row_decoder.py`` hold it to that, type by type), so
-``TableSchema.value_from_binlog`` converts them as before, and snapshot and streaming stay equal.
+column's type, metadata and codec baked in. It yields the forms the converters take
+(``connector.records.conversion``), not Python objects to be taken apart again: DECIMAL as its
+unscaled integer, DATETIME and TIMESTAMP as microseconds since the epoch, DATE as days since it, TIME
+as signed microseconds, YEAR as the year, BIT as an integer, SET as its members' text; zero dates
+are None, as Debezium's binlog deserializer makes them. The snapshot's text is adapted to the same
+forms, so one conversion per type family serves both paths.
 
 What it does not compile (a column type it has no reader for, columns missing from the image
 because of ``binlog_row_image=MINIMAL/NOBLOB``, partial JSON) is read through the library's own
-decoder, via a private copy of the event (``_LibraryRows``); the guards in
+decoder, via a private copy of the event (``_LibraryRows``), whose values are brought to the same
+forms at that edge (``connector.binlog.library_values`` undoes the library's quirks); the guards in
 ``connector.binlog.guard`` stop such events before they get here unless the operator chose to pass
 them.
 
@@ -24,8 +28,6 @@ from __future__ import annotations
 
 import codecs
 import copy
-import datetime as dt
-import decimal
 import struct
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -35,16 +37,15 @@ from pymysqlreplication.row_event import RowsEvent
 
 from connector.binlog.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
 from connector.binlog.library_support import VECTOR
+from connector.binlog.library_values import library_image, value_adapters
 from connector.binlog.mysql_json import BinaryJson
 from connector.errors import ReplicationError
 from connector.records.builder import TableSchema
-from connector.records.converters import EMPTY_SET, binlog_row_values
+from connector.records.conversion.calendar import days_from_civil, month_length
 
 # One row image: the values in column order, and the position after it.
 ImageReader = Callable[[bytes, int], tuple[list[Any], int]]
 Rows = list[tuple[list[Any] | None, list[Any] | None]]
-
-_EPOCH = dt.datetime(1970, 1, 1)
 
 # Names the generated code sees (a closed namespace: nothing else is reachable from it).
 _NAMESPACE: dict[str, Any] = {
@@ -61,12 +62,6 @@ _NAMESPACE: dict[str, Any] = {
     "be_i32": struct.Struct(">i").unpack_from,
     "be_u40": struct.Struct(">IB").unpack_from,
     "from_bytes": int.from_bytes,
-    "Decimal": decimal.Decimal,
-    "datetime": dt.datetime,
-    "date": dt.date,
-    "timedelta": dt.timedelta,
-    "EPOCH": _EPOCH,
-    "EMPTY_SET": EMPTY_SET,
     "binary_json": BinaryJson,
 }
 
@@ -168,116 +163,178 @@ _DIG2BYTES = (0, 1, 1, 2, 2, 3, 3, 4, 4, 4)
 
 def _new_decimal(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
     """DECIMAL's binary form: groups of 9 digits in 4 big-endian bytes, the leftover digits of each
-    side in fewer; the sign in the first bit, negative values stored inverted. The value is built
-    from the same digit text as the library's (leading group unpadded), so ``Decimal`` is equal."""
+    side in fewer; the sign in the first bit (set = positive), negative values stored inverted. The
+    value is the unscaled integer (the column's scale says where the point goes): the groups' numbers
+    joined in base 10**digits, read from one big-endian integer of the whole field."""
     integral = column.precision - column.decimals
     full_int, left_int = divmod(integral, 9)
     full_frac, left_frac = divmod(column.decimals, 9)
-    size = _DIG2BYTES[left_int] + 4 * full_int + 4 * full_frac + _DIG2BYTES[left_frac]
-    src.emit(d, f"raw = bytearray(data[p:p + {size}]); p += {size}")
-    src.emit(d, "negative = not raw[0] & 0x80")
-    src.emit(d, "raw[0] ^= 0x80")
+    # (bytes, digits) per group, most significant first.
+    groups = (
+        ([(_DIG2BYTES[left_int], left_int)] if _DIG2BYTES[left_int] else [])
+        + [(4, 9)] * (full_int + full_frac)
+        + ([(_DIG2BYTES[left_frac], left_frac)] if _DIG2BYTES[left_frac] else [])
+    )
+    size = sum(width for width, _ in groups)
+    sign_bit = 1 << (8 * size - 1)
+    src.emit(d, f"raw = from_bytes(data[p:p + {size}], 'big') ^ {sign_bit}; p += {size}")
+    src.emit(d, f"negative = raw >> {8 * size - 1}")  # the sign bit was clear: a negative value
     src.emit(d, "if negative:")
-    src.emit(d + 1, "raw = bytes(b ^ 0xFF for b in raw)")
-    parts: list[str] = []
-    offset = 0
-    if _DIG2BYTES[left_int]:
-        width = _DIG2BYTES[left_int]
-        parts.append(f"str(from_bytes(raw[{offset}:{offset + width}], 'big'))")
-        offset += width
-    for _ in range(full_int):
-        parts.append(f"'%09d' % be_i32(raw, {offset})[0]")
-        offset += 4
-    parts.append("'.'")
-    for _ in range(full_frac):
-        parts.append(f"'%09d' % be_i32(raw, {offset})[0]")
-        offset += 4
-    if _DIG2BYTES[left_frac]:
-        width = _DIG2BYTES[left_frac]
-        parts.append(f"'%0{left_frac}d' % from_bytes(raw[{offset}:{offset + width}], 'big')")
-    src.emit(d, f"{var} = Decimal(('-' if negative else '') + {' + '.join(parts)})")
+    src.emit(d + 1, f"raw ^= {(1 << (8 * size)) - 1}")
+    shift = 8 * size
+    terms = "0"
+    for width, digits in groups:
+        shift -= 8 * width
+        group = f"(raw >> {shift}) & {(1 << (8 * width)) - 1}" if shift else f"raw & {(1 << (8 * width)) - 1}"
+        terms = f"({group})" if terms == "0" else f"({terms}) * {10**digits} + ({group})"
+    src.emit(d, f"{var} = -({terms}) if negative else {terms}")
 
 
-def _fsp_micros(src: _Source, column: Any, d: int) -> str:
-    """Code reading the fractional seconds of a TIME2/DATETIME2/TIMESTAMP2 into ``us``."""
-    fsp = column.fsp
-    size = (fsp + 1) // 2
+def _fraction_micros(src: _Source, column: Any, d: int) -> str:
+    """Code reading the fractional seconds of a DATETIME2/TIMESTAMP2 (ceil(fsp/2) big-endian bytes,
+    in units of 10**-(2 * bytes) seconds) into ``us``; returns the expression for microseconds."""
+    size = (column.fsp + 1) // 2
     if size == 0:
         return "0"
-    # Read signed, as the library does: a negative TIME's fraction is stored negative.
-    src.emit(d, f"us = from_bytes(data[p:p + {size}], 'big', signed=True); p += {size}")
-    if fsp % 2:
-        src.emit(d, "us = int(us / 10)")
-    return f"us * {10 ** (6 - fsp)}"
+    src.emit(d, f"us = from_bytes(data[p:p + {size}], 'big'); p += {size}")
+    return "us" if size == 3 else f"us * {10 ** (6 - 2 * size)}"
 
 
 def _datetime2(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
+    # 40 bits: sign, year*13+month (17), day (5), hour (5), minute (6), second (6). Microseconds
+    # since the epoch for the literal year (the converter applies the two-digit-year adjuster);
+    # zero and invalid dates are None (Debezium's binlog deserializer returns null for zero dates).
     src.emit(d, "hi, lo = be_u40(data, p); p += 5")
     src.emit(d, "packed = (hi << 8) | lo")
-    src.emit(d, "ym = (packed >> 22) & 0x1FFFF")
-    micros = _fsp_micros(src, column, d)
-    src.emit(d, "try:")
+    micros = _fraction_micros(src, column, d)
+    src.emit(d, "first, length = DATETIME_MONTHS[(packed >> 22) & 0x1FFFF]")
+    src.emit(d, "day = (packed >> 17) & 31; hour = (packed >> 12) & 31; minute = (packed >> 6) & 63")
+    src.emit(d, "if 0 < day <= length and hour < 24 and minute < 60 and packed & 63 < 60:")
     src.emit(
         d + 1,
-        f"{var} = datetime(ym // 13, ym % 13, (packed >> 17) & 31, (packed >> 12) & 31, "
-        f"(packed >> 6) & 63, packed & 63, {micros})",
+        f"{var} = ((first + day) * 86400 + hour * 3600 + minute * 60 + (packed & 63)) * 1000000 + {micros}",
     )
-    src.emit(d, "except ValueError:")  # zero or invalid dates: the library's None
+    src.emit(d, "else:")
     src.emit(d + 1, f"{var} = None")
 
 
 def _timestamp2(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
+    # Microseconds since the epoch; 0 is the zero TIMESTAMP (no valid TIMESTAMP is the epoch): None.
     src.emit(d, "seconds = be_i32(data, p)[0]; p += 4")
-    micros = _fsp_micros(src, column, d)
-    src.emit(d, f"{var} = EPOCH + timedelta(0, seconds, {micros})")
+    micros = _fraction_micros(src, column, d)
+    src.emit(d, f"{var} = seconds * 1000000 + {micros} or None")
 
 
 def _timestamp(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    src.emit(d, f"{var} = EPOCH + timedelta(0, u32(data, p)[0]); p += 4")
+    src.emit(d, f"{var} = u32(data, p)[0] * 1000000 or None; p += 4")
 
 
 def _time2(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    # The library reads the 3 bytes as a signed big-endian number and takes its bits from there,
-    # negative values included (connector.records.converters undoes its result for negative times).
-    src.emit(d, "packed = from_bytes(data[p:p + 3], 'big', signed=True); p += 3")
-    src.emit(d, "sign = 1 if (packed >> 23) & 1 else -1")
-    src.emit(d, "if sign == -1:")
-    src.emit(d + 1, "packed = ~packed + 1")
-    micros = _fsp_micros(src, column, d)
+    """TIME2: 3 bytes of sign, hour (10 bits), minute (6), second (6), then ceil(fsp/2) bytes of
+    fraction, all one big-endian number stored plus half its range; a negative value is stored as
+    the negated packed value, so its magnitude's fields read as a positive one's. Signed microseconds."""
+    size = (column.fsp + 1) // 2
+    total = 3 + size
+    shift = 8 * size
+    src.emit(d, f"packed = from_bytes(data[p:p + {total}], 'big') - {1 << (8 * total - 1)}; p += {total}")
+    src.emit(d, "negative = packed < 0")
+    src.emit(d, "if negative:")
+    src.emit(d + 1, "packed = -packed")
+    fraction = f" + (packed & {(1 << shift) - 1}) * {10 ** (6 - 2 * size)}" if size else ""
     src.emit(
         d,
-        f"{var} = timedelta(hours=(packed >> 12) & 0x3FF, minutes=(packed >> 6) & 63, "
-        f"seconds=packed & 63, microseconds={micros}) * sign",
+        f"micros = (((packed >> {shift + 12}) & 0x3FF) * 3600 + ((packed >> {shift + 6}) & 63) * 60 "
+        f"+ ((packed >> {shift}) & 63)) * 1000000{fraction}",
     )
+    src.emit(d, f"{var} = -micros if negative else micros")
 
 
 def _time(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
+    # The old TIME: HHMMSS as a decimal number in 3 little-endian bytes (read unsigned, as before).
     src.emit(d, "packed = from_bytes(data[p:p + 3], 'little'); p += 3")
     src.emit(
         d,
-        f"{var} = timedelta(hours=packed // 10000, minutes=packed % 10000 // 100, seconds=packed % 100)",
+        f"{var} = (packed // 10000 * 3600 + packed % 10000 // 100 * 60 + packed % 100) * 1000000",
     )
 
 
 def _date(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
+    # 3 little-endian bytes: year (15 bits), month (4), day (5). Days since the epoch for the literal
+    # year; a zero part (year, month or day 0) is None, as in Debezium's binlog deserializer; another
+    # invalid date stops the event, as it did when a date object was built from it.
     src.emit(d, "packed = from_bytes(data[p:p + 3], 'little'); p += 3")
-    src.emit(d, "year, month, day = packed >> 9, (packed >> 5) & 15, packed & 31")
-    # Zero parts are the library's None; other invalid dates raise, as in the library.
-    src.emit(d, f"{var} = date(year, month, day) if year and month and day else None")
+    src.emit(d, "first, length = DATE_MONTHS[packed >> 5]")
+    src.emit(d, "day = packed & 31")
+    src.emit(d, "if 0 < day <= length:")
+    src.emit(d + 1, f"{var} = first + day")
+    src.emit(d, "elif day and packed >> 9 and (packed >> 5) & 15:")
+    invalid = src.constant("invalid_date", _InvalidDate("DATE", column.name))
+    src.emit(d + 1, f"{var} = {invalid}('%04d-%02d-%02d' % (packed >> 9, (packed >> 5) & 15, packed & 31))")
+    src.emit(d, "else:")
+    src.emit(d + 1, f"{var} = None")
 
 
 def _datetime(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
+    # The old DATETIME: YYYYMMDDhhmmss as a decimal number in 8 little-endian bytes.
     src.emit(d, "packed = u64(data, p)[0]; p += 8")
     src.emit(d, "ymd, hms = divmod(packed, 1000000)")
-    src.emit(d, "year, month, day = ymd // 10000, ymd % 10000 // 100, ymd % 100")
-    src.emit(d, "if year and month and day:")
-    src.emit(d + 1, f"{var} = datetime(year, month, day, hms // 10000, hms % 10000 // 100, hms % 100)")
+    src.emit(d, "first, length = OLD_DATETIME_MONTHS[ymd // 100]")
+    src.emit(d, "day = ymd % 100; hour = hms // 10000; minute = hms % 10000 // 100")
+    src.emit(d, "if 0 < day <= length and hour < 24 and minute < 60 and hms % 100 < 60:")
+    src.emit(d + 1, f"{var} = ((first + day) * 86400 + hour * 3600 + minute * 60 + hms % 100) * 1000000")
+    # A zero part is None; another invalid value stops the event (as it always has for this format).
+    src.emit(d, "elif ymd // 10000 and ymd % 10000 // 100 and day:")
+    invalid = src.constant("invalid_datetime", _InvalidDate("DATETIME", column.name))
+    src.emit(d + 1, f"{var} = {invalid}('%014d' % packed)")
     src.emit(d, "else:")
     src.emit(d + 1, f"{var} = None")
 
 
 def _year(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
-    src.emit(d, f"{var} = data[p] + 1900; p += 1")
+    # One byte: the year minus 1900, 0 for YEAR 0000.
+    src.emit(d, f"{var} = data[p] and data[p] + 1900; p += 1")
+
+
+class _Months(dict[int, tuple[int, int]]):
+    """Packed year-and-month key -> (day number of the month's day 0, days in the month; 0 when the
+    date cannot be a datetime: year 0 or above 9999, month 0 or above 12). Filled as keys occur."""
+
+    def __init__(self, split: Callable[[int], tuple[int, int]]) -> None:
+        super().__init__()
+        self._split = split
+
+    def __missing__(self, key: int) -> tuple[int, int]:
+        year, month = self._split(key)
+        length = month_length(year, month) if 1 <= year <= 9999 else 0
+        entry = (days_from_civil(year, month, 1) - 1 if length else 0, length)
+        self[key] = entry
+        return entry
+
+
+# The month tables the generated readers look dates up in, by each format's year-and-month key.
+_NAMESPACE["DATETIME_MONTHS"] = _Months(lambda key: divmod(key, 13))  # DATETIME2: year * 13 + month
+_NAMESPACE["OLD_DATETIME_MONTHS"] = _Months(lambda key: divmod(key, 100))  # DATETIME: YYYYMM
+_NAMESPACE["DATE_MONTHS"] = _Months(lambda key: (key >> 4, key & 15))  # DATE: year << 4 | month
+
+
+class InvalidDateError(ReplicationError, ValueError):
+    """A DATE (or old-format DATETIME) the binlog holds that no calendar has (ALLOW_INVALID_DATES,
+    e.g. 2020-02-30)."""
+
+
+class _InvalidDate:
+    """Raised from a generated reader: names the type, the column and the stored value."""
+
+    __slots__ = ("kind", "column")
+
+    def __init__(self, kind: str, column: str | None) -> None:
+        self.kind, self.column = kind, column
+
+    def __call__(self, stored: str) -> Any:
+        raise InvalidDateError(
+            f"{self.kind} column {self.column or '?'} holds {stored}, which is not a calendar date: the "
+            "row cannot be converted; correct it, or stop writing invalid dates (ALLOW_INVALID_DATES)"
+        )
 
 
 def _enum(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
@@ -319,15 +376,15 @@ def _set(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None
     size = column.size
     src.emit(d, f"mask = from_bytes(data[p:p + {size}], 'little'); p += {size}")
     options = src.constant("members", tuple(column.set_values or ()))
-    # The library yields None for an empty set (and says so in none_sources): the empty set itself.
-    src.emit(d, f"{var} = {{v for i, v in enumerate({options}) if mask >> i & 1}} or EMPTY_SET")
+    # The members' text in definition order (Debezium's form; an empty set is '').
+    src.emit(d, f"{var} = ','.join([v for i, v in enumerate({options}) if mask >> i & 1])")
 
 
 def _bit(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
     bits, size = column.bits, column.bytes
     src.emit(
         d,
-        f"{var} = format(from_bytes(data[p:p + {size}], 'big') & {(1 << bits) - 1}, '0{bits}b'); p += {size}",
+        f"{var} = from_bytes(data[p:p + {size}], 'big') & {(1 << bits) - 1}; p += {size}",
     )
 
 
@@ -356,7 +413,7 @@ _READERS: dict[int, Callable[..., None]] = {
     FIELD_TYPE.ENUM: _enum,
     FIELD_TYPE.SET: _set,
     FIELD_TYPE.BIT: _bit,
-    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.records.converters).
+    # MySQL 9 VECTOR: length-prefixed float32 bytes (converted by connector.records.conversion).
     VECTOR: _geometry,
 }
 _TEXT_TYPES = frozenset((FIELD_TYPE.VARCHAR, FIELD_TYPE.STRING, FIELD_TYPE.BLOB))
@@ -557,7 +614,7 @@ class _LibraryRows:
     our codecs, and ENUM/SET columns our labels where the table map has none (the event and the table
     map's shared column objects stay as they were)."""
 
-    __slots__ = ("encodings", "labels", "_source_columns", "_columns")
+    __slots__ = ("encodings", "labels", "_source_columns", "_columns", "_adapted_columns", "_adapters")
 
     def __init__(
         self, encodings: tuple[tuple[int, str], ...], labels: _LabelsFromModel | None = None
@@ -566,6 +623,8 @@ class _LibraryRows:
         self.labels = labels
         self._source_columns: Sequence[Any] | None = None
         self._columns: list[Any] = []
+        self._adapted_columns: Sequence[Any] | None = None
+        self._adapters: tuple[Any, ...] = ()
 
     def _columns_for(self, columns: Sequence[Any]) -> list[Any]:
         if columns is not self._source_columns:
@@ -583,17 +642,25 @@ class _LibraryRows:
             view = copy.copy(event)  # reads the same packet; the event itself is left as it is
             view.columns = self._columns_for(event.columns)
             rows = view.rows
+            columns = view.columns
         else:
             rows = event.rows
+            columns = event.columns
+        adapters = self._adapters_for(columns)
         if update:
             return [
                 (
-                    binlog_row_values(row["before_values"], row["before_none_sources"]),
-                    binlog_row_values(row["after_values"], row["after_none_sources"]),
+                    library_image(row["before_values"], row["before_none_sources"], adapters),
+                    library_image(row["after_values"], row["after_none_sources"], adapters),
                 )
                 for row in rows
             ]
-        return [(binlog_row_values(row["values"], row["none_sources"]), None) for row in rows]
+        return [(library_image(row["values"], row["none_sources"], adapters), None) for row in rows]
+
+    def _adapters_for(self, columns: Sequence[Any]) -> tuple[Any, ...]:
+        if columns is not self._adapted_columns:
+            self._adapted_columns, self._adapters = columns, value_adapters(columns)
+        return self._adapters
 
 
 class _LabelsFromModel:

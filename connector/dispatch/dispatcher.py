@@ -57,7 +57,7 @@ class Emitter(Protocol):
 class RowForm(StrEnum):
     """What a source's row values are, which decides how the dispatcher converts them."""
 
-    BINLOG = "binlog"  # as mysql-replication decodes them (connector.records.converters, binlog side)
+    BINLOG = "binlog"  # as the row decoder yields them (connector.records.conversion, binlog side)
     SNAPSHOT = "snapshot"  # as pymysql returns them with SNAPSHOT_CONVERSIONS
     CONVERTED = "converted"  # payload images already converted by the table's converters (the fake)
 

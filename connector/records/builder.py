@@ -17,7 +17,7 @@ from typing import Any
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatch.filters import TableFilter
 from connector.records.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
-from connector.records.converters import ColumnConverter, ConverterSettings, column_converter, identity
+from connector.records.conversion import ColumnConverter, ConverterSettings, column_converter, identity
 from connector.records.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId

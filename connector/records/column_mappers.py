@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.records.converters import ColumnConverter, Convert
+from connector.records.conversion import ColumnConverter, Convert
 from ddl.model import Column, JdbcType, TableId
 from ddl.properties import compile_regex_list
 from sink.connect import ConnectSchema

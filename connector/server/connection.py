@@ -19,7 +19,7 @@ import pymysql
 
 from connector.config import ConnectorConfig
 from connector.errors import PrerequisiteError
-from connector.records.converters import SNAPSHOT_CONVERSIONS
+from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from connector.server.tls import describe_tls_failure, tls_settings
 from ddl.errors import ConfigError
 from ddl.position import BinlogPosition

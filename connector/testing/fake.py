@@ -9,7 +9,7 @@ and ``transaction`` blocks with ``provide.transaction.metadata=true``).
 
 It is the connector's own code path, not a re-implementation: the table structures come from the
 DDL parser, schema state and schema change records from ``SchemaState``, and every record from
-``EventBuilder``/``TableSchema`` with the column converters of ``connector.records.converters`` (the
+``EventBuilder``/``TableSchema`` with the column converters of ``connector.records.conversion`` (the
 ``from_snapshot`` side). So the events equal, field for field, what the connector emits for the same
 rows from a real server, apart from what depends on the server and the clock: ``source`` file, pos,
 gtid, server_id, thread and ts_*, the envelope ts_*, and the ``runId`` header. Those are

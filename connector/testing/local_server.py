@@ -25,7 +25,7 @@ from typing import Any
 
 import pymysql
 
-from connector.records.converters import SNAPSHOT_CONVERSIONS
+from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from ddl.errors import MysqlCdcError
 
 log = logging.getLogger(__name__)

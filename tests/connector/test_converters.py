@@ -1,5 +1,6 @@
 """Column converters against a real server: each value is written with SQL, read back both from the
-binlog (mysql-replication) and by a snapshot ``SELECT`` (pymysql with ``SNAPSHOT_CONVERSIONS``), and
+binlog (mysql-replication, its values brought to the row decoder's forms by
+``connector.binlog.library_values``) and by a snapshot ``SELECT`` (pymysql with ``SNAPSHOT_CONVERSIONS``), and
 both readings must convert to the payload Debezium 3.6.1.Final produces (rules cited per case from
 ``shared/docs/debezium-reference.md`` section 4).
 
@@ -15,19 +16,21 @@ import json
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import WriteRowsEvent
 
 from connector.binlog.json_render import render_binlog_json
+from connector.binlog.library_values import library_image, value_adapters
 from connector.binlog.mysql_json import BinaryJson, parse_mysql_json
-from connector.records.converters import (
+from connector.records.conversion import (
     ColumnConverter,
     ConverterSettings,
     column_converter,
-    restore_empty_sets,
 )
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import Column, JdbcType, Table, TableId
@@ -76,7 +79,7 @@ def binlog_rows(
     server: LocalMySQLServer, encodings: dict[str, list[str | None]]
 ) -> dict[str, list[dict[str, Any]]]:
     """Every inserted row of the module's database, by table, as mysql-replication decodes it after
-    the reader installed each column's ``binlog_encoding``.
+    the reader installed each column's ``binlog_encoding``, in the row decoder's forms.
 
     The stream runs in blocking mode up to the server's current position: in non-blocking mode
     MariaDB closes the dump connection at the end of the binlog while a slow client is still
@@ -99,8 +102,16 @@ def binlog_rows(
                     for lib_column, encoding in zip(event.columns, wanted, strict=True):
                         if encoding is not None:
                             lib_column.character_set_name = encoding
+                    adapters = value_adapters(event.columns)
                     out.setdefault(event.table, []).extend(
-                        restore_empty_sets(r["values"], r["none_sources"]) for r in event.rows
+                        dict(
+                            zip(
+                                r["values"],
+                                library_image(r["values"], r["none_sources"], adapters),
+                                strict=True,
+                            )
+                        )
+                        for r in event.rows
                     )
             if (stream.log_file, stream.log_pos) >= (end_file, end_pos):
                 break
@@ -418,7 +429,8 @@ def test_not_null_column_without_default_has_no_schema_default() -> None:
 def test_converter_is_built_once_and_reusable() -> None:
     col = column("a", "DATETIME", JdbcType.TIMESTAMP, length=6)
     conv: ColumnConverter = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
-    values = [conv.from_binlog(dt.datetime(2000, 1, 1, 0, 0, 0, n)) for n in range(3)]
+    # The decoder's form: microseconds since the epoch.
+    values = [conv.from_binlog(946684800000000 + n) for n in range(3)]
     assert values == [946684800000000, 946684800000001, 946684800000002]
 
 
@@ -764,12 +776,15 @@ def test_generated_columns_have_no_default() -> None:
 
 
 def test_empty_set_and_null_are_told_apart() -> None:
-    """mysql-replication gives None for both; ``restore_empty_sets`` uses its none_sources."""
-    values = {"s": None, "t": None}
-    restored = restore_empty_sets(values, {"s": "empty set", "t": "null"})
+    """mysql-replication gives None for both; ``library_image`` uses its none_sources."""
+    mapped = SimpleNamespace(type=FIELD_TYPE.SET, set_values=["a"])
+    image = library_image(
+        {"s": None, "t": None}, {"s": "empty set", "t": "null"}, value_adapters([mapped, mapped])
+    )
     col = column("s", "SET", JdbcType.CHAR, enum_values=("a",))
     conv = column_converter(col, Table(TableId(DB, "t"), (col,)), DEFAULT)
-    assert conv.from_binlog(restored["s"]) == "" and conv.from_binlog(restored["t"]) is None
+    assert image == ["", None]
+    assert conv.from_binlog(image[0]) == "" and conv.from_binlog(image[1]) is None
 
 
 def test_mysql_binary_json_is_rendered_as_debezium_streams_it() -> None:

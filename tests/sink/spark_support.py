@@ -1,7 +1,7 @@
 """Helpers shared by the Spark sink tests (no tests here).
 
 Records are built the way the connector builds them: table models from ``ddl.model``, per-column
-converters from ``connector.records.converters`` fed with the values a snapshot ``SELECT`` returns, and the
+converters from ``connector.records.conversion`` fed with the values a snapshot ``SELECT`` returns, and the
 connector's own ``EventBuilder`` for envelopes, keys, headers and key-change splitting.
 """
 
@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
-from connector.records.converters import ConverterSettings
+from connector.records.conversion import ConverterSettings
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 from ddl.serialize import table_change_to_schema_change_payload
 from sink.records import ChangeRecord

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from connector.records.converters import ConverterSettings
+from connector.records.conversion import ConverterSettings
 from connector.testing.fake import FakeConnector
 from ddl.model import TableId
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state
