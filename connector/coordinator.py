@@ -25,10 +25,10 @@ from connector.metrics import ConnectorMetrics
 from connector.records.builder import EventBuilder
 from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
 from connector.stores.offsets import OffsetStore
-from ddl.history import SchemaHistory
-from ddl.parser import parser_for
+from ddl.history.recovery import recover
+from ddl.history.store import SchemaHistory
+from ddl.parsing.parser import parser_for
 from ddl.position import BLOCKING_SNAPSHOT, SourceOffset
-from ddl.recovery import recover
 from sink.base import Sink
 from snapshot import spi
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable

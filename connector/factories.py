@@ -11,7 +11,7 @@ from connector.records.converters import ConverterSettings
 from connector.records.custom_converters import build_converters
 from connector.server.connection import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
-from ddl.history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
 
 # -- component factories (name → "module:callable"), so config picks implementations -------------

@@ -42,7 +42,7 @@ from typing import Any
 import pymysql
 
 from ddl.model import SchemaModel, TableId
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 from ddl.position import BinlogPosition
 from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
 from snapshot.chunked import ReaderPool, plan_chunks, scan_chunked

@@ -43,10 +43,10 @@ from connector.errors import ReplicationError
 from connector.server.connection import ServerInfo
 from connector.sources.streaming import EventReader, StreamingSource
 from connector.stores.offsets import OffsetStore
-from ddl.history import SchemaHistory
+from ddl.history.recovery import recover
+from ddl.history.store import SchemaHistory
 from ddl.model import TableId
 from ddl.position import BinlogPosition, SourceOffset
-from ddl.recovery import recover
 from sink.base import Sink
 from sink.records import ChangeRecord
 

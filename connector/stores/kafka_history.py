@@ -1,6 +1,6 @@
 """The Kafka schema history built from the connector's properties.
 
-``ddl.kafka_history.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are configured
+``ddl.history.kafka.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are configured
 with the shared Kafka client settings (``sink.kafka_client``): the ``schema.history.internal.producer.*``
 and ``schema.history.internal.consumer.*`` Java client settings, topic creation through the admin API
 and broker reachability for error messages. A bad setting is a ``ConfigError`` naming its key.
@@ -9,7 +9,7 @@ and broker reachability for error messages. A bad setting is a ``ConfigError`` n
 from __future__ import annotations
 
 from connector.config import ConfigError, ConnectorConfig
-from ddl.kafka_history import (
+from ddl.history.kafka import (
     BOOTSTRAP_KEY,
     CONSUMER_PREFIX,
     PREFIX,

@@ -1,6 +1,6 @@
 """A fake connector without a database: Debezium change events for rows a test supplies.
 
-``FakeConnector`` is given CREATE TABLE statements (parsed by ``ddl.parser``) and a topic prefix, and
+``FakeConnector`` is given CREATE TABLE statements (parsed by ``ddl.parsing.parser``) and a topic prefix, and
 builds the change events the connector would emit for the rows and operations the test asks for:
 ``insert``/``update``/``delete`` (streaming, ``c``/``u``/``d`` plus tombstones and primary-key
 changes), ``snapshot``/``read`` (``r`` with Debezium's snapshot markers), ``truncate`` (``t``),
@@ -66,9 +66,9 @@ from connector.records.builder import EventBuilder, SourcePosition, TableSchema,
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.transforms import build_chain
-from ddl.history import MemorySchemaHistory
+from ddl.history.store import MemorySchemaHistory
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId, canonical_type
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
 from sink.connect import ConnectSchema

@@ -40,9 +40,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from ddl.errors import SchemaHistoryError
+from ddl.history.serialize import table_from_history
 from ddl.model import Table, TableId
 from ddl.position import SourceOffset
-from ddl.serialize import table_from_history
 from sink.base import Sink, SinkError
 from sink.connect import ConnectSchema
 from sink.records import ChangeRecord, RecordKind

@@ -5,9 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ddl.history import HistoryRecord, SchemaHistoryError
-from ddl.model import ChangeType, TableChange, TableId
-from ddl.serialize import (
+from ddl.history.serialize import (
     history_record_from_json,
     history_record_to_json,
     parse_quoted_table_id,
@@ -17,6 +15,8 @@ from ddl.serialize import (
     table_from_history,
     unquote_enum_value,
 )
+from ddl.history.store import HistoryRecord, SchemaHistoryError
+from ddl.model import ChangeType, TableChange, TableId
 from tests.ddl.helpers import parse, table
 
 CUSTOMERS = "CREATE TABLE `customers` (`id` INT NOT NULL AUTO_INCREMENT PRIMARY KEY) DEFAULT CHARSET=utf8mb4"

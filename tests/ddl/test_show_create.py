@@ -14,7 +14,7 @@ import pytest
 
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import JdbcType, SchemaModel, Table, TableId
-from ddl.parser import charset_of_collation, parser_for
+from ddl.parsing.parser import charset_of_collation, parser_for
 from tests.ddl.helpers import column, parse, table
 
 # Column definitions created on the server, grouped into a few tables (one table per group keeps

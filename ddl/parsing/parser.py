@@ -1,8 +1,8 @@
 """DDL text -> new versions of the immutable schema model.
 
 ``DdlParser.parse(sql, model, default_database)`` splits one binlog query event (or one snapshot
-step) into statements, parses each with the MySQL grammar of ``ddl.grammar`` (over sqlglot's MySQL
-tokenizer, see ``ddl.dialect``) and applies it to the model, following Debezium's relational model:
+step) into statements, parses each with the MySQL grammar of ``ddl.parsing.grammar`` (over sqlglot's MySQL
+tokenizer, see ``ddl.parsing.dialect``) and applies it to the model, following Debezium's relational model:
 column ``typeName``/``jdbcType``/``length``/``scale``, charset inheritance column -> table ->
 database -> server, ``hasDefaultValue``/``defaultValueExpression`` literals, SERIAL, and renames as
 ALTER changes with the previous id.
@@ -21,9 +21,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ddl.dialect import MARIADB, MYSQL, DdlDialect, SqlTokenError, split_statements
 from ddl.errors import DdlError
-from ddl.grammar import (
+from ddl.model import ChangeType, Column, Database, JdbcType, SchemaModel, Table, TableChange, TableId
+from ddl.parsing.dialect import MARIADB, MYSQL, DdlDialect, SqlTokenError, split_statements
+from ddl.parsing.grammar import parse_statement
+from ddl.parsing.statements import (
     AddColumns,
     AddKey,
     AlterColumnDefault,
@@ -59,9 +61,7 @@ from ddl.grammar import (
     TableOptions,
     TruncateTable,
     UseDatabase,
-    parse_statement,
 )
-from ddl.model import ChangeType, Column, Database, JdbcType, SchemaModel, Table, TableChange, TableId
 
 # --- public API -------------------------------------------------------------------------------------
 

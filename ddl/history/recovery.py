@@ -13,11 +13,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ddl.history import HistoryRecord, SchemaHistory, SchemaHistoryError
+from ddl.history.serialize import parse_quoted_table_id, table_from_history
+from ddl.history.store import HistoryRecord, SchemaHistory, SchemaHistoryError
 from ddl.model import SchemaModel
-from ddl.parser import DdlParseError, DdlParser
+from ddl.parsing.parser import DdlParseError, DdlParser
 from ddl.position import SourceOffset
-from ddl.serialize import parse_quoted_table_id, table_from_history
 
 log = logging.getLogger(__name__)
 
