@@ -19,7 +19,7 @@ from typing import Any
 import javaproperties
 
 from ddl.errors import ConfigError
-from snapshot.modes import MODE_ALIASES, SNAPSHOT_MODES
+from snapshot.policy.modes import MODE_ALIASES, SNAPSHOT_MODES
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from snapshot import spi
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable
 from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import PinnedPositionListener, SnapshotListener
-from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
+from snapshot.policy.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
 
 log = logging.getLogger(__name__)

@@ -14,16 +14,22 @@ from typing import Protocol
 
 from ddl.model import TableId
 from snapshot.errors import SnapshotConfigError
-from snapshot.locking import (
+from snapshot.policy.locking import (
     CUSTOM_LOCKING,
     LOCKING_MODE_KEY,
     LockingStrategy,
     custom_locking,
     locking_strategy,
 )
-from snapshot.modes import CUSTOM, SNAPSHOT_MODE_KEY, ConfigurationBasedMode, behaviour_for, normalize_mode
-from snapshot.queries import CUSTOM_QUERY, QUERY_MODE_KEY, QUERY_MODES, SELECT_ALL
-from snapshot.scan import DEFAULT_BATCH_ROWS
+from snapshot.policy.modes import (
+    CUSTOM,
+    SNAPSHOT_MODE_KEY,
+    ConfigurationBasedMode,
+    behaviour_for,
+    normalize_mode,
+)
+from snapshot.policy.queries import CUSTOM_QUERY, QUERY_MODE_KEY, QUERY_MODES, SELECT_ALL
+from snapshot.rows.scan import DEFAULT_BATCH_ROWS
 from snapshot.spi import (
     SNAPSHOT_LOCK,
     SNAPSHOT_QUERY,

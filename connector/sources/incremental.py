@@ -5,7 +5,7 @@ in key order. Around each chunk read the connector writes two watermarks, and ev
 the streaming thread:
 
 1. open the window: insert ``<chunk id>-open`` into the signal table;
-2. read the chunk (``snapshot.chunks``) into the window, keyed by the row's key;
+2. read the chunk (``snapshot.rows.chunks``) into the window, keyed by the row's key;
 3. close the window: insert ``<chunk id>-close`` (``insert_delete``: delete the open row;
    ``read.only``: remember the server's executed GTID set, the high watermark).
 
@@ -48,7 +48,7 @@ from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, Si
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.binlog_status import executed_gtids
-from snapshot.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
+from snapshot.rows.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
 from snapshot.snapshotter import quote_table
 
 log = logging.getLogger(__name__)

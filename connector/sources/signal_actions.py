@@ -52,9 +52,9 @@ from ddl.errors import InvalidGtidSetError
 from ddl.model import TableId
 from ddl.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
-from snapshot.chunks import ChunkQuery
 from snapshot.progress import LogProgress
-from snapshot.scan import TableJob, scan_serial
+from snapshot.rows.chunks import ChunkQuery
+from snapshot.rows.scan import TableJob, scan_serial
 from snapshot.snapshotter import quote_table, server_time_zone, show_create_table
 
 log = logging.getLogger(__name__)
