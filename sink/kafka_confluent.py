@@ -36,20 +36,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ddl.errors import ConfigError
 from sink.base import SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka import (
-    BOOTSTRAP_KEY,
-    DEFAULT_BATCH_SIZE,
-    HINT_BATCH_TOO_LARGE,
-    HINT_CLUSTER_AUTHORIZATION,
-    HINT_INVALID_TOPIC,
-    HINT_TOO_LARGE,
-    HINT_TOPIC_AUTHORIZATION,
-    PRODUCER_PREFIX,
-    KafkaSinkBase,
-    KafkaSinkSettings,
-    delivery_failure,
-    topic_creator,
-)
+from sink.kafka import KafkaSinkBase
 from sink.kafka_client import (
     PRODUCER_SETTINGS,
     Parser,
@@ -59,6 +46,16 @@ from sink.kafka_client import (
     jaas_credentials,
     parse_int,
 )
+from sink.kafka_delivery import (
+    HINT_BATCH_TOO_LARGE,
+    HINT_CLUSTER_AUTHORIZATION,
+    HINT_INVALID_TOPIC,
+    HINT_TOO_LARGE,
+    HINT_TOPIC_AUTHORIZATION,
+    delivery_failure,
+    topic_creator,
+)
+from sink.kafka_settings import BOOTSTRAP_KEY, DEFAULT_BATCH_SIZE, PRODUCER_PREFIX, KafkaSinkSettings
 from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")

@@ -17,7 +17,6 @@ from ddl.history.kafka import (
     TOPIC_KEY,
     KafkaSchemaHistory,
 )
-from sink.kafka import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
 from sink.kafka_client import (
     CONSUMER_SETTINGS,
     PRODUCER_SETTINGS,
@@ -27,6 +26,7 @@ from sink.kafka_client import (
     security_kwargs,
     topic_ensurer,
 )
+from sink.kafka_settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
 
 
 def kafka_schema_history_from_config(config: ConnectorConfig) -> KafkaSchemaHistory:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_murmur2
 
 from sink.connect import Field, primitive, struct
-from sink.kafka import KeyPartitioner, murmur2
+from sink.kafka_partitioner import KeyPartitioner, murmur2
 
 KEY_SCHEMA = struct(
     "bench.inventory.orders.Key", [Field("id", primitive("int64")), Field("region", primitive("string"))]

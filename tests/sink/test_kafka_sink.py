@@ -431,7 +431,7 @@ def test_partitioner_is_kafkas_murmur2() -> None:
 
     from kafka.partitioner.default import murmur2 as reference
 
-    from sink.kafka import java_default_partition, murmur2
+    from sink.kafka_partitioner import java_default_partition, murmur2
 
     rng = rnd.Random(7)
     for size in range(0, 300):
