@@ -21,7 +21,7 @@ SINK_FACTORIES: dict[str, str] = {
     "jsonl": "sink.jsonl:JsonlSink.from_config",
     "stdout": "sink.jsonl:StdoutSink.from_config",
     "memory": "sink.memory:MemorySink.from_config",
-    "kafka": "sink.kafka:kafka_sink",
+    "kafka": "sink.kafka.sink:kafka_sink",
     "spark": "sink.spark:SparkSink.from_config",
 }
 KAFKA_OFFSET_STORE = "connector.stores.kafka_offsets:KafkaOffsetStore.from_config"

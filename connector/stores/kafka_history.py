@@ -1,7 +1,7 @@
 """The Kafka schema history built from the connector's properties.
 
 ``ddl.history.kafka.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are configured
-with the shared Kafka client settings (``sink.kafka_client``): the ``schema.history.internal.producer.*``
+with the shared Kafka client settings (``sink.kafka.client``): the ``schema.history.internal.producer.*``
 and ``schema.history.internal.consumer.*`` Java client settings, topic creation through the admin API
 and broker reachability for error messages. A bad setting is a ``ConfigError`` naming its key.
 """
@@ -17,7 +17,7 @@ from ddl.history.kafka import (
     TOPIC_KEY,
     KafkaSchemaHistory,
 )
-from sink.kafka_client import (
+from sink.kafka.client import (
     CONSUMER_SETTINGS,
     PRODUCER_SETTINGS,
     bootstrap_list,
@@ -26,7 +26,7 @@ from sink.kafka_client import (
     security_kwargs,
     topic_ensurer,
 )
-from sink.kafka_settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
+from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
 
 
 def kafka_schema_history_from_config(config: ConnectorConfig) -> KafkaSchemaHistory:

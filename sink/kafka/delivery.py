@@ -6,11 +6,11 @@ from __future__ import annotations
 from kafka import errors as kafka_errors
 
 from sink.base import SinkError
-from sink.kafka_client import (
+from sink.kafka.client import (
     TopicCreator,
     describe_reachability,
 )
-from sink.kafka_settings import (
+from sink.kafka.settings import (
     KafkaSinkSettings,
 )
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ddl.errors import ConfigError
 from sink.base import SinkConfig
-from sink.kafka_client import (
+from sink.kafka.client import (
     COMMON_SETTINGS,
     PRODUCER_SETTINGS,
     Setting,
@@ -75,7 +75,7 @@ class TopicCreation:
 class KafkaSinkSettings:
     bootstrap: str
     # The producer's configuration in its client's terms: kafka-python keyword arguments, or
-    # librdkafka properties (sink.kafka_confluent).
+    # librdkafka properties (sink.kafka.confluent).
     producer_kwargs: Mapping[str, Any] = field(default_factory=dict)
     buffer_memory: int = DEFAULT_BUFFER_MEMORY
     key_schemas: bool = True

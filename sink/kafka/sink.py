@@ -20,11 +20,11 @@ Delivery guarantees:
   ``mysql_cdc_sink_waiting_seconds`` metric) says how long; a line says when they answer again.
 
 Producer settings use Kafka's Java names under ``sink.kafka.producer.`` and are translated to
-kafka-python's arguments by ``sink.kafka_client``, shared with the Kafka-backed offset store and
+kafka-python's arguments by ``sink.kafka.client``, shared with the Kafka-backed offset store and
 schema history.
 
 ``sink.kafka.client=confluent`` puts librdkafka (confluent-kafka, the ``librdkafka`` extra) in
-kafka-python's place: ``sink.kafka_confluent.ConfluentKafkaSink``, built by ``kafka_sink`` from the
+kafka-python's place: ``sink.kafka.confluent.ConfluentKafkaSink``, built by ``kafka_sink`` from the
 same settings, with the same topics, bytes, partitions and failure messages.
 """
 
@@ -44,12 +44,12 @@ from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka_client import (
+from sink.kafka.client import (
     TopicCreator,
     bootstrap_list,
     describe_reachability,
 )
-from sink.kafka_delivery import (
+from sink.kafka.delivery import (
     HINTS,
     create_topic,
     delivery_failure,
@@ -57,11 +57,11 @@ from sink.kafka_delivery import (
     is_fenced,
     topic_creator,
 )
-from sink.kafka_partitioner import (
+from sink.kafka.partitioner import (
     KeyPartitioner,
     java_default_partition,
 )
-from sink.kafka_settings import (
+from sink.kafka.settings import (
     BOOTSTRAP_KEY,
     CLIENT_KEY,
     CLIENTS,
@@ -71,7 +71,7 @@ from sink.kafka_settings import (
 )
 from sink.records import ChangeRecord
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("sink.kafka")  # one logger for the sink, whichever client sends
 
 
 def kafka_sink(config: SinkConfig) -> Sink:
@@ -79,7 +79,7 @@ def kafka_sink(config: SinkConfig) -> Sink:
     default) or confluent (librdkafka, the ``librdkafka`` extra)."""
     client = (config.get(CLIENT_KEY) or CLIENTS[0]).strip().lower()
     if client == "confluent":
-        from sink.kafka_confluent import ConfluentKafkaSink  # needs the librdkafka extra
+        from sink.kafka.confluent import ConfluentKafkaSink  # needs the librdkafka extra
 
         return ConfluentKafkaSink.from_config(config)
     if client != CLIENTS[0]:
