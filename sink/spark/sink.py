@@ -52,11 +52,7 @@ from sink.spark.evolution import add_renames, delta_row, field_of_column, rename
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
-from sink.spark_reader import (
-    changelog_struct_type,
-    row_schema_of,
-    unwrapped_envelope,
-)
+from sink.spark_mapping import changelog_struct_type, row_schema_of, unwrapped_envelope
 
 log = logging.getLogger(__name__)
 
