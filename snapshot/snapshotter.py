@@ -41,10 +41,11 @@ from typing import Any
 
 import pymysql
 
+from ddl.flavor import flavor_of
 from ddl.model import SchemaModel, TableId
 from ddl.parsing.parser import parser_for
 from ddl.position import BinlogPosition
-from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
+from snapshot.binlog_status import Connect, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.policy.locking import LockingStrategy

@@ -7,8 +7,9 @@ import re
 import pytest
 
 from connector.config import ConnectorConfig
+from ddl.flavor import flavor_of
 from ddl.model import TableId
-from snapshot.binlog_status import binlog_status_sql, flavor_of
+from snapshot.binlog_status import binlog_status_sql
 from snapshot.listener import resolve_marker
 from snapshot.policy.locking import LOCKING_STRATEGIES, locking_strategy
 from snapshot.policy.modes import (
