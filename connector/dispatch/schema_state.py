@@ -18,8 +18,9 @@ from connector.records.builder import EventBuilder, SourcePosition, schema_chang
 from connector.records.transactions import java_hashmap_order
 from ddl.errors import DdlError
 from ddl.history.filters import DdlFilter
+from ddl.history.record import HistoryRecord
 from ddl.history.serialize import table_change_to_history, table_change_to_schema_change_payload
-from ddl.history.store import HistoryRecord, SchemaHistory
+from ddl.history.store import SchemaHistory
 from ddl.model import SchemaModel, TableId
 from ddl.parsing.parser import DdlParseError, DdlParser, ParsedStatement
 from ddl.parsing.quoting import single_quoted_strings

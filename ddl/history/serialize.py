@@ -16,10 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ddl.errors import SchemaHistoryError
-from ddl.history.record import history_record_from_document as history_record_from_document
-from ddl.history.record import history_record_from_json as history_record_from_json
-from ddl.history.record import history_record_to_document as history_record_to_document
-from ddl.history.record import history_record_to_json as history_record_to_json
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 
 _TYPE_SUFFIXES = ((" UNSIGNED ZEROFILL", True, True), (" ZEROFILL", True, True), (" UNSIGNED", True, False))

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ddl.history.serialize import history_record_to_json
-from ddl.history.store import FileSchemaHistory, HistoryRecord, MemorySchemaHistory, SchemaHistoryError
+from ddl.errors import SchemaHistoryError
+from ddl.history.record import HistoryRecord, history_record_to_json
+from ddl.history.store import FileSchemaHistory, MemorySchemaHistory
 
 
 def record(n: int) -> HistoryRecord:

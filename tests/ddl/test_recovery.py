@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
+from ddl.errors import SchemaHistoryError
 from ddl.history.filters import DdlFilter
+from ddl.history.record import HistoryRecord
 from ddl.history.recovery import is_position_at_or_before, recover
 from ddl.history.serialize import table_change_to_history
-from ddl.history.store import FileSchemaHistory, HistoryRecord, MemorySchemaHistory, SchemaHistoryError
+from ddl.history.store import FileSchemaHistory, MemorySchemaHistory
 from ddl.model import ChangeType, SchemaModel, TableChange
 from ddl.parsing.parser import parser_for
 from ddl.position import GtidSet

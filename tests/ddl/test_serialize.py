@@ -5,9 +5,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from ddl.errors import SchemaHistoryError
+from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_json
 from ddl.history.serialize import (
-    history_record_from_json,
-    history_record_to_json,
     parse_quoted_table_id,
     quote_enum_value,
     table_change_to_history,
@@ -15,7 +15,6 @@ from ddl.history.serialize import (
     table_from_history,
     unquote_enum_value,
 )
-from ddl.history.store import HistoryRecord, SchemaHistoryError
 from ddl.model import ChangeType, TableChange, TableId
 from tests.ddl.helpers import parse, table
 
