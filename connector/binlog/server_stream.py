@@ -30,7 +30,7 @@ from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
 from connector.server.tls import tls_settings
-from ddl.flavor import dialect_of, flavor_of
+from ddl.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
 from ddl.position import GtidSet
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class RawEvent:
 
 class BinlogReader:
     """Streams from ``file``/``pos``, or, when ``gtids`` is given, from the first transaction not in
-    that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor="mariadb"``)."""
+    that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor=MARIADB``)."""
 
     def __init__(
         self,
@@ -89,7 +89,7 @@ class BinlogReader:
         pos: int,
         heartbeat_s: float = 0.5,
         gtids: GtidSet | None = None,
-        flavor: str = "mysql",
+        flavor: ServerFlavor = MYSQL,
     ) -> None:
         self.config = config
         self.file = file

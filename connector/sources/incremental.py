@@ -45,6 +45,7 @@ import pymysql
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition, TableSchema
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
+from ddl.flavor import MYSQL, ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.binlog_status import executed_gtids
@@ -186,7 +187,7 @@ class IncrementalSnapshot:
         strategy: str = INSERT_INSERT,
         read_only: bool = False,
         allow_schema_changes: bool = False,
-        flavor: str = "mysql",
+        flavor: ServerFlavor = MYSQL,
         position: Callable[[], tuple[SourcePosition, SourceOffset]],
         is_captured: Callable[[TableId], bool],
     ) -> None:

@@ -49,7 +49,7 @@ from connector.sources.signals import (
     signal_table,
 )
 from ddl.errors import InvalidGtidSetError
-from ddl.flavor import MARIADB
+from ddl.flavor import MARIADB, ServerFlavor
 from ddl.model import TableId
 from ddl.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
@@ -85,7 +85,7 @@ class SignalActions:
         self,
         config: ConnectorConfig,
         stream: Stream,
-        flavor: str,
+        flavor: ServerFlavor,
         in_process: InProcessSignalChannel | None = None,
     ) -> None:
         self.config = config
