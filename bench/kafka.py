@@ -292,14 +292,14 @@ def main() -> int:
         sink_config = ConnectorConfig.from_mapping(
             server.connector_properties(**{"topic.prefix": f"alone{uuid.uuid4().hex[:8]}", **base})
         )
-        from sink.kafka import KafkaSink
+        from sink.kafka.sink import KafkaSink
 
         alone: dict[str, Callable[[], Sink]] = {
             "jsonl": lambda: JsonlSink(root / "alone" / f"{uuid.uuid4().hex}.jsonl"),
             "kafka-python": lambda: KafkaSink.from_config(sink_config),
         }
         if "sink.kafka.client" in KNOWN:
-            from sink.kafka_confluent import ConfluentKafkaSink
+            from sink.kafka.confluent import ConfluentKafkaSink
 
             alone["confluent"] = lambda: ConfluentKafkaSink.from_config(sink_config)
         alone_times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in alone}

@@ -35,7 +35,7 @@ from ddl.properties import (
 )
 from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES
 from sink.jsonl import JSONL_PROPERTIES
-from sink.kafka import KAFKA_SINK_PROPERTIES
+from sink.kafka.settings import KAFKA_SINK_PROPERTIES
 from sink.spark.settings import SPARK_SINK_PROPERTIES
 from snapshot.settings import SNAPSHOT_PROPERTIES
 

@@ -2,7 +2,7 @@
 
 Debezium's ``ChangeEventSourceCoordinator`` (with ``BaseSourceTask#validateSchemaHistory`` and the
 snapshot mode's ``Snapshotter``): ``StartupCoordinator.start`` runs the steps in order, and reads
-top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapshot.modes.decide``
+top to bottom as the start-up itself. The ``snapshot.mode`` decision is ``snapshot.policy.modes.decide``
 (pure, asking the mode's ``snapshot.spi.Snapshotter``, built in or custom); this module gathers its
 inputs, carries it out, and tells the snapshotter how the snapshot ended (``snapshot_completed`` /
 ``snapshot_aborted``, once).
@@ -25,16 +25,16 @@ from connector.metrics import ConnectorMetrics
 from connector.records.builder import EventBuilder
 from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
 from connector.stores.offsets import OffsetStore
-from ddl.history import SchemaHistory
-from ddl.parser import parser_for
+from ddl.history.recovery import recover
+from ddl.history.store import SchemaHistory
+from ddl.parsing.parser import parser_for
 from ddl.position import BLOCKING_SNAPSHOT, SourceOffset
-from ddl.recovery import recover
 from sink.base import Sink
 from snapshot import spi
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable
 from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import PinnedPositionListener, SnapshotListener
-from snapshot.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
+from snapshot.policy.modes import STREAM_FROM_BEGINNING, STREAM_FROM_OFFSET, SnapshotPlan, decide
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
 
 log = logging.getLogger(__name__)

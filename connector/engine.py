@@ -33,7 +33,7 @@ from connector.sources.streaming import StreamingSource
 from connector.stores.offsets import OffsetStore
 from connector.transforms import build_chain
 from ddl.errors import ConfigError
-from ddl.history import SchemaHistory
+from ddl.history.store import SchemaHistory
 from ddl.position import BinlogPosition
 from sink.base import Sink
 from sink.records import ChangeRecord

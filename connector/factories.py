@@ -11,7 +11,7 @@ from connector.records.conversion import ConverterSettings
 from connector.records.custom_converters import build_converters
 from connector.server.connection import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
-from ddl.history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
 
 # -- component factories (name → "module:callable"), so config picks implementations -------------
@@ -21,7 +21,7 @@ SINK_FACTORIES: dict[str, str] = {
     "jsonl": "sink.jsonl:JsonlSink.from_config",
     "stdout": "sink.jsonl:StdoutSink.from_config",
     "memory": "sink.memory:MemorySink.from_config",
-    "kafka": "sink.kafka:kafka_sink",
+    "kafka": "sink.kafka.sink:kafka_sink",
     "spark": "sink.spark:SparkSink.from_config",
 }
 KAFKA_OFFSET_STORE = "connector.stores.kafka_offsets:KafkaOffsetStore.from_config"

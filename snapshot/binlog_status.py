@@ -1,9 +1,13 @@
 """Reading the server's binlog coordinates, MySQL 8.x and MariaDB 10.11 alike.
 
+The statements differ by server kind; they are data of its ``ddl.flavor.FlavorDialect``:
+
 * MySQL ≥ 8.4: ``SHOW BINARY LOG STATUS`` (8.4 removed ``SHOW MASTER STATUS``); older MySQL:
   ``SHOW MASTER STATUS``. Columns: 1 file, 2 position, 5 ``Executed_Gtid_Set`` (newlines removed).
 * MariaDB: ``SHOW MASTER STATUS`` (file, position) and ``SELECT @@global.gtid_binlog_pos`` (the
   GTID of the last transaction written to the binlog, per replication domain).
+
+Functions take the flavour as a ``ServerFlavor`` or its text (``mysql``/``mariadb``).
 """
 
 from __future__ import annotations
@@ -15,28 +19,18 @@ from typing import Any
 
 import pymysql
 
+from ddl.flavor import MARIADB, MYSQL, ServerFlavor, dialect_of, version_tuple
 from ddl.position import BinlogPosition, GtidSet
 from snapshot.errors import BinlogStatusError
-
-MARIADB: str = "mariadb"
-MYSQL: str = "mysql"
 
 Connect = Callable[[], pymysql.connections.Connection]
 """Opens a new connection to the source server as the connector user."""
 
 
-def server_version(version_text: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version_text)[:3])
-
-
-def flavor_of(version_text: str) -> str:
-    return MARIADB if "mariadb" in version_text.lower() else MYSQL
-
-
 def executed_gtids_text(cursor: Any, flavor: str) -> str:
     """The server's executed GTIDs as it prints them: MariaDB's ``gtid_binlog_pos`` (the last GTID
     written to the binlog per domain), MySQL's ``gtid_executed`` (newlines removed)."""
-    cursor.execute(f"SELECT @@global.{'gtid_binlog_pos' if flavor == MARIADB else 'gtid_executed'}")
+    cursor.execute(dialect_of(flavor).executed_gtids_sql())
     row = cursor.fetchone()
     return _text(row[0]).replace("\n", "") if row and row[0] is not None else ""
 
@@ -46,9 +40,7 @@ def executed_gtids(cursor: Any, flavor: str) -> GtidSet:
 
 
 def binlog_status_sql(flavor: str, version_text: str) -> str:
-    if flavor == MYSQL and server_version(version_text) >= (8, 4):
-        return "SHOW BINARY LOG STATUS"
-    return "SHOW MASTER STATUS"
+    return dialect_of(flavor).binlog_status_sql(version_tuple(version_text))
 
 
 def read_binlog_position(cursor: Any, flavor: str, version_text: str) -> BinlogPosition:
@@ -61,16 +53,17 @@ def read_binlog_position(cursor: Any, flavor: str, version_text: str) -> BinlogP
             "have REPLICATION CLIENT / BINLOG MONITOR?); the snapshot needs a binlog position to stream from"
         )
     file, pos = _text(row[0]), int(row[1])
+    column = dialect_of(flavor).status_gtids_column
     gtids: str | None
-    if flavor == MARIADB:
+    if column is None:
         gtids = executed_gtids_text(cursor, flavor)
     else:
-        gtids = _text(row[4]).replace("\n", "") if len(row) > 4 and row[4] is not None else ""
+        gtids = _text(row[column]).replace("\n", "") if len(row) > column and row[column] is not None else ""
     return BinlogPosition(file, pos, gtids or None)
 
 
 def binlog_files(cursor: Any) -> list[str]:
-    cursor.execute("SHOW BINARY LOGS")
+    cursor.execute("SHOW BINARY LOGS")  # both server kinds list their binlogs alike
     return [_text(row[0]) for row in cursor.fetchall()]
 
 
@@ -84,32 +77,44 @@ def position_problem(cursor: Any, position: BinlogPosition, flavor: str) -> str 
     be in ``gtid_binlog_state`` and not before the GTID list the oldest binlog file starts with.
     Without GTIDs the stored file must still be listed.
     """
-    if position.gtids and flavor == MYSQL:
-        cursor.execute(
-            "SELECT GTID_SUBTRACT(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
-            (position.gtids, position.gtids),
-        )
-        ahead, missing = (_text(v).replace("\n", "").strip() for v in cursor.fetchone())
-        if ahead:
-            return _lacks(ahead)
-        return _purged(missing) if missing else None
-    if position.gtids and flavor == MARIADB:
-        ours = GtidSet.parse(position.gtids)
-        cursor.execute("SELECT @@global.gtid_binlog_state")
-        row = cursor.fetchone()
-        state = GtidSet.parse(_text(row[0]) if row else "").mariadb
-        lacking = [f"{d}-{s}-{q}" for d, (s, q) in ours.mariadb_positions.items() if state.get(d, -1) < q]
-        if lacking:
-            return _lacks(",".join(lacking))
-        files = binlog_files(cursor)
-        if not files:
-            return "the server lists no binary logs"
-        start = _mariadb_start_state(cursor, files[0])
-        purged = [f"{d}-{q}" for d, q in ours.mariadb.items() if start.get(d, -1) > q]
-        return _purged(",".join(purged) + " (domain-sequence)") if purged else None
+    if position.gtids:
+        return _GTID_POSITION_PROBLEM[ServerFlavor(flavor)](cursor, position.gtids)
     if position.file in binlog_files(cursor):
         return None
     return f"the binlog file {position.file} is no longer on the server (the binlog was purged)"
+
+
+def _mysql_gtid_problem(cursor: Any, gtids: str) -> str | None:
+    cursor.execute(
+        "SELECT GTID_SUBTRACT(%s, @@global.gtid_executed), GTID_SUBTRACT(@@global.gtid_purged, %s)",
+        (gtids, gtids),
+    )
+    ahead, missing = (_text(v).replace("\n", "").strip() for v in cursor.fetchone())
+    if ahead:
+        return _lacks(ahead)
+    return _purged(missing) if missing else None
+
+
+def _mariadb_gtid_problem(cursor: Any, gtids: str) -> str | None:
+    ours = GtidSet.parse(gtids)
+    cursor.execute("SELECT @@global.gtid_binlog_state")
+    row = cursor.fetchone()
+    state = GtidSet.parse(_text(row[0]) if row else "").mariadb
+    lacking = [f"{d}-{s}-{q}" for d, (s, q) in ours.mariadb_positions.items() if state.get(d, -1) < q]
+    if lacking:
+        return _lacks(",".join(lacking))
+    files = binlog_files(cursor)
+    if not files:
+        return "the server lists no binary logs"
+    start = _mariadb_start_state(cursor, files[0])
+    purged = [f"{d}-{q}" for d, q in ours.mariadb.items() if start.get(d, -1) > q]
+    return _purged(",".join(purged) + " (domain-sequence)") if purged else None
+
+
+_GTID_POSITION_PROBLEM: dict[ServerFlavor, Callable[[Any, str], str | None]] = {
+    MYSQL: _mysql_gtid_problem,
+    MARIADB: _mariadb_gtid_problem,
+}
 
 
 def stream_start_problem(cursor: Any, file: str, pos: int) -> str | None:
@@ -134,12 +139,18 @@ def gtids_at(cursor: Any, flavor: str, file: str, pos: int) -> GtidSet:
 
     MariaDB: ``BINLOG_GTID_POS``. MySQL: the file's ``Previous_gtids`` plus its GTID events before
     ``pos`` (``SHOW BINLOG EVENTS``, a page at a time)."""
-    if flavor == MARIADB:
-        cursor.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
-        row = cursor.fetchone()
-        if not row or row[0] is None:
-            raise BinlogStatusError(f"the server has no GTID position for {file}:{pos}")
-        return GtidSet.parse(_text(row[0]))
+    return _GTIDS_AT[ServerFlavor(flavor)](cursor, file, pos)
+
+
+def _mariadb_gtids_at(cursor: Any, file: str, pos: int) -> GtidSet:
+    cursor.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
+    row = cursor.fetchone()
+    if not row or row[0] is None:
+        raise BinlogStatusError(f"the server has no GTID position for {file}:{pos}")
+    return GtidSet.parse(_text(row[0]))
+
+
+def _mysql_gtids_at(cursor: Any, file: str, pos: int) -> GtidSet:
     gtids, start = GtidSet(), 4
     while start < pos:
         cursor.execute(f"SHOW BINLOG EVENTS IN %s FROM %s LIMIT {_EVENTS_PAGE}", (file, start))
@@ -158,6 +169,12 @@ def gtids_at(cursor: Any, flavor: str, file: str, pos: int) -> GtidSet:
             break
         start = int(rows[-1][4])  # End_log_pos of the page's last event: the next event's start
     return gtids
+
+
+_GTIDS_AT: dict[ServerFlavor, Callable[[Any, str, int], GtidSet]] = {
+    MYSQL: _mysql_gtids_at,
+    MARIADB: _mariadb_gtids_at,
+}
 
 
 def _lacks(gtids: str) -> str:

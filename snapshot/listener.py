@@ -12,7 +12,7 @@ Call order for one run (single thread)::
                                         read under the table locks, read after they were released)
     on_complete
 
-With ``snapshot.max.threads`` > 1 (chunked, ``snapshot/chunked.py``) the calls are those of one
+With ``snapshot.max.threads`` > 1 (chunked, ``snapshot/rows/chunked.py``) the calls are those of one
 thread: tables one after the other, each table's rows in primary-key order. With
 ``legacy.snapshot.max.threads=true`` (or a ``connect`` that cannot be pickled for the reader
 processes) the per-table callbacks of different tables interleave (each table's own start → rows →

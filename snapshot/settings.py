@@ -24,14 +24,14 @@ from ddl.properties import (
     text_of,
 )
 from snapshot.errors import SnapshotConfigError
-from snapshot.locking import (
+from snapshot.policy.locking import (
     CUSTOM_LOCKING,
     LOCKING_MODE_KEY,
     LockingStrategy,
     custom_locking,
     locking_strategy,
 )
-from snapshot.modes import (
+from snapshot.policy.modes import (
     CUSTOM,
     MODE_ALIASES,
     SNAPSHOT_MODE_KEY,
@@ -40,8 +40,8 @@ from snapshot.modes import (
     behaviour_for,
     normalize_mode,
 )
-from snapshot.queries import CUSTOM_QUERY, QUERY_MODE_KEY, QUERY_MODES, SELECT_ALL
-from snapshot.scan import DEFAULT_BATCH_ROWS
+from snapshot.policy.queries import CUSTOM_QUERY, QUERY_MODE_KEY, QUERY_MODES, SELECT_ALL
+from snapshot.rows.scan import DEFAULT_BATCH_ROWS
 from snapshot.spi import (
     SNAPSHOT_LOCK,
     SNAPSHOT_QUERY,

@@ -41,17 +41,18 @@ from typing import Any
 
 import pymysql
 
+from ddl.flavor import flavor_of
 from ddl.model import SchemaModel, TableId
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 from ddl.position import BinlogPosition
-from snapshot.binlog_status import Connect, flavor_of, read_binlog_position
-from snapshot.chunked import ReaderPool, plan_chunks, scan_chunked
+from snapshot.binlog_status import Connect, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
-from snapshot.locking import LockingStrategy
+from snapshot.policy.locking import LockingStrategy
+from snapshot.policy.queries import SELECT_ALL, quote_identifier, quote_table
 from snapshot.progress import ProgressReporter, auto_progress
-from snapshot.queries import SELECT_ALL, quote_identifier, quote_table
-from snapshot.scan import SnapshotCancelled, TableJob, scan_parallel, scan_serial
+from snapshot.rows.chunked import ReaderPool, plan_chunks, scan_chunked
+from snapshot.rows.scan import SnapshotCancelled, TableJob, scan_parallel, scan_serial
 from snapshot.settings import OVERRIDES_KEY, ROW_COUNT_ORDERS, PropertySource, SnapshotSettings
 
 log = logging.getLogger(__name__)

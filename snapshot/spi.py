@@ -2,7 +2,7 @@
 interfaces as Python protocols, and the loader that turns a configured name into a configured plugin.
 
 The built-in ``snapshot.mode`` / ``snapshot.query.mode`` / ``snapshot.locking.mode`` values are
-implementations of the same protocols (``snapshot.modes``, ``snapshot.locking``); ``custom`` plus
+implementations of the same protocols (``snapshot.policy.modes``, ``snapshot.policy.locking``); ``custom`` plus
 ``<key>.custom.name`` selects a plugin, loaded by ``load_plugin``:
 
 * a name registered in the entry-point group (``mysql_cdc.snapshotters``,

@@ -35,6 +35,7 @@ from connector.binlog.packets import (
 )
 from connector.binlog.server_stream import RawEvent
 from connector.errors import ReplicationError
+from ddl.flavor import MARIADB, ServerFlavor, flavor_of
 from ddl.position import BinlogPosition
 
 log = logging.getLogger(__name__)
@@ -88,8 +89,8 @@ class FormatDescription:
     post_header_lengths: tuple[int, ...]
 
     @property
-    def dbms(self) -> str:
-        return "mariadb" if "mariadb" in self.server_version.lower() else "mysql"
+    def dbms(self) -> ServerFlavor:
+        return flavor_of(self.server_version)
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
@@ -160,7 +161,7 @@ def format_description(event: FileEvent, path: Path) -> FormatDescription:
     fde = FormatDescription(version, False, ())
     # Servers since MySQL 5.6.1 / MariaDB 5.3 end the FDE with the checksum algorithm (one byte)
     # and a 4-byte checksum field.
-    aware = fde.version_tuple >= (5, 6, 1) or fde.dbms == "mariadb"
+    aware = fde.version_tuple >= (5, 6, 1) or fde.dbms is MARIADB
     tail = 1 + CHECKSUM_LEN if aware else 0
     algorithm = data[-tail] if aware else BINLOG_CHECKSUM_ALG_OFF
     if algorithm not in (BINLOG_CHECKSUM_ALG_OFF, BINLOG_CHECKSUM_ALG_CRC32):

@@ -30,6 +30,7 @@ from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
 from connector.server.tls import tls_settings
+from ddl.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
 from ddl.position import GtidSet
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,7 @@ class RawEvent:
 
 class BinlogReader:
     """Streams from ``file``/``pos``, or, when ``gtids`` is given, from the first transaction not in
-    that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor="mariadb"``)."""
+    that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor=MARIADB``)."""
 
     def __init__(
         self,
@@ -88,7 +89,7 @@ class BinlogReader:
         pos: int,
         heartbeat_s: float = 0.5,
         gtids: GtidSet | None = None,
-        flavor: str = "mysql",
+        flavor: ServerFlavor = MYSQL,
     ) -> None:
         self.config = config
         self.file = file
@@ -146,7 +147,7 @@ class BinlogReader:
             resume_stream=True,
             blocking=True,
             # See the module docstring: is_mariadb only for the GTID dump.
-            is_mariadb=self.gtids is not None and self.flavor == "mariadb",
+            is_mariadb=self.gtids is not None and dialect_of(self.flavor).mariadb_gtid_dump,
             slave_heartbeat=self.heartbeat_s,
             filter_non_implemented_events=False,
             pymysql_wrapper=connection_factory,
@@ -226,14 +227,13 @@ class BinlogReader:
 
 
 COM_BINLOG_DUMP = 0x12
-BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02  # MariaDB COM_BINLOG_DUMP flag
 
 
 class _TrackingConnection(pymysql.connections.Connection):
     """Remembers the real error of a failed read so the reconnect message can show it; asks a
     MariaDB server for ANNOTATE_ROWS events when ``annotate_rows`` is set.
 
-    mysql-replication only sets BINLOG_SEND_ANNOTATE_ROWS_EVENT on its MariaDB GTID dump, which we
+    mysql-replication only sets MariaDB's BINLOG_SEND_ANNOTATE_ROWS_EVENT on its MariaDB GTID dump, which we
     do not use (module docstring), so the flag is added to the file/position COM_BINLOG_DUMP packet
     here (as Debezium's MariaDB connector asks for the events with include.query)."""
 
@@ -245,14 +245,10 @@ class _TrackingConnection(pymysql.connections.Connection):
     def _write_bytes(self, data: bytes) -> None:
         # Packet: 3-byte length, sequence id, command, 4-byte position, 2-byte flags, server id, file.
         # Sequence id 0 = a command packet, whose fifth byte is the command.
-        if (
-            self._annotate_rows
-            and len(data) >= 11
-            and data[3] == 0
-            and data[4] == COM_BINLOG_DUMP
-            and "mariadb" in str(self.server_version).lower()
-        ):
-            flags = int.from_bytes(data[9:11], "little") | BINLOG_SEND_ANNOTATE_ROWS_EVENT
+        # The flag is dialect data: MariaDB's BINLOG_SEND_ANNOTATE_ROWS_EVENT, nothing on MySQL.
+        if self._annotate_rows and len(data) >= 11 and data[3] == 0 and data[4] == COM_BINLOG_DUMP:
+            extra = flavor_of(str(self.server_version)).dialect.annotate_rows_dump_flags
+            flags = int.from_bytes(data[9:11], "little") | extra
             data = data[:9] + flags.to_bytes(2, "little") + data[11:]
         super()._write_bytes(data)
 

@@ -30,7 +30,7 @@ from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.transactions import TransactionMetadata
 from connector.sources.heartbeat import Heartbeat
 from ddl.model import TableId
-from ddl.parser import ParsedStatement
+from ddl.parsing.parser import ParsedStatement
 from ddl.position import SourceOffset
 from sink.records import ChangeRecord
 

@@ -17,13 +17,14 @@ from connector.dispatch.filters import TableFilter
 from connector.records.builder import EventBuilder, SourcePosition, schema_change_record
 from connector.records.transactions import java_hashmap_order
 from ddl.errors import DdlError
-from ddl.filters import DdlFilter
-from ddl.history import HistoryRecord, SchemaHistory
+from ddl.history.filters import DdlFilter
+from ddl.history.record import HistoryRecord
+from ddl.history.serialize import table_change_to_history, table_change_to_schema_change_payload
+from ddl.history.store import SchemaHistory
 from ddl.model import SchemaModel, TableId
-from ddl.parser import DdlParseError, DdlParser, ParsedStatement
+from ddl.parsing.parser import DdlParseError, DdlParser, ParsedStatement
+from ddl.parsing.quoting import single_quoted_strings
 from ddl.position import SourceOffset
-from ddl.quoting import single_quoted_strings
-from ddl.serialize import table_change_to_history, table_change_to_schema_change_payload
 from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)

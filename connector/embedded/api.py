@@ -36,7 +36,7 @@ from connector.metrics import ConnectorMetrics
 from connector.server.connection import PrerequisiteError, connect
 from connector.stores.offsets import OffsetStore
 from ddl.errors import MysqlCdcError
-from ddl.history import SchemaHistory
+from ddl.history.store import SchemaHistory
 from ddl.model import TableId
 from ddl.position import BinlogPosition
 from sink.base import Sink

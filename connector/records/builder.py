@@ -23,43 +23,8 @@ from connector.version import __version__
 from ddl.model import Table, TableId
 from ddl.position import SourceOffset
 from sink.connect import ConnectSchema, Field, primitive, struct
+from sink.debezium_schemas import SOURCE_SCHEMA
 from sink.records import ChangeRecord, Header, RecordKind
-
-SOURCE_SCHEMA = struct(
-    "io.debezium.connector.mysql.Source",
-    [
-        Field("version", primitive("string")),
-        Field("connector", primitive("string")),
-        Field("name", primitive("string")),
-        Field("ts_ms", primitive("int64")),
-        Field(
-            "snapshot",
-            primitive(
-                "string",
-                optional=True,
-                name="io.debezium.data.Enum",
-                version=1,
-                parameters={
-                    "allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"
-                },
-                default="false",
-            ),
-        ),
-        Field("db", primitive("string")),
-        Field("sequence", primitive("string", optional=True)),
-        Field("ts_us", primitive("int64", optional=True)),
-        Field("ts_ns", primitive("int64", optional=True)),
-        Field("table", primitive("string", optional=True)),
-        Field("server_id", primitive("int64")),
-        Field("gtid", primitive("string", optional=True)),
-        Field("file", primitive("string")),
-        Field("pos", primitive("int64")),
-        Field("row", primitive("int32")),
-        Field("thread", primitive("int64", optional=True)),
-        Field("query", primitive("string", optional=True)),
-    ],
-    version=1,
-)
 
 TRANSACTION_BLOCK_SCHEMA = struct(
     "event.block",

@@ -22,8 +22,9 @@ from connector.errors import PrerequisiteError
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from connector.server.tls import describe_tls_failure, tls_settings
 from ddl.errors import ConfigError
+from ddl.flavor import ServerFlavor, flavor_of, version_tuple
 from ddl.position import BinlogPosition
-from snapshot.binlog_status import executed_gtids_text, flavor_of
+from snapshot.binlog_status import executed_gtids_text
 
 log = logging.getLogger(__name__)
 
@@ -190,14 +191,14 @@ def connection_error(config: ConnectorConfig, exc: BaseException) -> Prerequisit
 @dataclass(frozen=True)
 class ServerInfo:
     version: str
-    flavor: str  # "mysql" | "mariadb"
+    flavor: ServerFlavor
     gtid_mode: bool
     server_id: int
     binlog_status_sql: str
 
     @property
     def version_tuple(self) -> tuple[int, ...]:
-        return tuple(int(x) for x in re.findall(r"\d+", self.version)[:3])
+        return version_tuple(self.version)
 
 
 class ServerProbe:
@@ -263,8 +264,8 @@ class ServerProbe:
             # binlog_row_value_options=PARTIAL_JSON is fine: with binlog_row_image=FULL (checked
             # above) the before image holds the documents the diffs apply to (connector.binlog.json_diff).
             self._check_grants(cur, need_snapshot_locks)
-            gtid_mode = (flavor == "mariadb") or v.get("gtid_mode", "OFF").upper() == "ON"
-            status_sql = self._binlog_status_sql(cur)
+            gtid_mode = flavor.dialect.gtids_always_on or v.get("gtid_mode", "OFF").upper() == "ON"
+            status_sql = flavor.dialect.binlog_status_sql(version_tuple(version))
             return ServerInfo(version, flavor, gtid_mode, int(v.get("server_id", "0") or 0), status_sql)
 
     def _check_grants(self, cur: Any, need_snapshot_locks: bool) -> None:
@@ -291,18 +292,6 @@ class ServerProbe:
                 f"LOCK TABLES (for the table-lock snapshot): run {hint}, or set snapshot.locking.mode=none"
             )
 
-    @staticmethod
-    def _binlog_status_sql(cur: Any) -> str:
-        # MySQL 8.4 removed SHOW MASTER STATUS; older MySQL and MariaDB 10.11 lack the new spelling.
-        for sql in ("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS"):
-            try:
-                cur.execute(sql)
-                cur.fetchall()
-                return sql
-            except pymysql.err.ProgrammingError:
-                continue
-        raise PrerequisiteError("the server accepts neither SHOW BINARY LOG STATUS nor SHOW MASTER STATUS")
-
     # -- status queries -----------------------------------------------------------------------------
     def current_position(self, info: ServerInfo, cur: Any | None = None) -> BinlogPosition:
         if cur is None:
@@ -313,8 +302,9 @@ class ServerProbe:
         if not row:
             raise PrerequisiteError("the server reports no binary log status: is log_bin enabled?")
         gtids: str | None = None
-        if info.flavor == "mariadb":
+        column = info.flavor.dialect.status_gtids_column
+        if column is None:
             gtids = executed_gtids_text(cur, info.flavor) or None
-        elif info.gtid_mode and len(row) >= 5:
-            gtids = str(row[4] or "").replace("\n", "") or None
+        elif info.gtid_mode and len(row) > column:
+            gtids = str(row[column] or "").replace("\n", "") or None
         return BinlogPosition(str(row[0]), int(row[1]), gtids)

@@ -5,7 +5,7 @@ in key order. Around each chunk read the connector writes two watermarks, and ev
 the streaming thread:
 
 1. open the window: insert ``<chunk id>-open`` into the signal table;
-2. read the chunk (``snapshot.chunks``) into the window, keyed by the row's key;
+2. read the chunk (``snapshot.rows.chunks``) into the window, keyed by the row's key;
 3. close the window: insert ``<chunk id>-close`` (``insert_delete``: delete the open row;
    ``read.only``: remember the server's executed GTID set, the high watermark).
 
@@ -45,10 +45,11 @@ import pymysql
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition, TableSchema
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
+from ddl.flavor import MYSQL, ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.binlog_status import executed_gtids
-from snapshot.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
+from snapshot.rows.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
 from snapshot.snapshotter import quote_table
 
 log = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ class IncrementalSnapshot:
         strategy: str = INSERT_INSERT,
         read_only: bool = False,
         allow_schema_changes: bool = False,
-        flavor: str = "mysql",
+        flavor: ServerFlavor = MYSQL,
         position: Callable[[], tuple[SourcePosition, SourceOffset]],
         is_captured: Callable[[TableId], bool],
     ) -> None:

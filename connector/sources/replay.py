@@ -43,10 +43,11 @@ from connector.errors import ReplicationError
 from connector.server.connection import ServerInfo
 from connector.sources.streaming import EventReader, StreamingSource
 from connector.stores.offsets import OffsetStore
-from ddl.history import SchemaHistory
+from ddl.flavor import ServerFlavor
+from ddl.history.recovery import recover
+from ddl.history.store import SchemaHistory
 from ddl.model import TableId
 from ddl.position import BinlogPosition, SourceOffset
-from ddl.recovery import recover
 from sink.base import Sink
 from sink.records import ChangeRecord
 
@@ -62,7 +63,7 @@ class UnknownTableStructureError(ReplicationError):
     """A captured table's rows arrive, and no DDL, history or FULL row metadata describes it."""
 
 
-def files_flavor(files: Sequence[Path]) -> tuple[str, str]:
+def files_flavor(files: Sequence[Path]) -> tuple[ServerFlavor, str]:
     """(flavor, server version) from the first file's FORMAT_DESCRIPTION event."""
     for event in read_file_events(files[0]):
         if event.event_type == FORMAT_DESCRIPTION_EVENT:

@@ -49,12 +49,13 @@ from connector.sources.signals import (
     signal_table,
 )
 from ddl.errors import InvalidGtidSetError
+from ddl.flavor import MARIADB, ServerFlavor
 from ddl.model import TableId
 from ddl.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
-from snapshot.chunks import ChunkQuery
 from snapshot.progress import LogProgress
-from snapshot.scan import TableJob, scan_serial
+from snapshot.rows.chunks import ChunkQuery
+from snapshot.rows.scan import TableJob, scan_serial
 from snapshot.snapshotter import quote_table, server_time_zone, show_create_table
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ class SignalActions:
         self,
         config: ConnectorConfig,
         stream: Stream,
-        flavor: str,
+        flavor: ServerFlavor,
         in_process: InProcessSignalChannel | None = None,
     ) -> None:
         self.config = config
@@ -261,7 +262,7 @@ class SignalActions:
             wanted = GtidSet.parse(text)
         except InvalidGtidSetError as exc:
             raise SignalError(f"gtid_set {text!r} is not a GTID set ({exc})") from None
-        if bool(wanted.mariadb_positions) != (self.flavor == "mariadb") or not text.strip():
+        if bool(wanted.mariadb_positions) != (self.flavor == MARIADB) or not text.strip():
             raise SignalError(f"gtid_set {text!r} is not a {self.flavor} GTID set")
         with contextlib.closing(self.connect()) as conn, conn.cursor() as cur:
             problem = position_problem(cur, BinlogPosition("", 0, str(wanted)), self.flavor)

@@ -39,7 +39,7 @@ from connector.server.connection import connect
 from ddl.errors import ConfigError, MysqlCdcError
 from ddl.kafka_log import KafkaTopicLog
 from ddl.model import TableId
-from sink.kafka_client import (
+from sink.kafka.client import (
     CONSUMER_SETTINGS,
     bootstrap_list,
     client_kwargs,

@@ -58,6 +58,7 @@ from connector.sources.heartbeat import Heartbeat
 from connector.sources.offset_context import BinlogOffsetContext
 from connector.sources.signal_actions import SignalActions
 from connector.sources.signals import InProcessSignalChannel
+from ddl.flavor import ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
 from snapshot.binlog_status import executed_gtids
@@ -93,7 +94,7 @@ class StreamingSource:
     def __init__(
         self,
         config: ConnectorConfig,
-        flavor: str,
+        flavor: ServerFlavor,
         schema: SchemaState,
         builder: EventBuilder,
         table_filter: TableFilter,

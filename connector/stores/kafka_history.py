@@ -1,7 +1,7 @@
 """The Kafka schema history built from the connector's properties.
 
-``ddl.kafka_history.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are configured
-with the shared Kafka client settings (``sink.kafka_client``): the ``schema.history.internal.producer.*``
+``ddl.history.kafka.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are configured
+with the shared Kafka client settings (``sink.kafka.client``): the ``schema.history.internal.producer.*``
 and ``schema.history.internal.consumer.*`` Java client settings, topic creation through the admin API
 and broker reachability for error messages. A bad setting is a ``ConfigError`` naming its key.
 """
@@ -9,7 +9,7 @@ and broker reachability for error messages. A bad setting is a ``ConfigError`` n
 from __future__ import annotations
 
 from connector.config import ConfigError, ConnectorConfig
-from ddl.kafka_history import (
+from ddl.history.kafka import (
     BOOTSTRAP_KEY,
     CONSUMER_PREFIX,
     PREFIX,
@@ -17,8 +17,7 @@ from ddl.kafka_history import (
     TOPIC_KEY,
     KafkaSchemaHistory,
 )
-from sink.kafka import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
-from sink.kafka_client import (
+from sink.kafka.client import (
     CONSUMER_SETTINGS,
     PRODUCER_SETTINGS,
     bootstrap_list,
@@ -27,6 +26,7 @@ from sink.kafka_client import (
     security_kwargs,
     topic_ensurer,
 )
+from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
 
 
 def kafka_schema_history_from_config(config: ConnectorConfig) -> KafkaSchemaHistory:

@@ -26,9 +26,7 @@ from connector.stores.offsets import OffsetStore, OffsetStoreError, partition_ke
 from ddl.errors import OffsetError
 from ddl.kafka_log import KafkaTopicLog
 from ddl.position import SourceOffset
-from sink.kafka import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
-from sink.kafka import PRODUCER_PREFIX
-from sink.kafka_client import (
+from sink.kafka.client import (
     CONSUMER_SETTINGS,
     PRODUCER_SETTINGS,
     bootstrap_list,
@@ -37,6 +35,8 @@ from sink.kafka_client import (
     security_kwargs,
     topic_ensurer,
 )
+from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
+from sink.kafka.settings import PRODUCER_PREFIX
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """A fake connector without a database: Debezium change events for rows a test supplies.
 
-``FakeConnector`` is given CREATE TABLE statements (parsed by ``ddl.parser``) and a topic prefix, and
+``FakeConnector`` is given CREATE TABLE statements (parsed by ``ddl.parsing.parser``) and a topic prefix, and
 builds the change events the connector would emit for the rows and operations the test asks for:
 ``insert``/``update``/``delete`` (streaming, ``c``/``u``/``d`` plus tombstones and primary-key
 changes), ``snapshot``/``read`` (``r`` with Debezium's snapshot markers), ``truncate`` (``t``),
@@ -66,9 +66,10 @@ from connector.records.builder import EventBuilder, SourcePosition, TableSchema,
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.transforms import build_chain
-from ddl.history import MemorySchemaHistory
+from ddl.flavor import MARIADB, ServerFlavor
+from ddl.history.store import MemorySchemaHistory
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId, canonical_type
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
 from sink.connect import ConnectSchema
@@ -308,7 +309,7 @@ class FakeConnector(EventStream):
         # snapshot.mode / snapshot.query.mode and their custom plugins, as the engine loads them.
         self.snapshot_settings = SnapshotSettings.from_config(self.config)
         self.database = database
-        self.flavor = flavor
+        self.flavor = ServerFlavor(flavor.lower())  # chosen once; its dialect says what differs
         self.server_id = server_id
         self.file = binlog_file
         self.pos = 4  # after the binlog file header
@@ -533,14 +534,14 @@ class FakeConnector(EventStream):
     def _gtid(self, number: int) -> str | None:
         if not self.use_gtids:
             return None
-        if self.flavor == "mariadb":
+        if self.flavor is MARIADB:
             return f"0-{self.server_id}-{number}"
         return f"{self.server_uuid}:{number}"
 
     def _gtid_set(self) -> str | None:
         if not self.use_gtids or not self._transactions:
             return None
-        if self.flavor == "mariadb":
+        if self.flavor is MARIADB:
             return f"0-{self.server_id}-{self._transactions}"
         return f"{self.server_uuid}:1-{self._transactions}"
 
@@ -563,7 +564,7 @@ class FakeConnector(EventStream):
         ts_ms = int(overrides.get("ts_ms", self.clock_ms))
         txn_id = gtid if gtid else non_gtid_transaction_id(self.file, self.pos)
         txn = _FakeTransaction(self.file, self.pos, gtid, ts_ms, overrides.get("thread"), txn_id)
-        self.pos += _GTID_EVENT + (_BEGIN_EVENT if self.flavor == "mysql" else 0)
+        self.pos += _GTID_EVENT + (_BEGIN_EVENT if self.flavor.dialect.begin_query_event else 0)
         self._txn = txn
         if metadata:
             with self._operation(ts_ms):

@@ -27,6 +27,7 @@ import pymysql
 
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from ddl.errors import MysqlCdcError
+from ddl.flavor import flavor_of
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def find_server_binary() -> tuple[str, str]:
         path = name if name and os.path.isabs(name) else shutil.which(name or "", path=search)
         if path:
             version = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
-            return path, ("mariadb" if "mariadb" in version.lower() else "mysql")
+            return path, flavor_of(version)
     raise ServerStartError(
         "no MySQL-compatible server found: install MariaDB (apt-get install mariadb-server) or "
         "MySQL so that mariadbd or mysqld is on PATH"
@@ -195,7 +196,7 @@ class LocalMySQLServer(MySQLServerHandle):
         binary: str | None = None,
     ) -> None:
         if binary:
-            self.binary, self.flavor = binary, "mariadb" if "mariadb" in binary else "mysql"
+            self.binary, self.flavor = binary, flavor_of(binary)
         else:
             self.binary, self.flavor = find_server_binary()
         self.gtid = gtid

@@ -15,7 +15,7 @@ from ddl.model import TableId
 from ddl.position import SourceOffset
 from sink.records import ChangeRecord
 from sink.spark.evolution import fill_value
-from sink.spark_reader import RowConvert, merge_struct, metadata_values
+from sink.spark_mapping import RowConvert, merge_struct, metadata_values
 
 log = logging.getLogger(__name__)
 

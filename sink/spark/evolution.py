@@ -29,7 +29,7 @@ from pyspark.sql.types import (
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, canonical_type
 from ddl.model import Column as MysqlColumn
 from sink.spark.settings import RepresentationModes
-from sink.spark_reader import RowConvert, field_mapping, row_converter, row_struct_type
+from sink.spark_mapping import RowConvert, field_mapping, row_converter, row_struct_type
 
 _IDENT = r"(?:`((?:[^`]|``)+)`|([A-Za-z0-9_$\u0080-\uffff]+))"
 _RENAME_PATTERNS = (

@@ -28,7 +28,7 @@ from ddl.position import SourceOffset
 from sink.base import SinkError
 from sink.connect import ConnectSchema, schema_from_json
 from sink.records import ChangeRecord, RecordKind
-from sink.spark_reader import field_mapping, row_schema_of, widen
+from sink.spark_mapping import field_mapping, row_schema_of, widen
 
 ENVELOPE_SUFFIX = ".Envelope"
 SCHEMA_CHANGE = "io.debezium.connector.mysql.SchemaChangeValue"

@@ -40,10 +40,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
 from ddl.errors import SchemaHistoryError
+from ddl.history.serialize import table_from_history
 from ddl.model import Table, TableId
 from ddl.position import SourceOffset
 from ddl.properties import split_list
-from ddl.serialize import table_from_history
 from sink.base import Sink, SinkError
 from sink.connect import ConnectSchema
 from sink.records import ChangeRecord, RecordKind
@@ -53,11 +53,7 @@ from sink.spark.evolution import add_renames, delta_row, field_of_column, rename
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
-from sink.spark_reader import (
-    changelog_struct_type,
-    row_schema_of,
-    unwrapped_envelope,
-)
+from sink.spark_mapping import changelog_struct_type, row_schema_of, unwrapped_envelope
 
 log = logging.getLogger(__name__)
 

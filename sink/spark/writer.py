@@ -24,7 +24,8 @@ from pyspark.sql.types import BooleanType, DataType, StructField, StructType
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
 from sink.spark.commits import CommitMeta
 from sink.spark.evolution import literal
-from sink.spark_reader import changelog_struct_type, conform, widen
+from sink.spark_mapping import changelog_struct_type, widen
+from sink.spark_reader import conform
 
 log = logging.getLogger(__name__)
 

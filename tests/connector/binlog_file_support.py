@@ -22,8 +22,8 @@ from connector.binlog.files import (
 from connector.binlog.packets import HEADER_LEN, TRANSACTION_PAYLOAD_EVENT, payload_events
 from connector.config import ConnectorConfig
 from connector.sources.replay import BinlogReplay
-from ddl.history import FileSchemaHistory
-from ddl.history_record import HistoryRecord
+from ddl.history.record import HistoryRecord
+from ddl.history.store import FileSchemaHistory
 
 # The sample binlogs written by real MySQL 8.0-9.6 servers (see their README); read in place.
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "mysql8-binlogs"

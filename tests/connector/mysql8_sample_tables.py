@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ddl.history import MemorySchemaHistory
-from ddl.history_record import HistoryRecord
+from ddl.history.record import HistoryRecord
+from ddl.history.store import MemorySchemaHistory
 
 # sample file -> ((database, CREATE TABLE statement), ...)
 RECONSTRUCTED_TABLES: Mapping[str, tuple[tuple[str, str], ...]] = {

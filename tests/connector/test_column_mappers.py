@@ -99,7 +99,7 @@ def test_hashes_and_truncation_match_java(tmp_path: Path, algorithm: str) -> Non
         )
     )
     from ddl.model import SchemaModel, TableId
-    from ddl.parser import parser_for
+    from ddl.parsing.parser import parser_for
 
     model = parser_for("mariadb").parse("CREATE TABLE t (v1 TEXT, v2 TEXT)", SchemaModel(), "db").model
     table = model.table(TableId("db", "t"))

@@ -19,7 +19,7 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
-from ddl.history import FileSchemaHistory
+from ddl.history.store import FileSchemaHistory
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
 

@@ -30,7 +30,7 @@ from connector.engine import Engine
 from connector.stores.kafka_offsets import KafkaOffsetStore
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from sink.jsonl import JsonlSink
-from sink.kafka import KafkaSink
+from sink.kafka.sink import KafkaSink
 from tests.connector.crash_support import start_connector, wait_for
 from tests.connector.kafka_engine_support import (
     FAST_SERVER_OPTIONS,

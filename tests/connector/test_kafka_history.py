@@ -10,9 +10,10 @@ import pytest
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.stores.kafka_history import kafka_schema_history_from_config
-from ddl.history import HistoryRecord, SchemaHistoryError
-from ddl.kafka_history import jackson_pretty
-from ddl.serialize import history_record_to_document as record_to_document
+from ddl.errors import SchemaHistoryError
+from ddl.history.kafka import jackson_pretty
+from ddl.history.record import HistoryRecord
+from ddl.history.record import history_record_to_document as record_to_document
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
 BASE_PROPS = {
@@ -174,7 +175,7 @@ def test_round_trip_and_rebuild_from_the_topic(kafka_broker: KafkaBroker) -> Non
     # Whatever the JSON layout (a history copied from a file store is compact), it reads back.
     from kafka import KafkaProducer
 
-    from ddl.serialize import history_record_to_json
+    from ddl.history.record import history_record_to_json
 
     producer = KafkaProducer(bootstrap_servers=str(kafka_broker), acks="all")
     producer.send(topic, value=history_record_to_json(SET), partition=0).get(10)

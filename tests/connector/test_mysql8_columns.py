@@ -23,7 +23,7 @@ from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
 from connector.records.conversion import ConverterSettings
 from ddl.model import SchemaModel, TableId
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 from tests.connector.mysql8_support import bodies, events, rows_event_parts, table_map
 
 QUERY, TABLE_MAP, WRITE_ROWS, UPDATE_ROWS = 0x02, 0x13, 0x1E, 0x1F

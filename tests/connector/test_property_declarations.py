@@ -20,8 +20,8 @@ from ddl.model import TableId
 from ddl.properties import MappingSource, by_name
 from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES
 from sink.jsonl import JSONL_PROPERTIES
-from sink.kafka import KAFKA_SINK_PROPERTIES
-from sink.kafka_client import client_kwargs
+from sink.kafka.client import client_kwargs
+from sink.kafka.settings import KAFKA_SINK_PROPERTIES
 from sink.spark.settings import SPARK_SINK_PROPERTIES, ValueModes, settings_from_config
 from snapshot.errors import SnapshotConfigError
 from snapshot.settings import SNAPSHOT_PROPERTIES, SnapshotSettings

@@ -39,7 +39,7 @@ from connector.records.builder import EventBuilder, TableSchema
 from connector.records.conversion import ConverterSettings, UnrepresentableValueError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from ddl.model import SchemaModel, TableId
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 
 DB = "row_decoder"
 

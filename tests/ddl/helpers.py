@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ddl.model import Column, SchemaModel, Table, TableId
-from ddl.parser import DdlResult, parser_for
+from ddl.parsing.parser import DdlResult, parser_for
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "mysql-ddl"
 

@@ -17,9 +17,9 @@ import pymysql
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.dialect import split_statements
 from ddl.model import SchemaModel, TableId
-from ddl.parser import DdlParseError, DdlParser, parser_for
+from ddl.parsing.dialect import split_statements
+from ddl.parsing.parser import DdlParseError, DdlParser, parser_for
 from tests.ddl.helpers import CORPUS
 
 GROUPS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddl.filters import DdlFilter
+from ddl.history.filters import DdlFilter
 from ddl.properties import split_list
 
 FILTERED = [

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddl.model import SchemaModel
-from ddl.parser import DdlParseError, parser_for
+from ddl.parsing.parser import DdlParseError, parser_for
 
 SEED_DDL = [
     "CREATE TABLE `t` (`id` INT(11) NOT NULL AUTO_INCREMENT, `v` VARCHAR(20) CHARACTER SET latin1 DEFAULT 'x', "

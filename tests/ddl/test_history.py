@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ddl.history import FileSchemaHistory, HistoryRecord, MemorySchemaHistory, SchemaHistoryError
-from ddl.serialize import history_record_to_json
+from ddl.errors import SchemaHistoryError
+from ddl.history.record import HistoryRecord, history_record_to_json
+from ddl.history.store import FileSchemaHistory, MemorySchemaHistory
 
 
 def record(n: int) -> HistoryRecord:
@@ -55,7 +56,7 @@ def test_file_history_ignores_a_torn_last_line_with_a_warning(
     full = history_record_to_json(record(2))
     with open(path, "ab") as handle:
         handle.write(full[: len(full) // 2])  # crash in the middle of a write
-    with caplog.at_level(logging.WARNING, logger="ddl.history"):
+    with caplog.at_level(logging.WARNING, logger="ddl.history.store"):
         assert list(FileSchemaHistory(path).records()) == [record(1)]
     assert "torn last line" in caplog.text
     # Reopening repairs the file so later appends start on a fresh line.

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from ddl.model import ChangeType, JdbcType, SchemaModel, TableId
-from ddl.parser import DdlParseError, parser_for
+from ddl.parsing.parser import DdlParseError, parser_for
 from tests.ddl.helpers import column, parse, shape, table
 
 J = JdbcType

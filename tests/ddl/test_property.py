@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import SchemaModel, Table, TableId
-from ddl.parser import parser_for
+from ddl.parsing.parser import parser_for
 
 
 @dataclass(frozen=True)

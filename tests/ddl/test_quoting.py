@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddl.quoting import as_single_quoted_body, single_quoted_strings
+from ddl.parsing.quoting import as_single_quoted_body, single_quoted_strings
 from tests.ddl.helpers import parse, table
 
 

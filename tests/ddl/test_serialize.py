@@ -5,11 +5,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ddl.history import HistoryRecord, SchemaHistoryError
-from ddl.model import ChangeType, TableChange, TableId
-from ddl.serialize import (
-    history_record_from_json,
-    history_record_to_json,
+from ddl.errors import SchemaHistoryError
+from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_json
+from ddl.history.serialize import (
     parse_quoted_table_id,
     quote_enum_value,
     table_change_to_history,
@@ -17,6 +15,7 @@ from ddl.serialize import (
     table_from_history,
     unquote_enum_value,
 )
+from ddl.model import ChangeType, TableChange, TableId
 from tests.ddl.helpers import parse, table
 
 CUSTOMERS = "CREATE TABLE `customers` (`id` INT NOT NULL AUTO_INCREMENT PRIMARY KEY) DEFAULT CHARSET=utf8mb4"

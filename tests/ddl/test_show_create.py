@@ -14,7 +14,8 @@ import pytest
 
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import JdbcType, SchemaModel, Table, TableId
-from ddl.parser import charset_of_collation, parser_for
+from ddl.parsing.parser import parser_for
+from ddl.parsing.table_draft import charset_of_collation
 from tests.ddl.helpers import column, parse, table
 
 # Column definitions created on the server, grouped into a few tables (one table per group keeps

@@ -14,7 +14,7 @@ from connector.config import ConfigError
 from connector.embedded.api import EngineFailed, EventWaitTimeout
 from connector.server.connection import PrerequisiteError
 from connector.stores.offsets import MemoryOffsetStore
-from ddl.history import MemorySchemaHistory
+from ddl.history.store import MemorySchemaHistory
 from sink.records import ChangeRecord, RecordKind
 
 

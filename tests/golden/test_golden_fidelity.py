@@ -37,7 +37,7 @@ import pytest
 from connector.engine import Engine
 from connector.errors import MysqlCdcError
 from connector.testing.local_server import LocalMySQLServer, local_server
-from ddl.serialize import unquote_enum_value
+from ddl.history.serialize import unquote_enum_value
 from sink.memory import MemorySink
 from sink.records import jsonl_line
 from tests.golden.compare import MISSING, Known, compare, load, own_database, recording

@@ -19,8 +19,8 @@ from pyspark.sql import SparkSession
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.conversion import ConverterSettings
+from ddl.history.serialize import table_change_to_schema_change_payload
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
-from ddl.serialize import table_change_to_schema_change_payload
 from sink.records import ChangeRecord
 from sink.spark import SparkSink, SparkSinkSettings
 

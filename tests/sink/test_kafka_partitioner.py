@@ -1,4 +1,4 @@
-"""The Kafka sink's own partitioning of keyed records (``sink.kafka.KeyPartitioner``) chooses the
+"""The Kafka sink's own partitioning of keyed records (``sink.kafka.sink.KeyPartitioner``) chooses the
 partition Kafka's default partitioner chooses (kafka-python's murmur2, as Java's ``Utils.murmur2``):
 the kept murmur2 state after the key schema's bytes changes nothing."""
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_murmur2
 
 from sink.connect import Field, primitive, struct
-from sink.kafka import KeyPartitioner, murmur2
+from sink.kafka.partitioner import KeyPartitioner, murmur2
 
 KEY_SCHEMA = struct(
     "bench.inventory.orders.Key", [Field("id", primitive("int64")), Field("region", primitive("string"))]

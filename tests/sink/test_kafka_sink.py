@@ -16,8 +16,8 @@ from kafka.partitioner.default import murmur2
 
 from connector.config import ConfigError, ConnectorConfig
 from sink.base import SinkError
-from sink.kafka import KafkaSink
-from sink.kafka_client import client_kwargs
+from sink.kafka.client import client_kwargs
+from sink.kafka.sink import KafkaSink
 from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.kafka_support import (
     NOT_LEADER_OR_FOLLOWER,
@@ -431,7 +431,7 @@ def test_partitioner_is_kafkas_murmur2() -> None:
 
     from kafka.partitioner.default import murmur2 as reference
 
-    from sink.kafka import java_default_partition, murmur2
+    from sink.kafka.partitioner import java_default_partition, murmur2
 
     rng = rnd.Random(7)
     for size in range(0, 300):

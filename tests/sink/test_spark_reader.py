@@ -41,18 +41,17 @@ from connector.records.builder import schema_change_record
 from ddl.model import JdbcType
 from sink.jsonl import JsonlSink
 from sink.records import ChangeRecord, RecordKind
-from sink.spark_reader import (
+from sink.spark_mapping import (
     METADATA_NAMES,
     changelog_struct_type,
-    debezium_changelog,
     decimal_from_payload,
     field_mapping,
     metadata_values,
-    read_jsonl_values,
     row_converter,
     row_struct_type,
     widen,
 )
+from sink.spark_reader import debezium_changelog, read_jsonl_values
 from tests.sink.spark_support import Emitter, col, make_table, spark_for_tests, utc
 
 J = JdbcType

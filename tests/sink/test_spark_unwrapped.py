@@ -16,7 +16,8 @@ from connector.records.conversion import ConverterSettings
 from connector.testing.fake import FakeConnector
 from ddl.model import TableId
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state
-from sink.spark_reader import METADATA_NAMES, debezium_changelog, read_jsonl_values
+from sink.spark_mapping import METADATA_NAMES
+from sink.spark_reader import debezium_changelog, read_jsonl_values
 from tests.sink.spark_support import spark_for_tests
 
 UNWRAP = "io.debezium.transforms.ExtractNewRecordState"

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ddl.model import TableId
-from snapshot.queries import quote_table
+from snapshot.policy.queries import quote_table
 
 MODE = "snapshot.mode.custom."
 QUERY = "snapshot.query.mode.custom."

@@ -69,7 +69,7 @@ def test_chunked_snapshot_under_concurrent_writers_is_the_table_at_the_position(
     fill_items(mysql_server, table, ROWS)
     mysql_server.execute(f"ANALYZE TABLE {table}")
     listener = RecordingListener()
-    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    caplog.set_level(logging.INFO, logger="snapshot.rows.chunked")
     started = time.monotonic()
     with Writers(mysql_server, table, floor=ROWS) as writers:
         while writers.statements < 200:  # the writers are really writing when the lock is taken
@@ -111,7 +111,7 @@ def test_composite_varchar_key_matches_the_one_thread_snapshot(mysql_server, uni
         f"DROP TABLE `{unique_db}`.seed",
         f"ANALYZE TABLE {table}",
     )
-    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    caplog.set_level(logging.INFO, logger="snapshot.rows.chunked")
     chunked, single = RecordingListener(), RecordingListener()
     snapshotter(mysql_server, unique_db, max_threads=2, max_threads_multiplier=3).run(chunked)
     snapshotter(mysql_server, unique_db).run(single)
@@ -134,7 +134,7 @@ def test_keyless_and_small_tables_fall_back_to_one_chunk(mysql_server, unique_db
         f"INSERT INTO `{unique_db}`.a_keyless SELECT id % 10, note FROM `{unique_db}`.b_keyed WHERE id <= 5000",
         f"ANALYZE TABLE `{unique_db}`.a_keyless, `{unique_db}`.b_keyed",
     )
-    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    caplog.set_level(logging.INFO, logger="snapshot.rows.chunked")
     chunked, single = RecordingListener(), RecordingListener()
     snapshotter(mysql_server, unique_db, max_threads=2, fetch_size=700).run(chunked)
     snapshotter(mysql_server, unique_db, fetch_size=700).run(single)
@@ -153,7 +153,7 @@ def test_legacy_max_threads_reads_one_table_per_thread(mysql_server, unique_db, 
     )
     fill_items(mysql_server, f"`{unique_db}`.t", 120_000)
     mysql_server.execute(f"ANALYZE TABLE `{unique_db}`.t")
-    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    caplog.set_level(logging.INFO, logger="snapshot.rows.chunked")
     listener = RecordingListener()
     snapshotter(mysql_server, unique_db, max_threads=2, legacy_max_threads=True).run(listener)
     assert chunk_counts(caplog) == {}
@@ -215,7 +215,7 @@ def test_engine_records_with_two_threads_equal_the_one_thread_records(
         f"DROP TABLE `{unique_db}`.seed",
         f"ANALYZE TABLE {table}",
     )
-    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    caplog.set_level(logging.INFO, logger="snapshot.rows.chunked")
     two = engine_snapshot(mysql_server, unique_db, str(tmp_path / "two"), **{"snapshot.max.threads": "2"})
     # The engine's connect (a partial over the connector config) went to the reader processes.
     assert chunk_counts(caplog) == {f"{unique_db}.typed": 2}
@@ -261,7 +261,7 @@ def test_table_lock_workflow_chunked_matches_the_one_thread_snapshot(mysql_serve
         snap.run(listener)
         return listener, snap
 
-    caplog.set_level(logging.INFO, logger="snapshot.chunked")
+    caplog.set_level(logging.INFO, logger="snapshot.rows.chunked")
     chunked, chunked_run = run(2)
     single, _ = run(1)
     assert chunked_run.last_summary is not None and chunked_run.last_summary.locking == "table"

@@ -7,11 +7,12 @@ import re
 import pytest
 
 from connector.config import ConnectorConfig
+from ddl.flavor import flavor_of
 from ddl.model import TableId
-from snapshot.binlog_status import binlog_status_sql, flavor_of
+from snapshot.binlog_status import binlog_status_sql
 from snapshot.listener import resolve_marker
-from snapshot.locking import LOCKING_STRATEGIES, locking_strategy
-from snapshot.modes import (
+from snapshot.policy.locking import LOCKING_STRATEGIES, locking_strategy
+from snapshot.policy.modes import (
     STREAM_FROM_BEGINNING,
     STREAM_FROM_OFFSET,
     STREAM_FROM_SNAPSHOT,
@@ -19,7 +20,7 @@ from snapshot.modes import (
     decide,
     normalize_mode,
 )
-from snapshot.scan import batch_markers
+from snapshot.rows.scan import batch_markers
 from snapshot.snapshotter import (
     SnapshotConfigError,
     SnapshotSettings,

@@ -15,7 +15,7 @@ import pytest
 from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from snapshot.progress import LogProgress, RichProgress, auto_progress
-from snapshot.scan import SnapshotCancelled
+from snapshot.rows.scan import SnapshotCancelled
 from snapshot.snapshotter import SnapshotError, SnapshotSettings
 from tests.snapshot.conftest import RecordingListener, fill_rows
 

@@ -14,9 +14,9 @@ from connector.embedded.api import EmbeddedEngine
 from connector.engine import Engine
 from connector.testing.fake import FakeConnector
 from ddl.model import TableId
-from snapshot.locking import LOCKING_STRATEGIES
-from snapshot.modes import MODES, decide
-from snapshot.queries import SelectAllQuery
+from snapshot.policy.locking import LOCKING_STRATEGIES
+from snapshot.policy.modes import MODES, decide
+from snapshot.policy.queries import SelectAllQuery
 from snapshot.settings import SnapshotSettings
 from snapshot.spi import SNAPSHOT_LOCK, SNAPSHOT_QUERY, SNAPSHOTTER, SnapshotLock, SnapshotQuery, Snapshotter
 from tests.snapshot import spi_plugins

@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 
 from ddl.errors import SchemaHistoryError
-from ddl.history import SchemaHistory
-from ddl.history_record import HistoryRecord, history_record_from_json, history_record_to_document
+from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_document
+from ddl.history.store import SchemaHistory
 from ddl.kafka_log import KafkaTopicLog, TopicEnsurer
 
 log = logging.getLogger(__name__)

@@ -84,7 +84,7 @@ class DdlDialect:
     name: str
     # MariaDB runs ``/*M!NNNNNN ... */``; MySQL treats it as an ordinary comment.
     runs_mariadb_comments: bool
-    # Data type keywords only this flavour knows (mapped in ddl.parser).
+    # Data type keywords only this flavour knows (mapped in ddl.parsing.parser).
     extra_type_names: frozenset[str] = field(default_factory=frozenset)
     # Generated-column storage keywords (``STORED``/``VIRTUAL``, MariaDB adds ``PERSISTENT``).
     generated_storage_words: frozenset[str] = frozenset({"STORED", "VIRTUAL"})

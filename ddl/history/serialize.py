@@ -2,7 +2,7 @@
 
 * History documents (``JsonTableChangeSerializer``): the ``tableChanges`` elements the schema
   history stores and what recovery reads back (``table_from_history``); the record around them is
-  ``ddl.history_record`` (its conversions are re-exported here).
+  ``ddl.history.record`` (its conversions are re-exported here).
 * Schema change event payloads (``ConnectTableChangeSerializer``): the ``tableChanges`` elements
   of ``SchemaChangeValue`` as plain dicts in Connect struct field order; the connector builds the
   Connect schemas around them.
@@ -16,10 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from ddl.errors import SchemaHistoryError
-from ddl.history_record import history_record_from_document as history_record_from_document
-from ddl.history_record import history_record_from_json as history_record_from_json
-from ddl.history_record import history_record_to_document as history_record_to_document
-from ddl.history_record import history_record_to_json as history_record_to_json
 from ddl.model import ChangeType, Column, Table, TableChange, TableId
 
 _TYPE_SUFFIXES = ((" UNSIGNED ZEROFILL", True, True), (" ZEROFILL", True, True), (" UNSIGNED", True, False))

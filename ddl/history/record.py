@@ -2,7 +2,7 @@
 
 The document keys, in Debezium's order: ``source``, ``position``, ``ts_ms``, ``databaseName``,
 ``schemaName``, ``ddl``, ``tableChanges`` (each element already in its history form, see
-``ddl.serialize.table_change_to_history``). The file history stores it as one compact line, the
+``ddl.history.serialize.table_change_to_history``). The file history stores it as one compact line, the
 Kafka history pretty-printed; reading accepts any JSON layout.
 """
 

@@ -16,9 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ddl.errors import SchemaHistoryError as SchemaHistoryError
-from ddl.history_record import HistoryRecord as HistoryRecord
-from ddl.history_record import history_record_from_json, history_record_to_json
+from ddl.errors import SchemaHistoryError
+from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_json
 
 log = logging.getLogger(__name__)
 

@@ -1,169 +1,39 @@
-"""DDL text -> new versions of the immutable schema model.
+"""A table under change: the parse state, Debezium's type facts and the mutable draft that ALTER and
+CREATE TABLE build before it is frozen into an immutable ``Table``.
 
-``DdlParser.parse(sql, model, default_database)`` splits one binlog query event (or one snapshot
-step) into statements, parses each with the MySQL grammar of ``ddl.grammar`` (over sqlglot's MySQL
-tokenizer, see ``ddl.dialect``) and applies it to the model, following Debezium's relational model:
-column ``typeName``/``jdbcType``/``length``/``scale``, charset inheritance column -> table ->
-database -> server, ``hasDefaultValue``/``defaultValueExpression`` literals, SERIAL, and renames as
-ALTER changes with the previous id.
-
-Where Debezium is ambiguous or its behaviour contradicts what the server does, the server wins:
-MODIFY/CHANGE replace the whole column definition (so an omitted NOT NULL makes the column
-nullable, as in MySQL), and without an explicit primary key the first UNIQUE key whose columns are
-all NOT NULL is the key - the rule MySQL itself uses for an implicit primary key - so a table
-parsed from its streamed DDL and from its ``SHOW CREATE TABLE`` text gets the same key.
+The draft follows the server where Debezium is ambiguous: MODIFY/CHANGE replace the whole column
+definition, and without an explicit primary key the first UNIQUE key whose columns are all NOT NULL
+is the key (MySQL's own rule for an implicit primary key).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from ddl.dialect import MARIADB, MYSQL, DdlDialect, SqlTokenError, split_statements
-from ddl.errors import DdlError
-from ddl.grammar import (
+from ddl.model import Column, JdbcType, SchemaModel, Table, TableId
+from ddl.parsing.statements import (
     AddColumns,
     AddKey,
     AlterColumnDefault,
     AlterColumnVisibility,
-    AlterDatabase,
-    AlterSpec,
-    AlterTable,
     ChangeColumn,
     ColumnDefinition,
     ColumnPosition,
     ConvertCharset,
-    CreateDatabase,
-    CreateIndex,
-    CreateTable,
-    DdlSyntaxError,
     DefaultValue,
     DropColumn,
-    DropDatabase,
-    DropIndex,
     DropKey,
-    DropTable,
-    Ignored,
     KeyDefinition,
     QualifiedName,
     RenameColumn,
     RenameKey,
-    RenameTable,
     RenameTo,
     SetTableOptions,
-    SetVariables,
-    Statement,
     SystemVersioning,
     TableOptions,
-    TruncateTable,
-    UseDatabase,
-    parse_statement,
 )
-from ddl.model import ChangeType, Column, Database, JdbcType, SchemaModel, Table, TableChange, TableId
-
-# --- public API -------------------------------------------------------------------------------------
-
-_STATEMENT_PREVIEW = 200
-
-
-class DdlParseError(DdlError):
-    """A statement the parser cannot understand (or that contradicts the known schema)."""
-
-    def __init__(self, statement: str, position: str, reason: str) -> None:
-        self.statement = statement
-        self.position = position
-        self.reason = reason
-        preview = (
-            statement if len(statement) <= _STATEMENT_PREVIEW else statement[:_STATEMENT_PREVIEW] + "..."
-        )
-        super().__init__(f"cannot parse DDL statement at {position}: {reason}; statement: {preview}")
-
-
-@dataclass(frozen=True)
-class ParsedStatement:
-    ddl: str  # the statement text as it appeared
-    database: str | None  # the database it applies to; "" for SET
-    kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"
-    table_changes: tuple[TableChange, ...] = ()
-    truncated: tuple[TableId, ...] = ()
-    # The tables of the whole statement when it was split into several (``DROP TABLE t1, t2``):
-    # Debezium names them all in each part's ``source.table``.
-    statement_tables: tuple[TableId, ...] = ()
-    # ALTER DATABASE: Debezium's streamed record has ``source.table`` "" (other database statements: null).
-    alters_database: bool = False
-
-
-@dataclass(frozen=True)
-class DdlResult:
-    model: SchemaModel  # the model after all statements
-    statements: tuple[ParsedStatement, ...]
-    default_database: str | None  # after any USE
-
-
-class DdlParser:
-    """Parses MySQL-family DDL into model changes. Use ``parser_for(flavor)``."""
-
-    dialect: DdlDialect = MYSQL
-
-    def __init__(self, include_comments: bool = False) -> None:
-        # Debezium's include.schema.comments (default false): table/column comments are dropped.
-        self.include_comments = include_comments
-
-    @property
-    def flavor(self) -> str:
-        return self.dialect.name
-
-    def parse(self, sql: str, model: SchemaModel, default_database: str | None = None) -> DdlResult:
-        try:
-            tokens = self.dialect.tokenize(sql)
-        except SqlTokenError as exc:
-            raise DdlParseError(sql, line_col(sql, exc.offset), str(exc)) from None
-        state = _State(model, default_database, self.include_comments)
-        parsed: list[ParsedStatement] = []
-        for chunk in split_statements(tokens):
-            # A chunk normally is one statement; scripts may run statements together without ';'.
-            while chunk:
-                try:
-                    tree, used = parse_statement(chunk, sql, self.dialect)
-                except DdlSyntaxError as exc:
-                    text = sql[chunk[0].start : chunk[-1].end + 1]
-                    raise DdlParseError(text, line_col(sql, exc.offset), exc.reason) from None
-                text = sql[chunk[0].start : chunk[used - 1].end + 1]
-                try:
-                    parsed.extend(_apply(tree, text, state))
-                except _SemanticError as exc:
-                    raise DdlParseError(text, line_col(sql, chunk[0].start), str(exc)) from None
-                chunk = chunk[used:]
-        return DdlResult(state.model, tuple(parsed), state.default_database)
-
-
-class MySqlDdlParser(DdlParser):
-    dialect = MYSQL
-
-
-class MariaDbDdlParser(DdlParser):
-    dialect = MARIADB
-
-
-_PARSERS: dict[str, type[DdlParser]] = {"mysql": MySqlDdlParser, "mariadb": MariaDbDdlParser}
-
-
-def parser_for(flavor: str, include_comments: bool = False) -> DdlParser:
-    """The parser for a server flavour: ``mysql`` or ``mariadb``."""
-    try:
-        return _PARSERS[flavor.lower()](include_comments=include_comments)
-    except KeyError:
-        raise ValueError(f"unknown server flavor {flavor!r}: use 'mysql' or 'mariadb'") from None
-
-
-def line_col(text: str, offset: int) -> str:
-    """``line L, column C`` (1-based) of a character offset."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return f"line {line}, column {column}"
 
 
 def charset_of_collation(collation: str) -> str:
@@ -232,21 +102,15 @@ CHARSET_JDBC_TYPES = frozenset(
     {JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB, JdbcType.NCHAR, JdbcType.NVARCHAR}
 )
 
-# System variables whose SET changes how later DDL resolves charsets.
-_CHARSET_VARIABLES = frozenset(
-    {"character_set_server", "collation_server", "character_set_database", "collation_database"}
-)
-
-
 # --- applying statements ----------------------------------------------------------------------------
 
 
-class _SemanticError(ValueError):
+class SchemaConflict(ValueError):
     """The statement is well-formed but contradicts the known schema (e.g. unknown column)."""
 
 
 @dataclass
-class _State:
+class ParseState:
     model: SchemaModel
     default_database: str | None
     include_comments: bool
@@ -278,270 +142,13 @@ class _State:
         return table_id
 
 
-def _apply(tree: Statement, text: str, state: _State) -> list[ParsedStatement]:
-    handler = _HANDLERS.get(type(tree))
-    if handler is None:  # pragma: no cover - every statement type has a handler
-        raise _SemanticError(f"no handler for {type(tree).__name__}")
-    result = handler(tree, text, state)
-    return result if isinstance(result, list) else [result]
-
-
-def _ignored(tree: Any, text: str, state: _State) -> ParsedStatement:
-    return ParsedStatement(text, state.default_database, "ignored")
-
-
-def _create_table(tree: CreateTable, text: str, state: _State) -> ParsedStatement:
-    if tree.temporary:
-        return ParsedStatement(text, state.default_database, "ignored")
-    table_id = state.table_id(tree.name)
-    database = state.database_of(tree.name, *([tree.like] if tree.like is not None else []))
-    existing = state.model.tables.get(state.find_table_id(tree.name))
-    if existing is not None and tree.if_not_exists:
-        return ParsedStatement(text, database, "table")
-    if tree.like is not None:
-        source = state.model.tables.get(state.find_table_id(tree.like))
-        if source is None:
-            return ParsedStatement(text, database, "table")
-        table = source.with_(id=table_id)
-    else:
-        table = _new_table(tree, table_id, state)
-    remove = [existing.id] if existing is not None else []
-    state.model = state.model.with_tables(put=[table], remove=remove)
-    return ParsedStatement(text, database, "table", (TableChange(ChangeType.CREATE, table_id, table),))
-
-
-def _new_table(tree: CreateTable, table_id: TableId, state: _State) -> Table:
-    draft = _Draft(
-        table_id,
-        default_charset=_table_charset(tree.options, table_id.database, state),
-        comment=tree.options.comment if state.include_comments else None,
-    )
-    names = [c.name.lower() for c in tree.columns]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise _SemanticError(f"duplicate column {duplicates[0]!r} in table {table_id}")
-    for definition in tree.columns:
-        draft.add_column(definition, None, state.include_comments)
-    for key in tree.keys:
-        draft.add_key(key)
-    if tree.options.system_versioning:
-        draft.add_system_versioning()
-    return draft.finish()
-
-
-def _table_charset(options: TableOptions, database: str, state: _State) -> str | None:
+def table_charset(options: TableOptions, database: str, state: ParseState) -> str | None:
     charset = options.charset
     if charset is None and options.collation is not None:
         charset = charset_of_collation(options.collation)
     if charset is None or charset.upper() == "DEFAULT":
         return state.model.charset_for(database)
     return charset
-
-
-def _alter_table(tree: AlterTable, text: str, state: _State) -> ParsedStatement:
-    table_id = state.find_table_id(tree.name)
-    table = state.model.tables.get(table_id)
-    database = state.database_of(tree.name)
-    if table is None:
-        # Debezium ignores ALTERs of tables it does not know (e.g. not captured).
-        return ParsedStatement(text, database, "table")
-    draft = _Draft.of(table)
-    for spec in tree.specs:
-        _ALTER_HANDLERS[type(spec)](draft, spec, state)
-    new_table = draft.finish()
-    previous = table_id if new_table.id != table_id else None
-    state.model = state.model.with_tables(put=[new_table], remove=[table_id])
-    change = TableChange(ChangeType.ALTER, new_table.id, new_table, previous)
-    return ParsedStatement(text, database, "table", (change,))
-
-
-# What precedes the table list of a DROP TABLE statement, and the RESTRICT/CASCADE after it.
-_DROP_TABLE_PREFIX = re.compile(
-    r"\s*(DROP\s+(?:TEMPORARY\s+)?(?:ONLINE\s+|OFFLINE\s+)?TABLES?\s+(?:IF\s+EXISTS\s+)?)", re.IGNORECASE
-)
-_DROP_TYPE_SUFFIX = re.compile(r"\s(RESTRICT|CASCADE)\s*;?\s*$", re.IGNORECASE)
-
-
-def _drop_tables(tree: DropTable, text: str, state: _State) -> list[ParsedStatement]:
-    """Debezium's ``DropTableParserListener``: one statement per dropped table, its text the
-    statement's own prefix plus the table's qualified name (``DROP TABLE `db`.`t` ``) plus any
-    RESTRICT/CASCADE."""
-    dropped = _drop_table(tree, text, state)
-    if dropped.kind != "table":
-        return [dropped]
-    prefix = _DROP_TABLE_PREFIX.match(text)
-    suffix = _DROP_TYPE_SUFFIX.search(text)
-    head = prefix.group(1) if prefix else "DROP TABLE "
-    tail = f" {suffix.group(1)}" if suffix else ""
-    tables = tuple(change.id for change in dropped.table_changes)
-    return [
-        ParsedStatement(
-            f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,), (), tables
-        )
-        for change in dropped.table_changes
-    ]
-
-
-def _backquoted(table_id: TableId) -> str:
-    return "`" + table_id.database.replace("`", "``") + "`.`" + table_id.table.replace("`", "``") + "`"
-
-
-def _drop_table(tree: DropTable, text: str, state: _State) -> ParsedStatement:
-    if tree.temporary:
-        return ParsedStatement(text, state.default_database, "ignored")
-    ids = [state.find_table_id(name) for name in tree.names]
-    state.model = state.model.with_tables(remove=ids)
-    changes = tuple(TableChange(ChangeType.DROP, table_id, None) for table_id in ids)
-    return ParsedStatement(text, state.database_of(*tree.names), "table", changes)
-
-
-def _rename_table(tree: RenameTable, text: str, state: _State) -> ParsedStatement:
-    changes: list[TableChange] = []
-    for old_name, new_name in tree.pairs:
-        old_id = state.find_table_id(old_name)
-        new_id = state.table_id(new_name)
-        table = state.model.tables.get(old_id)
-        if table is None:
-            continue
-        renamed = table.with_(id=new_id)
-        state.model = state.model.with_tables(put=[renamed], remove=[old_id])
-        changes.append(TableChange(ChangeType.ALTER, new_id, renamed, old_id))
-    database = state.database_of(*(name for pair in tree.pairs for name in pair))
-    return ParsedStatement(text, database, "table", tuple(changes))
-
-
-def _truncate(tree: TruncateTable, text: str, state: _State) -> ParsedStatement:
-    table_id = state.find_table_id(tree.name)
-    return ParsedStatement(text, state.database_of(tree.name), "truncate", truncated=(table_id,))
-
-
-def _create_index(tree: CreateIndex, text: str, state: _State) -> ParsedStatement:
-    table_id = state.find_table_id(tree.table)
-    table = state.model.tables.get(table_id)
-    if table is None:
-        return ParsedStatement(text, state.database_of(tree.table), "table")
-    draft = _Draft.of(table)
-    draft.add_key(tree.key)
-    return _altered(draft, state.database_of(tree.table), text, state)
-
-
-def _drop_index(tree: DropIndex, text: str, state: _State) -> ParsedStatement:
-    table_id = state.find_table_id(tree.table)
-    table = state.model.tables.get(table_id)
-    if table is None:
-        return ParsedStatement(text, state.database_of(tree.table), "table")
-    draft = _Draft.of(table)
-    draft.drop_key(DropKey("index", tree.name))
-    return _altered(draft, state.database_of(tree.table), text, state)
-
-
-def _altered(draft: _Draft, database: str, text: str, state: _State) -> ParsedStatement:
-    table = draft.finish()
-    state.model = state.model.with_tables(put=[table])
-    return ParsedStatement(text, database, "table", (TableChange(ChangeType.ALTER, table.id, table),))
-
-
-def _create_database(tree: CreateDatabase, text: str, state: _State) -> ParsedStatement:
-    if tree.name in state.model.databases and tree.if_not_exists:
-        return ParsedStatement(text, tree.name, "database")
-    charset, collation = _database_charset(tree.charset, tree.collation, state)
-    state.model = state.model.with_database(Database(tree.name, charset, collation))
-    return ParsedStatement(text, tree.name, "database")
-
-
-def _alter_database(tree: AlterDatabase, text: str, state: _State) -> ParsedStatement:
-    name = tree.name if tree.name is not None else state.default_database
-    if name is None:
-        return ParsedStatement(text, None, "database", alters_database=True)
-    current = state.model.databases.get(name, Database(name))
-    charset, collation = _database_charset(tree.charset, tree.collation, state)
-    if tree.charset is None and tree.collation is None:
-        charset, collation = current.default_charset, current.default_collation
-    state.model = state.model.with_database(Database(name, charset, collation))
-    return ParsedStatement(text, name, "database", alters_database=True)
-
-
-def _database_charset(
-    charset: str | None, collation: str | None, state: _State
-) -> tuple[str | None, str | None]:
-    if charset is not None and charset.upper() == "DEFAULT":
-        charset = state.model.server_charset
-    if charset is None and collation is not None:
-        charset = charset_of_collation(collation)
-    return charset, collation
-
-
-def _drop_database(tree: DropDatabase, text: str, state: _State) -> ParsedStatement:
-    # Debezium records DROP DATABASE without tableChanges; replaying the DDL drops the tables.
-    state.model = state.model.with_database(None, drop=tree.name)
-    return ParsedStatement(text, tree.name, "database")
-
-
-def _use(tree: UseDatabase, text: str, state: _State) -> ParsedStatement:
-    state.default_database = tree.name
-    return ParsedStatement(text, tree.name, "use")
-
-
-def _set(tree: SetVariables, text: str, state: _State) -> ParsedStatement:
-    relevant = [(scope, name, value) for scope, name, value in tree.assignments if name in _CHARSET_VARIABLES]
-    if not relevant:
-        return ParsedStatement(text, state.default_database, "ignored")
-    for _scope, name, value in relevant:
-        if value.upper() == "DEFAULT":
-            continue
-        state.model = _SET_VARIABLE[name](state, value)
-    return ParsedStatement(text, "", "set")
-
-
-def _set_server_charset(state: _State, value: str) -> SchemaModel:
-    return _replace_model(state.model, server_charset=value)
-
-
-def _set_server_collation(state: _State, value: str) -> SchemaModel:
-    # Setting the collation also sets the matching character set, as in MySQL.
-    return _replace_model(state.model, server_collation=value, server_charset=charset_of_collation(value))
-
-
-def _set_database_charset(state: _State, value: str) -> SchemaModel:
-    if state.default_database is None:
-        return state.model
-    current = state.model.databases.get(state.default_database, Database(state.default_database))
-    return state.model.with_database(Database(current.name, value, current.default_collation))
-
-
-def _set_database_collation(state: _State, value: str) -> SchemaModel:
-    if state.default_database is None:
-        return state.model
-    return state.model.with_database(Database(state.default_database, charset_of_collation(value), value))
-
-
-def _replace_model(model: SchemaModel, **changes: Any) -> SchemaModel:
-    return replace(model, **changes)
-
-
-_SET_VARIABLE: dict[str, Callable[[_State, str], SchemaModel]] = {
-    "character_set_server": _set_server_charset,
-    "collation_server": _set_server_collation,
-    "character_set_database": _set_database_charset,
-    "collation_database": _set_database_collation,
-}
-
-# A handler gives one statement, or several where Debezium splits one (DROP TABLE a, b).
-_HANDLERS: dict[type, Callable[[Any, str, _State], ParsedStatement | list[ParsedStatement]]] = {
-    CreateTable: _create_table,
-    AlterTable: _alter_table,
-    DropTable: _drop_tables,
-    RenameTable: _rename_table,
-    TruncateTable: _truncate,
-    CreateIndex: _create_index,
-    DropIndex: _drop_index,
-    CreateDatabase: _create_database,
-    AlterDatabase: _alter_database,
-    DropDatabase: _drop_database,
-    UseDatabase: _use,
-    SetVariables: _set,
-    Ignored: _ignored,
-}
 
 
 # --- table drafts -----------------------------------------------------------------------------------
@@ -553,7 +160,7 @@ KeyPart = int | str  # a column slot of the draft, or the name of a column the t
 
 
 @dataclass
-class _Draft:
+class TableDraft:
     """A mutable working copy of a table while one statement is applied to it.
 
     Every column sits in a numbered *slot* that follows it through renames and moves, so that
@@ -583,7 +190,7 @@ class _Draft:
     next_slot: int = 0
 
     @classmethod
-    def of(cls, table: Table) -> _Draft:
+    def of(cls, table: Table) -> TableDraft:
         draft = cls(
             id=table.id,
             default_charset=table.default_charset,
@@ -626,13 +233,13 @@ class _Draft:
     def require_original(self, name: str) -> int:
         index = self.index_of_original(name)
         if index is None:
-            raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
+            raise SchemaConflict(f"column {name!r} does not exist in table {self.id}")
         return index
 
     def require(self, name: str) -> int:
         index = self.index_of(name)
         if index is None:
-            raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
+            raise SchemaConflict(f"column {name!r} does not exist in table {self.id}")
         return index
 
     def _parts(self, names: Iterable[str]) -> tuple[KeyPart, ...]:
@@ -692,7 +299,7 @@ class _Draft:
             assert position.after is not None
             after = self.index_of(position.after)
             if after is None:
-                raise _SemanticError(f"column {position.after!r} (AFTER) does not exist in table {self.id}")
+                raise SchemaConflict(f"column {position.after!r} (AFTER) does not exist in table {self.id}")
             target = after + 1
         self.columns.insert(target, column)
         self.slots.insert(target, slot)
@@ -702,7 +309,7 @@ class _Draft:
         if index is None:
             if if_exists:
                 return
-            raise _SemanticError(f"column {name!r} does not exist in table {self.id}")
+            raise SchemaConflict(f"column {name!r} does not exist in table {self.id}")
         self.columns.pop(index)
         slot = self.slots.pop(index)
         self.inherit_charset.discard(slot)
@@ -816,7 +423,7 @@ class _Draft:
         columns = []
         for position, (slot, column) in enumerate(zip(self.slots, self.columns, strict=True), start=1):
             if column.name.lower() in seen:
-                raise _SemanticError(f"duplicate column {column.name!r} in table {self.id}")
+                raise SchemaConflict(f"duplicate column {column.name!r} in table {self.id}")
             seen.add(column.name.lower())
             changes: dict[str, Any] = {}
             if column.position != position:
@@ -902,55 +509,55 @@ def default_fields(default: DefaultValue | None) -> tuple[bool, str | None]:
 # --- ALTER TABLE specifications ----------------------------------------------------------------------
 
 
-def _alter_add_columns(draft: _Draft, spec: AddColumns, state: _State) -> None:
+def _alter_add_columns(draft: TableDraft, spec: AddColumns, state: ParseState) -> None:
     for definition in spec.columns:
         if spec.if_not_exists and draft.index_of(definition.name) is not None:
             continue
         draft.add_column(definition, spec.position, state.include_comments)
 
 
-def _alter_drop_column(draft: _Draft, spec: DropColumn, state: _State) -> None:
+def _alter_drop_column(draft: TableDraft, spec: DropColumn, state: ParseState) -> None:
     draft.drop_column(spec.name, spec.if_exists)
 
 
-def _alter_change_column(draft: _Draft, spec: ChangeColumn, state: _State) -> None:
+def _alter_change_column(draft: TableDraft, spec: ChangeColumn, state: ParseState) -> None:
     if spec.if_exists and draft.index_of_original(spec.old_name) is None:
         return
     draft.replace_column(spec.old_name, spec.column, spec.position, state.include_comments)
 
 
-def _alter_rename_column(draft: _Draft, spec: RenameColumn, state: _State) -> None:
+def _alter_rename_column(draft: TableDraft, spec: RenameColumn, state: ParseState) -> None:
     draft.rename_column(spec.old_name, spec.new_name)
 
 
-def _alter_column_default(draft: _Draft, spec: AlterColumnDefault, state: _State) -> None:
+def _alter_column_default(draft: TableDraft, spec: AlterColumnDefault, state: ParseState) -> None:
     draft.set_default(spec.name, spec.default)
 
 
-def _alter_column_visibility(draft: _Draft, spec: AlterColumnVisibility, state: _State) -> None:
+def _alter_column_visibility(draft: TableDraft, spec: AlterColumnVisibility, state: ParseState) -> None:
     index = draft.require(spec.name)
     draft.columns[index] = draft.columns[index].with_(invisible=spec.invisible)
 
 
-def _alter_add_key(draft: _Draft, spec: AddKey, state: _State) -> None:
+def _alter_add_key(draft: TableDraft, spec: AddKey, state: ParseState) -> None:
     draft.add_key(spec.key)
 
 
-def _alter_drop_key(draft: _Draft, spec: DropKey, state: _State) -> None:
+def _alter_drop_key(draft: TableDraft, spec: DropKey, state: ParseState) -> None:
     draft.drop_key(spec)
 
 
-def _alter_rename_key(draft: _Draft, spec: RenameKey, state: _State) -> None:
+def _alter_rename_key(draft: TableDraft, spec: RenameKey, state: ParseState) -> None:
     draft.rename_key(spec.old_name, spec.new_name)
 
 
-def _alter_rename_to(draft: _Draft, spec: RenameTo, state: _State) -> None:
+def _alter_rename_to(draft: TableDraft, spec: RenameTo, state: ParseState) -> None:
     draft.id = TableId(
         spec.name.database if spec.name.database is not None else draft.id.database, spec.name.name
     )
 
 
-def _alter_convert_charset(draft: _Draft, spec: ConvertCharset, state: _State) -> None:
+def _alter_convert_charset(draft: TableDraft, spec: ConvertCharset, state: ParseState) -> None:
     charset = spec.charset
     if charset is None and spec.collation is not None:
         charset = charset_of_collation(spec.collation)
@@ -963,24 +570,24 @@ def _alter_convert_charset(draft: _Draft, spec: ConvertCharset, state: _State) -
 _CONVERTIBLE_JDBC_TYPES = CHARSET_JDBC_TYPES - {JdbcType.NCHAR, JdbcType.NVARCHAR}
 
 
-def _alter_system_versioning(draft: _Draft, spec: SystemVersioning, state: _State) -> None:
+def _alter_system_versioning(draft: TableDraft, spec: SystemVersioning, state: ParseState) -> None:
     if spec.enable:
         draft.add_system_versioning()
     else:
         draft.drop_system_versioning()
 
 
-def _alter_table_options(draft: _Draft, spec: SetTableOptions, state: _State) -> None:
+def _alter_table_options(draft: TableDraft, spec: SetTableOptions, state: ParseState) -> None:
     options = spec.options
     if options.system_versioning:
         draft.add_system_versioning()
     if options.charset is not None or options.collation is not None:
-        draft.default_charset = _table_charset(options, draft.id.database, state)
+        draft.default_charset = table_charset(options, draft.id.database, state)
     if options.comment is not None and state.include_comments:
         draft.comment = options.comment
 
 
-_ALTER_HANDLERS: dict[type, Callable[[_Draft, Any, _State], None]] = {
+ALTER_SPEC_HANDLERS: dict[type, Callable[[TableDraft, Any, ParseState], None]] = {
     AddColumns: _alter_add_columns,
     DropColumn: _alter_drop_column,
     ChangeColumn: _alter_change_column,
@@ -995,17 +602,3 @@ _ALTER_HANDLERS: dict[type, Callable[[_Draft, Any, _State], None]] = {
     SetTableOptions: _alter_table_options,
     SystemVersioning: _alter_system_versioning,
 }
-
-__all__ = [
-    "AlterSpec",
-    "DdlParseError",
-    "DdlParser",
-    "DdlResult",
-    "MariaDbDdlParser",
-    "MySqlDdlParser",
-    "ParsedStatement",
-    "TypeMapping",
-    "charset_of_collation",
-    "column_from_definition",
-    "parser_for",
-]

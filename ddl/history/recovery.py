@@ -13,11 +13,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ddl.history import HistoryRecord, SchemaHistory, SchemaHistoryError
+from ddl.errors import SchemaHistoryError
+from ddl.history.record import HistoryRecord
+from ddl.history.serialize import parse_quoted_table_id, table_from_history
+from ddl.history.store import SchemaHistory
 from ddl.model import SchemaModel
-from ddl.parser import DdlParseError, DdlParser
+from ddl.parsing.parser import DdlParseError, DdlParser
 from ddl.position import SourceOffset
-from ddl.serialize import parse_quoted_table_id, table_from_history
 
 log = logging.getLogger(__name__)
 

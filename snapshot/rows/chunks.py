@@ -19,7 +19,7 @@ import pymysql.cursors
 
 from ddl.model import Table, TableId
 from snapshot.errors import SnapshotError
-from snapshot.queries import quote_identifier, quote_table
+from snapshot.policy.queries import quote_identifier, quote_table
 
 Row = tuple[Any, ...]
 Key = tuple[Any, ...]

@@ -35,12 +35,12 @@ from typing import Any
 import pymysql
 
 from ddl.model import TableId
-from snapshot.chunk_worker import BEGUN, DONE, ERROR, READY, ROWS, reader_main
 from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import SnapshotListener
+from snapshot.policy.queries import quote_identifier, quote_table
 from snapshot.progress import ProgressReporter
-from snapshot.queries import quote_identifier, quote_table
-from snapshot.scan import Row, Specials, TableJob, batch_markers, emit_table
+from snapshot.rows.chunk_worker import BEGUN, DONE, ERROR, READY, ROWS, reader_main
+from snapshot.rows.scan import Row, Specials, TableJob, batch_markers, emit_table
 
 log = logging.getLogger(__name__)
 

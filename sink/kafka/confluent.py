@@ -1,7 +1,7 @@
 """The ``kafka`` sink's librdkafka producer: ``sink.kafka.client=confluent`` (confluent-kafka, the
 ``librdkafka`` extra: ``pip install 'mysql-cdc[librdkafka]'``).
 
-The same sink as ``sink.kafka.KafkaSink`` with librdkafka producing instead of kafka-python:
+The same sink as ``sink.kafka.sink.KafkaSink`` with librdkafka producing instead of kafka-python:
 * the same records: topic, key and value bytes (the JSON converter's), headers, the pinned
   partition 0 of heartbeats and schema changes, and keyed records partitioned by librdkafka's
   ``murmur2_random``, which is Java's default partitioner (``toPositive(murmur2(key)) %
@@ -11,7 +11,7 @@ The same sink as ``sink.kafka.KafkaSink`` with librdkafka producing instead of k
   ``delivery.timeout.ms``; unacknowledged bytes bounded by ``buffer.memory`` (librdkafka's
   ``queue.buffering.max.kbytes``: ``send()`` waits for room); ``flush()`` returns once every record
   is acknowledged or raises ``SinkError`` naming the topic and the setting to change (the messages
-  ``sink.kafka`` writes for kafka-python), and the failure is sticky;
+  ``sink.kafka.sink`` writes for kafka-python), and the failure is sticky;
 * the same settings: ``sink.kafka.producer.*`` in Kafka's Java names, translated to librdkafka's
   properties by ``RDKAFKA_PRODUCER_SETTINGS``; a setting librdkafka has no equivalent for is a
   ``ConfigError`` naming the key, as is an unknown or connector-owned one. Topics are created from
@@ -36,21 +36,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ddl.errors import ConfigError
 from sink.base import SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka import (
-    BOOTSTRAP_KEY,
-    DEFAULT_BATCH_SIZE,
-    HINT_BATCH_TOO_LARGE,
-    HINT_CLUSTER_AUTHORIZATION,
-    HINT_INVALID_TOPIC,
-    HINT_TOO_LARGE,
-    HINT_TOPIC_AUTHORIZATION,
-    PRODUCER_PREFIX,
-    KafkaSinkBase,
-    KafkaSinkSettings,
-    delivery_failure,
-    topic_creator,
-)
-from sink.kafka_client import (
+from sink.kafka.client import (
     PRODUCER_SETTINGS,
     Parser,
     Secret,
@@ -59,6 +45,17 @@ from sink.kafka_client import (
     jaas_credentials,
     parse_int,
 )
+from sink.kafka.delivery import (
+    HINT_BATCH_TOO_LARGE,
+    HINT_CLUSTER_AUTHORIZATION,
+    HINT_INVALID_TOPIC,
+    HINT_TOO_LARGE,
+    HINT_TOPIC_AUTHORIZATION,
+    delivery_failure,
+    topic_creator,
+)
+from sink.kafka.settings import BOOTSTRAP_KEY, DEFAULT_BATCH_SIZE, PRODUCER_PREFIX, KafkaSinkSettings
+from sink.kafka.sink import KafkaSinkBase
 from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")

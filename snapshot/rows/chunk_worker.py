@@ -1,4 +1,4 @@
-"""The reader process of a chunked snapshot (``snapshot/chunked.py`` drives it).
+"""The reader process of a chunked snapshot (``snapshot/rows/chunked.py`` drives it).
 
 Python threads decode pymysql rows one at a time under the GIL, so a chunked snapshot reads its
 key ranges in separate processes (multiprocessing ``spawn`` context). This module is what such a

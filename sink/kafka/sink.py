@@ -20,11 +20,11 @@ Delivery guarantees:
   ``mysql_cdc_sink_waiting_seconds`` metric) says how long; a line says when they answer again.
 
 Producer settings use Kafka's Java names under ``sink.kafka.producer.`` and are translated to
-kafka-python's arguments by ``sink.kafka_client``, shared with the Kafka-backed offset store and
+kafka-python's arguments by ``sink.kafka.client``, shared with the Kafka-backed offset store and
 schema history.
 
 ``sink.kafka.client=confluent`` puts librdkafka (confluent-kafka, the ``librdkafka`` extra) in
-kafka-python's place: ``sink.kafka_confluent.ConfluentKafkaSink``, built by ``kafka_sink`` from the
+kafka-python's place: ``sink.kafka.confluent.ConfluentKafkaSink``, built by ``kafka_sink`` from the
 same settings, with the same topics, bytes, partitions and failure messages.
 """
 
@@ -32,170 +32,46 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
-import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
-from ddl.properties import Property, prop
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
-from sink.connect import schemas_enabled
-from sink.kafka_client import (
-    COMMON_SETTINGS,
-    PRODUCER_SETTINGS,
-    Setting,
+from sink.kafka.client import (
     TopicCreator,
     bootstrap_list,
-    client_kwargs,
     describe_reachability,
-    parse_int,
-    security_kwargs,
+)
+from sink.kafka.delivery import (
+    HINTS,
+    create_topic,
+    delivery_failure,
+    error_text,
+    is_fenced,
+    topic_creator,
+)
+from sink.kafka.partitioner import (
+    KeyPartitioner,
+    java_default_partition,
+)
+from sink.kafka.settings import (
+    BOOTSTRAP_KEY,
+    CLIENT_KEY,
+    CLIENTS,
+    DEFAULT_BATCH_SIZE,
+    WAIT_REPORT_INTERVAL_S,
+    KafkaSinkSettings,
 )
 from sink.records import ChangeRecord
 
-log = logging.getLogger(__name__)
-
-BOOTSTRAP_KEY = "sink.kafka.bootstrap.servers"
-CLIENT_KEY = "sink.kafka.client"
-CLIENTS = ("kafka-python", "confluent")
-PRODUCER_PREFIX = "sink.kafka.producer."
-TOPIC_CREATION_PREFIX = "topic.creation.default."
-DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024  # Kafka's buffer.memory default
-DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
-DEFAULT_BATCH_SIZE = 1024 * 1024  # see KafkaSink.start
-DEFAULT_REQUEST_TIMEOUT_MS = 30_000
-
-# The Kafka sink's own keys; producer settings pass through under sink.kafka.producer.
-KAFKA_SINK_PROPERTIES: tuple[Property, ...] = (
-    prop(BOOTSTRAP_KEY, doc="Kafka brokers for sink.type=kafka."),
-    prop(
-        CLIENT_KEY,
-        CLIENTS[0],
-        "The Kafka sink's producer: kafka-python, or confluent (librdkafka through confluent-kafka, "
-        "the librdkafka extra: pip install 'mysql-cdc[librdkafka]'). Same records, keys, headers, "
-        "partitions and guarantees.",
-        kind="choice",
-        choices=CLIENTS,
-    ),
-)
-# While brokers leave records unacknowledged (the producer retrying), a line every this many seconds.
-WAIT_REPORT_INTERVAL_S = 5.0
-
-
-# -- topic creation ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class TopicCreation:
-    """Kafka Connect's ``topic.creation.default.*`` group: applies when both partitions and
-    replication factor are set; other keys of the group are topic configs (cleanup.policy, ...)."""
-
-    partitions: int
-    replication_factor: int
-    configs: Mapping[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_settings(cls, enabled: bool, group: Mapping[str, str]) -> TopicCreation | None:
-        if not enabled or not group:
-            return None
-        missing = [k for k in ("partitions", "replication.factor") if not group.get(k, "").strip()]
-        if missing:
-            raise ConfigError(
-                TOPIC_CREATION_PREFIX + missing[0],
-                "is required when other topic.creation.default.* keys are set "
-                "(Kafka Connect creates topics only when both partitions and "
-                "replication.factor are given; -1 means the broker's default)",
-            )
-        partitions = parse_int(TOPIC_CREATION_PREFIX + "partitions", group["partitions"])
-        replication = parse_int(TOPIC_CREATION_PREFIX + "replication.factor", group["replication.factor"])
-        for name, value in (("partitions", partitions), ("replication.factor", replication)):
-            if value == 0 or value < -1:
-                raise ConfigError(TOPIC_CREATION_PREFIX + name, f"must be positive or -1, got {value}")
-        configs = {
-            k: v.strip()
-            for k, v in group.items()
-            if k not in ("partitions", "replication.factor", "include", "exclude")
-        }
-        return cls(partitions, replication, configs)
-
-
-# -- the sink --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class KafkaSinkSettings:
-    bootstrap: str
-    # The producer's configuration in its client's terms: kafka-python keyword arguments, or
-    # librdkafka properties (sink.kafka_confluent).
-    producer_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    buffer_memory: int = DEFAULT_BUFFER_MEMORY
-    key_schemas: bool = True
-    value_schemas: bool = True
-    topic_creation: TopicCreation | None = None
-    delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS
-    request_timeout_ms: int = DEFAULT_REQUEST_TIMEOUT_MS
-    # kafka-python arguments of the client's identity (TLS, SASL) for the admin client that
-    # creates topics, whichever client produces.
-    admin_kwargs: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def ack_bound_seconds(self) -> float:
-        """How long every record sent may take to be acknowledged or fail: a batch either succeeds
-        or expires within delivery.timeout.ms; the margin covers the last request's own timeout."""
-        return (self.delivery_timeout_ms + self.request_timeout_ms) / 1000 + 5
-
-    @classmethod
-    def from_config(
-        cls, config: SinkConfig, table: Mapping[str, Setting] = PRODUCER_SETTINGS
-    ) -> KafkaSinkSettings:
-        """The sink's settings, with ``sink.kafka.producer.*`` translated by ``table`` (Java name →
-        the client's own setting)."""
-        bootstrap = config.get(BOOTSTRAP_KEY)
-        if not bootstrap:
-            raise ConfigError(
-                BOOTSTRAP_KEY,
-                "is required for sink.type=kafka (host:port[,host:port...] of the Kafka brokers)",
-            )
-        producer = config.subset(PRODUCER_PREFIX)
-        kwargs = client_kwargs(producer, PRODUCER_PREFIX, table)
-        identity = {k: v for k, v in producer.items() if k in COMMON_SETTINGS}
-        timeouts = {
-            name: parse_int(PRODUCER_PREFIX + name, producer[name]) if name in producer else default
-            for name, default in (
-                ("delivery.timeout.ms", DEFAULT_DELIVERY_TIMEOUT_MS),
-                ("request.timeout.ms", DEFAULT_REQUEST_TIMEOUT_MS),
-            )
-        }
-        buffer_memory = (
-            parse_int(PRODUCER_PREFIX + "buffer.memory", producer["buffer.memory"])
-            if "buffer.memory" in producer
-            else DEFAULT_BUFFER_MEMORY
-        )
-        if buffer_memory < 1:
-            raise ConfigError(PRODUCER_PREFIX + "buffer.memory", "must be positive")
-        creation = TopicCreation.from_settings(
-            config.get_bool("topic.creation.enable", True), config.subset(TOPIC_CREATION_PREFIX)
-        )
-        key_schemas, value_schemas = schemas_enabled(config)
-        return cls(
-            bootstrap=bootstrap,
-            producer_kwargs=kwargs,
-            buffer_memory=buffer_memory,
-            key_schemas=key_schemas,
-            value_schemas=value_schemas,
-            topic_creation=creation,
-            delivery_timeout_ms=timeouts["delivery.timeout.ms"],
-            request_timeout_ms=timeouts["request.timeout.ms"],
-            admin_kwargs=security_kwargs(client_kwargs(identity, PRODUCER_PREFIX, COMMON_SETTINGS)),
-        )
+log = logging.getLogger("sink.kafka")  # one logger for the sink, whichever client sends
 
 
 def kafka_sink(config: SinkConfig) -> Sink:
@@ -203,7 +79,7 @@ def kafka_sink(config: SinkConfig) -> Sink:
     default) or confluent (librdkafka, the ``librdkafka`` extra)."""
     client = (config.get(CLIENT_KEY) or CLIENTS[0]).strip().lower()
     if client == "confluent":
-        from sink.kafka_confluent import ConfluentKafkaSink  # needs the librdkafka extra
+        from sink.kafka.confluent import ConfluentKafkaSink  # needs the librdkafka extra
 
         return ConfluentKafkaSink.from_config(config)
     if client != CLIENTS[0]:
@@ -211,88 +87,6 @@ def kafka_sink(config: SinkConfig) -> Sink:
     return KafkaSink.from_config(config)
 
 
-def murmur2(data: bytes) -> int:
-    """Kafka's murmur2 (Java ``Utils.murmur2``, seed 0x9747b28c) as an unsigned 32-bit value.
-
-    Same result as kafka-python's byte-at-a-time version, three times faster: the body is read as
-    little-endian 32-bit words in one ``struct`` call. Partitioning hashes every keyed record, so
-    this is on the sink's hot path."""
-    length = len(data)
-    h = _murmur2_words((0x9747B28C ^ length) & 0xFFFFFFFF, data, 0, length >> 2)
-    return _murmur2_finish(h, data, length)
-
-
-def _murmur2_words(h: int, data: bytes, first: int, end: int) -> int:
-    """murmur2's body over the little-endian 32-bit words ``first`` to ``end`` of ``data``."""
-    m = 0x5BD1E995
-    for k in struct.unpack_from(f"<{end - first}I", data, first << 2):
-        k = (k * m) & 0xFFFFFFFF
-        k ^= k >> 24
-        k = (k * m) & 0xFFFFFFFF
-        h = ((h * m) & 0xFFFFFFFF) ^ k
-    return h
-
-
-def _murmur2_finish(h: int, data: bytes, length: int) -> int:
-    m = 0x5BD1E995
-    tail, rest = (length >> 2) << 2, length & 3
-    if rest == 3:
-        h ^= data[tail + 2] << 16
-    if rest >= 2:
-        h ^= data[tail + 1] << 8
-    if rest >= 1:
-        h ^= data[tail]
-        h = (h * m) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * m) & 0xFFFFFFFF
-    return h ^ (h >> 15)
-
-
-class KeyPartitioner:
-    """Kafka's default partitioner for the sink's keyed records, without hashing the same bytes
-    twice: a key is ``{"schema":<the key schema>,"payload":...}``, and murmur2's state after the
-    whole 4-byte words of that prefix depends only on the prefix and the key's length (its seed
-    mixes in the length), so it is kept per (key schema, length) and only the payload is hashed.
-    Partition lists come from the producer's metadata, refreshed at every flush."""
-
-    def __init__(self) -> None:
-        self._states: dict[tuple[int, int], tuple[bytes, int]] = {}
-        self.partitions: dict[str, list[int]] = {}
-
-    def partition(self, partitions: Sequence[int], key: bytes, prefix: bytes | None) -> int:
-        if len(partitions) == 1:
-            return partitions[0]
-        return partitions[(self.murmur2(key, prefix) & 0x7FFFFFFF) % len(partitions)]
-
-    def murmur2(self, key: bytes, prefix: bytes | None) -> int:
-        length = len(key)
-        words = 0 if prefix is None else min(len(prefix) + 10, length) >> 2  # 10: b'{"schema":'
-        if words < 8:
-            return murmur2(key)
-        assert prefix is not None
-        cache_key = (id(prefix), length)
-        cached = self._states.get(cache_key)
-        if cached is None or cached[0] is not prefix:
-            if len(self._states) >= 4096:
-                self._states.clear()
-            seed = (0x9747B28C ^ length) & 0xFFFFFFFF
-            cached = self._states[cache_key] = (prefix, _murmur2_words(seed, key, 0, words))
-        return _murmur2_finish(_murmur2_words(cached[1], key, words, length >> 2), key, length)
-
-
-def java_default_partition(key: bytes | None, all_partitions: Sequence[int], available: Sequence[int]) -> int:
-    """Kafka's default partitioner: a key goes to ``toPositive(murmur2(key)) % partitions`` (the
-    partition Kafka Connect would choose); a null key to any available partition."""
-    if key is None:
-        return random.choice(available or all_partitions)
-    if len(all_partitions) == 1:
-        return all_partitions[0]  # any hash modulo 1: skip hashing the key
-    return all_partitions[(murmur2(key) & 0x7FFFFFFF) % len(all_partitions)]
-
-
-# A tombstone of a table without a primary key has neither key nor value. Kafka Connect's Java
-# producer sends such a record; kafka-python's send() refuses a None key together with a None
-# value, so the sink passes this marker as the key and its key serializer turns it back into None.
 _NULL_KEY: Any = object()
 
 
@@ -308,76 +102,6 @@ class _Pending:
 
 
 # What an operator can do about the non-retriable errors a broker answers with (both clients).
-HINT_TOO_LARGE = (
-    "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "
-    "max.message.bytes"
-)
-# kafka-python does not split a batch the broker refuses, as Kafka's Java producer does.
-HINT_RECORDS_FIT = (
-    "; where each record fits but a batch does not, lower sink.kafka.producer.batch.size below them"
-)
-HINT_BATCH_TOO_LARGE = "lower sink.kafka.producer.batch.size"
-HINT_TOPIC_AUTHORIZATION = (
-    "grant the connector's principal WRITE (and DESCRIBE) on the topic, or fix the SASL/TLS identity"
-)
-HINT_CLUSTER_AUTHORIZATION = "grant the connector's principal the cluster ACL it needs"
-HINT_INVALID_TOPIC = "check topic.prefix / topic.delimiter: the name is not a legal topic"
-_HINTS: dict[type[Exception], str] = {
-    kafka_errors.MessageSizeTooLargeError: HINT_TOO_LARGE + HINT_RECORDS_FIT,
-    kafka_errors.RecordListTooLargeError: HINT_BATCH_TOO_LARGE,
-    kafka_errors.TopicAuthorizationFailedError: HINT_TOPIC_AUTHORIZATION,
-    kafka_errors.ClusterAuthorizationFailedError: HINT_CLUSTER_AUTHORIZATION,
-    kafka_errors.InvalidTopicError: HINT_INVALID_TOPIC,
-}
-
-
-def delivery_failure(
-    settings: KafkaSinkSettings,
-    topic: str,
-    partition: int | None,
-    cause: str,
-    timed_out: bool,
-    hint: str | None = None,
-) -> SinkError:
-    """The ``SinkError`` of a record the brokers did not take, for either client: the topic (and
-    partition), the brokers, the cause, and what to change."""
-    s = settings
-    where = f"topic '{topic}'" + (f" partition {partition}" if partition is not None else "")
-    if timed_out:
-        return SinkError(
-            f"Kafka sink: brokers {s.bootstrap} did not acknowledge records for {where} within "
-            f"delivery.timeout.ms={s.delivery_timeout_ms} ({describe_reachability(s.bootstrap)}); "
-            f"cause: {cause}"
-        )
-    return SinkError(
-        f"Kafka sink: brokers {s.bootstrap} rejected a record for {where}: {cause}"
-        + (f"; {hint}" if hint else "")
-    )
-
-
-def create_topic(settings: KafkaSinkSettings, creator: TopicCreator | None, topic: str) -> None:
-    """Create ``topic`` as topic.creation.default.* says, before the sink's first record for it
-    (nothing to do when topic creation is off); ``SinkError`` naming the topic if that fails."""
-    creation = settings.topic_creation
-    if creation is None or creator is None:
-        return
-    try:
-        creator.create(topic, creation.partitions, creation.replication_factor, creation.configs)
-    except kafka_errors.KafkaError as exc:
-        raise SinkError(
-            f"Kafka sink: could not create topic '{topic}' on {settings.bootstrap} "
-            f"({creation.partitions} partitions, replication factor "
-            f"{creation.replication_factor}): {_error_text(exc)}; check topic.creation.default.*"
-        ) from exc
-
-
-def topic_creator(settings: KafkaSinkSettings) -> TopicCreator | None:
-    """The admin client that creates the sink's topics (None: topic creation is off)."""
-    if settings.topic_creation is None:
-        return None
-    return TopicCreator(
-        settings.bootstrap, settings.admin_kwargs, settings.request_timeout_ms, "topic.creation.default.*"
-    )
 
 
 class _Settled(Exception):
@@ -484,9 +208,9 @@ class KafkaSink(KafkaSinkBase):
                 )
                 raise SinkError(
                     f"Kafka sink: cannot initialise the transactions of {self.transactional_id} on "
-                    f"{s.bootstrap} (exactly.once.support): {_error_text(exc)}{hint}"
+                    f"{s.bootstrap} (exactly.once.support): {error_text(exc)}{hint}"
                 ) from exc
-            raise SinkError(f"Kafka sink: cannot connect to {s.bootstrap}: {_error_text(exc)}") from exc
+            raise SinkError(f"Kafka sink: cannot connect to {s.bootstrap}: {error_text(exc)}") from exc
         if self.transactional_id is not None:
             log.info(
                 "Kafka sink: transactional producer %s initialised (exactly once; earlier instances fenced)",
@@ -549,7 +273,7 @@ class KafkaSink(KafkaSinkBase):
                 self._failure = SinkError(
                     f"Kafka sink: brokers {s.bootstrap} gave no metadata for topic '{topic}' within "
                     f"max.block.ms={self.settings.producer_kwargs.get('max_block_ms', 60_000)} "
-                    f"({describe_reachability(s.bootstrap)}); cause: {_error_text(exc)}"
+                    f"({describe_reachability(s.bootstrap)}); cause: {error_text(exc)}"
                 )
                 raise self._failure from exc
             except kafka_errors.KafkaError as exc:
@@ -647,12 +371,12 @@ class KafkaSink(KafkaSinkBase):
             self._bounded_commit(producer)
         except kafka_errors.KafkaError as exc:
             self._in_transaction = False
-            if _is_fenced(exc):
+            if is_fenced(exc):
                 self._failure = self._fenced(exc)
             else:
                 self._failure = TransactionAbandonedError(
                     f"Kafka sink: could not commit transaction of {self.transactional_id} on "
-                    f"{self.settings.bootstrap}: {_error_text(exc)} "
+                    f"{self.settings.bootstrap}: {error_text(exc)} "
                     f"({describe_reachability(self.settings.bootstrap)}); the connector stops, and "
                     "a restart resumes from the offset of the last committed transaction"
                 )
@@ -703,11 +427,11 @@ class KafkaSink(KafkaSinkBase):
         try:
             producer.begin_transaction()
         except kafka_errors.KafkaError as exc:
-            if _is_fenced(exc):
+            if is_fenced(exc):
                 self._failure = self._fenced(exc)
             else:
                 self._failure = TransactionAbandonedError(
-                    f"Kafka sink: could not begin a transaction of {self.transactional_id}: {_error_text(exc)}"
+                    f"Kafka sink: could not begin a transaction of {self.transactional_id}: {error_text(exc)}"
                 )
             raise self._failure from exc
         self._in_transaction = True
@@ -717,7 +441,7 @@ class KafkaSink(KafkaSinkBase):
             f"connector '{self._owner}' was fenced: another instance with the same name took over "
             f"(Kafka transactional.id {self.transactional_id} was initialised again on "
             f"{self.settings.bootstrap}); this instance stops, and nothing it wrote since its last "
-            f"committed transaction becomes visible to read_committed consumers ({_error_text(exc)})"
+            f"committed transaction becomes visible to read_committed consumers ({error_text(exc)})"
         )
 
     @staticmethod
@@ -819,14 +543,14 @@ class KafkaSink(KafkaSinkBase):
 
     def _fail(self, topic: str, partition: int | None, exc: Exception) -> NoReturn:
         s = self.settings
-        if _is_fenced(exc):
+        if is_fenced(exc):
             self._failure = self._fenced(exc)
             raise self._failure from exc
         if isinstance(exc, kafka_errors.KafkaTimeoutError):
-            message = str(delivery_failure(s, topic, partition, _error_text(exc), timed_out=True))
+            message = str(delivery_failure(s, topic, partition, error_text(exc), timed_out=True))
         else:
-            hint = next((h for t, h in _HINTS.items() if isinstance(exc, t)), None)
-            message = str(delivery_failure(s, topic, partition, _error_text(exc), False, hint))
+            hint = next((h for t, h in HINTS.items() if isinstance(exc, t)), None)
+            message = str(delivery_failure(s, topic, partition, error_text(exc), False, hint))
             if hint is not None:  # the operator must fix it: retrying would fail the same way
                 self._failure = SinkError(message)
                 raise self._failure from exc
@@ -838,26 +562,3 @@ class KafkaSink(KafkaSinkBase):
         else:
             self._failure = SinkError(message)
         raise self._failure from exc
-
-
-_FENCING_ERRORS = (
-    kafka_errors.ProducerFencedError,
-    kafka_errors.InvalidProducerEpochError,
-    kafka_errors.TransactionCoordinatorFencedError,
-)
-
-
-def _is_fenced(exc: BaseException | None) -> bool:
-    """Another producer with our transactional.id was initialised (kafka-python reports it as the
-    error itself, or as a fatal transaction-manager error wrapping it)."""
-    while exc is not None:
-        if isinstance(exc, _FENCING_ERRORS):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc)
-    name = type(exc).__name__
-    return text if text.startswith(name) or name in text else f"{name}: {text}"

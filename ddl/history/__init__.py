@@ -1,0 +1,1 @@
+"""Schema history: its records, stores (file, memory, Kafka), serialized forms and replay on restart."""

@@ -1,0 +1,733 @@
+"""Column-level grammar: data types, column definitions, defaults, keys and table options."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot.tokens import TokenType
+
+from ddl.parsing.cursor import STRING_TYPES, Cursor
+from ddl.parsing.dialect import is_word
+from ddl.parsing.quoting import as_single_quoted_body
+from ddl.parsing.statements import (
+    ColumnDefinition,
+    DataTypeSpec,
+    DdlSyntaxError,
+    DefaultValue,
+    KeyDefinition,
+    TableOptions,
+)
+
+# --- data types ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TypeInfo:
+    """Grammar-level facts about a type keyword."""
+
+    key: str
+    dims: str = "none"  # none | one | two (M[,D]) | values (ENUM/SET)
+    text: bool = False  # takes BINARY / CHARACTER SET / COLLATE
+    numeric: bool = False  # takes SIGNED / UNSIGNED / ZEROFILL
+
+
+def _types() -> dict[str, TypeInfo]:
+    table: dict[str, TypeInfo] = {}
+
+    def add(names: str, info: Callable[[str], TypeInfo]) -> None:
+        for name in names.split(","):
+            table[name] = info(name)
+
+    add("BIT", lambda n: TypeInfo(n, "one"))
+    add(
+        "TINYINT,INT1,SMALLINT,INT2,MEDIUMINT,INT3,MIDDLEINT,INT,INTEGER,INT4,BIGINT,INT8",
+        lambda n: TypeInfo(n, "one", numeric=True),
+    )
+    add(
+        "REAL,DOUBLE,FLOAT8,FLOAT,FLOAT4,DECIMAL,DEC,FIXED,NUMERIC",
+        lambda n: TypeInfo(n, "two", numeric=True),
+    )
+    add(
+        "BOOL,BOOLEAN,SERIAL,DATE,TINYBLOB,MEDIUMBLOB,LONGBLOB,JSON,GEOMETRY,POINT,LINESTRING,POLYGON,"
+        "MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,GEOMCOLLECTION,INET4,INET6,UUID,XMLTYPE",
+        lambda n: TypeInfo(n),
+    )
+    add("TIME,TIMESTAMP,DATETIME,YEAR,BINARY,VARBINARY,BLOB,VECTOR", lambda n: TypeInfo(n, "one"))
+    add(
+        "CHAR,CHARACTER,VARCHAR,NCHAR,NVARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT",
+        lambda n: TypeInfo(n, "one", text=True),
+    )
+    add("ENUM,SET", lambda n: TypeInfo(n, "values", text=True))
+    return table
+
+
+TYPES = _types()
+_MARIADB_ONLY_TYPES = frozenset({"INET4", "INET6", "UUID", "XMLTYPE"})
+# Keys whose Debezium type name gets a " BINARY" suffix when the BINARY attribute follows.
+_BINARY_SUFFIX_KEYS = frozenset(
+    {
+        "CHAR",
+        "VARCHAR",
+        "TINYTEXT",
+        "TEXT",
+        "MEDIUMTEXT",
+        "LONGTEXT",
+        "NCHAR",
+        "NVARCHAR",
+        "LONG",
+        "LONG VARCHAR",
+    }
+)
+
+
+def parse_data_type(c: Cursor) -> DataTypeSpec:
+    start = c.offset
+    first = c.word()
+    if not first:
+        raise c.error("expected a data type")
+    name, key, info = _type_words(c, first)
+    if key in _MARIADB_ONLY_TYPES and key not in c.dialect.extra_type_names:
+        raise DdlSyntaxError(f"unknown data type {first}", start)
+    length: int | None = None
+    scale: int | None = None
+    values: tuple[str, ...] = ()
+    if info.dims == "values":
+        values = _enum_values(c)
+    elif info.dims != "none" and c.at_type(TokenType.L_PAREN):
+        c.advance()
+        length = c.integer("length")
+        if c.accept_type(TokenType.COMMA):
+            if info.dims != "two":
+                raise c.error("expected ')'")
+            scale = c.integer("scale")
+        c.expect_type(TokenType.R_PAREN, "')'")
+    unsigned = zerofill = signed = False
+    charset = collation = None
+    binary = False
+    while True:
+        if info.numeric and c.accept_any(frozenset({"SIGNED"})):
+            signed = True
+            continue
+        if info.numeric and c.accept("UNSIGNED"):
+            unsigned = True
+            continue
+        if info.numeric and c.accept("ZEROFILL"):
+            zerofill = unsigned = True
+            continue
+        if info.text and c.accept("BINARY"):
+            binary = True
+            continue
+        if info.text and c.accept_any(frozenset({"ASCII", "UNICODE", "BYTE"})):
+            continue
+        if info.text and at_charset(c):
+            charset = parse_charset_clause(c)
+            continue
+        if info.text and c.at("COLLATE"):
+            c.advance()
+            c.accept_equals()
+            collation = c.name_or_string("collation name")
+            continue
+        break
+    if binary and key in _BINARY_SUFFIX_KEYS:
+        name += " BINARY"
+    return DataTypeSpec(
+        key=key,
+        name=name,
+        length=length,
+        scale=scale,
+        unsigned=unsigned,
+        zerofill=zerofill,
+        charset=charset,
+        collation=collation,
+        values=values,
+        signed=signed,
+    )
+
+
+def _type_words(c: Cursor, first: str) -> tuple[str, str, TypeInfo]:
+    """Consume the keyword(s) naming a type: (Debezium type name, mapping key, grammar info)."""
+    start = c.offset
+    c.advance()
+    if first == "NATIONAL":
+        second = c.word()
+        if second in ("CHAR", "CHARACTER"):
+            c.advance()
+            if c.accept("VARYING"):
+                return f"NATIONAL {second} VARYING", "NVARCHAR", TYPES["NVARCHAR"]
+            return f"NATIONAL {second}", "NCHAR", TYPES["NCHAR"]
+        if second == "VARCHAR":
+            c.advance()
+            return "NATIONAL VARCHAR", "NVARCHAR", TYPES["NVARCHAR"]
+        raise DdlSyntaxError("expected CHAR or VARCHAR after NATIONAL", c.offset)
+    if first in ("CHAR", "CHARACTER") and c.accept("VARYING"):
+        return f"{first} VARYING", "VARCHAR", TYPES["VARCHAR"]
+    if first == "NCHAR":
+        if c.accept("VARYING"):
+            return "NCHAR VARYING", "NVARCHAR", TYPES["NVARCHAR"]
+        if c.accept("VARCHAR"):
+            return "NCHAR VARCHAR", "NVARCHAR", TYPES["NVARCHAR"]
+    if first == "DOUBLE" and c.accept("PRECISION"):
+        return "DOUBLE PRECISION", "DOUBLE", TYPES["DOUBLE"]
+    if first == "LONG":
+        if c.accept("VARBINARY"):
+            return "LONG VARBINARY", "LONG VARBINARY", TypeInfo("LONG VARBINARY")
+        if c.accept("VARCHAR"):
+            return "LONG VARCHAR", "LONG VARCHAR", TypeInfo("LONG VARCHAR", text=True)
+        if c.at("CHAR", "VARYING"):
+            c.advance()
+            c.advance()
+            return "LONG VARCHAR", "LONG VARCHAR", TypeInfo("LONG VARCHAR", text=True)
+        return "LONG", "LONG", TypeInfo("LONG", text=True)
+    info = TYPES.get(first)
+    if info is None:
+        raise DdlSyntaxError(f"unknown data type {first}", start)
+    return first, info.key, info
+
+
+def _enum_values(c: Cursor) -> tuple[str, ...]:
+    c.expect_type(TokenType.L_PAREN, "'(' with the ENUM/SET values")
+    values: list[str] = []
+    while True:
+        # Charset introducers (_utf8mb4'a') may precede a value.
+        c.accept_type(TokenType.INTRODUCER)
+        values.append(c.string("ENUM/SET value"))
+        if c.accept_type(TokenType.COMMA):
+            continue
+        c.expect_type(TokenType.R_PAREN, "')'")
+        return tuple(values)
+
+
+def at_charset(c: Cursor) -> bool:
+    return c.at("CHARACTER", "SET") or c.at("CHARSET") or c.at("CHAR", "SET")
+
+
+def parse_charset_clause(c: Cursor) -> str:
+    """``CHARACTER SET [=] name`` / ``CHARSET [=] name``; returns the name (``DEFAULT`` kept)."""
+    if not c.accept("CHARSET"):
+        c.advance()
+        c.expect("SET")
+    c.accept_equals()
+    return c.name_or_string("character set name")
+
+
+# --- column definitions ---------------------------------------------------------------------------
+
+_CURRENT_TIMESTAMP_WORDS = frozenset({"CURRENT_TIMESTAMP", "NOW", "LOCALTIME", "LOCALTIMESTAMP"})
+_EPOCH_TEXT = "1970-01-01 00:00:00"
+_NILADIC_FUNCTIONS = frozenset(
+    {
+        "CURRENT_DATE",
+        "CURRENT_TIME",
+        "CURRENT_USER",
+        "UTC_DATE",
+        "UTC_TIME",
+        "UTC_TIMESTAMP",
+        "CURRENT_ROLE",
+        "USER",
+        "SYSDATE",
+    }
+)
+_REFERENCE_ACTIONS = ("RESTRICT", "CASCADE", "SET NULL", "NO ACTION", "SET DEFAULT")
+
+
+def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
+    data_type = parse_data_type(c)
+    nullable: bool | None = None
+    default: DefaultValue | None = None
+    serial = data_type.key == "SERIAL"
+    auto_increment = unique = serial
+    primary_key = False
+    comment: str | None = None
+    generation: str | None = None
+    invisible = False
+    charset, collation = data_type.charset, data_type.collation
+    storage = c.dialect.generated_storage_words
+    while not c.done and not c.at_type(TokenType.COMMA) and not c.at_type(TokenType.R_PAREN):
+        word = c.word()
+        if word in ("FIRST", "AFTER") or c.at_boundary():
+            break  # ALTER TABLE column position (handled by the caller) or the next statement
+        if c.accept("NOT", "NULL"):
+            nullable = False
+        elif c.accept("NULL"):
+            nullable = True
+        elif word == "DEFAULT":
+            c.advance()
+            default = parse_default_value(c)
+        elif word == "AUTO_INCREMENT":
+            c.advance()
+            auto_increment = True
+        elif c.accept("SERIAL", "DEFAULT", "VALUE"):
+            serial = unique = auto_increment = True
+        elif c.accept("UNIQUE"):
+            c.accept_any(frozenset({"KEY", "INDEX"}))
+            unique = True
+        elif c.accept("PRIMARY", "KEY") or c.accept("KEY"):
+            primary_key = True
+        elif word == "COMMENT":
+            c.advance()
+            comment = c.string("comment text")
+        elif word == "COLLATE":
+            c.advance()
+            c.accept_equals()
+            collation = c.name_or_string("collation name")
+        elif at_charset(c):
+            charset = parse_charset_clause(c)
+        elif word in ("GENERATED", "AS"):
+            generation = _generated_column(c, storage)
+        elif word in ("VISIBLE", "INVISIBLE"):
+            c.advance()
+            invisible = word == "INVISIBLE"
+        elif word == "ON" and c.word(1) == "UPDATE":
+            c.advance()
+            c.advance()
+            _on_update_value(c)
+            # Debezium marks ON UPDATE CURRENT_TIMESTAMP columns auto-incremented and generated.
+            auto_increment = True
+        elif word in ("COLUMN_FORMAT", "STORAGE"):
+            c.advance()
+            c.advance()
+        elif word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
+            c.advance()
+            c.accept_equals()
+            c.string()
+        elif word == "SRID" or word == "REF_SYSTEM_ID":
+            c.advance()
+            c.accept_equals()
+            c.integer("SRID")
+        elif word == "REFERENCES":
+            parse_reference(c)
+        elif word == "CONSTRAINT" or word == "CHECK":
+            if c.accept("CONSTRAINT") and c.word() != "CHECK":
+                c.identifier("constraint name")
+            c.expect("CHECK")
+            c.skip_parenthesized()
+            enforced(c)
+        elif c.accept("NOT", "SECONDARY"):
+            pass
+        elif word == "COMPRESSED":
+            c.advance()
+            if c.accept_type(TokenType.EQ):
+                c.identifier("compression method")
+        elif c.accept("WITH", "SYSTEM", "VERSIONING") or c.accept("WITHOUT", "SYSTEM", "VERSIONING"):
+            pass
+        elif word in ("BINARY", "ASCII", "UNICODE", "BYTE"):
+            c.advance()
+        else:
+            raise c.error(f"unexpected text in the definition of column {name!r}")
+    if serial and nullable is None:
+        nullable = False
+    return ColumnDefinition(
+        name=name,
+        type=_with_charset(data_type, charset, collation),
+        nullable=nullable,
+        default=default,
+        auto_increment=auto_increment,
+        primary_key=primary_key,
+        unique=unique,
+        comment=comment,
+        generation_expression=generation,
+        serial=serial,
+        invisible=invisible,
+    )
+
+
+def _with_charset(data_type: DataTypeSpec, charset: str | None, collation: str | None) -> DataTypeSpec:
+    if charset == data_type.charset and collation == data_type.collation:
+        return data_type
+    return DataTypeSpec(
+        key=data_type.key,
+        name=data_type.name,
+        length=data_type.length,
+        scale=data_type.scale,
+        unsigned=data_type.unsigned,
+        zerofill=data_type.zerofill,
+        charset=charset,
+        collation=collation,
+        values=data_type.values,
+    )
+
+
+def _generated_column(c: Cursor, storage: frozenset[str]) -> str:
+    if c.accept("GENERATED"):
+        c.expect("ALWAYS")
+    c.expect("AS")
+    if c.accept("ROW"):
+        # MariaDB system-versioning columns: GENERATED ALWAYS AS ROW START|END.
+        boundary = c.accept_any(frozenset({"START", "END"}))
+        if boundary is None:
+            raise c.error("expected START or END")
+        return f"ROW {boundary}"
+    first, last = c.skip_parenthesized()
+    text = c.text_between(first, last) if last >= first else ""
+    c.accept_any(storage)
+    return text
+
+
+def _on_update_value(c: Cursor) -> None:
+    if not c.accept_any(_CURRENT_TIMESTAMP_WORDS):
+        raise c.error("expected CURRENT_TIMESTAMP after ON UPDATE")
+    if c.at_type(TokenType.L_PAREN):
+        c.skip_parenthesized()
+
+
+def enforced(c: Cursor) -> None:
+    if not c.accept("NOT", "ENFORCED"):
+        c.accept("ENFORCED")
+
+
+def parse_default_value(c: Cursor) -> DefaultValue:
+    """The value after DEFAULT, in Debezium's ``defaultValueExpression`` terms."""
+    token = c.peek()
+    if token is None:
+        raise c.error("expected a default value")
+    word = c.word()
+    if word == "NULL":
+        c.advance()
+        return DefaultValue(None, is_null=True)
+    if word in ("TRUE", "FALSE"):
+        c.advance()
+        return DefaultValue(c.raw(token))
+    if word in _CURRENT_TIMESTAMP_WORDS:
+        start = c.i
+        c.advance()
+        if c.at_type(TokenType.L_PAREN):
+            first, last = c.skip_parenthesized()
+            if last >= first and c.tokens[first].token_type != TokenType.NUMBER:
+                raise DdlSyntaxError("expected a precision", c.tokens[first].start)
+        if word in ("CURRENT_TIMESTAMP", "NOW"):
+            return DefaultValue(_EPOCH_TEXT)
+        return DefaultValue("".join(c.raw(t) for t in c.tokens[start : c.i]))
+    if token.token_type in (TokenType.DASH, TokenType.PLUS):
+        sign = "-" if token.token_type == TokenType.DASH else "+"
+        c.advance()
+        number = _number_text(c)
+        return DefaultValue(sign + number)
+    if token.token_type in (TokenType.NUMBER, TokenType.DOT):
+        return DefaultValue(_number_text(c))
+    if token.token_type in (TokenType.INTRODUCER, TokenType.STRING, TokenType.NATIONAL_STRING):
+        return DefaultValue(_string_default_text(c))
+    if token.token_type == TokenType.BIT_STRING:
+        c.advance()
+        return DefaultValue(token.text)
+    if token.token_type == TokenType.HEX_STRING:
+        c.advance()
+        return DefaultValue(None, ignored=True)
+    if token.token_type == TokenType.L_PAREN:
+        c.skip_parenthesized()
+        return DefaultValue(None)
+    if word in _NILADIC_FUNCTIONS:
+        c.advance()
+        return DefaultValue(None)
+    # MariaDB also accepts unparenthesized expressions (``DEFAULT curdate()``, ``NEXT VALUE FOR s``).
+    if is_word(token) or token.token_type == TokenType.IDENTIFIER:
+        if c.accept("NEXT", "VALUE", "FOR") or c.accept("PREVIOUS", "VALUE", "FOR"):
+            c.qualified_name("sequence name")
+            return DefaultValue(None)
+        c.qualified_name("function name")
+        if c.at_type(TokenType.L_PAREN):
+            c.skip_parenthesized()
+            return DefaultValue(None)
+    raise c.error("expected a default value")
+
+
+def _number_text(c: Cursor) -> str:
+    token = c.peek()
+    if token is not None and token.token_type == TokenType.DOT:
+        # ``.5`` is tokenized as '.', '5'.
+        c.advance()
+        digits = c.expect_type(TokenType.NUMBER, "a number")
+        return "." + digits.text
+    number = c.expect_type(TokenType.NUMBER, "a number")
+    text = c.raw(number)
+    nxt = c.peek()
+    if nxt is not None and nxt.token_type == TokenType.DOT and nxt.start == number.end + 1:
+        # ``1.`` is tokenized as '1', '.'.
+        c.advance()
+        text += "."
+    return text
+
+
+def _string_default_text(c: Cursor) -> str:
+    """Debezium keeps the literal's text without the outer quotes of the first literal; charset
+    introducers (``_utf8mb4'x'``) and national prefixes (``N'x'``) stay in the text."""
+    first = c.i
+    c.accept_type(TokenType.INTRODUCER)
+    token = c.peek()
+    if token is None or token.token_type not in STRING_TYPES:
+        raise c.error("expected a string literal")
+    c.advance()
+    while c.at_type(TokenType.STRING):
+        c.advance()
+    last = c.i - 1
+    if c.accept("COLLATE"):
+        c.name_or_string("collation name")
+        raw = c.raw(
+            c.tokens[first] if c.tokens[first].token_type != TokenType.INTRODUCER else c.tokens[first + 1]
+        )
+    else:
+        raw = "".join(c.raw(t) for t in c.tokens[first : last + 1])
+    if len(raw) >= 2 and raw[0] == "'" and raw[-1] == "'":
+        return raw[1:-1]
+    if len(raw) >= 2 and raw[0] == '"' and raw[-1] == '"':
+        # Debezium reads the literal as the single-quoted one it rewrites it to (ddl.quoting).
+        return as_single_quoted_body(raw[1:-1])
+    return raw
+
+
+def parse_reference(c: Cursor) -> None:
+    """``REFERENCES tbl (cols) [MATCH ...] [ON DELETE|UPDATE action]...`` (no effect on the model)."""
+    c.expect("REFERENCES")
+    c.qualified_name("referenced table")
+    if c.at_type(TokenType.L_PAREN):
+        c.skip_parenthesized()
+    while True:
+        if c.accept("MATCH"):
+            if not c.accept_any(frozenset({"FULL", "PARTIAL", "SIMPLE"})):
+                raise c.error("expected FULL, PARTIAL or SIMPLE")
+            continue
+        if c.at("ON") and c.word(1) in ("DELETE", "UPDATE"):
+            c.advance()
+            c.advance()
+            for action in _REFERENCE_ACTIONS:
+                if c.accept(*action.split()):
+                    break
+            else:
+                raise c.error("expected a referential action")
+            continue
+        return
+
+
+# --- keys -------------------------------------------------------------------------------------------
+
+
+def parse_key_columns(c: Cursor) -> tuple[str, ...]:
+    """``(col [(len)] [ASC|DESC], ... )``; functional key parts ``((expr))`` are not columns."""
+    c.expect_type(TokenType.L_PAREN, "'(' with the key columns")
+    columns: list[str] = []
+    while True:
+        if c.at_type(TokenType.L_PAREN):
+            c.skip_parenthesized()
+        else:
+            columns.append(c.name_or_string("column name"))
+            if c.at_type(TokenType.L_PAREN):
+                c.skip_parenthesized()
+        c.accept_any(frozenset({"ASC", "DESC"}))
+        if c.accept_type(TokenType.COMMA):
+            continue
+        c.expect_type(TokenType.R_PAREN, "')'")
+        return tuple(columns)
+
+
+def index_options(c: Cursor) -> None:
+    while True:
+        word = c.word()
+        if word == "USING" or word == "TYPE":
+            c.advance()
+            c.identifier("index type")
+        elif word == "KEY_BLOCK_SIZE":
+            c.advance()
+            c.accept_equals()
+            c.advance()
+        elif word == "COMMENT":
+            c.advance()
+            c.string("comment text")
+        elif word == "WITH" and c.word(1) == "PARSER":
+            c.advance()
+            c.advance()
+            c.identifier("parser name")
+        elif word in ("VISIBLE", "INVISIBLE", "IGNORED", "CLUSTERING"):
+            c.advance()
+            if c.accept_type(TokenType.EQ):
+                c.advance()
+        elif c.accept("NOT", "IGNORED"):
+            pass
+        elif word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
+            c.advance()
+            c.accept_equals()
+            c.string()
+        else:
+            return
+
+
+def _optional_index_name(c: Cursor) -> str | None:
+    if c.at_type(TokenType.L_PAREN) or c.word() in ("USING", "TYPE"):
+        return None
+    return c.identifier("index name")
+
+
+def parse_key_definition(c: Cursor) -> KeyDefinition:
+    """A table-level key or constraint inside CREATE TABLE (...) or after ALTER TABLE ... ADD."""
+    constraint_name: str | None = None
+    if c.accept("CONSTRAINT") and c.word() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
+        constraint_name = c.identifier("constraint name")
+    word = c.word()
+    if c.accept("PRIMARY", "KEY"):
+        if not c.at_type(TokenType.L_PAREN) and c.word() not in ("USING", "TYPE"):
+            c.identifier("index name")  # accepted and ignored by MySQL
+        index_options(c)
+        columns = parse_key_columns(c)
+        index_options(c)
+        return KeyDefinition("primary", constraint_name, columns)
+    if word == "UNIQUE":
+        c.advance()
+        c.accept_any(frozenset({"KEY", "INDEX"}))
+        c.accept("IF", "NOT", "EXISTS")
+        name = _optional_index_name(c) or constraint_name
+        index_options(c)
+        columns = parse_key_columns(c)
+        index_options(c)
+        return KeyDefinition("unique", name, columns)
+    if word == "FOREIGN":
+        c.advance()
+        c.expect("KEY")
+        c.accept("IF", "NOT", "EXISTS")
+        name = constraint_name
+        if not c.at_type(TokenType.L_PAREN):
+            name = c.identifier("foreign key name")
+        columns = parse_key_columns(c)
+        parse_reference(c)
+        return KeyDefinition("foreign", name, columns)
+    if word == "CHECK":
+        c.advance()
+        c.skip_parenthesized()
+        enforced(c)
+        return KeyDefinition("check", constraint_name)
+    if constraint_name is not None:
+        raise c.error("expected PRIMARY KEY, UNIQUE, FOREIGN KEY or CHECK after CONSTRAINT")
+    if word in ("FULLTEXT", "SPATIAL"):
+        c.advance()
+        c.accept_any(frozenset({"KEY", "INDEX"}))
+        kind = word.lower()
+    elif word in ("KEY", "INDEX"):
+        c.advance()
+        kind = "index"
+    else:
+        raise c.error("expected a key definition")
+    c.accept("IF", "NOT", "EXISTS")
+    name = _optional_index_name(c)
+    index_options(c)
+    columns = parse_key_columns(c)
+    index_options(c)
+    return KeyDefinition(kind, name, columns)
+
+
+_KEY_START_WORDS = frozenset(
+    {"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL", "KEY", "INDEX"}
+)
+
+
+def at_key_definition(c: Cursor) -> bool:
+    # These words are reserved: unquoted, they never name a column.
+    return c.word() in _KEY_START_WORDS
+
+
+# --- table options ----------------------------------------------------------------------------------
+
+# Options taking one value, with or without '=' (CREATE/ALTER TABLE table_option).
+_VALUE_OPTIONS = frozenset(
+    {
+        "ENGINE",
+        "TYPE",
+        "AUTO_INCREMENT",
+        "AVG_ROW_LENGTH",
+        "CHECKSUM",
+        "TABLE_CHECKSUM",
+        "COMPRESSION",
+        "CONNECTION",
+        "DELAY_KEY_WRITE",
+        "ENCRYPTION",
+        "INSERT_METHOD",
+        "KEY_BLOCK_SIZE",
+        "MAX_ROWS",
+        "MIN_ROWS",
+        "PACK_KEYS",
+        "PASSWORD",
+        "ROW_FORMAT",
+        "STATS_AUTO_RECALC",
+        "STATS_PERSISTENT",
+        "STATS_SAMPLE_PAGES",
+        "ENGINE_ATTRIBUTE",
+        "SECONDARY_ENGINE_ATTRIBUTE",
+        "SECONDARY_ENGINE",
+        "AUTOEXTEND_SIZE",
+        "PAGE_CHECKSUM",
+        "PAGE_COMPRESSED",
+        "PAGE_COMPRESSION_LEVEL",
+        "TRANSACTIONAL",
+        "ENCRYPTED",
+        "ENCRYPTION_KEY_ID",
+        "IETF_QUOTES",
+        "SEQUENCE",
+        "START",
+        "STATS_MODE",
+    }
+)
+
+
+def parse_table_option(c: Cursor) -> TableOptions | None:
+    """One table option; returns the charset/collation/comment it sets, or None when it is none of
+    those. Raises when the next tokens are not a table option."""
+    if c.at("DEFAULT") and (_at_charset_after_default(c) or c.word(1) == "COLLATE"):
+        c.advance()
+    if at_charset(c):
+        return TableOptions(charset=parse_charset_clause(c))
+    word = c.word()
+    if word == "COLLATE":
+        c.advance()
+        c.accept_equals()
+        return TableOptions(collation=c.name_or_string("collation name"))
+    if word == "COMMENT":
+        c.advance()
+        c.accept_equals()
+        return TableOptions(comment=c.string("comment text"))
+    if word in ("DATA", "INDEX") and c.word(1) == "DIRECTORY":
+        c.advance()
+        c.advance()
+        c.accept_equals()
+        c.string("directory")
+        return None
+    if word == "UNION":
+        c.advance()
+        c.accept_equals()
+        c.skip_parenthesized()
+        return None
+    if word == "TABLESPACE":
+        c.advance()
+        c.accept_equals()
+        c.identifier("tablespace name")
+        if c.accept("STORAGE"):
+            c.advance()
+        return None
+    if c.accept("WITH", "SYSTEM", "VERSIONING"):
+        return TableOptions(system_versioning=True)
+    if c.accept("START", "TRANSACTION"):
+        return None
+    if c.at("STORAGE") and c.word(1) in ("DISK", "MEMORY"):
+        c.advance()
+        c.advance()
+        return None
+    if word and (word in _VALUE_OPTIONS or c.at_type(TokenType.EQ, 1)):
+        c.advance()
+        c.accept_equals()
+        value = c.peek()
+        if value is None or value.token_type in (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN):
+            raise c.error(f"expected a value for table option {word}")
+        c.advance()
+        return None
+    raise c.error("expected a table option")
+
+
+def _at_charset_after_default(c: Cursor) -> bool:
+    return c.word(1) == "CHARSET" or (c.word(1) in ("CHARACTER", "CHAR") and c.word(2) == "SET")
+
+
+def merge_options(a: TableOptions, b: TableOptions | None) -> TableOptions:
+    if b is None:
+        return a
+    return TableOptions(
+        charset=b.charset or a.charset,
+        collation=b.collation or a.collation,
+        comment=b.comment if b.comment is not None else a.comment,
+        system_versioning=a.system_versioning or b.system_versioning,
+    )

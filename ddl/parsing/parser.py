@@ -1,0 +1,428 @@
+"""DDL text -> new versions of the immutable schema model.
+
+``DdlParser.parse(sql, model, default_database)`` splits one binlog query event (or one snapshot
+step) into statements, parses each with the MySQL grammar of ``ddl.parsing.grammar`` (over sqlglot's MySQL
+tokenizer, see ``ddl.parsing.dialect``) and applies it to the model, following Debezium's relational model:
+column ``typeName``/``jdbcType``/``length``/``scale``, charset inheritance column -> table ->
+database -> server, ``hasDefaultValue``/``defaultValueExpression`` literals, SERIAL, and renames as
+ALTER changes with the previous id.
+
+Where Debezium is ambiguous or its behaviour contradicts what the server does, the server wins:
+MODIFY/CHANGE replace the whole column definition (so an omitted NOT NULL makes the column
+nullable, as in MySQL), and without an explicit primary key the first UNIQUE key whose columns are
+all NOT NULL is the key - the rule MySQL itself uses for an implicit primary key - so a table
+parsed from its streamed DDL and from its ``SHOW CREATE TABLE`` text gets the same key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ddl.errors import DdlError
+from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange, TableId
+from ddl.parsing.dialect import MARIADB, MYSQL, DdlDialect, SqlTokenError, split_statements
+from ddl.parsing.grammar import parse_statement
+from ddl.parsing.statements import (
+    AlterDatabase,
+    AlterTable,
+    CreateDatabase,
+    CreateIndex,
+    CreateTable,
+    DdlSyntaxError,
+    DropDatabase,
+    DropIndex,
+    DropKey,
+    DropTable,
+    Ignored,
+    RenameTable,
+    SetVariables,
+    Statement,
+    TruncateTable,
+    UseDatabase,
+)
+from ddl.parsing.table_draft import (
+    ALTER_SPEC_HANDLERS,
+    ParseState,
+    SchemaConflict,
+    TableDraft,
+    charset_of_collation,
+    table_charset,
+)
+
+# --- public API -------------------------------------------------------------------------------------
+
+_STATEMENT_PREVIEW = 200
+
+
+class DdlParseError(DdlError):
+    """A statement the parser cannot understand (or that contradicts the known schema)."""
+
+    def __init__(self, statement: str, position: str, reason: str) -> None:
+        self.statement = statement
+        self.position = position
+        self.reason = reason
+        preview = (
+            statement if len(statement) <= _STATEMENT_PREVIEW else statement[:_STATEMENT_PREVIEW] + "..."
+        )
+        super().__init__(f"cannot parse DDL statement at {position}: {reason}; statement: {preview}")
+
+
+@dataclass(frozen=True)
+class ParsedStatement:
+    ddl: str  # the statement text as it appeared
+    database: str | None  # the database it applies to; "" for SET
+    kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"
+    table_changes: tuple[TableChange, ...] = ()
+    truncated: tuple[TableId, ...] = ()
+    # The tables of the whole statement when it was split into several (``DROP TABLE t1, t2``):
+    # Debezium names them all in each part's ``source.table``.
+    statement_tables: tuple[TableId, ...] = ()
+    # ALTER DATABASE: Debezium's streamed record has ``source.table`` "" (other database statements: null).
+    alters_database: bool = False
+
+
+@dataclass(frozen=True)
+class DdlResult:
+    model: SchemaModel  # the model after all statements
+    statements: tuple[ParsedStatement, ...]
+    default_database: str | None  # after any USE
+
+
+class DdlParser:
+    """Parses MySQL-family DDL into model changes. Use ``parser_for(flavor)``."""
+
+    dialect: DdlDialect = MYSQL
+
+    def __init__(self, include_comments: bool = False) -> None:
+        # Debezium's include.schema.comments (default false): table/column comments are dropped.
+        self.include_comments = include_comments
+
+    @property
+    def flavor(self) -> str:
+        return self.dialect.name
+
+    def parse(self, sql: str, model: SchemaModel, default_database: str | None = None) -> DdlResult:
+        try:
+            tokens = self.dialect.tokenize(sql)
+        except SqlTokenError as exc:
+            raise DdlParseError(sql, line_col(sql, exc.offset), str(exc)) from None
+        state = ParseState(model, default_database, self.include_comments)
+        parsed: list[ParsedStatement] = []
+        for chunk in split_statements(tokens):
+            # A chunk normally is one statement; scripts may run statements together without ';'.
+            while chunk:
+                try:
+                    tree, used = parse_statement(chunk, sql, self.dialect)
+                except DdlSyntaxError as exc:
+                    text = sql[chunk[0].start : chunk[-1].end + 1]
+                    raise DdlParseError(text, line_col(sql, exc.offset), exc.reason) from None
+                text = sql[chunk[0].start : chunk[used - 1].end + 1]
+                try:
+                    parsed.extend(_apply(tree, text, state))
+                except SchemaConflict as exc:
+                    raise DdlParseError(text, line_col(sql, chunk[0].start), str(exc)) from None
+                chunk = chunk[used:]
+        return DdlResult(state.model, tuple(parsed), state.default_database)
+
+
+class MySqlDdlParser(DdlParser):
+    dialect = MYSQL
+
+
+class MariaDbDdlParser(DdlParser):
+    dialect = MARIADB
+
+
+_PARSERS: dict[str, type[DdlParser]] = {"mysql": MySqlDdlParser, "mariadb": MariaDbDdlParser}
+
+
+def parser_for(flavor: str, include_comments: bool = False) -> DdlParser:
+    """The parser for a server flavour: ``mysql`` or ``mariadb``."""
+    try:
+        return _PARSERS[flavor.lower()](include_comments=include_comments)
+    except KeyError:
+        raise ValueError(f"unknown server flavor {flavor!r}: use 'mysql' or 'mariadb'") from None
+
+
+def line_col(text: str, offset: int) -> str:
+    """``line L, column C`` (1-based) of a character offset."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+# System variables whose SET changes how later DDL resolves charsets.
+_CHARSET_VARIABLES = frozenset(
+    {"character_set_server", "collation_server", "character_set_database", "collation_database"}
+)
+
+
+def _apply(tree: Statement, text: str, state: ParseState) -> list[ParsedStatement]:
+    handler = _HANDLERS.get(type(tree))
+    if handler is None:  # pragma: no cover - every statement type has a handler
+        raise SchemaConflict(f"no handler for {type(tree).__name__}")
+    result = handler(tree, text, state)
+    return result if isinstance(result, list) else [result]
+
+
+def _ignored(tree: Any, text: str, state: ParseState) -> ParsedStatement:
+    return ParsedStatement(text, state.default_database, "ignored")
+
+
+def _create_table(tree: CreateTable, text: str, state: ParseState) -> ParsedStatement:
+    if tree.temporary:
+        return ParsedStatement(text, state.default_database, "ignored")
+    table_id = state.table_id(tree.name)
+    database = state.database_of(tree.name, *([tree.like] if tree.like is not None else []))
+    existing = state.model.tables.get(state.find_table_id(tree.name))
+    if existing is not None and tree.if_not_exists:
+        return ParsedStatement(text, database, "table")
+    if tree.like is not None:
+        source = state.model.tables.get(state.find_table_id(tree.like))
+        if source is None:
+            return ParsedStatement(text, database, "table")
+        table = source.with_(id=table_id)
+    else:
+        table = _new_table(tree, table_id, state)
+    remove = [existing.id] if existing is not None else []
+    state.model = state.model.with_tables(put=[table], remove=remove)
+    return ParsedStatement(text, database, "table", (TableChange(ChangeType.CREATE, table_id, table),))
+
+
+def _new_table(tree: CreateTable, table_id: TableId, state: ParseState) -> Table:
+    draft = TableDraft(
+        table_id,
+        default_charset=table_charset(tree.options, table_id.database, state),
+        comment=tree.options.comment if state.include_comments else None,
+    )
+    names = [c.name.lower() for c in tree.columns]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SchemaConflict(f"duplicate column {duplicates[0]!r} in table {table_id}")
+    for definition in tree.columns:
+        draft.add_column(definition, None, state.include_comments)
+    for key in tree.keys:
+        draft.add_key(key)
+    if tree.options.system_versioning:
+        draft.add_system_versioning()
+    return draft.finish()
+
+
+def _alter_table(tree: AlterTable, text: str, state: ParseState) -> ParsedStatement:
+    table_id = state.find_table_id(tree.name)
+    table = state.model.tables.get(table_id)
+    database = state.database_of(tree.name)
+    if table is None:
+        # Debezium ignores ALTERs of tables it does not know (e.g. not captured).
+        return ParsedStatement(text, database, "table")
+    draft = TableDraft.of(table)
+    for spec in tree.specs:
+        ALTER_SPEC_HANDLERS[type(spec)](draft, spec, state)
+    new_table = draft.finish()
+    previous = table_id if new_table.id != table_id else None
+    state.model = state.model.with_tables(put=[new_table], remove=[table_id])
+    change = TableChange(ChangeType.ALTER, new_table.id, new_table, previous)
+    return ParsedStatement(text, database, "table", (change,))
+
+
+# What precedes the table list of a DROP TABLE statement, and the RESTRICT/CASCADE after it.
+_DROP_TABLE_PREFIX = re.compile(
+    r"\s*(DROP\s+(?:TEMPORARY\s+)?(?:ONLINE\s+|OFFLINE\s+)?TABLES?\s+(?:IF\s+EXISTS\s+)?)", re.IGNORECASE
+)
+_DROP_TYPE_SUFFIX = re.compile(r"\s(RESTRICT|CASCADE)\s*;?\s*$", re.IGNORECASE)
+
+
+def _drop_tables(tree: DropTable, text: str, state: ParseState) -> list[ParsedStatement]:
+    """Debezium's ``DropTableParserListener``: one statement per dropped table, its text the
+    statement's own prefix plus the table's qualified name (``DROP TABLE `db`.`t` ``) plus any
+    RESTRICT/CASCADE."""
+    dropped = _drop_table(tree, text, state)
+    if dropped.kind != "table":
+        return [dropped]
+    prefix = _DROP_TABLE_PREFIX.match(text)
+    suffix = _DROP_TYPE_SUFFIX.search(text)
+    head = prefix.group(1) if prefix else "DROP TABLE "
+    tail = f" {suffix.group(1)}" if suffix else ""
+    tables = tuple(change.id for change in dropped.table_changes)
+    return [
+        ParsedStatement(
+            f"{head}{_backquoted(change.id)}{tail}", change.id.database, "table", (change,), (), tables
+        )
+        for change in dropped.table_changes
+    ]
+
+
+def _backquoted(table_id: TableId) -> str:
+    return "`" + table_id.database.replace("`", "``") + "`.`" + table_id.table.replace("`", "``") + "`"
+
+
+def _drop_table(tree: DropTable, text: str, state: ParseState) -> ParsedStatement:
+    if tree.temporary:
+        return ParsedStatement(text, state.default_database, "ignored")
+    ids = [state.find_table_id(name) for name in tree.names]
+    state.model = state.model.with_tables(remove=ids)
+    changes = tuple(TableChange(ChangeType.DROP, table_id, None) for table_id in ids)
+    return ParsedStatement(text, state.database_of(*tree.names), "table", changes)
+
+
+def _rename_table(tree: RenameTable, text: str, state: ParseState) -> ParsedStatement:
+    changes: list[TableChange] = []
+    for old_name, new_name in tree.pairs:
+        old_id = state.find_table_id(old_name)
+        new_id = state.table_id(new_name)
+        table = state.model.tables.get(old_id)
+        if table is None:
+            continue
+        renamed = table.with_(id=new_id)
+        state.model = state.model.with_tables(put=[renamed], remove=[old_id])
+        changes.append(TableChange(ChangeType.ALTER, new_id, renamed, old_id))
+    database = state.database_of(*(name for pair in tree.pairs for name in pair))
+    return ParsedStatement(text, database, "table", tuple(changes))
+
+
+def _truncate(tree: TruncateTable, text: str, state: ParseState) -> ParsedStatement:
+    table_id = state.find_table_id(tree.name)
+    return ParsedStatement(text, state.database_of(tree.name), "truncate", truncated=(table_id,))
+
+
+def _create_index(tree: CreateIndex, text: str, state: ParseState) -> ParsedStatement:
+    table_id = state.find_table_id(tree.table)
+    table = state.model.tables.get(table_id)
+    if table is None:
+        return ParsedStatement(text, state.database_of(tree.table), "table")
+    draft = TableDraft.of(table)
+    draft.add_key(tree.key)
+    return _altered(draft, state.database_of(tree.table), text, state)
+
+
+def _drop_index(tree: DropIndex, text: str, state: ParseState) -> ParsedStatement:
+    table_id = state.find_table_id(tree.table)
+    table = state.model.tables.get(table_id)
+    if table is None:
+        return ParsedStatement(text, state.database_of(tree.table), "table")
+    draft = TableDraft.of(table)
+    draft.drop_key(DropKey("index", tree.name))
+    return _altered(draft, state.database_of(tree.table), text, state)
+
+
+def _altered(draft: TableDraft, database: str, text: str, state: ParseState) -> ParsedStatement:
+    table = draft.finish()
+    state.model = state.model.with_tables(put=[table])
+    return ParsedStatement(text, database, "table", (TableChange(ChangeType.ALTER, table.id, table),))
+
+
+def _create_database(tree: CreateDatabase, text: str, state: ParseState) -> ParsedStatement:
+    if tree.name in state.model.databases and tree.if_not_exists:
+        return ParsedStatement(text, tree.name, "database")
+    charset, collation = _database_charset(tree.charset, tree.collation, state)
+    state.model = state.model.with_database(Database(tree.name, charset, collation))
+    return ParsedStatement(text, tree.name, "database")
+
+
+def _alter_database(tree: AlterDatabase, text: str, state: ParseState) -> ParsedStatement:
+    name = tree.name if tree.name is not None else state.default_database
+    if name is None:
+        return ParsedStatement(text, None, "database", alters_database=True)
+    current = state.model.databases.get(name, Database(name))
+    charset, collation = _database_charset(tree.charset, tree.collation, state)
+    if tree.charset is None and tree.collation is None:
+        charset, collation = current.default_charset, current.default_collation
+    state.model = state.model.with_database(Database(name, charset, collation))
+    return ParsedStatement(text, name, "database", alters_database=True)
+
+
+def _database_charset(
+    charset: str | None, collation: str | None, state: ParseState
+) -> tuple[str | None, str | None]:
+    if charset is not None and charset.upper() == "DEFAULT":
+        charset = state.model.server_charset
+    if charset is None and collation is not None:
+        charset = charset_of_collation(collation)
+    return charset, collation
+
+
+def _drop_database(tree: DropDatabase, text: str, state: ParseState) -> ParsedStatement:
+    # Debezium records DROP DATABASE without tableChanges; replaying the DDL drops the tables.
+    state.model = state.model.with_database(None, drop=tree.name)
+    return ParsedStatement(text, tree.name, "database")
+
+
+def _use(tree: UseDatabase, text: str, state: ParseState) -> ParsedStatement:
+    state.default_database = tree.name
+    return ParsedStatement(text, tree.name, "use")
+
+
+def _set(tree: SetVariables, text: str, state: ParseState) -> ParsedStatement:
+    relevant = [(scope, name, value) for scope, name, value in tree.assignments if name in _CHARSET_VARIABLES]
+    if not relevant:
+        return ParsedStatement(text, state.default_database, "ignored")
+    for _scope, name, value in relevant:
+        if value.upper() == "DEFAULT":
+            continue
+        state.model = _SET_VARIABLE[name](state, value)
+    return ParsedStatement(text, "", "set")
+
+
+def _set_server_charset(state: ParseState, value: str) -> SchemaModel:
+    return _replace_model(state.model, server_charset=value)
+
+
+def _set_server_collation(state: ParseState, value: str) -> SchemaModel:
+    # Setting the collation also sets the matching character set, as in MySQL.
+    return _replace_model(state.model, server_collation=value, server_charset=charset_of_collation(value))
+
+
+def _set_database_charset(state: ParseState, value: str) -> SchemaModel:
+    if state.default_database is None:
+        return state.model
+    current = state.model.databases.get(state.default_database, Database(state.default_database))
+    return state.model.with_database(Database(current.name, value, current.default_collation))
+
+
+def _set_database_collation(state: ParseState, value: str) -> SchemaModel:
+    if state.default_database is None:
+        return state.model
+    return state.model.with_database(Database(state.default_database, charset_of_collation(value), value))
+
+
+def _replace_model(model: SchemaModel, **changes: Any) -> SchemaModel:
+    return replace(model, **changes)
+
+
+_SET_VARIABLE: dict[str, Callable[[ParseState, str], SchemaModel]] = {
+    "character_set_server": _set_server_charset,
+    "collation_server": _set_server_collation,
+    "character_set_database": _set_database_charset,
+    "collation_database": _set_database_collation,
+}
+
+# A handler gives one statement, or several where Debezium splits one (DROP TABLE a, b).
+_HANDLERS: dict[type, Callable[[Any, str, ParseState], ParsedStatement | list[ParsedStatement]]] = {
+    CreateTable: _create_table,
+    AlterTable: _alter_table,
+    DropTable: _drop_tables,
+    RenameTable: _rename_table,
+    TruncateTable: _truncate,
+    CreateIndex: _create_index,
+    DropIndex: _drop_index,
+    CreateDatabase: _create_database,
+    AlterDatabase: _alter_database,
+    DropDatabase: _drop_database,
+    UseDatabase: _use,
+    SetVariables: _set,
+    Ignored: _ignored,
+}
+
+__all__ = [
+    "DdlParseError",
+    "DdlParser",
+    "DdlResult",
+    "MariaDbDdlParser",
+    "MySqlDdlParser",
+    "ParsedStatement",
+    "parser_for",
+]
