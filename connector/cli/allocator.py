@@ -50,20 +50,10 @@ def reexec_with_tuned_allocator(arguments: Sequence[str]) -> None:
         os.execve(sys.executable, [sys.executable, *arguments], env)
 
 
-# The collector's thresholds while streaming. A batch holds thousands of records (a dozen container
-# objects each) until its write: with the default 700, a young collection runs every ~60 records and
-# promotes the batch's objects, which older collections then scan again, though records hold no
-# cycles and die by reference counting once written. 50,000 lets most die young and unscanned; the
-# older generations keep their default ratios.
-STREAMING_GC_THRESHOLDS = (50_000, 10, 10)
-
-
 def freeze_start_up_objects() -> None:
     """Move every object alive now (imported modules, sqlglot's tables, Connect schemas, the
     configuration: tens of thousands that live as long as the process) out of the collector's
     sight, so that the full collections a stream of short-lived records triggers do not scan them
-    again each time (``gc.freeze``), and set the collector's thresholds for streaming
-    (``STREAMING_GC_THRESHOLDS``). Called by the long-running commands once they are set up."""
+    again each time (``gc.freeze``). Called by the long-running commands once they are set up."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(*STREAMING_GC_THRESHOLDS)
