@@ -19,7 +19,19 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import BooleanType, DataType, StructField, StructType
+from pyspark.sql.types import (
+    BooleanType,
+    ByteType,
+    DataType,
+    DateType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
 from sink.spark.commits import CommitMeta
@@ -229,7 +241,9 @@ class DeltaWriter:
                 rows.append((*row, False))
         source = frame_of(self.spark, rows, flagged)
         key_names = _field_names(schema, step.key)
-        condition = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key_names)
+        matches = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key_names)
+        key_range = _key_range(schema, key_names, step.net)
+        condition: str | Column = matches if key_range is None else key_range & F.expr(matches)
         values_map: dict[str, str | Column] = {quote(f.name): f"s.{quote(f.name)}" for f in schema.fields}
         target = DeltaTable.forPath(self.spark, path)
         with self._commit(meta, txn=True):
@@ -296,6 +310,26 @@ class DeltaWriter:
     def restore(self, path: str, version: int, meta: CommitMeta) -> None:
         with self._commit(meta, txn=False):
             DeltaTable.forPath(self.spark, path).restoreToVersion(version)
+
+
+# Key types whose order is the same in Python and in Spark (a range of them bounds the keys).
+_RANGE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType, DecimalType, DateType)
+
+
+def _key_range(
+    schema: StructType, key_names: Sequence[str], net: dict[tuple[Any, ...], Any]
+) -> Column | None:
+    """``t.key BETWEEN min AND max`` over the step's keys, for a one-column key of an ordered type:
+    a MERGE condition on the target alone lets Delta skip the files whose key statistics lie
+    outside it (rows land in files by arrival, so recent keys share few files), instead of joining
+    every file of the table with the batch."""
+    if len(key_names) != 1 or not net or not isinstance(schema[key_names[0]].dataType, _RANGE_TYPES):
+        return None
+    values = [key[0] for key in net]
+    if any(v is None for v in values):
+        return None
+    column = F.col(f"t.{quote(key_names[0])}")
+    return column.between(F.lit(min(values)), F.lit(max(values)))
 
 
 def _same_path(a: str, b: str) -> bool:

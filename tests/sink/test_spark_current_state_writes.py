@@ -1,11 +1,13 @@
-"""The Spark sink appends a batch to a current-state table when every key in it is new to the table
-(MySQL inserted it, or an initial snapshot read it into an empty table), and merges otherwise: the
-table never holds a key twice, whatever the batch holds."""
+"""How the Spark sink writes a batch to a current-state table: appended when every key in it is new
+to the table (MySQL inserted it, or an initial snapshot read it into an empty table), merged
+otherwise, so that the table never holds a key twice, whatever the batch holds; and a MERGE reads
+only the files whose key range the batch touches."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from pyspark.sql import SparkSession
 
@@ -85,3 +87,29 @@ def test_custom_message_keys_are_always_merged(spark: SparkSession, tmp_path: Pa
     assert rows(spark) == [(1, 11)]
     data_commits = [op for op in operations(spark, tmp_path / "wh") if op[0] != "CREATE TABLE"]
     assert data_commits == [("MERGE", None), ("MERGE", None)]
+
+
+def test_a_merge_skips_files_outside_the_batch_key_range(spark: SparkSession, tmp_path: Path) -> None:
+    """The files of keys 1-3 are gone from storage: a MERGE that read them would fail."""
+    em = Emitter()
+    sink = new_sink(tmp_path / "wh")
+    for first in (1, 101, 201):  # three appends: files with key ranges 1-3, 101-103, 201-203
+        sink.send(em.insert(ITEMS, *[[k, 0] for k in range(first, first + 3)]))
+        sink.flush()
+    table = tmp_path / "wh" / "app" / "items"
+    first_append = min(
+        (p for p in (table / "_delta_log").glob("*.json") if '"operation":"WRITE"' in p.read_text()),
+        key=lambda p: p.name,
+    )
+    added = [
+        orjson.loads(line)["add"]["path"]
+        for line in first_append.read_text().splitlines()
+        if line.startswith('{"add"')
+    ]
+    assert added
+    for name in added:
+        (table / name).unlink()
+    sink.send([*em.update(ITEMS, [102, 0], [102, 5]), *em.delete(ITEMS, [103, 0])])
+    sink.flush()
+    kept = spark.table("app.items").where("id > 100").collect()
+    assert sorted((r["id"], r["qty"]) for r in kept) == [(101, 0), (102, 5), (201, 0), (202, 0), (203, 0)]
