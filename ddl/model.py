@@ -101,6 +101,18 @@ CHARACTER_TYPES = frozenset(
 BINARY_TYPES = frozenset(
     {"BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY"}
 )
+# Spatial types other than POINT (which has its own Debezium schema).
+GEOMETRY_TYPES = frozenset(
+    {
+        "GEOMETRY",
+        "LINESTRING",
+        "POLYGON",
+        "MULTIPOINT",
+        "MULTILINESTRING",
+        "MULTIPOLYGON",
+        "GEOMETRYCOLLECTION",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)

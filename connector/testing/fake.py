@@ -68,7 +68,7 @@ from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.transforms import build_chain
 from ddl.flavor import MARIADB, ServerFlavor
 from ddl.history.store import MemorySchemaHistory
-from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column, Table, TableId, canonical_type
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES, GEOMETRY_TYPES, Column, Table, TableId, canonical_type
 from ddl.parsing.parser import parser_for
 from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
 from sink.base import Sink
@@ -221,17 +221,7 @@ _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
     **dict.fromkeys(("FLOAT", "REAL", "DOUBLE"), _as_float),
     **dict.fromkeys(CHARACTER_TYPES, _as_text),
     **dict.fromkeys(
-        (
-            *BINARY_TYPES,
-            "GEOMETRY",
-            "POINT",
-            "LINESTRING",
-            "POLYGON",
-            "MULTIPOINT",
-            "MULTILINESTRING",
-            "MULTIPOLYGON",
-            "GEOMETRYCOLLECTION",
-        ),
+        (*BINARY_TYPES, *GEOMETRY_TYPES, "POINT"),
         _as_bytes,
     ),
     "JSON": _as_json_text,

@@ -20,7 +20,7 @@ from connector.records.conversion.family import (
     identity,
     no_default,
 )
-from ddl.model import Column
+from ddl.model import GEOMETRY_TYPES, Column
 from sink.connect import ConnectSchema, Field
 
 
@@ -156,19 +156,9 @@ def _point(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyM
     )
 
 
-_GEOMETRY_TYPES = (
-    "GEOMETRY",
-    "LINESTRING",
-    "POLYGON",
-    "MULTIPOINT",
-    "MULTILINESTRING",
-    "MULTIPOLYGON",
-    "GEOMETRYCOLLECTION",
-)
-
 BUILDERS: dict[str, Builder] = {
     "JSON": _json,
-    **dict.fromkeys(_GEOMETRY_TYPES, _geometry),
+    **dict.fromkeys(GEOMETRY_TYPES, _geometry),
     "POINT": _point,
     "VECTOR": _vector,
 }

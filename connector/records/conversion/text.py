@@ -19,7 +19,7 @@ from connector.records.conversion.family import (
     base64_text,
     identity,
 )
-from ddl.model import Column
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES, Column
 
 
 # ------------------------------------------------------------------------------------------------
@@ -134,25 +134,9 @@ def _set(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMap
     )
 
 
-_STRING_TYPES = (
-    "CHAR",
-    "VARCHAR",
-    "NCHAR",
-    "NVARCHAR",
-    "NATIONAL CHAR",
-    "NATIONAL VARCHAR",
-    "TINYTEXT",
-    "TEXT",
-    "MEDIUMTEXT",
-    "LONGTEXT",
-    "LONG",
-    "LONG VARCHAR",
-)
-_BINARY_TYPES = ("BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
-
 BUILDERS: dict[str, Builder] = {
-    **dict.fromkeys(_STRING_TYPES, _string),
-    **dict.fromkeys(_BINARY_TYPES, _binary),
+    **dict.fromkeys(CHARACTER_TYPES - {"ENUM"}, _string),
+    **dict.fromkeys(BINARY_TYPES, _binary),
     "ENUM": _enum,
     "SET": _set,
 }
