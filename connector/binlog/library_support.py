@@ -25,7 +25,7 @@ from pymysqlreplication import gtid as library_gtid
 from pymysqlreplication import row_event as library_rows
 
 from connector.binlog.gtid_events import decode_previous_gtids, encode_gtid_set
-from connector.binlog.json_diff import read_length_encoded
+from connector.binlog.json.diff import read_length_encoded
 from ddl.position import GtidSet
 
 VECTOR = 242

@@ -35,10 +35,10 @@ from typing import Any
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import RowsEvent
 
-from connector.binlog.json_diff import apply_json_diffs, decode_json_diffs, read_length_encoded
+from connector.binlog.json.binary import BinaryJson
+from connector.binlog.json.diff import apply_json_diffs, decode_json_diffs, read_length_encoded
 from connector.binlog.library_support import VECTOR
 from connector.binlog.library_values import library_image, value_adapters
-from connector.binlog.mysql_json import BinaryJson
 from connector.errors import ReplicationError
 from connector.records.builder import TableSchema
 from connector.records.conversion.calendar import days_from_civil, month_length
@@ -146,7 +146,7 @@ def _geometry(src: _Source, var: str, column: Any, codec: str | None, d: int) ->
 
 def _json(src: _Source, var: str, column: Any, codec: str | None, d: int) -> None:
     # MySQL's binary JSON (MariaDB's JSON is a LONGTEXT, a BLOB in the binlog): kept as its bytes,
-    # which the converter renders the way Debezium's binlog client does (connector.binlog.json_render).
+    # which the converter renders the way Debezium's binlog client does (connector.binlog.json.render).
     _length(src, column.length_size, d)
     src.emit(d, f"{var} = binary_json(bytes(data[p:p + n])) if n else None; p += n")
 
@@ -493,7 +493,7 @@ def read_partial_update_rows(
     """The rows of a PARTIAL_UPDATE_ROWS_EVENT with full images: per row the before image, then the
     after image's value options (a length-encoded integer), with PARTIAL_JSON a bitmap with one bit
     per JSON column (``json_columns``, in column order) saying whether the column holds diffs, then
-    the image. A diff list applies to the before image's document (``connector.binlog.json_diff``); an
+    the image. A diff list applies to the before image's document (``connector.binlog.json.diff``); an
     empty one leaves the document as it was. ``after_reader`` reads JSON columns as bytes."""
     out: Rows = []
     p, end = 0, len(data)

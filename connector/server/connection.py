@@ -262,7 +262,7 @@ class ServerProbe:
                     "set log_bin_compress=OFF"
                 )
             # binlog_row_value_options=PARTIAL_JSON is fine: with binlog_row_image=FULL (checked
-            # above) the before image holds the documents the diffs apply to (connector.binlog.json_diff).
+            # above) the before image holds the documents the diffs apply to (connector.binlog.json.diff).
             self._check_grants(cur, need_snapshot_locks)
             gtid_mode = flavor.dialect.gtids_always_on or v.get("gtid_mode", "OFF").upper() == "ON"
             status_sql = flavor.dialect.binlog_status_sql(version_tuple(version))

@@ -37,7 +37,7 @@ from connector.binlog.gtid_events import (
     library_event_body,
 )
 from connector.binlog.guard import EventGuard, incomplete_image, statement_problem, unreadable_event
-from connector.binlog.json_diff import PartialJsonError
+from connector.binlog.json.diff import PartialJsonError
 from connector.binlog.row_decoder import BinlogRowDecoder
 from connector.binlog.server_stream import (
     BinlogReader,

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from connector.binlog.json_render import render_binlog_json, render_json_document
-from connector.binlog.mysql_json import parse_mysql_json
+from connector.binlog.json.binary import parse_mysql_json
+from connector.binlog.json.render import render_binlog_json, render_json_document
 from tests.connector.binlog_json_support import (
     INT32,
     INT64,

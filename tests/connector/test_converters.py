@@ -24,9 +24,9 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import WriteRowsEvent
 
-from connector.binlog.json_render import render_binlog_json
+from connector.binlog.json.binary import BinaryJson, parse_mysql_json
+from connector.binlog.json.render import render_binlog_json
 from connector.binlog.library_values import library_image, value_adapters
-from connector.binlog.mysql_json import BinaryJson, parse_mysql_json
 from connector.records.conversion import (
     ColumnConverter,
     ConverterSettings,

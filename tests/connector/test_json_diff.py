@@ -20,7 +20,8 @@ from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import PartialUpdateRowsEvent
 
 from connector.binlog.guard import EventGuard, UnsafeEventError, incomplete_image
-from connector.binlog.json_diff import (
+from connector.binlog.json.binary import BinaryJson
+from connector.binlog.json.diff import (
     INSERT,
     REMOVE,
     REPLACE,
@@ -31,7 +32,6 @@ from connector.binlog.json_diff import (
     parse_path,
     read_length_encoded,
 )
-from connector.binlog.mysql_json import BinaryJson
 from connector.binlog.row_decoder import compile_image_reader, read_partial_update_rows
 from ddl.model import TableId
 from tests.connector.mysql8_support import bodies, rows_event_parts

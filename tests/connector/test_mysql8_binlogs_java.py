@@ -102,7 +102,7 @@ class _Warnings(logging.Handler):
 # Values where our record differs from what the client decodes, kept on purpose (issue 29's brief:
 # reported, not "fixed" on the expected side): (file, table, column, our value). Each must occur.
 KNOWN_DIFFERENCES: Mapping[tuple[str, str, str, Any], str] = {
-    # None: JSON columns are streamed as the client renders them (connector.binlog.json_render) and
+    # None: JSON columns are streamed as the client renders them (connector.binlog.json.render) and
     # compared as text, byte for byte.
 }
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from connector.binlog.json_render import render_binlog_json, render_json_document
-from connector.binlog.mysql_json import BinaryJson
+from connector.binlog.json.binary import BinaryJson
+from connector.binlog.json.render import render_binlog_json, render_json_document
 from connector.records.charsets import binlog_encoding
 from connector.records.conversion.family import (
     FLOAT32,
@@ -45,7 +45,7 @@ def _json_from_binlog(value: Any) -> Any:
     if isinstance(value, str):
         return value
     # MySQL binary JSON: Debezium streams it as its binlog client renders it (compact, its own
-    # number and date forms; connector.binlog.json_render), while its snapshot reads MySQL's text. A
+    # number and date forms; connector.binlog.json.render), while its snapshot reads MySQL's text. A
     # partial update's diff reaches this point only through the library's fallback decoder
     # (images without every column), which cannot rebuild the document (connector.binlog.row_decoder
     # does, from a full before image, and gives the parsed document rendered here).

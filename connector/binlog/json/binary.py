@@ -6,7 +6,7 @@ documents hold when built from SQL values: ``JSON_OBJECT('d', CAST(1.5 AS DECIMA
 ``JSON_ARRAY(CURDATE(), NOW(), CAST('87:31:46' AS TIME))``. It cannot read a TIME above 23 hours (a
 Python ``time``) and leaves DECIMAL and other types as raw bytes. This decoder reads the whole format
 and gives opaque values a Python form (the structure partial JSON updates are applied to;
-``connector.binlog.json_render`` renders documents as Debezium streams them):
+``connector.binlog.json.render`` renders documents as Debezium streams them):
 
 * DECIMAL → ``decimal.Decimal`` (precision and scale bytes, then DECIMAL's binary form);
 * DATE → ``datetime.date``; DATETIME / TIMESTAMP → ``datetime.datetime`` (MySQL's packed 64-bit
@@ -68,7 +68,7 @@ class JsonOpaque:
 @dataclass(frozen=True, slots=True)
 class BinaryJson:
     """A binlog row's JSON column value as its bytes: rendered as Debezium streams it
-    (``connector.binlog.json_render``), parsed only where a partial update needs the document."""
+    (``connector.binlog.json.render``), parsed only where a partial update needs the document."""
 
     data: bytes
 

@@ -19,7 +19,7 @@ not MySQL's: compact (``{"a":1,"b":[true,null]}``), keys in the binary document'
 
 These quirks are reproduced on purpose and checked against the jar (tests/connector/
 test_binlog_json.py). ``render_binlog_json`` reads the bytes; ``render_json_document`` renders a
-document already parsed by ``connector.binlog.mysql_json`` (the result of a partial JSON update, or the
+document already parsed by ``connector.binlog.json.binary`` (the result of a partial JSON update, or the
 library decoder's value), where the byte-level quirks above cannot be known and do not apply.
 """
 
@@ -33,7 +33,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from connector.binlog.mysql_json import JsonDecodeError, JsonOpaque, JsonTime, decimal_from_binary
+from connector.binlog.json.binary import JsonDecodeError, JsonOpaque, JsonTime, decimal_from_binary
 
 _SMALL_OBJECT, _LARGE_OBJECT, _SMALL_ARRAY, _LARGE_ARRAY = 0x00, 0x01, 0x02, 0x03
 _LITERAL, _INT16, _UINT16, _INT32, _UINT32 = 0x04, 0x05, 0x06, 0x07, 0x08
@@ -301,7 +301,7 @@ _RENDERERS: dict[int, Callable[[bytes, int, list[str]], None]] = {
 
 # -- parsed documents ------------------------------------------------------------------------------
 def render_json_document(value: Any) -> str:
-    """A document parsed by ``connector.binlog.mysql_json`` (or the library) in the client's form."""
+    """A document parsed by ``connector.binlog.json.binary`` (or the library) in the client's form."""
     if isinstance(value, dict):
         items = (f"{json_string(_text(k))}:{render_json_document(v)}" for k, v in value.items())
         return "{" + ",".join(items) + "}"

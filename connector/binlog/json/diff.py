@@ -15,9 +15,9 @@ apply in order to the document the before image holds; the result is the documen
 after the statement. These functions are pure: ``decode_json_diffs`` reads the bytes,
 ``apply_json_diffs`` returns a new document and never changes its input.
 
-Documents are the values ``connector.binlog.mysql_json`` returns (objects as dicts with bytes keys,
+Documents are the values ``connector.binlog.json.binary`` returns (objects as dicts with bytes keys,
 strings as bytes): the converter renders them as Debezium's binlog client would
-(``connector.binlog.json_render``). MySQL keeps object members
+(``connector.binlog.json.render``). MySQL keeps object members
 sorted by key length, then bytes; an inserted member takes its place in that order.
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connector.binlog.mysql_json import parse_mysql_json
+from connector.binlog.json.binary import parse_mysql_json
 from connector.errors import ReplicationError
 
 REPLACE, INSERT, REMOVE = "REPLACE", "INSERT", "REMOVE"
