@@ -10,6 +10,11 @@ the bookkeeping of the first ``event`` events without emitting (``skip_events``)
 
 The streaming source moves the context as events arrive (``on_event``, ``begin``, ``count``,
 ``commit``, ``rotate``); everything that reads a position asks it (``offset``, ``position``).
+
+A snapshot reads at one binlog position (``at_snapshot``): its rows carry that position with a
+``source.snapshot`` marker (``snapshot_position``), and their offset names the position with the
+snapshot kind (``snapshot_offset``: a restart redoes an unfinished initial snapshot), until the
+snapshot completes (``snapshot_offset(None)``: streaming starts at that position).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 from connector.binlog.server_stream import RawEvent
 from connector.records.builder import SourcePosition
 from connector.records.transactions import TransactionMetadata
-from ddl.position import GtidSet, SourceOffset
+from ddl.position import BinlogPosition, GtidSet, SourceOffset
 
 OffsetItems = tuple[tuple[str, Any], ...]
 
@@ -64,6 +69,12 @@ class BinlogOffsetContext:
         # The offset items of a running incremental snapshot (set by the streaming source).
         self.extra_items: Callable[[], OffsetItems] | None = None
 
+    @classmethod
+    def at_snapshot(cls, position: BinlogPosition) -> BinlogOffsetContext:
+        """The context of a snapshot read at ``position`` (the server's binlog position and
+        executed GTIDs under the snapshot's lock)."""
+        return cls(SourceOffset.at(position))
+
     # -- what it says ----------------------------------------------------------------------------
     def offset(self, row: int = 0) -> SourceOffset:
         """The restart point now: the current transaction's start (plus events and rows done in
@@ -98,6 +109,19 @@ class BinlogOffsetContext:
     def idle_position(self) -> SourcePosition:
         """Between events: the last event's end."""
         return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id)
+
+    def snapshot_offset(self, kind: str | None) -> SourceOffset:
+        """The offset of a snapshot row read at the current position: ``kind`` is the offset's
+        ``snapshot`` entry (``INITIAL``, ``INCREMENTAL``; None once the snapshot completed). No
+        event or row counts: a snapshot is not inside a binlog transaction."""
+        file, pos = self.last_end
+        return SourceOffset(file, pos, self.gtids, snapshot=kind)
+
+    def snapshot_position(self, marker: str | None, ts_ms: int) -> SourcePosition:
+        """The ``source`` block's position of a snapshot row read at ``ts_ms``: the current
+        position, ``source.snapshot`` = ``marker`` (``first``, ``true``, ``last`` ...)."""
+        file, pos = self.last_end
+        return SourcePosition(file=file, pos=pos, ts_ms=ts_ms, snapshot=marker)
 
     def in_transaction(self) -> bool:
         return self.txn is not None
