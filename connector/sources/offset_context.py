@@ -61,7 +61,8 @@ class BinlogOffsetContext:
         if gtids is not None and gtid_filter is not None:
             gtids = gtids.retain(gtid_filter)
         self.gtids: GtidSet | None = gtids
-        self.server_id = start.server_id or 0
+        # None until the stored offset or an event names the server (then absent from offsets).
+        self.server_id: int | None = start.server_id
         self.ts_sec = start.ts_sec or 0
         self.transactions = transactions
         self.txn: Transaction | None = None
@@ -83,13 +84,13 @@ class BinlogOffsetContext:
         file, pos, events = (
             (txn.file, txn.pos, txn.events_done) if txn else (self.restart_file, self.restart_pos, 0)
         )
-        offset = SourceOffset(file, pos, self.gtids, events, row, self.server_id or None, self.ts_sec)
+        offset = SourceOffset(file, pos, self.gtids, events, row, self.server_id, self.ts_sec)
         return self._with_context(offset)
 
     def offset_after_commit(self, raw: RawEvent, gtid: str | None) -> SourceOffset:
         """The offset once ``raw`` (a statement that commits at once: DDL) has committed."""
         gtids = _with_gtid(self.gtids, gtid) if gtid else self.gtids
-        offset = SourceOffset(raw.file, raw.end_pos, gtids, 0, 0, self.server_id or None, self.ts_sec)
+        offset = SourceOffset(raw.file, raw.end_pos, gtids, 0, 0, self.server_id, self.ts_sec)
         return self.transactions.apply_to(offset) if self.transactions is not None else offset
 
     def position(self, raw: RawEvent, row: int = 0) -> SourcePosition:
@@ -108,7 +109,7 @@ class BinlogOffsetContext:
 
     def idle_position(self) -> SourcePosition:
         """Between events: the last event's end."""
-        return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id)
+        return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id or 0)
 
     def snapshot_offset(self, kind: str | None) -> SourceOffset:
         """The offset of a snapshot row read at the current position: ``kind`` is the offset's
