@@ -17,6 +17,7 @@ from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
 from connector.records.builder import EventBuilder, SourcePosition
+from connector.sources.offset_context import BinlogOffsetContext
 from ddl.model import TableId
 from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
 from sink.records import ChangeRecord
@@ -54,7 +55,7 @@ class SnapshotEmitter:
             self,
             metrics=self.metrics.snapshot if self.metrics is not None else None,
         )
-        self.position: BinlogPosition | None = None
+        self.context: BinlogOffsetContext | None = None  # once the snapshot's position is known
         self._row_offset: SourceOffset | None = None  # while the snapshot runs
         self.ts_ms = 0
         self.rows = 0
@@ -76,17 +77,15 @@ class SnapshotEmitter:
 
     # -- SnapshotListener ----------------------------------------------------------------------------
     def _offset(self, done: bool = False) -> SourceOffset:
-        assert self.position is not None
-        return SourceOffset.at(self.position, snapshot=None if done else SNAPSHOT_INITIAL)
+        assert self.context is not None
+        return self.context.snapshot_offset(None if done else SNAPSHOT_INITIAL)
 
     def _where(self, marker: str | None) -> SourcePosition:
-        assert self.position is not None
-        return SourcePosition(
-            file=self.position.file, pos=self.position.pos, ts_ms=self.ts_ms, snapshot=marker
-        )
+        assert self.context is not None
+        return self.context.snapshot_position(marker, self.ts_ms)
 
     def on_position(self, position: BinlogPosition) -> None:
-        self.position = position
+        self.context = BinlogOffsetContext.at_snapshot(position)
         self.ts_ms = int(time.time() * 1000)
         self._row_offset = self._offset()
 

@@ -10,6 +10,11 @@ the bookkeeping of the first ``event`` events without emitting (``skip_events``)
 
 The streaming source moves the context as events arrive (``on_event``, ``begin``, ``count``,
 ``commit``, ``rotate``); everything that reads a position asks it (``offset``, ``position``).
+
+A snapshot reads at one binlog position (``at_snapshot``): its rows carry that position with a
+``source.snapshot`` marker (``snapshot_position``), and their offset names the position with the
+snapshot kind (``snapshot_offset``: a restart redoes an unfinished initial snapshot), until the
+snapshot completes (``snapshot_offset(None)``: streaming starts at that position).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 from connector.binlog.server_stream import RawEvent
 from connector.records.builder import SourcePosition
 from connector.records.transactions import TransactionMetadata
-from ddl.position import GtidSet, SourceOffset
+from ddl.position import BinlogPosition, GtidSet, SourceOffset
 
 OffsetItems = tuple[tuple[str, Any], ...]
 
@@ -56,13 +61,20 @@ class BinlogOffsetContext:
         if gtids is not None and gtid_filter is not None:
             gtids = gtids.retain(gtid_filter)
         self.gtids: GtidSet | None = gtids
-        self.server_id = start.server_id or 0
+        # None until the stored offset or an event names the server (then absent from offsets).
+        self.server_id: int | None = start.server_id
         self.ts_sec = start.ts_sec or 0
         self.transactions = transactions
         self.txn: Transaction | None = None
         self.last_end: tuple[str, int] = (start.file, start.pos)
         # The offset items of a running incremental snapshot (set by the streaming source).
         self.extra_items: Callable[[], OffsetItems] | None = None
+
+    @classmethod
+    def at_snapshot(cls, position: BinlogPosition) -> BinlogOffsetContext:
+        """The context of a snapshot read at ``position`` (the server's binlog position and
+        executed GTIDs under the snapshot's lock)."""
+        return cls(SourceOffset.at(position))
 
     # -- what it says ----------------------------------------------------------------------------
     def offset(self, row: int = 0) -> SourceOffset:
@@ -72,13 +84,13 @@ class BinlogOffsetContext:
         file, pos, events = (
             (txn.file, txn.pos, txn.events_done) if txn else (self.restart_file, self.restart_pos, 0)
         )
-        offset = SourceOffset(file, pos, self.gtids, events, row, self.server_id or None, self.ts_sec)
+        offset = SourceOffset(file, pos, self.gtids, events, row, self.server_id, self.ts_sec)
         return self._with_context(offset)
 
     def offset_after_commit(self, raw: RawEvent, gtid: str | None) -> SourceOffset:
         """The offset once ``raw`` (a statement that commits at once: DDL) has committed."""
         gtids = _with_gtid(self.gtids, gtid) if gtid else self.gtids
-        offset = SourceOffset(raw.file, raw.end_pos, gtids, 0, 0, self.server_id or None, self.ts_sec)
+        offset = SourceOffset(raw.file, raw.end_pos, gtids, 0, 0, self.server_id, self.ts_sec)
         return self.transactions.apply_to(offset) if self.transactions is not None else offset
 
     def position(self, raw: RawEvent, row: int = 0) -> SourcePosition:
@@ -97,7 +109,20 @@ class BinlogOffsetContext:
 
     def idle_position(self) -> SourcePosition:
         """Between events: the last event's end."""
-        return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id)
+        return SourcePosition(file=self.last_end[0], pos=self.last_end[1], server_id=self.server_id or 0)
+
+    def snapshot_offset(self, kind: str | None) -> SourceOffset:
+        """The offset of a snapshot row read at the current position: ``kind`` is the offset's
+        ``snapshot`` entry (``INITIAL``, ``INCREMENTAL``; None once the snapshot completed). No
+        event or row counts: a snapshot is not inside a binlog transaction."""
+        file, pos = self.last_end
+        return SourceOffset(file, pos, self.gtids, snapshot=kind)
+
+    def snapshot_position(self, marker: str | None, ts_ms: int) -> SourcePosition:
+        """The ``source`` block's position of a snapshot row read at ``ts_ms``: the current
+        position, ``source.snapshot`` = ``marker`` (``first``, ``true``, ``last`` ...)."""
+        file, pos = self.last_end
+        return SourcePosition(file=file, pos=pos, ts_ms=ts_ms, snapshot=marker)
 
     def in_transaction(self) -> bool:
         return self.txn is not None

@@ -53,9 +53,10 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
+from connector.binlog.server_stream import RawEvent
 from connector.config import ConnectorConfig, property_texts
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.dispatch.filters import TableFilter
@@ -65,12 +66,13 @@ from connector.factories import SINK_FACTORIES, converter_settings, load_factory
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
+from connector.sources.offset_context import BinlogOffsetContext
 from connector.transforms import build_chain
 from ddl.flavor import MARIADB, ServerFlavor
 from ddl.history.store import MemorySchemaHistory
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, GEOMETRY_TYPES, Column, Table, TableId, canonical_type
 from ddl.parsing.parser import parser_for
-from ddl.position import SNAPSHOT_INITIAL, GtidSet, SourceOffset
+from ddl.position import SNAPSHOT_INITIAL, SourceOffset
 from sink.base import Sink
 from sink.connect import ConnectSchema
 from sink.jsonl import JsonlSink
@@ -247,19 +249,6 @@ def value_normalizer(column: Column) -> Normalize:
 
 
 # -- the fake -------------------------------------------------------------------------------------
-@dataclass
-class _FakeTransaction:
-    file: str
-    pos: int
-    gtid: str | None
-    ts_ms: int
-    thread: int | None
-    id: str
-    events_done: int = 1  # the GTID/BEGIN event
-    total_order: int = 0
-    per_table: dict[str, int] = field(default_factory=dict)
-
-
 _SOURCE_KEYS = frozenset(f.name for f in fields(SourcePosition))
 
 
@@ -301,9 +290,17 @@ class FakeConnector(EventStream):
         self.database = database
         self.flavor = ServerFlavor(flavor.lower())  # chosen once; its dialect says what differs
         self.server_id = server_id
-        self.file = binlog_file
-        self.pos = 4  # after the binlog file header
         self.clock_ms = clock_ms
+        # The fake binlog's position, GTIDs and transaction, moved as streaming moves them: from
+        # after the file header, one synthetic event at a time (``_write``).
+        self.context = BinlogOffsetContext(
+            SourceOffset(binlog_file, 4, server_id=server_id, ts_sec=clock_ms // 1000)
+        )
+        self._next_gno = 1
+        # The open transaction's event time and GTID as its records show them (``source={...}``
+        # of ``transaction()`` may override both; the fake binlog's GTID set counts on).
+        self._txn_ts_ms = clock_ms
+        self._txn_gtid: str | None = None
         self.use_gtids = gtids
         self.server_uuid = server_uuid
         self.transaction_metadata = self.config.get_bool("provide.transaction.metadata")
@@ -338,8 +335,6 @@ class FakeConnector(EventStream):
         self.sinks: list[Sink] = []
         self._log = EventLog()
         self._drain_mark = 0
-        self._txn: _FakeTransaction | None = None
-        self._transactions = 0
         self._normalizers: dict[int, tuple[Table, tuple[Normalize, ...]]] = {}
         statements = [ddl] if isinstance(ddl, str) else list(ddl)
         self._apply_silently(f"SET character_set_server={charset}, collation_server={collation};", "")
@@ -351,10 +346,20 @@ class FakeConnector(EventStream):
         for sink in sinks:
             self.add_sink(sink)
 
+    @property
+    def file(self) -> str:
+        """The fake binlog file."""
+        return self.context.last_end[0]
+
+    @property
+    def pos(self) -> int:
+        """Where the fake binlog's next event starts."""
+        return self.context.last_end[1]
+
     # -- structure ----------------------------------------------------------------------------------
     def _apply_silently(self, ddl: str, database: str) -> None:
-        where = SourcePosition(self.file, self.pos, ts_ms=self.clock_ms, snapshot="true")
-        self.schema.apply(ddl, database, self._offset(), where, None)
+        where = self.context.snapshot_position("true", self.clock_ms)
+        self.schema.apply(ddl, database, self.context.offset(), where, None)
 
     def table(self, name: str | TableId) -> Table:
         table_id = (
@@ -528,55 +533,49 @@ class FakeConnector(EventStream):
             return f"0-{self.server_id}-{number}"
         return f"{self.server_uuid}:{number}"
 
-    def _gtid_set(self) -> str | None:
-        if not self.use_gtids or not self._transactions:
-            return None
-        if self.flavor is MARIADB:
-            return f"0-{self.server_id}-{self._transactions}"
-        return f"{self.server_uuid}:1-{self._transactions}"
+    def _write(self, size: int) -> RawEvent:
+        """Appends one event of ``size`` bytes to the fake binlog; the context sees it arrive."""
+        file, pos = self.context.last_end
+        raw = RawEvent(None, file, pos, pos + size, self.clock_ms // 1000, self.server_id, 0)
+        self.context.on_event(raw)
+        self.context.event_done(raw)
+        return raw
 
-    def _offset(self, txn: _FakeTransaction | None = None, row: int = 0) -> SourceOffset:
-        gtids = self._gtid_set()
-        return SourceOffset(
-            self.file,
-            txn.pos if txn is not None else self.pos,
-            GtidSet.parse(gtids) if gtids else None,
-            txn.events_done if txn is not None else 0,
-            row,
-            self.server_id,
-            self.clock_ms // 1000,
-        )
-
-    def _begin(self, source: Mapping[str, Any] | None, metadata: bool = True) -> _FakeTransaction:
+    def _begin(self, source: Mapping[str, Any] | None, metadata: bool = True) -> None:
         overrides = dict(source or {})
-        number = self._transactions + 1
-        gtid = overrides.get("gtid", self._gtid(number))
         ts_ms = int(overrides.get("ts_ms", self.clock_ms))
-        txn_id = gtid if gtid else non_gtid_transaction_id(self.file, self.pos)
-        txn = _FakeTransaction(self.file, self.pos, gtid, ts_ms, overrides.get("thread"), txn_id)
-        self.pos += _GTID_EVENT + (_BEGIN_EVENT if self.flavor.dialect.begin_query_event else 0)
-        self._txn = txn
+        # The GTID event and (on MySQL) the BEGIN query count as one event of the transaction.
+        raw = self._write(_GTID_EVENT + (_BEGIN_EVENT if self.flavor.dialect.begin_query_event else 0))
+        context = self.context
+        txn = context.begin(raw)
+        txn.gtid = self._gtid(self._next_gno)
+        txn.thread = overrides.get("thread")
+        context.count()
+        self._txn_ts_ms, self._txn_gtid = ts_ms, overrides.get("gtid", txn.gtid)
         if metadata:
+            txn_id = self._txn_gtid or non_gtid_transaction_id(txn.file, txn.pos)
             with self._operation(ts_ms):
-                self.dispatcher.dispatch_transaction_begin(txn.id, ts_ms, self._offset(txn))
-        return txn
+                self.dispatcher.dispatch_transaction_begin(txn_id, ts_ms, context.offset())
 
     def _commit(self, metadata: bool = True) -> None:
-        txn, self._txn = self._txn, None
-        if txn is None:
+        context = self.context
+        if not context.in_transaction():
             return
-        self.pos += _XID_EVENT
-        self._transactions += 1
-        self.clock_ms = max(self.clock_ms, txn.ts_ms) + 1000
+        ts_ms = self._txn_ts_ms
+        self.clock_ms = max(self.clock_ms, ts_ms) + 1000
+        raw = self._write(_XID_EVENT)
+        context.count()
+        context.commit(raw)
+        self._next_gno += 1
         if metadata:
-            with self._operation(txn.ts_ms):
-                self.dispatcher.dispatch_transaction_end(txn.ts_ms, self._offset())
+            with self._operation(ts_ms):
+                self.dispatcher.dispatch_transaction_end(ts_ms, context.offset())
 
     @contextlib.contextmanager
     def transaction(self, source: Mapping[str, Any] | None = None) -> Iterator[FakeConnector]:
         """Operations inside share one transaction: one GTID, one event time, consecutive
         ``transaction`` orders (and BEGIN/END records with ``provide.transaction.metadata``)."""
-        if self._txn is not None:
+        if self.context.in_transaction():
             raise RuntimeError("transactions do not nest")
         self._begin(source)
         try:
@@ -584,18 +583,9 @@ class FakeConnector(EventStream):
         finally:
             self._commit()
 
-    def _where(
-        self, txn: _FakeTransaction, pos: int, row: int, source: Mapping[str, Any] | None
-    ) -> SourcePosition:
-        where = SourcePosition(
-            file=self.file,
-            pos=pos,
-            server_id=self.server_id,
-            ts_ms=txn.ts_ms,
-            gtid=txn.gtid,
-            row=row,
-            thread=txn.thread,
-        )
+    def _where(self, raw: RawEvent, source: Mapping[str, Any] | None) -> SourcePosition:
+        """The ``source`` block of ``raw``'s first row, at the transaction's event time."""
+        where = replace(self.context.position(raw), ts_ms=self._txn_ts_ms, gtid=self._txn_gtid)
         overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
         unknown = set(source or {}) - _SOURCE_KEYS
         if unknown:
@@ -610,19 +600,20 @@ class FakeConnector(EventStream):
         source: Mapping[str, Any] | None,
     ) -> list[ChangeRecord]:
         table_id = self.table(table).id
-        implicit = self._txn is None
-        txn = self._txn if self._txn is not None else self._begin(source)
+        context = self.context
+        implicit = not context.in_transaction()
+        if implicit:
+            self._begin(source)
         try:
-            self.pos += _TABLE_MAP_EVENT
-            txn.events_done += 1
-            rows_pos = self.pos
-            self.pos += _ROWS_EVENT
-            where = self._where(txn, rows_pos, 0, source)
-            with self._operation(where.ts_ms or txn.ts_ms) as out:
+            self._write(_TABLE_MAP_EVENT)
+            context.count()
+            raw = self._write(_ROWS_EVENT)
+            where = self._where(raw, source)
+            with self._operation(where.ts_ms or self._txn_ts_ms) as out:
                 self.dispatcher.dispatch_rows(
-                    table_id, op, lambda _schema: images, where, self._offset(txn), form=RowForm.CONVERTED
+                    table_id, op, lambda _schema: images, where, context.offset(), form=RowForm.CONVERTED
                 )
-            txn.events_done += 1
+            context.count()
             return out
         finally:
             if implicit:
@@ -665,19 +656,20 @@ class FakeConnector(EventStream):
     ) -> list[ChangeRecord]:
         """Apply a DDL statement as if it arrived in the binlog: the model changes, and the schema
         change record(s) (``include.schema.changes``) and truncate records are emitted."""
-        if self._txn is not None:
+        context = self.context
+        if context.in_transaction():
             raise RuntimeError("DDL commits implicitly: run it outside transaction()")
         # A DDL statement has no BEGIN: no transaction metadata records (those cover DML only).
-        txn = self._begin(source, metadata=False)
+        self._begin(source, metadata=False)
         try:
-            query_pos = self.pos
-            self.pos += _QUERY_EVENT
-            where = self._where(txn, query_pos, 0, source)
-            history_position = self._offset(txn)
-            txn.events_done += 1
-            commit_offset = self._offset(None)
+            raw = self._write(_QUERY_EVENT)
+            where = self._where(raw, source)
+            history_position = context.offset()
+            context.count()
+            # The fake's commit offset does not yet count the statement's own GTID.
+            commit_offset = context.offset_after_commit(raw, None)
             db = database if database is not None else self.database
-            with self._operation(where.ts_ms or txn.ts_ms) as out:
+            with self._operation(where.ts_ms or self._txn_ts_ms) as out:
                 self.dispatcher.dispatch_schema_change(statement, db, history_position, where, commit_offset)
             return out
         finally:
@@ -713,17 +705,11 @@ class FakeConnector(EventStream):
         offset_snapshot: str | None,
     ) -> list[ChangeRecord]:
         ts = self.table_schema(table)
-        where = SourcePosition(file=self.file, pos=self.pos, ts_ms=self.clock_ms, snapshot=marker)
+        where = self.context.snapshot_position(marker, self.clock_ms)
         overrides = {k: v for k, v in (source or {}).items() if k in _SOURCE_KEYS}
         if overrides:
             where = replace(where, **overrides)
-        gtids = self._gtid_set()
-        offset = SourceOffset(
-            self.file,
-            self.pos,
-            GtidSet.parse(gtids) if gtids else None,
-            snapshot=offset_snapshot,
-        )
+        offset = self.context.snapshot_offset(offset_snapshot)
         images = [(None, self.row_image(table, row)) for row in rows]
         with self._operation(where.ts_ms or self.clock_ms) as out:
             self.dispatcher.dispatch_rows(
