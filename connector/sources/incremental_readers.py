@@ -16,15 +16,18 @@ The sub-ranges are read at once by the chunked initial snapshot's reader process
 (``snapshot.chunked.ReaderPool``: pymysql decodes rows in Python, and threads would decode one row at
 a time under the GIL). Each window starts a fresh ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` in
 every reader, after the open watermark was written, and the close watermark is written after every
-sub-range was read: every row is read inside the window, as with one connection. Sub-range ``i`` goes
-to reader ``i``; the caller takes reader 0's rows, then reader 1's, ...: the ranges are disjoint and
-ascending and each is read in key order, so the window is in key order. Memory is the window's rows
+sub-range was read: every row is read inside the window, as with one connection. Once all are read,
+every reader starts a new transaction again, so that no transaction holds the table's metadata lock
+between windows (a DDL of the table would wait for it). Sub-range ``i`` goes to reader ``i``; the
+caller takes reader 0's rows, then reader 1's, ...: the ranges are disjoint and ascending and each is
+read in key order, so the window is in key order. Memory is the window's rows
 (N chunks) plus the readers' bounded queues.
 
 The boundary queries select every column, so a table whose structure changed ahead of the stream
 fails on the main connection (its server error code is kept, and the snapshot waits for the DDL)
-before any reader is asked; a change between the boundary query and a reader's read fails the
-snapshot with the reader's error text.
+before any reader is asked. A reader's error comes back as text: the window's first row is then read
+on the main connection, which raises the server's own error when the structure changed between the
+boundary query and the reader's read; any other reader error fails the snapshot.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import pymysql
 from connector.errors import ConfigError
 from snapshot.chunked import Chunk, ReaderPool
 from snapshot.chunks import ChunkQuery, Key, Row, read_chunk
+from snapshot.errors import SnapshotError
 from snapshot.scan import TableJob
 
 log = logging.getLogger(__name__)
@@ -95,6 +99,15 @@ def sub_range_statements(
     return statements
 
 
+def _probe(conn: pymysql.connections.Connection, query: ChunkQuery, after: Key | None, maximum: Key) -> None:
+    """The window's first row read on ``conn``: raises the server's error if the table's structure
+    no longer matches the query."""
+    sql, params = query.row_at_sql(after, maximum, 0)
+    with conn.cursor() as cur:
+        cur.execute(sql, params)
+        cur.fetchall()
+
+
 class WindowReaders:
     """``threads`` reader processes that read one window's sub-ranges at once; started at the first
     window that has more than one chunk of rows, stopped by ``close`` (and when a snapshot ends)."""
@@ -133,8 +146,19 @@ class WindowReaders:
             for index, chunk in enumerate(chunks):
                 for batch in pool.batches(index, chunk, self._cancelled):
                     rows.extend(batch)
-        except BaseException:
+            # Ends the transactions that read the window: an open one would hold the table's metadata
+            # lock until the next window, and a DDL of the table would wait for it (and every query
+            # of the table behind the DDL). What remains until the next window is a read view.
+            pool.begin(self._cancelled)
+        except SnapshotError:
             self.close()  # a failed reader leaves the others mid-window: the next window starts anew
+            # A reader's error arrives as text; when the table changed on the server meanwhile, the
+            # same read on the main connection raises the server's error (its code tells the caller
+            # to wait for the stream to apply the DDL). Otherwise the reader's error stands.
+            _probe(conn, query, after, maximum)
+            raise
+        except BaseException:
+            self.close()
             raise
         return rows
 

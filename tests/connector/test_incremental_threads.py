@@ -145,3 +145,24 @@ def test_sub_range_windows_read_every_row_once_in_key_order(
     assert Counter(read) == Counter(table) and len(read) == len(table)
     assert [query.key_of(r) for r in read] == [query.key_of(r) for r in table]  # key order
     assert windows < len(read) // 50  # windows of several chunks each
+
+
+def test_a_column_dropped_ahead_of_the_stream_delays_the_window_with_three_threads(
+    mysql_server, orders, tmp_path, caplog
+):
+    """The window after the first is planned while the stream has not reached an ALTER that dropped
+    a column: the snapshot waits for the stream to apply it, then reads in the new structure."""
+    db = orders
+    fill(mysql_server, db, 1_000)
+    engine, memory = make_engine(mysql_server, db, tmp_path, **{"incremental.snapshot.max.threads": "3"})
+    engine.catch_up()
+    send_signal(mysql_server, db, "sig-drop", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+    engine.catch_up()  # window 1 (300 rows) is read; its markers lie ahead of the stream
+    mysql_server.execute("ALTER TABLE orders DROP COLUMN name", database=db)
+    with caplog.at_level("INFO", logger="connector.sources.incremental"):
+        run_until(engine, snapshot_finished(engine))
+    engine.close()
+    rows = [payload(r)["after"] for r in data_records(memory.records, "orders")]
+    assert [a["id"] for a in rows] == list(range(1, 1_001))
+    assert all("name" in a for a in rows[:300]) and not any("name" in a for a in rows[300:])
+    assert "changed on the server before the stream reached the change" in caplog.text
