@@ -155,13 +155,18 @@ def test_a_column_dropped_ahead_of_the_stream_delays_the_window_with_three_threa
     db = orders
     fill(mysql_server, db, 1_000)
     engine, memory = make_engine(mysql_server, db, tmp_path, **{"incremental.snapshot.max.threads": "3"})
-    engine.catch_up()
-    send_signal(mysql_server, db, "sig-drop", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
-    engine.catch_up()  # window 1 (300 rows) is read; its markers lie ahead of the stream
-    mysql_server.execute("ALTER TABLE orders DROP COLUMN name", database=db)
-    with caplog.at_level("INFO", logger="connector.sources.incremental"):
-        run_until(engine, snapshot_finished(engine))
-    engine.close()
+    try:
+        engine.catch_up()
+        send_signal(mysql_server, db, "sig-drop", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+        engine.catch_up()  # window 1 (300 rows) is read; its markers lie ahead of the stream
+        # A reader transaction left open would hold the table's metadata lock: the ALTER would fail
+        mysql_server.execute(
+            "SET SESSION lock_wait_timeout = 10", "ALTER TABLE orders DROP COLUMN name", database=db
+        )
+        with caplog.at_level("INFO", logger="connector.sources.incremental"):
+            run_until(engine, snapshot_finished(engine))
+    finally:
+        engine.close()  # stops the reader processes (and their transactions) even when the test fails
     rows = [payload(r)["after"] for r in data_records(memory.records, "orders")]
     assert [a["id"] for a in rows] == list(range(1, 1_001))
     assert all("name" in a for a in rows[:300]) and not any("name" in a for a in rows[300:])
