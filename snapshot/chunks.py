@@ -107,6 +107,15 @@ class ChunkQuery:
         """The chunk after ``after`` (None: from the first row), up to ``maximum``, at most
         ``limit`` rows (None: every row of the range), in key order."""
         where, params = self._range_where(after, maximum)
+        if limit is None:
+            # Without a LIMIT the scan must end at ``maximum``: "NOT greater" is no range bound for
+            # the optimizer, so the first key column also bounds it (rows past it are not read).
+            column = quote_identifier(self.key[0])
+            if maximum[0] is None:
+                where += f" AND {column} IS NULL"
+            else:
+                where += f" AND ({column} IS NULL OR {column} <= %s)"
+                params.append(maximum[0])
         return f"{self._select()}{where}{self._order()}{_limit(limit)}", params
 
     def row_at_sql(self, after: Key | None, maximum: Key, offset: int) -> tuple[str, list[Any]]:

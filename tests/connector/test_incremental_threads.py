@@ -27,13 +27,17 @@ from tests.connector.incremental_support import (
 from tests.connector.incremental_threads_support import position_free, reader_connect, snapshot_windows
 
 
-def _snapshot(server: MySQLServerHandle, db: str, tmp_path: Path, signal_id: str, **props: str) -> list:
+def _snapshot(
+    server: MySQLServerHandle, db: str, tmp_path: Path, signal_id: str, table: str = "orders", **props: str
+) -> list:
     engine, memory = make_engine(server, db, tmp_path, **props)
-    engine.catch_up()
-    send_signal(server, db, signal_id, "execute-snapshot", {"data-collections": [f"{db}.orders"]})
-    run_until(engine, snapshot_finished(engine))
-    engine.close()
-    return data_records(memory.records, "orders")
+    try:
+        engine.catch_up()
+        send_signal(server, db, signal_id, "execute-snapshot", {"data-collections": [f"{db}.{table}"]})
+        run_until(engine, snapshot_finished(engine))
+    finally:
+        engine.close()
+    return data_records(memory.records, table)
 
 
 def test_three_threads_emit_the_same_records_as_one_on_a_quiet_table(mysql_server, orders, tmp_path):
@@ -50,6 +54,32 @@ def test_three_threads_emit_the_same_records_as_one_on_a_quiet_table(mysql_serve
     # chunk size 100: one thread closes 10 windows of 100 rows, three threads 4 of up to 300
     assert [len(w) for w in snapshot_windows(one)] == [100] * 10
     assert [len(w) for w in snapshot_windows(three)] == [300, 300, 300, 100]
+
+
+TYPED_DDL = (
+    "CREATE TABLE typed (id BIGINT UNSIGNED PRIMARY KEY, d DECIMAL(12,2), dt DATETIME(3), ts TIMESTAMP(6) NULL, "
+    "day DATE, t TIME(2), e ENUM('a','b','c'), j JSON, b VARBINARY(16), bits BIT(5), f DOUBLE, txt TEXT)"
+)
+
+
+def test_three_threads_emit_the_same_records_as_one_for_many_column_types(mysql_server, orders, tmp_path):
+    """The rows cross a process boundary (pickled) with three threads: every type converts alike."""
+    db = orders
+    values = ",".join(
+        f"({i}, {i * 7}.{i % 100:02d}, '2024-02-{1 + i % 28:02d} 10:{i % 60:02d}:01.{i % 1000:03d}', "
+        f"{'NULL' if i % 9 == 0 else repr(f'2023-01-01 00:00:{i % 60:02d}.{i:06d}')}, '1999-12-31', "
+        f"'-{i % 800}:01:02.5', '{'abc'[i % 3]}', '{{\"k\": {i}, \"s\": \"x{i}\"}}', UNHEX('{i:08x}'), "
+        f"b'{i % 32:05b}', {i / 3}, REPEAT('t', {i % 50}))"
+        for i in range(1, 501)
+    )
+    mysql_server.execute(TYPED_DDL, f"INSERT INTO typed VALUES {values}", database=db)
+    one = _snapshot(mysql_server, db, tmp_path / "one", "sig-t1", "typed")
+    three = _snapshot(
+        mysql_server, db, tmp_path / "three", "sig-t3", "typed", **{"incremental.snapshot.max.threads": "3"}
+    )
+    assert len(three) == 500
+    assert [position_free(r) for r in three] == [position_free(r) for r in one]
+    assert len(snapshot_windows(three)) < len(snapshot_windows(one))
 
 
 def test_three_threads_race_with_writers_and_replay_to_the_table(mysql_server, orders, tmp_path):
