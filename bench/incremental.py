@@ -7,11 +7,14 @@ counts records:
   (a) baseline: the initial snapshot (``snapshot.mode=initial_only``) of the table, and
   (b) an incremental snapshot of it (``snapshot.mode=no_data``, then an ``execute-snapshot`` signal
       through the in-process channel, watermarks in the signal table), timed from the signal to the
-      last chunk, at ``incremental.snapshot.chunk.size`` 1024 (Debezium's default) and 8192.
-Prints rows/s of each, the ratio incremental/initial and each run's peak memory; fails (exit 1)
-if an incremental run's peak RSS reaches 300 MB.
+      last chunk, at ``incremental.snapshot.chunk.size`` 1024 (Debezium's default) and 8192, and at
+      each ``incremental.snapshot.max.threads`` of ``--threads`` (default 1; ``--threads 1,3``
+      compares one chunk per window with three read at once by reader processes, in the same run).
+Prints rows/s of each, the ratio incremental/initial and each run's peak memory (the connector's
+process; with threads > 1 also the largest reader process); fails (exit 1) if an incremental run's
+peak RSS reaches 300 MB.
 
-    .venv/bin/python -m bench.incremental [--rows 1000000] [--chunks 1024,8192]
+    .venv/bin/python -m bench.incremental [--rows 1000000] [--chunks 1024,8192] [--threads 1,3]
 """
 
 from __future__ import annotations
@@ -29,14 +32,15 @@ from connector.testing.local_server import LocalMySQLServer
 REPO = Path(__file__).resolve().parents[1]
 LIMIT_MB = 300
 
-# Runs in the child process: argv = mode chunk_size data_dir properties-json
+# Runs in the child process: argv = mode chunk_size threads data_dir properties-json
 CHILD = r"""
 import json, resource, sys, time
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from sink.base import Sink
 
-mode, chunk, data_dir, props = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+mode, chunk, threads, data_dir = sys.argv[1:5]
+props = json.loads(sys.argv[5])
 
 class Counting(Sink):
     rows = 0
@@ -55,7 +59,8 @@ if mode == "initial":
     engine.run()
 else:
     props.update({"snapshot.mode": "no_data", "signal.data.collection": "bench.dbz_signal",
-                  "signal.enabled.channels": "in-process", "incremental.snapshot.chunk.size": chunk})
+                  "signal.enabled.channels": "in-process", "incremental.snapshot.chunk.size": chunk,
+                  "incremental.snapshot.max.threads": threads})
     engine = Engine(ConnectorConfig.from_mapping(props), sinks=[sink])
     engine.catch_up()
     incremental = engine.streaming.signals.incremental
@@ -67,14 +72,17 @@ else:
     engine.close()
 elapsed = time.perf_counter() - started
 print(json.dumps({"rows": sink.rows, "seconds": elapsed,
-                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "readers_maxrss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 
-def run_child(server: LocalMySQLServer, mode: str, chunk: int, data_dir: Path) -> dict[str, float]:
+def run_child(
+    server: LocalMySQLServer, mode: str, chunk: int, data_dir: Path, threads: int = 1
+) -> dict[str, float]:
     props = server.connector_properties(**{"database.server.id": str(7000 + chunk % 1000)})
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, mode, str(chunk), str(data_dir), json.dumps(props)],
+        [sys.executable, "-c", CHILD, mode, str(chunk), str(threads), str(data_dir), json.dumps(props)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -90,8 +98,10 @@ def main() -> int:
     )
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--chunks", default="1024,8192", help="incremental.snapshot.chunk.size values")
+    parser.add_argument("--threads", default="1", help="incremental.snapshot.max.threads values")
     args = parser.parse_args()
     chunks = [int(c) for c in args.chunks.split(",")]
+    thread_counts = [int(t) for t in args.threads.split(",")]
     with LocalMySQLServer(extra_options=("--innodb-buffer-pool-size=512M",)) as server:
         t0 = time.perf_counter()
         fill(server, args.rows)
@@ -105,7 +115,9 @@ def main() -> int:
         work.mkdir(exist_ok=True)
         results = {"initial": run_child(server, "initial", 0, work)}
         for chunk in chunks:
-            results[f"incremental/{chunk}"] = run_child(server, "incremental", chunk, work)
+            for threads in thread_counts:
+                name = f"incremental/{chunk}" + (f"x{threads}" if threads > 1 else "")
+                results[name] = {**run_child(server, "incremental", chunk, work, threads), "threads": threads}
     failed = False
     base = results["initial"]["rows"] / results["initial"]["seconds"]
     for name, result in results.items():
@@ -114,9 +126,12 @@ def main() -> int:
             failed = True
         rate = result["rows"] / result["seconds"]
         ratio = "" if name == "initial" else f"  ratio to initial {rate / base:.2f}"
+        readers = (
+            f", largest reader {result['readers_maxrss_mb']:.0f} MB" if result.get("threads", 1) > 1 else ""
+        )
         print(
             f"{name:>18}: {rate:>9,.0f} rows/s ({result['seconds']:.1f} s, peak RSS "
-            f"{result['maxrss_mb']:.0f} MB){ratio}"
+            f"{result['maxrss_mb']:.0f} MB{readers}){ratio}"
         )
         if name != "initial" and result["maxrss_mb"] >= LIMIT_MB:
             print(f"{name}: peak memory {result['maxrss_mb']:.0f} MB >= {LIMIT_MB} MB: FAIL")

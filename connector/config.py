@@ -305,7 +305,6 @@ REFUSED: Mapping[str, str] = {
     "sink.spark.retain.ms": "the Spark sink writes Delta tables now: old versions stay readable by "
     "time travel until VACUUM (delta.deletedFileRetentionDuration); remove the key",
     "signal.emit.failure": "not implemented (signals are never emitted by the connector)",
-    "incremental.snapshot.max.threads": "incremental snapshots read one chunk at a time",
     "topic.naming.strategy": "only Debezium's default topic names <topic.prefix>.<db>.<table> are "
     "implemented (topic.delimiter, topic.transaction and topic.heartbeat.prefix adjust them)",
     "topic.heartbeat.name": "use topic.heartbeat.prefix",

@@ -44,6 +44,7 @@ import pymysql
 
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition, TableSchema
+from connector.sources.incremental_readers import WindowReaders
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from ddl.flavor import MYSQL, ServerFlavor
 from ddl.model import TableId
@@ -184,6 +185,7 @@ class IncrementalSnapshot:
         signal_table: TableId | None,
         *,
         chunk_size: int,
+        threads: int = 1,
         strategy: str = INSERT_INSERT,
         read_only: bool = False,
         allow_schema_changes: bool = False,
@@ -195,6 +197,9 @@ class IncrementalSnapshot:
         self._connect = connect
         self.signal_table = signal_table
         self.chunk_size = chunk_size
+        # incremental.snapshot.max.threads > 1: each window reads that many chunks on reader
+        # processes (connector.sources.incremental_readers); 1 reads one chunk on this connection.
+        self._readers = WindowReaders(connect, threads, chunk_size) if threads > 1 else None
         self.strategy = strategy
         self.read_only = read_only
         self.allow_schema_changes = allow_schema_changes
@@ -337,6 +342,8 @@ class IncrementalSnapshot:
                 self.next_chunk()
             else:
                 self.correlation_id = None
+                if self._readers is not None:
+                    self._readers.close()
 
     def pause(self, signal: SignalRecord) -> None:
         if self.collections:
@@ -359,6 +366,8 @@ class IncrementalSnapshot:
         return self._conn
 
     def close(self) -> None:
+        if self._readers is not None:
+            self._readers.close()
         if self._conn is not None and self._conn.open:
             self._conn.close()
         self._conn = None
@@ -383,7 +392,7 @@ class IncrementalSnapshot:
                         continue
                 chunk_id = str(uuid.uuid4())
                 self._open_watermark(conn, chunk_id)
-                rows = read_chunk(conn, query, self.emitted_key, self.maximum_key, self.chunk_size)
+                rows = self._read_window(conn, query, self.maximum_key)
             except pymysql.err.MySQLError as exc:
                 if not exc.args or exc.args[0] not in _STRUCTURE_AHEAD:
                     raise
@@ -419,6 +428,14 @@ class IncrementalSnapshot:
             log.debug("incremental snapshot chunk %s of %s: %d rows", chunk_id, collection.table, len(rows))
             if self.read_only:
                 return  # the window closes once the stream has passed the high watermark
+
+    def _read_window(
+        self, conn: pymysql.connections.Connection, query: ChunkQuery, maximum: Key
+    ) -> list[tuple[Any, ...]]:
+        """The window's rows in key order: one chunk, or one per reader process."""
+        if self._readers is None:
+            return read_chunk(conn, query, self.emitted_key, maximum, self.chunk_size)
+        return self._readers.read(conn, query, self.emitted_key, maximum)
 
     def _open_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> None:
         if self.read_only:
@@ -562,6 +579,8 @@ class IncrementalSnapshot:
         if not self.collections:
             self.correlation_id = None
             self.progress.current = None
+            if self._readers is not None:
+                self._readers.close()  # no reader processes idle between snapshots
 
 
 def _one_row(image: dict[str, Any]) -> Callable[[TableSchema], Sequence[tuple[Any, Any]]]:

@@ -40,6 +40,13 @@ SIGNAL_PROPERTIES: tuple[Property, ...] = (
         minimum=1,
     ),
     prop(
+        "incremental.snapshot.max.threads",
+        "1",
+        "Chunks read at once per incremental snapshot window, each by its own reader process.",
+        kind="int",
+        minimum=1,
+    ),
+    prop(
         "incremental.snapshot.allow.schema.changes",
         "false",
         "Re-read the open chunk when its table's structure changes during the window.",

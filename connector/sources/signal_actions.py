@@ -99,6 +99,7 @@ class SignalActions:
             snapshot_connection_factory(config),
             self.table,
             chunk_size=config.int_of("incremental.snapshot.chunk.size"),
+            threads=config.int_of("incremental.snapshot.max.threads"),
             strategy=config.get_choice("incremental.snapshot.watermarking.strategy") or INSERT_INSERT,
             read_only=self.read_only,
             allow_schema_changes=config.get_bool("incremental.snapshot.allow.schema.changes"),

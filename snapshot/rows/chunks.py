@@ -103,9 +103,28 @@ class ChunkQuery:
         keys = ", ".join(map(quote_identifier, self.key))
         return f"SELECT {keys} FROM {quote_table(self.table_id)}{where}{self._order(True)} LIMIT 1"
 
-    def chunk_sql(self, after: Key | None, maximum: Key, limit: int) -> tuple[str, list[Any]]:
+    def chunk_sql(self, after: Key | None, maximum: Key, limit: int | None) -> tuple[str, list[Any]]:
         """The chunk after ``after`` (None: from the first row), up to ``maximum``, at most
-        ``limit`` rows, in key order."""
+        ``limit`` rows (None: every row of the range), in key order."""
+        where, params = self._range_where(after, maximum)
+        if limit is None:
+            # Without a LIMIT the scan must end at ``maximum``: "NOT greater" is no range bound for
+            # the optimizer, so the first key column also bounds it (rows past it are not read).
+            column = quote_identifier(self.key[0])
+            if maximum[0] is None:
+                where += f" AND {column} IS NULL"
+            else:
+                where += f" AND ({column} IS NULL OR {column} <= %s)"
+                params.append(maximum[0])
+        return f"{self._select()}{where}{self._order()}{_limit(limit)}", params
+
+    def row_at_sql(self, after: Key | None, maximum: Key, offset: int) -> tuple[str, list[Any]]:
+        """The row ``offset`` rows (0-based) into the range after ``after`` up to ``maximum``: the
+        boundaries of a window read as several sub-ranges."""
+        where, params = self._range_where(after, maximum)
+        return f"{self._select()}{where}{self._order()} LIMIT 1 OFFSET {int(offset)}", params
+
+    def _range_where(self, after: Key | None, maximum: Key) -> tuple[str, list[Any]]:
         conditions: list[str] = []
         params: list[Any] = []
         if after is not None:
@@ -117,8 +136,7 @@ class ChunkQuery:
         params.extend(values)
         if self.condition:
             conditions.append(f"({self.condition})")
-        where = " WHERE " + " AND ".join(conditions)
-        return f"{self._select()}{where}{self._order()} LIMIT {int(limit)}", params
+        return " WHERE " + " AND ".join(conditions), params
 
     def null_key_sql(self) -> str:
         """Every row whose (single, nullable) key is NULL: they cannot be told apart by the key, so
@@ -132,6 +150,10 @@ class ChunkQuery:
         """Every row (matching the condition) in one streamed read: a blocking snapshot's SELECT."""
         where = f" WHERE {self.condition}" if self.condition else ""
         return f"{self._select()}{where}"
+
+
+def _limit(rows: int | None) -> str:
+    return "" if rows is None else f" LIMIT {int(rows)}"
 
 
 def read_maximum_key(conn: pymysql.connections.Connection, query: ChunkQuery) -> Key | None:

@@ -39,7 +39,6 @@ def props_text(props: dict[str, str]) -> str:
     [
         # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
         ("signal.emit.failure.max.retries", "3"),
-        ("incremental.snapshot.max.threads", "4"),
         ("topic.naming.strategy", "io.debezium.schema.SchemaTopicNamingStrategy"),
         ("database.history.kafka.topic", "old"),
     ],
