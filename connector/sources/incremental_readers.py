@@ -13,7 +13,7 @@ largest key, so the rows cut off would never be read). Only the last, open-ended
 chunk's LIMIT, as the one-chunk window has.
 
 The sub-ranges are read at once by the chunked initial snapshot's reader processes
-(``snapshot.chunked.ReaderPool``: pymysql decodes rows in Python, and threads would decode one row at
+(``snapshot.rows.chunked.ReaderPool``: pymysql decodes rows in Python, and threads would decode one row at
 a time under the GIL). Each window starts a fresh ``START TRANSACTION WITH CONSISTENT SNAPSHOT`` in
 every reader, after the open watermark was written, and the close watermark is written after every
 sub-range was read: every row is read inside the window, as with one connection. Once all are read,
@@ -41,10 +41,10 @@ from typing import Any
 import pymysql
 
 from connector.errors import ConfigError
-from snapshot.chunked import Chunk, ReaderPool
-from snapshot.chunks import ChunkQuery, Key, Row, read_chunk
 from snapshot.errors import SnapshotError
-from snapshot.scan import TableJob
+from snapshot.rows.chunked import Chunk, ReaderPool
+from snapshot.rows.chunks import ChunkQuery, Key, Row, read_chunk
+from snapshot.rows.scan import TableJob
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import pytest
 from connector.sources.incremental_readers import WindowReaders
 from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
-from snapshot.chunks import ChunkQuery, read_maximum_key
+from snapshot.rows.chunks import ChunkQuery, read_maximum_key
 from tests.connector.incremental_support import (
     data_records,
     fill,
