@@ -2,10 +2,9 @@
 MERGE the net effect of a batch into current-state tables, evolve schemas, restore versions.
 
 Every commit carries the sink's :class:`CommitMeta` (``userMetadata``), the offset of the last event
-the table holds; current-state MERGEs and overwrites also carry a Delta transaction identifier
-(``txnAppId``/``txnVersion``): a write Delta has already recorded is skipped by Delta itself.
-Nothing here touches table files through a local file-system API: paths are Hadoop URIs, so the same
-code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
+the table holds; current-state commits also carry a Delta transaction identifier
+(``txnAppId``/``txnVersion``): a write Delta has already recorded is skipped by Delta itself. Nothing here touches table files through a local file-system API: paths
+are Hadoop URIs, so the same code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
 """
 
 from __future__ import annotations
@@ -226,10 +225,7 @@ class DeltaWriter:
         if step.truncated or append:
             upserts = [row for row in step.net.values() if row is not None]
             frame = frame_of(self.spark, upserts, schema)
-            # An append carries no transaction id, as the changelog's do: its look-up rebuilds the
-            # table state (0.7 s against 0.2 s for a one-row append); the offset in the commit
-            # tells a replay apart.
-            self._write(frame, path, meta, "overwrite" if step.truncated else "append", txn=step.truncated)
+            self._write(frame, path, meta, "overwrite" if step.truncated else "append")
             return
         flagged = StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
         index = [schema.fieldNames().index(k) for k in _field_names(schema, step.key)]
