@@ -122,3 +122,34 @@ def fill(server: MySQLServerHandle, db: str, rows: int, batch: int = 5000) -> No
             f"({i}, 'order-{i}', {i % 97})" for i in range(start, min(rows, start + batch - 1) + 1)
         )
         server.execute(f"INSERT INTO orders VALUES {values}", database=db)
+
+
+def snapshot_racing_writers(
+    server: MySQLServerHandle, db: str, tmp_path: Path, total: int, **props: str
+) -> list[ChangeRecord]:
+    """An incremental snapshot of ``db.orders`` (``total`` rows) while two ``race_writer`` threads
+    change it; returns the ``orders`` data records once the stream has caught up."""
+    engine, memory = make_engine(server, db, tmp_path, **props)
+    engine.catch_up()
+    stop = threading.Event()
+    writers = [threading.Thread(target=race_writer, args=(server, db, total, n, stop)) for n in range(2)]
+    for thread in writers:
+        thread.start()
+    try:
+        send_signal(server, db, "sig-race", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+        run_until(engine, snapshot_finished(engine), timeout=600)
+    finally:
+        stop.set()
+        for thread in writers:
+            thread.join()
+    engine.catch_up()
+    engine.close()
+    return data_records(memory.records, "orders")
+
+
+def orders_in_mysql(server: MySQLServerHandle, db: str) -> dict[Any, dict[str, Any]]:
+    """``db.orders`` as ``replay`` reconstructs it from change records."""
+    return {
+        (row[0],): {"id": row[0], "name": row[1], "qty": row[2]}
+        for row in server.query("SELECT id, name, qty FROM orders", database=db)
+    }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,13 @@ from tests.connector.incremental_support import (
     data_records,
     fill,
     make_engine,
+    orders_in_mysql,
     payload,
-    race_writer,
     replay,
     run_until,
     send_signal,
     snapshot_finished,
+    snapshot_racing_writers,
 )
 
 
@@ -75,31 +75,11 @@ def test_incremental_snapshot_races_with_writers_and_replays_to_the_table(mysql_
     db = orders
     total = 200_000
     fill(mysql_server, db, total)
-    engine, memory = make_engine(mysql_server, db, tmp_path, **{"incremental.snapshot.chunk.size": "1024"})
-    engine.catch_up()
-    stop = threading.Event()
-
-    writers = [
-        threading.Thread(target=race_writer, args=(mysql_server, db, total, n, stop)) for n in range(2)
-    ]
-    for thread in writers:
-        thread.start()
-    try:
-        send_signal(mysql_server, db, "sig-race", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
-        run_until(engine, snapshot_finished(engine), timeout=600)
-    finally:
-        stop.set()
-        for thread in writers:
-            thread.join()
-    engine.catch_up()
-    engine.close()
-    rows = data_records(memory.records, "orders")
+    rows = snapshot_racing_writers(
+        mysql_server, db, tmp_path, total, **{"incremental.snapshot.chunk.size": "1024"}
+    )
     assert sum(1 for r in rows if payload(r)["op"] == "r") > total // 2
-    expected = {
-        (row[0],): {"id": row[0], "name": row[1], "qty": row[2]}
-        for row in mysql_server.query("SELECT id, name, qty FROM orders", database=db)
-    }
-    assert replay(rows) == expected
+    assert replay(rows) == orders_in_mysql(mysql_server, db)
 
 
 def test_an_offset_debezium_stored_mid_snapshot_reads_the_table_again(mysql_server, orders, tmp_path, caplog):

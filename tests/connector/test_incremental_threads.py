@@ -3,7 +3,6 @@ processes, on a real server, while writers change the same rows."""
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -17,12 +16,13 @@ from tests.connector.incremental_support import (
     data_records,
     fill,
     make_engine,
+    orders_in_mysql,
     payload,
-    race_writer,
     replay,
     run_until,
     send_signal,
     snapshot_finished,
+    snapshot_racing_writers,
 )
 from tests.connector.incremental_threads_support import position_free, reader_connect, snapshot_windows
 
@@ -87,34 +87,14 @@ def test_three_threads_race_with_writers_and_replay_to_the_table(mysql_server, o
     total = 60_000
     chunk = 1_000
     fill(mysql_server, db, total)
-    engine, memory = make_engine(
+    rows = snapshot_racing_writers(
         mysql_server,
         db,
         tmp_path,
+        total,
         **{"incremental.snapshot.chunk.size": str(chunk), "incremental.snapshot.max.threads": "3"},
     )
-    engine.catch_up()
-    stop = threading.Event()
-    writers = [
-        threading.Thread(target=race_writer, args=(mysql_server, db, total, n, stop)) for n in range(2)
-    ]
-    for thread in writers:
-        thread.start()
-    try:
-        send_signal(mysql_server, db, "sig-race", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
-        run_until(engine, snapshot_finished(engine), timeout=600)
-    finally:
-        stop.set()
-        for thread in writers:
-            thread.join()
-    engine.catch_up()
-    engine.close()
-    rows = data_records(memory.records, "orders")
-    expected = {
-        (row[0],): {"id": row[0], "name": row[1], "qty": row[2]}
-        for row in mysql_server.query("SELECT id, name, qty FROM orders", database=db)
-    }
-    assert replay(rows) == expected
+    assert replay(rows) == orders_in_mysql(mysql_server, db)
     windows = snapshot_windows(rows)
     assert sum(len(w) for w in windows) > total // 2
     for window in windows:
