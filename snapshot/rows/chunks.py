@@ -135,7 +135,9 @@ class ChunkQuery:
         conditions.append(f"{sql} IS NOT TRUE")  # NOT would drop NULL keys: NULL > x is NULL
         params.extend(values)
         if self.condition:
-            conditions.append(f"({self.condition})")
+            # The query goes with parameters: a % of the condition (LIKE 'a%') is doubled so that
+            # the driver's parameter formatting gives it back as it is.
+            conditions.append(f"({self.condition.replace('%', '%%')})")
         return " WHERE " + " AND ".join(conditions), params
 
     def null_key_sql(self) -> str:

@@ -121,8 +121,14 @@ def test_three_threads_race_with_writers_and_replay_to_the_table(mysql_server, o
             ("a",),
             None,
         ),
+        (  # a condition with LIKE patterns: its % signs are SQL, not query parameters
+            "CREATE TABLE keyed (a INT NOT NULL, b VARCHAR(8) NOT NULL, v INT, PRIMARY KEY (a, b))",
+            [f"({i // 7}, 'k{i % 7}', {i})" for i in range(700)],
+            ("a", "b"),
+            "(b LIKE 'k%' AND b NOT LIKE '%3')",
+        ),
     ],
-    ids=["composite-key", "nullable-surrogate-key"],
+    ids=["composite-key", "nullable-surrogate-key", "percent-in-condition"],
 )
 def test_sub_range_windows_read_every_row_once_in_key_order(
     mysql_server, unique_db, ddl, rows, key, condition
