@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
@@ -23,7 +23,7 @@ from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.log_format import set_context
-from connector.metrics import ConnectorMetrics, MetricsServer, ProgressReporter
+from connector.metrics import ConnectorMetrics, ProgressReporter
 from connector.records.builder import EventBuilder
 from connector.server.connection import ServerInfo, ServerProbe
 from connector.sources.heartbeat import Heartbeat
@@ -38,6 +38,9 @@ from ddl.position import BinlogPosition
 from sink.base import Sink
 from sink.records import ChangeRecord
 from snapshot.snapshotter import Snapshotter
+
+if TYPE_CHECKING:
+    from connector.metrics.server import MetricsServer
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +137,10 @@ class Engine:
         self.metrics.running = True
         port = self.config.int_of("metrics.port")
         if port and self._metrics_server is None:
+            # Imported only here: the endpoint loads prometheus-client, which a run without
+            # metrics.port does not pay for at start-up.
+            from connector.metrics.server import MetricsServer  # noqa: PLC0415
+
             self._metrics_server = MetricsServer(
                 self.metrics, port, self.config.get("metrics.host") or "127.0.0.1"
             )
