@@ -18,7 +18,6 @@ from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery.batches import Delivery
 from connector.delivery.exactly_once import exactly_once_from_config
-from connector.delivery.instance_guard import InstanceGuard
 from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
@@ -40,9 +39,25 @@ from sink.records import ChangeRecord
 from snapshot.snapshotter import Snapshotter
 
 if TYPE_CHECKING:
+    from connector.delivery.instance_guard import InstanceGuard
     from connector.metrics.server import MetricsServer
 
 log = logging.getLogger(__name__)
+
+
+def instance_guard(config: ConnectorConfig) -> InstanceGuard | None:
+    """The guard against a second running instance: a Kafka consumer group, so only where the
+    connector uses Kafka (a kafka sink, or offset.storage=kafka), else None."""
+    uses_kafka = (
+        "kafka" in [s.lower() for s in config.sink_types] or config.get_choice("offset.storage") == "kafka"
+    )
+    if not uses_kafka:
+        return None
+    # Imported here: the guard loads kafka-python, which a connector without Kafka does not pay for
+    # at start-up. InstanceGuard.from_config decides the rest (the brokers, the client identity).
+    from connector.delivery.instance_guard import InstanceGuard  # noqa: PLC0415
+
+    return InstanceGuard.from_config(config)
 
 
 class Engine:
@@ -81,7 +96,7 @@ class Engine:
         if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
             commit_interval_ms = self.exactly_once.interval_ms
         # Without exactly-once, a second instance on the same Kafka is refused at start-up.
-        self.instance_guard = None if self.exactly_once.enabled else InstanceGuard.from_config(config)
+        self.instance_guard = None if self.exactly_once.enabled else instance_guard(config)
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
