@@ -268,6 +268,8 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 
 def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    # Also turns the collector back on, which the launcher paused for the start-up.
+    freeze_start_up_objects()
     return snapshot_command(config, args.table)
 
 

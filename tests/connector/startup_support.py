@@ -7,15 +7,18 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from connector.testing.local_server import MySQLServerHandle
 
-# The child: the CLI's `run` in the main thread (it installs its signal handlers there); a watcher
-# thread waits for the first complete line of the jsonl output, records sys.modules at that moment
-# (the start-up is what is checked, not what an orderly stop loads) and stops the run with SIGTERM.
+# The child: the CLI's entry point running `run` in the main thread (it installs its signal handlers
+# there), started with the allocator the launcher would otherwise re-execute for (PYTHONMALLOC set:
+# no re-execution, which would end this probe). A watcher thread waits for the first complete line
+# of the jsonl output, records sys.modules and the collector's state at that moment (the start-up is
+# what is checked, not what an orderly stop loads) and stops the run with SIGTERM.
 _PROBE = """
-import json, os, signal, sys, threading, time
+import gc, json, os, signal, sys, threading, time
 from pathlib import Path
 
 properties, output, report = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
@@ -24,14 +27,16 @@ def report_at_first_event():
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if output.exists() and b"\\n" in output.read_bytes():
-            report.write_text(json.dumps(sorted(sys.modules)))
+            state = {"modules": sorted(sys.modules), "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+            report.write_text(json.dumps(state))
             break
         time.sleep(0.005)
     os.kill(os.getpid(), signal.SIGTERM)
 
 threading.Thread(target=report_at_first_event, daemon=True).start()
 from connector.cli import main
-sys.exit(main(["run", "-c", properties]))
+sys.argv = ["mysql-cdc", "run", "-c", properties]
+sys.exit(main())
 """
 
 
@@ -61,16 +66,27 @@ def store_offset(properties: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def modules_at_first_event(properties: Path, output: Path, report: Path) -> set[str]:
-    """The modules ``mysql-cdc run`` had imported when its first event was in ``output``."""
+@dataclass(frozen=True)
+class FirstEventState:
+    """``mysql-cdc run``'s process when its first event was in the output."""
+
+    modules: frozenset[str]
+    gc_enabled: bool
+    frozen_objects: int
+
+
+def state_at_first_event(properties: Path, output: Path, report: Path) -> FirstEventState:
+    """The modules ``mysql-cdc run`` had imported, and its collector's state, when its first event
+    was in ``output``."""
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, str(properties), str(output), str(report)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PYTHONMALLOC": "malloc"},
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, f"exit status {done.returncode}; stderr:\n{done.stderr}"
     assert report.exists(), f"no event written within 60 s; stderr:\n{done.stderr}"
-    return set(json.loads(report.read_text()))
+    state = json.loads(report.read_text())
+    return FirstEventState(frozenset(state["modules"]), state["gc_enabled"], state["frozen"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from connector.testing.local_server import MySQLServerHandle
-from tests.connector.startup_support import modules_at_first_event, store_offset, write_properties
+from tests.connector.startup_support import state_at_first_event, store_offset, write_properties
 
 # Each is needed only by settings this run does not have: sink.type=kafka or the Kafka stores and
 # signal channel (kafka), metrics.port (prometheus_client), `mysql-cdc demo` (rich), sink.type=spark
@@ -35,8 +35,12 @@ def test_run_into_jsonl_imports_no_optional_dependency(
     output.unlink()  # the snapshot's schema change events: the run's own output starts empty
     mysql_server.execute("INSERT INTO items VALUES (1, 'one'), (2, 'two')", database=unique_db)
 
-    modules = modules_at_first_event(properties, output, tmp_path / "modules.json")
+    state = state_at_first_event(properties, output, tmp_path / "state.json")
 
     assert b'"op":"c"' in output.read_bytes().splitlines()[0]  # the run resumed and streamed the insert
-    loaded = {name for name in OPTIONAL_HEAVY if name in modules}
+    loaded = {name for name in OPTIONAL_HEAVY if name in state.modules}
     assert not loaded, f"mysql-cdc run into jsonl imported {sorted(loaded)} before its first event"
+    # The launcher paused the collector for the start-up; the run froze what it set up and turned
+    # the collector back on for the stream.
+    assert state.gc_enabled
+    assert state.frozen_objects > 10_000
