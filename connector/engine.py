@@ -12,18 +12,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery.batches import Delivery
 from connector.delivery.exactly_once import exactly_once_from_config
-from connector.delivery.instance_guard import InstanceGuard
 from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.log_format import set_context
-from connector.metrics import ConnectorMetrics, MetricsServer, ProgressReporter
+from connector.metrics import ConnectorMetrics, ProgressReporter
 from connector.records.builder import EventBuilder
 from connector.server.connection import ServerInfo, ServerProbe
 from connector.sources.heartbeat import Heartbeat
@@ -39,7 +38,26 @@ from sink.base import Sink
 from sink.records import ChangeRecord
 from snapshot.snapshotter import Snapshotter
 
+if TYPE_CHECKING:
+    from connector.delivery.instance_guard import InstanceGuard
+    from connector.metrics.server import MetricsServer
+
 log = logging.getLogger(__name__)
+
+
+def instance_guard(config: ConnectorConfig) -> InstanceGuard | None:
+    """The guard against a second running instance: a Kafka consumer group, so only where the
+    connector uses Kafka (a kafka sink, or offset.storage=kafka), else None."""
+    uses_kafka = (
+        "kafka" in [s.lower() for s in config.sink_types] or config.get_choice("offset.storage") == "kafka"
+    )
+    if not uses_kafka:
+        return None
+    # Imported here: the guard loads kafka-python, which a connector without Kafka does not pay for
+    # at start-up. InstanceGuard.from_config decides the rest (the brokers, the client identity).
+    from connector.delivery.instance_guard import InstanceGuard  # noqa: PLC0415
+
+    return InstanceGuard.from_config(config)
 
 
 class Engine:
@@ -78,7 +96,7 @@ class Engine:
         if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
             commit_interval_ms = self.exactly_once.interval_ms
         # Without exactly-once, a second instance on the same Kafka is refused at start-up.
-        self.instance_guard = None if self.exactly_once.enabled else InstanceGuard.from_config(config)
+        self.instance_guard = None if self.exactly_once.enabled else instance_guard(config)
         self.delivery = Delivery(
             self.sinks,
             self.offsets,
@@ -134,6 +152,10 @@ class Engine:
         self.metrics.running = True
         port = self.config.int_of("metrics.port")
         if port and self._metrics_server is None:
+            # Imported only here: the endpoint loads prometheus-client, which a run without
+            # metrics.port does not pay for at start-up.
+            from connector.metrics.server import MetricsServer  # noqa: PLC0415
+
             self._metrics_server = MetricsServer(
                 self.metrics, port, self.config.get("metrics.host") or "127.0.0.1"
             )

@@ -10,13 +10,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from connector.cli.allocator import LONG_RUNNING_COMMANDS, reexec_with_tuned_allocator
+from connector.cli.allocator import (
+    LONG_RUNNING_COMMANDS,
+    pause_collector_for_start_up,
+    reexec_with_tuned_allocator,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] in LONG_RUNNING_COMMANDS:
         # The process entry point of a long-running command (not a call from Python code).
         reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
+        # Until the command freezes its start-up objects (``freeze_start_up_objects``).
+        pause_collector_for_start_up()
     # Imported here, after the allocator decision: importing the commands is most of start-up.
     from connector.cli.commands import main as run_command  # noqa: PLC0415
 

@@ -14,9 +14,9 @@ import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
+from typing import Any
 
 from connector.cli.allocator import freeze_start_up_objects
-from connector.cli.demo import run_demo
 from connector.cli.signal import add_signal_parser, signal_command
 from connector.cli.snapshot import snapshot_command
 from connector.cli.status import status_command
@@ -81,6 +81,22 @@ def _properties_epilog() -> str:
     return "\n".join(lines)
 
 
+class CommandParser(argparse.ArgumentParser):
+    """An argument parser whose help can end with the configuration properties
+    (``properties_help=True``). The listing is built when the help is printed, not each time a
+    command line is parsed: wrapping the documentation of every property took about a tenth of
+    ``mysql-cdc run``'s start-up."""
+
+    def __init__(self, *args: Any, properties_help: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.properties_help = properties_help
+
+    def format_help(self) -> str:
+        if self.properties_help and self.epilog is None:
+            self.epilog = _properties_epilog()
+        return super().format_help()
+
+
 def _add_config_args(p: argparse.ArgumentParser, *, metrics_port: bool = True) -> None:
     p.add_argument(
         "--config",
@@ -109,7 +125,7 @@ def _add_config_args(p: argparse.ArgumentParser, *, metrics_port: bool = True) -
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="mysql-cdc",
         description="MySQL change data capture with Debezium-compatible change events.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -122,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="stream changes continuously (snapshot first if needed)",
         description="Connect as a replica and stream change events to the configured "
         "sinks until stopped (SIGINT/SIGTERM stop cleanly).",
-        epilog=_properties_epilog(),
+        properties_help=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_config_args(run)
@@ -132,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="one-off initial snapshot into the sinks, then exit",
         description="Take a consistent snapshot of the captured tables into the "
         "configured sinks and exit, leaving offsets that `run` continues from.",
-        epilog=_properties_epilog(),
+        properties_help=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_config_args(snap)
@@ -174,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         "connection is made. A second run with the same offset store resumes after what the first "
         "stored. Table structures come from the files' DDL, the schema history, or the tables' "
         "FULL row metadata.",
-        epilog=_properties_epilog(),
+        properties_help=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_config_args(replay, metrics_port=False)
@@ -252,6 +268,8 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 
 def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    # Also turns the collector back on, which the launcher paused for the start-up.
+    freeze_start_up_objects()
     return snapshot_command(config, args.table)
 
 
@@ -281,6 +299,10 @@ def cmd_replay_binlog(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    # The demo starts a throwaway server and prints with rich: loaded only when asked for, so that
+    # `run` and the other commands start without rich and the server launcher.
+    from connector.cli.demo import run_demo  # noqa: PLC0415
+
     return run_demo(args.output, args.rows)
 
 

@@ -21,20 +21,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from connector.metrics.figures import ConnectorMetrics
-from ddl.properties import Property, prop
 
 PREFIX = "debezium_metrics_"
-
-SERVER_PROPERTIES: tuple[Property, ...] = (
-    prop(
-        "metrics.port",
-        "0",
-        "Port of the HTTP endpoint with Debezium's metrics (/metrics) and /health; 0: off.",
-        kind="int",
-        minimum=0,
-    ),
-    prop("metrics.host", "127.0.0.1", "Address the metrics endpoint binds."),
-)
 
 
 class _Collector(Collector):

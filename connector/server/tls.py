@@ -25,14 +25,16 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
 from pymysql.constants import CLIENT
 
 from ddl.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+    from cryptography.x509 import Certificate
 
 VERIFYING_MODES = frozenset({"verify_ca", "verify_identity"})
 
@@ -74,20 +76,32 @@ def _readable(key: str, path: str) -> Path:
     return p
 
 
+def _read_pkcs12(
+    data: bytes, password: str | None
+) -> tuple[PrivateKeyTypes | None, Certificate | None, list[Certificate]]:
+    """A PKCS12 store's key, certificate and further certificates (ValueError: not PKCS12, or the
+    wrong password)."""
+    # cryptography's PKCS12 reader brings its x509 module (about 15 ms of every start-up): loaded
+    # only when a trust or key store is PKCS12, not for the PEM files and the default TLS mode.
+    from cryptography.hazmat.primitives.serialization import pkcs12  # noqa: PLC0415
+
+    return pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+
+
 def _pem_or_pkcs12_cas(key: str, path: str, password: str | None) -> str:
     """A CA bundle as PEM text: a PEM file as it is, a PKCS12 truststore's certificates converted."""
     data = _readable(key, path).read_bytes()
     if b"-----BEGIN CERTIFICATE-----" in data:
         return data.decode("ascii", "replace")
     try:
-        _, cert, extra = pkcs12.load_key_and_certificates(data, password.encode() if password else None)
+        _, cert, extra = _read_pkcs12(data, password)
     except ValueError as exc:
         raise ConfigError(
             key,
             f"{path} is neither a PEM CA bundle nor a PKCS12 truststore this password opens ({exc}); "
             "convert a JKS truststore with keytool -importkeystore -deststoretype PKCS12",
         ) from None
-    certs: list[x509.Certificate] = ([cert] if cert is not None else []) + list(extra)
+    certs: list[Certificate] = ([cert] if cert is not None else []) + list(extra)
     if not certs:
         raise ConfigError(key, f"{path} holds no certificates")
     return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certs)
@@ -97,9 +111,7 @@ def _load_keystore(context: ssl.SSLContext, path: str, password: str | None) -> 
     key_name = "database.ssl.keystore"
     data = _readable(key_name, path).read_bytes()
     try:
-        private_key, cert, extra = pkcs12.load_key_and_certificates(
-            data, password.encode() if password else None
-        )
+        private_key, cert, extra = _read_pkcs12(data, password)
     except ValueError as exc:
         raise ConfigError(
             key_name,

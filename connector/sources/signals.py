@@ -31,19 +31,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
-from kafka import errors as kafka_errors
 
 from connector.config import ConnectorConfig
 from connector.dispatch.filters import TableFilter
 from connector.server.connection import connect
 from ddl.errors import ConfigError, MysqlCdcError
-from ddl.kafka_log import KafkaTopicLog
 from ddl.model import TableId
 from sink.kafka.client import (
     CONSUMER_SETTINGS,
-    bootstrap_list,
     client_kwargs,
-    describe_reachability,
     security_kwargs,
 )
 from snapshot.snapshotter import quote_table
@@ -176,7 +172,7 @@ class FileSignalChannel:
                 out.append(
                     SignalRecord(
                         str(value.get("id") or uuid.uuid4()),
-                        _required_type(value.get("type")),
+                        required_type(value.get("type")),
                         parse_data(value.get("data")),
                         FILE,
                     )
@@ -189,79 +185,10 @@ class FileSignalChannel:
         pass
 
 
-class KafkaSignalChannel:
-    """``signal.kafka.topic``: records keyed by the ``topic.prefix`` (others are for other
-    connectors), value ``{"type", "data"}``; the consumer group commits what was read."""
-
-    name = KAFKA
-
-    def __init__(
-        self, bootstrap: str, topic: str, group_id: str, key: str, poll_timeout_ms: int, **kwargs: Any
-    ) -> None:
-        self.topic = topic
-        self.key = key.encode()
-        self.poll_timeout_ms = poll_timeout_ms
-        self.bootstrap = bootstrap
-        # Debezium's signal topic has one partition.
-        self._consumer = signal_log(bootstrap, topic, kwargs).follow(group_id, [0])
-
-    def read(self) -> list[SignalRecord]:
-        out = []
-        batches = self._consumer.poll(timeout_ms=self.poll_timeout_ms)
-        for records in batches.values():
-            for record in records:
-                if record.key != self.key:
-                    continue
-                try:
-                    value = orjson.loads(record.value or b"null")
-                    if not isinstance(value, dict):
-                        raise SignalError('the value must be a JSON object {"type", "data"}')
-                    out.append(
-                        SignalRecord(
-                            str(record.offset),
-                            _required_type(value.get("type")),
-                            parse_data(value.get("data")),
-                            KAFKA,
-                        )
-                    )
-                except (orjson.JSONDecodeError, SignalError) as exc:
-                    log.warning("signal at %s offset %d skipped: %s", self.topic, record.offset, exc)
-        if batches:
-            try:
-                self._consumer.commit()
-            except kafka_errors.KafkaError as exc:
-                log.warning("could not commit the signal consumer's position on %s: %s", self.topic, exc)
-        return out
-
-    def close(self) -> None:
-        self._consumer.close()
-
-
-def _required_type(value: Any) -> str:
+def required_type(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SignalError('it has no "type"')
     return value.strip()
-
-
-def signal_log(
-    bootstrap: str,
-    topic: str,
-    consumer_kwargs: Mapping[str, Any],
-    producer_kwargs: Mapping[str, Any] | None = None,
-) -> KafkaTopicLog:
-    """The signal topic as a ``ddl.kafka_log.KafkaTopicLog`` (the channel follows it with its
-    consumer group; ``mysql-cdc signal`` appends to it)."""
-    return KafkaTopicLog(
-        bootstrap,
-        topic,
-        what="signal topic",
-        error=SignalError,
-        bootstrap_key="signal.kafka.bootstrap.servers",
-        bootstrap_servers=bootstrap_list(bootstrap),
-        producer_kwargs=producer_kwargs,
-        consumer_kwargs=consumer_kwargs,
-        describe_reachability=describe_reachability,
-    )
 
 
 def kafka_signal_topic(config: ConnectorConfig) -> str:
@@ -289,6 +216,9 @@ def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel |
     if FILE in enabled:
         channels.append(FileSignalChannel(config.get("signal.file") or "file-signals.txt"))
     if KAFKA in enabled:
+        # The Kafka channel loads kafka-python: imported only when the channel is enabled.
+        from connector.sources.kafka_signals import KafkaSignalChannel  # noqa: PLC0415
+
         kwargs = client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
         channels.append(
             KafkaSignalChannel(
@@ -389,6 +319,9 @@ def send_signal(
         with connect(config) as conn, conn.cursor() as cur:
             cur.execute(f"INSERT INTO {quote_table(table)} VALUES (%s, %s, %s)", (signal_id, type_, text))
     elif chosen == KAFKA:
+        # kafka-python: imported only when a signal goes through the Kafka channel.
+        from connector.sources.kafka_signals import signal_log  # noqa: PLC0415
+
         kwargs = security_kwargs(
             client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
         )

@@ -24,9 +24,9 @@ from sink.kafka.client import (
     client_kwargs,
     describe_reachability,
     security_kwargs,
-    topic_ensurer,
 )
 from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
+from sink.kafka.topics import topic_ensurer
 
 
 def kafka_schema_history_from_config(config: ConnectorConfig) -> KafkaSchemaHistory:

@@ -33,10 +33,10 @@ from sink.kafka.client import (
     client_kwargs,
     describe_reachability,
     security_kwargs,
-    topic_ensurer,
 )
 from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
 from sink.kafka.settings import PRODUCER_PREFIX
+from sink.kafka.topics import topic_ensurer
 
 log = logging.getLogger(__name__)
 

@@ -44,11 +44,7 @@ from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka.client import (
-    TopicCreator,
-    bootstrap_list,
-    describe_reachability,
-)
+from sink.kafka.client import bootstrap_list, describe_reachability
 from sink.kafka.delivery import (
     HINTS,
     create_topic,
@@ -69,6 +65,7 @@ from sink.kafka.settings import (
     WAIT_REPORT_INTERVAL_S,
     KafkaSinkSettings,
 )
+from sink.kafka.topics import TopicCreator
 from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")  # one logger for the sink, whichever client sends

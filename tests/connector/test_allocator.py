@@ -10,7 +10,13 @@ import sys
 
 import pytest
 
-from connector.cli.allocator import OPT_OUT, TUNED, freeze_start_up_objects, tuned_environment
+from connector.cli.allocator import (
+    OPT_OUT,
+    TUNED,
+    freeze_start_up_objects,
+    pause_collector_for_start_up,
+    tuned_environment,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the settings are glibc's")
@@ -69,4 +75,15 @@ def test_start_up_objects_are_frozen_out_of_the_collector() -> None:
         scanned = {id(o) for generation in range(3) for o in gc.get_objects(generation=generation)}
         assert not any(id(o) in scanned for o in alive)  # no collection looks at them again
     finally:
+        gc.unfreeze()
+
+
+def test_the_collector_paused_for_the_start_up_runs_again_after_the_freeze() -> None:
+    pause_collector_for_start_up()
+    try:
+        assert not gc.isenabled()
+        freeze_start_up_objects()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
         gc.unfreeze()
