@@ -12,14 +12,39 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import pstats
 import tempfile
 import time
 
+from bench.baseline import with_daemon_allocator
 from bench.streaming import prepared_engine
 from bench.workload import CHANGES_TABLE, changes_load, write_changes_workload
+from connector.cli.allocator import freeze_start_up_objects
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
+
+
+class CollectorTimer:
+    """Seconds spent in the garbage collector and collections per generation (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.counts = [0, 0, 0]
+        self._started = 0.0
+
+    def on_phase(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._started
+            self.counts[info["generation"]] += 1
+
+
+def collector_timer() -> CollectorTimer:
+    timer = CollectorTimer()
+    gc.callbacks.append(timer.on_phase)
+    return timer
 
 
 def main() -> None:
@@ -32,12 +57,15 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30, help="functions listed per ordering")
     parser.add_argument("--no-profile", action="store_true", help="only time the catch-up (no profiler)")
     args = parser.parse_args()
+    with_daemon_allocator("bench.profile_streaming")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
         server.execute("CREATE DATABASE bench", CHANGES_TABLE)
         engine, _ = prepared_engine(server, tmp, "profile", 7001)
         changes = sum(write_changes_workload(server, args.rows))
         assert changes == sum(changes_load(args.rows))
+        freeze_start_up_objects()  # as `mysql-cdc run` does once set up
+        collections = collector_timer()
         profiler = None if args.no_profile else cProfile.Profile()
         wall, cpu = time.perf_counter(), time.process_time()
         if profiler is not None:
@@ -47,7 +75,12 @@ def main() -> None:
             profiler.disable()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         engine.close()
+        gc.callbacks.remove(collections.on_phase)
         print(f"{changes:,} row changes: {wall:.2f} s wall, {1e6 * cpu / changes:.1f} µs CPU per change")
+        print(
+            f"garbage collector: {collections.seconds:.3f} s in {sum(collections.counts)} collections "
+            f"(by generation: {collections.counts})"
+        )
         if profiler is None:
             return
         for order in ("tottime", "cumulative"):
