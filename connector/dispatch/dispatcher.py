@@ -162,16 +162,9 @@ class EventDispatcher:
         if metrics is not None:
             metrics.on_rows(table_id, op, len(images), where.ts_ms)
         # One emit per rows event (Delivery still cuts its batches where they fill).
-        builder, transactions = self.builder, self.transactions
-        out: list[ChangeRecord] = []
-        for index, (before, after) in enumerate(images, first_row):
-            if number_rows:
-                records = builder.change_records(
-                    ts, op, before, after, where, offset.at_row(index + 1), transactions, row=index
-                )
-            else:
-                records = builder.change_records(ts, op, before, after, where, offset, transactions)
-            out.extend(records)
+        out = self.builder.event_change_records(
+            ts, op, images, where, offset, self.transactions, first_row=first_row, number_rows=number_rows
+        )
         if out:
             self.emitter.emit(out)
         return True

@@ -369,18 +369,7 @@ class EventBuilder:
                 if event[0] is not None:
                     blocks.extend(transactions.next_blocks(ts.table.id, 1) or ())
                 offsets.append(transactions.apply_to(record_offset) if record_offset is not None else None)
-        # The rows of one event share their position: build its source block once, copy it per row
-        # (not when the block takes the clock's time, which moves from row to row).
-        cached = self._source_block
-        if cached is None or cached[0] is not where or cached[1] is not ts:
-            fresh = self.source(ts.table.id, where)
-            if not (where.ts_ms or where.ts_us):
-                source = fresh
-            else:
-                cached = self._source_block = (where, ts, fresh)
-                source = fresh.copy()
-        else:
-            source = cached[2].copy()
+        source = self._row_source(ts, where)
         if row is not None:
             source["row"] = row
         now = self.clock()
@@ -394,6 +383,83 @@ class EventBuilder:
                 value = self._envelope(image_before, image_after, source, block, event_op, now)
             own_offset = offsets[index] if offsets is not None else record_offset
             out.append(self._record(ts, ts.key_schema, key, value, headers, own_offset))
+        return out
+
+    def _row_source(self, ts: TableSchema, where: SourcePosition) -> dict[str, Any]:
+        """A row's own ``source`` block. The rows of one event share their position: its block is
+        built once and copied per row (not when the block takes the clock's time, which moves from
+        row to row)."""
+        cached = self._source_block
+        if cached is not None and cached[0] is where and cached[1] is ts:
+            return cached[2].copy()
+        fresh = self.source(ts.table.id, where)
+        if not (where.ts_ms or where.ts_us):
+            return fresh
+        self._source_block = (where, ts, fresh)
+        return fresh.copy()
+
+    def event_change_records(
+        self,
+        ts: TableSchema,
+        op: str,
+        images: Sequence[tuple[dict[str, Any] | None, dict[str, Any] | None]],
+        where: SourcePosition,
+        offset: SourceOffset,
+        transactions: TransactionMetadata | None = None,
+        *,
+        first_row: int = 0,
+        number_rows: bool = True,
+    ) -> list[ChangeRecord]:
+        """``change_records`` of every row of one rows event, in order: ``images[i]`` (before, after)
+        is row ``first_row + i``. With ``number_rows`` its records get ``source.row`` = that index
+        and the offset ``at_row(index + 1)`` (rows done); without, ``where.row`` and ``offset``.
+
+        The same records as one ``change_records`` call per row, with what the rows share found once
+        (topic, schemas, headers, the offsets' fields); a row that needs more than one data event
+        and its tombstone (a key change, or a transaction's ``transaction`` blocks and counters)
+        goes through ``change_records`` itself."""
+        if op in self.skipped_ops:
+            return []
+        rows = range(first_row, first_row + len(images))
+        offsets = offset.at_rows(range(rows.start + 1, rows.stop + 1)) if number_rows else None
+        if transactions is not None and transactions.id is not None:
+            return [
+                record
+                for number, (before, after) in enumerate(images)
+                for record in self.change_records(
+                    ts,
+                    op,
+                    before,
+                    after,
+                    where,
+                    offsets[number] if offsets is not None else offset,
+                    transactions,
+                    row=rows[number] if number_rows else None,
+                )
+            ]
+        key_of, key_schema, clock, headers = ts.key_of, ts.key_schema, self.clock, self.headers
+        keyed_update = op == "u" and key_schema is not None
+        tombstone = op == "d" and self.tombstones
+        out: list[ChangeRecord] = []
+        append = out.append
+        for number, (before, after) in enumerate(images):
+            record_offset = offsets[number] if offsets is not None else offset
+            if keyed_update:
+                key = key_of(after or {})
+                if key_of(before or {}) != key:  # a key change: delete, tombstone and create
+                    out += self.change_records(
+                        ts, op, before, after, where, record_offset, row=rows[number] if number_rows else None
+                    )
+                    continue
+            else:
+                key = key_of(after if after is not None else before or {})
+            source = self._row_source(ts, where)
+            if number_rows:
+                source["row"] = rows[number]
+            value = self._envelope(before, after, source, None, op, clock())
+            append(self._record(ts, key_schema, key, value, headers, record_offset))
+            if tombstone:
+                append(self._record(ts, key_schema, key, None, headers, record_offset))
         return out
 
     # (op or None for a tombstone, key, before, after, headers) per record of one row change.
