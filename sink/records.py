@@ -8,7 +8,7 @@ accepted this record and every record before it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -37,7 +37,7 @@ class Header:
     schema: ConnectSchema | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ChangeRecord:
     topic: str
     key_schema: ConnectSchema | None
@@ -51,6 +51,32 @@ class ChangeRecord:
     # Kafka partition Debezium pins (0 for heartbeat and schema-change records), else None.
     partition: int | None = None
     table_id: TableId | None = None
+
+    def __init__(
+        self,
+        topic: str,
+        key_schema: ConnectSchema | None,
+        key: Any,
+        value_schema: ConnectSchema | None,
+        value: Any,
+        kind: RecordKind = RecordKind.DATA,
+        headers: tuple[Header, ...] = (),
+        offset: SourceOffset | None = None,
+        partition: int | None = None,
+        table_id: TableId | None = None,
+    ) -> None:
+        # The frozen dataclass's own __init__, at half its cost (one or more records are made per
+        # row change): each slot is set through its descriptor, not object.__setattr__ by name.
+        _set_topic(self, topic)
+        _set_key_schema(self, key_schema)
+        _set_key(self, key)
+        _set_value_schema(self, value_schema)
+        _set_value(self, value)
+        _set_kind(self, kind)
+        _set_headers(self, headers)
+        _set_offset(self, offset)
+        _set_partition(self, partition)
+        _set_table_id(self, table_id)
 
     # -- what the JSON converter writes ---------------------------------------------------------
     def key_bytes(self, schemas_enable: bool = True) -> bytes | None:
@@ -79,6 +105,21 @@ class ChangeRecord:
     @property
     def source(self) -> dict[str, Any] | None:
         return self.value.get("source") if isinstance(self.value, dict) else None
+
+
+# The slot setters ChangeRecord.__init__ uses (member descriptors; what object.__setattr__ finds).
+(
+    _set_topic,
+    _set_key_schema,
+    _set_key,
+    _set_value_schema,
+    _set_value,
+    _set_kind,
+    _set_headers,
+    _set_offset,
+    _set_partition,
+    _set_table_id,
+) = (getattr(ChangeRecord, f.name).__set__ for f in fields(ChangeRecord))
 
 
 def jsonl_line(record: ChangeRecord, key_schemas: bool = True, value_schemas: bool = True) -> bytes:
