@@ -17,7 +17,13 @@ from typing import Any
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatch.filters import TableFilter
 from connector.records.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
-from connector.records.conversion import ColumnConverter, ConverterSettings, column_converter, identity
+from connector.records.conversion import (
+    ColumnConverter,
+    ConverterSettings,
+    column_converter,
+    identity,
+    null_rule_of,
+)
 from connector.records.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId
@@ -119,17 +125,36 @@ def compile_image_converter(
     ``identity``. Generated once per table structure; per row it saves a loop, a call per column
     and a tuple unpacking per column over the equivalent dict comprehension."""
     namespace: dict[str, Any] = {}
-    items = []
-    for number, (index, name, convert) in enumerate(columns):
-        if convert is identity:
-            items.append(f"{name!r}: values[{index}]")
-        else:
-            namespace[f"convert{number}"] = convert
-            items.append(f"{name!r}: convert{number}(values[{index}])")
+    items = [
+        f"{name!r}: {_converted_value(namespace, number, index, convert)}"
+        for number, (index, name, convert) in enumerate(columns)
+    ]
     source = "def convert_image(values):\n    return {" + ", ".join(items) + "}"
     exec(compile(source, "<row image converter>", "exec"), namespace)  # noqa: S102
     converter: Callable[[Sequence[Any]], dict[str, Any]] = namespace["convert_image"]
     return converter
+
+
+def _converted_value(
+    namespace: dict[str, Any], number: int, index: int, convert: Callable[[Any], Any]
+) -> str:
+    """The expression converting ``values[index]`` in a generated image converter; the constants it
+    names go into ``namespace``. A guarded converter's null rule (``NullRule``) is written out in
+    line, so a column costs one call (its conversion), or none for a null."""
+    value = f"values[{index}]"
+    if convert is identity:
+        return value
+    rule = null_rule_of(convert)
+    if rule is None:
+        namespace[f"convert{number}"] = convert
+        return f"convert{number}({value})"
+    namespace[f"when_null{number}"] = rule.when_null
+    converted = "v" if rule.convert is identity else f"convert{number}(v)"
+    if rule.convert is not identity:
+        namespace[f"convert{number}"] = rule.convert
+    if rule.may_invalidate:  # an invalid value (None from the conversion) is a null too
+        return f"(when_null{number} if (v := {value}) is None or (v := {converted}) is None else v)"
+    return f"(when_null{number} if (v := {value}) is None else {converted})"
 
 
 class RowImage(dict[str, Any]):
