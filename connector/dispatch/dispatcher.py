@@ -141,7 +141,7 @@ class EventDispatcher:
             images: list[RowImages] = []
             for index in range(first_row, len(rows)):
                 before, after = rows[index]
-                if width is not None:
+                if width is not None and len(before if after is None else after) != width:
                     self._check_width(table_id, width, before if after is None else after, where)
                 if convert is not None:
                     before = convert(before) if before is not None else None
