@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
@@ -463,8 +464,14 @@ class EventBuilder:
                 )
             ]
         key_of, key_schema, clock, headers = ts.key_of, ts.key_schema, self.clock, self.headers
+        topic, envelope_schema, table_id = ts.topic, ts.envelope_schema, ts.table.id
         keyed_update = op == "u" and key_schema is not None
         tombstone = op == "d" and self.tombstones
+        if where.ts_ms or where.ts_us:  # the rows share the event's source block: a copy each
+            row_source: Callable[[], dict[str, Any]] = self._row_source(ts, where).copy
+        else:  # each block takes the clock's time
+            row_source = partial(self.source, table_id, where)
+        data, tombstone_kind = RecordKind.DATA, RecordKind.TOMBSTONE
         out: list[ChangeRecord] = []
         append = out.append
         for number, (before, after) in enumerate(images):
@@ -478,13 +485,51 @@ class EventBuilder:
                     continue
             else:
                 key = key_of(after if after is not None else before or {})
-            source = self._row_source(ts, where)
+            source = row_source()
             if number_rows:
                 source["row"] = rows[number]
-            value = self._envelope(before, after, source, None, op, clock())
-            append(self._record(ts, key_schema, key, value, headers, record_offset))
+            # _envelope's and _record's layouts, written out: this runs for every streamed row
+            # (tests/connector/dispatch/test_event_records.py holds it to what change_records builds).
+            now = clock()
+            value = {
+                "before": before,
+                "after": after,
+                "source": source,
+                "transaction": None,
+                "op": op,
+                "ts_ms": now // 1_000_000,
+                "ts_us": now // 1000,
+                "ts_ns": now,
+            }
+            append(
+                ChangeRecord(
+                    topic,
+                    key_schema,
+                    key,
+                    envelope_schema,
+                    value,
+                    data,
+                    headers,
+                    record_offset,
+                    None,
+                    table_id,
+                )
+            )
             if tombstone:
-                append(self._record(ts, key_schema, key, None, headers, record_offset))
+                append(
+                    ChangeRecord(
+                        topic,
+                        key_schema,
+                        key,
+                        None,
+                        None,
+                        tombstone_kind,
+                        headers,
+                        record_offset,
+                        None,
+                        table_id,
+                    )
+                )
         return out
 
     # (op or None for a tombstone, key, before, after, headers) per record of one row change.
