@@ -62,10 +62,11 @@ class RowForm(StrEnum):
     CONVERTED = "converted"  # payload images already converted by the table's converters (the fake)
 
 
-# Row form -> the TableSchema method converting one image of that form (a dispatch table).
+# Row form -> the TableSchema property giving the function that converts one image of that form
+# (a dispatch table).
 _CONVERT: dict[RowForm, str | None] = {
-    RowForm.BINLOG: "value_from_binlog",
-    RowForm.SNAPSHOT: "value_from_snapshot",
+    RowForm.BINLOG: "binlog_image_converter",
+    RowForm.SNAPSHOT: "snapshot_image_converter",
     RowForm.CONVERTED: None,
 }
 

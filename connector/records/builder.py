@@ -107,6 +107,16 @@ class TableSchema:
             return None
         return self._key_from_value(value)
 
+    # ``value_from_binlog``/``value_from_snapshot`` as the function that does the work, for a loop
+    # over an event's rows (one call per image instead of two).
+    @property
+    def binlog_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self._convert_binlog
+
+    @property
+    def snapshot_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self._convert_snapshot
+
 
 def compile_key_extractor(fields: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """One function building a row's key payload from its value payload (a dict display of the key
@@ -197,6 +207,14 @@ class DetachedKeyTableSchema(TableSchema):
             {name: conv(values[i]) for i, name, conv in self._snapshot},
             {name: c.from_snapshot(values[i]) for i, name, c in self.key_columns},
         )
+
+    @property
+    def binlog_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self.value_from_binlog
+
+    @property
+    def snapshot_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self.value_from_snapshot
 
     def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
         if isinstance(value, RowImage):
