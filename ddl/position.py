@@ -313,6 +313,21 @@ class SourceOffset(Mapping[str, Any]):
         field-name check)."""
         return self._copy({"row": row})
 
+    def at_rows(self, rows: range) -> list[SourceOffset]:
+        """``at_row`` of each of ``rows`` (the offsets of one rows event's records), the fields
+        read once."""
+        state = dict(self.__dict__)
+        state.pop("_map", None)
+        new = object.__new__
+        out = []
+        for row in rows:
+            clone = new(SourceOffset)
+            clone_state = clone.__dict__
+            clone_state.update(state)
+            clone_state["row"] = row
+            out.append(clone)
+        return out
+
     def _copy(self, changes: Mapping[str, Any]) -> SourceOffset:
         clone = object.__new__(SourceOffset)
         state = clone.__dict__

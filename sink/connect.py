@@ -219,15 +219,23 @@ def _compile_walker(schema: ConnectSchema) -> Any:
     if kind in ("float32", "float64"):
         lines.append(f"    return java_float(value, {kind == 'float32'})")
     elif kind == "struct" and schema.fields is not None:
-        lines += ["    out = dict(value)", "    get = value.get"]
-        for f in schema._walk_fields:
+        # The payload itself when no member changes (every field there, no null with a default,
+        # each member's walker giving back what it got): a copy only where one is needed.
+        lines.append("    get = value.get")
+        unchanged = [f"len(value) == {len(schema.fields)}"]
+        updates = []
+        for number, f in enumerate(schema._walk_fields):
             key = repr(f.name)
             child = f.schema
             if child.type in ("struct", "array", "map") or child._needs_walk:
-                lines.append(f"    out[{key}] = {constant(_walker_of(child))}(get({key}))")
+                lines.append(f"    w{number} = {constant(_walker_of(child))}(o{number} := get({key}))")
+                unchanged.append(f"w{number} is o{number}")
+                updates.append(f"    out[{key}] = w{number}")
             else:  # a primitive with a default
                 default = constant(_rendered_default(child))
-                lines.append(f"    v = get({key}); out[{key}] = {default} if v is None else v")
+                unchanged.append(f"get({key}) is not None")
+                updates.append(f"    v = get({key}); out[{key}] = {default} if v is None else v")
+        lines += [f"    if {' and '.join(unchanged)}: return value", "    out = dict(value)", *updates]
         lines.append("    return out")
     elif kind == "array" and schema.items is not None:
         lines.append(f"    return [{constant(_walker_of(schema.items))}(v) for v in value]")

@@ -12,7 +12,7 @@ from typing import IO
 from ddl.properties import Property, prop
 from sink.base import Sink, SinkConfig, SinkError
 from sink.connect import schemas_enabled
-from sink.records import ChangeRecord, jsonl_lines, jsonl_parts
+from sink.records import ChangeRecord, jsonl_chunks, jsonl_lines
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ class JsonlSink(Sink):
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             repair_torn_tail(self.path)
-            # Unbuffered: send() writes each batch with one gathering write per IOV_MAX pieces.
+            # Unbuffered: send() writes each batch with one gathering write per chunk of lines.
             self._fh = self.path.open("ab", buffering=0)
         except OSError as exc:
             raise SinkError(f"cannot open sink.jsonl.path {self.path}: {exc}") from exc
@@ -61,8 +61,11 @@ class JsonlSink(Sink):
             self.start()
         assert self._fh is not None
         ks, vs = self.key_schemas, self.value_schemas
+        fd = self._fh.fileno()
         try:
-            write_all(self._fh.fileno(), jsonl_parts(records, ks, vs))
+            # One gathering write per chunk, made just before it (see jsonl_chunks).
+            for chunk in jsonl_chunks(records, ks, vs, _CHUNK_PIECES):
+                write_all(fd, chunk)
         except OSError as exc:
             raise SinkError(f"cannot write sink.jsonl.path {self.path}: {exc}") from exc
 
@@ -83,6 +86,8 @@ class JsonlSink(Sink):
 
 
 _IOV_MAX = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+# Pieces per chunk: a chunk may overrun by one line's pieces, and still fits one writev.
+_CHUNK_PIECES = _IOV_MAX - 8
 
 
 def write_all(fd: int, parts: list[bytes]) -> None:

@@ -62,10 +62,11 @@ class RowForm(StrEnum):
     CONVERTED = "converted"  # payload images already converted by the table's converters (the fake)
 
 
-# Row form -> the TableSchema method converting one image of that form (a dispatch table).
+# Row form -> the TableSchema property giving the function that converts one image of that form
+# (a dispatch table).
 _CONVERT: dict[RowForm, str | None] = {
-    RowForm.BINLOG: "value_from_binlog",
-    RowForm.SNAPSHOT: "value_from_snapshot",
+    RowForm.BINLOG: "binlog_image_converter",
+    RowForm.SNAPSHOT: "snapshot_image_converter",
     RowForm.CONVERTED: None,
 }
 
@@ -141,7 +142,7 @@ class EventDispatcher:
             images: list[RowImages] = []
             for index in range(first_row, len(rows)):
                 before, after = rows[index]
-                if width is not None:
+                if width is not None and len(before if after is None else after) != width:
                     self._check_width(table_id, width, before if after is None else after, where)
                 if convert is not None:
                     before = convert(before) if before is not None else None
@@ -162,16 +163,9 @@ class EventDispatcher:
         if metrics is not None:
             metrics.on_rows(table_id, op, len(images), where.ts_ms)
         # One emit per rows event (Delivery still cuts its batches where they fill).
-        builder, transactions = self.builder, self.transactions
-        out: list[ChangeRecord] = []
-        for index, (before, after) in enumerate(images, first_row):
-            if number_rows:
-                records = builder.change_records(
-                    ts, op, before, after, where, offset.at_row(index + 1), transactions, row=index
-                )
-            else:
-                records = builder.change_records(ts, op, before, after, where, offset, transactions)
-            out.extend(records)
+        out = self.builder.event_change_records(
+            ts, op, images, where, offset, self.transactions, first_row=first_row, number_rows=number_rows
+        )
         if out:
             self.emitter.emit(out)
         return True

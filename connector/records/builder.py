@@ -12,12 +12,19 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatch.filters import TableFilter
 from connector.records.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX, ColumnMappers
-from connector.records.conversion import ColumnConverter, ConverterSettings, column_converter, identity
+from connector.records.conversion import (
+    ColumnConverter,
+    ConverterSettings,
+    column_converter,
+    identity,
+    null_rule_of,
+)
 from connector.records.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId
@@ -100,6 +107,16 @@ class TableSchema:
             return None
         return self._key_from_value(value)
 
+    # ``value_from_binlog``/``value_from_snapshot`` as the function that does the work, for a loop
+    # over an event's rows (one call per image instead of two).
+    @property
+    def binlog_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self._convert_binlog
+
+    @property
+    def snapshot_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self._convert_snapshot
+
 
 def compile_key_extractor(fields: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """One function building a row's key payload from its value payload (a dict display of the key
@@ -119,17 +136,36 @@ def compile_image_converter(
     ``identity``. Generated once per table structure; per row it saves a loop, a call per column
     and a tuple unpacking per column over the equivalent dict comprehension."""
     namespace: dict[str, Any] = {}
-    items = []
-    for number, (index, name, convert) in enumerate(columns):
-        if convert is identity:
-            items.append(f"{name!r}: values[{index}]")
-        else:
-            namespace[f"convert{number}"] = convert
-            items.append(f"{name!r}: convert{number}(values[{index}])")
+    items = [
+        f"{name!r}: {_converted_value(namespace, number, index, convert)}"
+        for number, (index, name, convert) in enumerate(columns)
+    ]
     source = "def convert_image(values):\n    return {" + ", ".join(items) + "}"
     exec(compile(source, "<row image converter>", "exec"), namespace)  # noqa: S102
     converter: Callable[[Sequence[Any]], dict[str, Any]] = namespace["convert_image"]
     return converter
+
+
+def _converted_value(
+    namespace: dict[str, Any], number: int, index: int, convert: Callable[[Any], Any]
+) -> str:
+    """The expression converting ``values[index]`` in a generated image converter; the constants it
+    names go into ``namespace``. A guarded converter's null rule (``NullRule``) is written out in
+    line, so a column costs one call (its conversion), or none for a null."""
+    value = f"values[{index}]"
+    if convert is identity:
+        return value
+    rule = null_rule_of(convert)
+    if rule is None:
+        namespace[f"convert{number}"] = convert
+        return f"convert{number}({value})"
+    namespace[f"when_null{number}"] = rule.when_null
+    converted = "v" if rule.convert is identity else f"convert{number}(v)"
+    if rule.convert is not identity:
+        namespace[f"convert{number}"] = rule.convert
+    if rule.may_invalidate:  # an invalid value (None from the conversion) is a null too
+        return f"(when_null{number} if (v := {value}) is None or (v := {converted}) is None else v)"
+    return f"(when_null{number} if (v := {value}) is None else {converted})"
 
 
 class RowImage(dict[str, Any]):
@@ -171,6 +207,14 @@ class DetachedKeyTableSchema(TableSchema):
             {name: conv(values[i]) for i, name, conv in self._snapshot},
             {name: c.from_snapshot(values[i]) for i, name, c in self.key_columns},
         )
+
+    @property
+    def binlog_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self.value_from_binlog
+
+    @property
+    def snapshot_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
+        return self.value_from_snapshot
 
     def key_of(self, value: Mapping[str, Any]) -> dict[str, Any] | None:
         if isinstance(value, RowImage):
@@ -369,18 +413,7 @@ class EventBuilder:
                 if event[0] is not None:
                     blocks.extend(transactions.next_blocks(ts.table.id, 1) or ())
                 offsets.append(transactions.apply_to(record_offset) if record_offset is not None else None)
-        # The rows of one event share their position: build its source block once, copy it per row
-        # (not when the block takes the clock's time, which moves from row to row).
-        cached = self._source_block
-        if cached is None or cached[0] is not where or cached[1] is not ts:
-            fresh = self.source(ts.table.id, where)
-            if not (where.ts_ms or where.ts_us):
-                source = fresh
-            else:
-                cached = self._source_block = (where, ts, fresh)
-                source = fresh.copy()
-        else:
-            source = cached[2].copy()
+        source = self._row_source(ts, where)
         if row is not None:
             source["row"] = row
         now = self.clock()
@@ -394,6 +427,127 @@ class EventBuilder:
                 value = self._envelope(image_before, image_after, source, block, event_op, now)
             own_offset = offsets[index] if offsets is not None else record_offset
             out.append(self._record(ts, ts.key_schema, key, value, headers, own_offset))
+        return out
+
+    def _row_source(self, ts: TableSchema, where: SourcePosition) -> dict[str, Any]:
+        """A row's own ``source`` block. The rows of one event share their position: its block is
+        built once and copied per row (not when the block takes the clock's time, which moves from
+        row to row)."""
+        cached = self._source_block
+        if cached is not None and cached[0] is where and cached[1] is ts:
+            return cached[2].copy()
+        fresh = self.source(ts.table.id, where)
+        if not (where.ts_ms or where.ts_us):
+            return fresh
+        self._source_block = (where, ts, fresh)
+        return fresh.copy()
+
+    def event_change_records(
+        self,
+        ts: TableSchema,
+        op: str,
+        images: Sequence[tuple[dict[str, Any] | None, dict[str, Any] | None]],
+        where: SourcePosition,
+        offset: SourceOffset,
+        transactions: TransactionMetadata | None = None,
+        *,
+        first_row: int = 0,
+        number_rows: bool = True,
+    ) -> list[ChangeRecord]:
+        """``change_records`` of every row of one rows event, in order: ``images[i]`` (before, after)
+        is row ``first_row + i``. With ``number_rows`` its records get ``source.row`` = that index
+        and the offset ``at_row(index + 1)`` (rows done); without, ``where.row`` and ``offset``.
+
+        The same records as one ``change_records`` call per row, with what the rows share found once
+        (topic, schemas, headers, the offsets' fields); a row that needs more than one data event
+        and its tombstone (a key change, or a transaction's ``transaction`` blocks and counters)
+        goes through ``change_records`` itself."""
+        if op in self.skipped_ops:
+            return []
+        rows = range(first_row, first_row + len(images))
+        offsets = offset.at_rows(range(rows.start + 1, rows.stop + 1)) if number_rows else None
+        if transactions is not None and transactions.id is not None:
+            return [
+                record
+                for number, (before, after) in enumerate(images)
+                for record in self.change_records(
+                    ts,
+                    op,
+                    before,
+                    after,
+                    where,
+                    offsets[number] if offsets is not None else offset,
+                    transactions,
+                    row=rows[number] if number_rows else None,
+                )
+            ]
+        key_of, key_schema, clock, headers = ts.key_of, ts.key_schema, self.clock, self.headers
+        topic, envelope_schema, table_id = ts.topic, ts.envelope_schema, ts.table.id
+        keyed_update = op == "u" and key_schema is not None
+        tombstone = op == "d" and self.tombstones
+        if where.ts_ms or where.ts_us:  # the rows share the event's source block: a copy each
+            row_source: Callable[[], dict[str, Any]] = self._row_source(ts, where).copy
+        else:  # each block takes the clock's time
+            row_source = partial(self.source, table_id, where)
+        data, tombstone_kind = RecordKind.DATA, RecordKind.TOMBSTONE
+        out: list[ChangeRecord] = []
+        append = out.append
+        for number, (before, after) in enumerate(images):
+            record_offset = offsets[number] if offsets is not None else offset
+            if keyed_update:
+                key = key_of(after or {})
+                if key_of(before or {}) != key:  # a key change: delete, tombstone and create
+                    out += self.change_records(
+                        ts, op, before, after, where, record_offset, row=rows[number] if number_rows else None
+                    )
+                    continue
+            else:
+                key = key_of(after if after is not None else before or {})
+            source = row_source()
+            if number_rows:
+                source["row"] = rows[number]
+            # _envelope's and _record's layouts, written out: this runs for every streamed row
+            # (tests/connector/dispatch/test_event_records.py holds it to what change_records builds).
+            now = clock()
+            value = {
+                "before": before,
+                "after": after,
+                "source": source,
+                "transaction": None,
+                "op": op,
+                "ts_ms": now // 1_000_000,
+                "ts_us": now // 1000,
+                "ts_ns": now,
+            }
+            append(
+                ChangeRecord(
+                    topic,
+                    key_schema,
+                    key,
+                    envelope_schema,
+                    value,
+                    data,
+                    headers,
+                    record_offset,
+                    None,
+                    table_id,
+                )
+            )
+            if tombstone:
+                append(
+                    ChangeRecord(
+                        topic,
+                        key_schema,
+                        key,
+                        None,
+                        None,
+                        tombstone_kind,
+                        headers,
+                        record_offset,
+                        None,
+                        table_id,
+                    )
+                )
         return out
 
     # (op or None for a tombstone, key, before, after, headers) per record of one row change.

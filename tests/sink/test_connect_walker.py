@@ -84,3 +84,23 @@ def test_schemas_without_defaults_or_floats_are_passed_through() -> None:
     plain = struct("Key", [Field("id", primitive("int32"))])
     value = {"id": 1}
     assert plain._walker is None and plain.payload_for_json(value) is value
+
+
+def test_a_payload_nothing_changes_in_is_not_copied_and_one_with_a_null_default_is() -> None:
+    row = struct(
+        "Row", [Field("id", primitive("int32")), Field("seen", primitive("int64", default=0))], optional=True
+    )
+    source = struct("Source", [Field("snapshot", primitive("string", optional=True, default="false"))])
+    envelope = struct("Envelope", [Field("after", row), Field("source", source)])
+    complete = {"after": {"id": 1, "seen": 5}, "source": {"snapshot": "true"}}
+    assert envelope.payload_for_json(complete) is complete
+    with_nulls = {"after": {"id": 1, "seen": None}, "source": {"snapshot": None}}
+    written = envelope.payload_for_json(with_nulls)
+    assert written == {"after": {"id": 1, "seen": 0}, "source": {"snapshot": "false"}}
+    assert with_nulls == {"after": {"id": 1, "seen": None}, "source": {"snapshot": None}}  # untouched
+    assert written["after"] is not with_nulls["after"]
+    # A member missing from a hand-built payload is written (with its default) as before.
+    assert envelope.payload_for_json({"after": {"id": 1}, "source": {"snapshot": "x"}})["after"] == {
+        "id": 1,
+        "seen": 0,
+    }

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from connector.testing.fake import FakeConnector
-from sink.records import ChangeRecord, jsonl_line, jsonl_lines, jsonl_parts
+from sink.records import ChangeRecord, jsonl_chunks, jsonl_line, jsonl_lines, jsonl_parts
 
 DDL = (
     "CREATE TABLE shop.items (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2))",
@@ -56,3 +56,15 @@ def test_every_line_is_the_converter_output_of_its_record(key_schemas: bool, val
         assert jsonl_lines(records, key_schemas, value_schemas).split(b"\n")[:-1] == expected
         assert [jsonl_line(r, key_schemas, value_schemas) for r in records] == expected
     assert b"".join(jsonl_parts(records, key_schemas, value_schemas)) == b"".join(e + b"\n" for e in expected)
+
+
+@pytest.mark.parametrize("max_pieces", [1, 3, 7, 1024])
+def test_chunks_are_whole_lines_and_make_up_the_batch(max_pieces: int) -> None:
+    records = mixed_records() * 3  # runs of one table's records share their frames across lines
+    chunks = list(jsonl_chunks(records, max_pieces=max_pieces))
+    assert b"".join(b"".join(chunk) for chunk in chunks) == jsonl_lines(records)
+    assert all(b"".join(chunk).endswith(b"\n") for chunk in chunks)
+    # A chunk ends at the first line end at or after max_pieces pieces.
+    assert all(len(chunk) < max_pieces + 6 for chunk in chunks)
+    if max_pieces == 1:
+        assert len(chunks) == len(records)

@@ -4,7 +4,14 @@ Each family converts one decoded form: the binlog row decoder produces it direct
 text is adapted to it at the edge, so streaming and snapshot share one conversion per family.
 """
 
-from connector.records.conversion.family import ColumnConverter, Convert, ConverterSettings, identity
+from connector.records.conversion.family import (
+    ColumnConverter,
+    Convert,
+    ConverterSettings,
+    NullRule,
+    identity,
+    null_rule_of,
+)
 from connector.records.conversion.registry import SNAPSHOT_CONVERSIONS, column_converter
 from connector.records.conversion.temporal import UnrepresentableValueError
 
@@ -13,7 +20,9 @@ __all__ = [
     "ColumnConverter",
     "Convert",
     "ConverterSettings",
+    "NullRule",
     "UnrepresentableValueError",
     "column_converter",
     "identity",
+    "null_rule_of",
 ]

@@ -51,6 +51,33 @@ def identity(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class NullRule:
+    """What a guarded converter (registry's ``_guard``) does, for code generated per table that
+    inlines it instead of calling it: null in -> ``when_null``; else ``convert(value)``, and with
+    ``may_invalidate`` a None from it (an invalid value) -> ``when_null`` too."""
+
+    convert: Convert
+    when_null: Any
+    may_invalidate: bool
+
+
+# The attribute a guarded converter carries its NullRule in. On the function object itself, so a
+# converter wrapped or replaced later (column mappers, custom converters) carries none.
+_NULL_RULE = "null_rule"
+
+
+def with_null_rule(guarded: Convert, rule: NullRule) -> Convert:
+    setattr(guarded, _NULL_RULE, rule)
+    return guarded
+
+
+def null_rule_of(convert: Convert) -> NullRule | None:
+    """The NullRule ``convert`` applies, when it is exactly a guarded converter."""
+    rule = getattr(convert, _NULL_RULE, None)
+    return rule if isinstance(rule, NullRule) else None
+
+
 # ------------------------------------------------------------------------------------------------
 # What a type family contributes
 # ------------------------------------------------------------------------------------------------

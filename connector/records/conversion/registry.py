@@ -31,7 +31,9 @@ from connector.records.conversion.family import (
     Convert,
     ConverterSettings,
     FamilyMapping,
+    NullRule,
     identity,
+    with_null_rule,
 )
 from ddl.model import Column, JdbcType, Table, canonical_type
 from sink.connect import NO_DEFAULT, ConnectSchema
@@ -67,12 +69,12 @@ def _guard(convert: Convert, when_null: Any, may_invalidate: bool) -> Convert:
             result = convert(value)
             return when_null if result is None else result
 
-        return guarded_invalid
+        return with_null_rule(guarded_invalid, NullRule(convert, when_null, True))
 
     def guarded(value: Any) -> Any:
         return when_null if value is None else convert(value)
 
-    return guarded
+    return with_null_rule(guarded, NullRule(convert, when_null, False))
 
 
 def _strip_default_literal(text: str) -> str:

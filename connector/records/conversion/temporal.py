@@ -206,7 +206,6 @@ def _zoned_formatter(fsp: int) -> Callable[[int], str]:
     """Debezium ZonedTimestamp text of microseconds since the epoch (UTC): exactly ``fsp`` fraction
     digits for TIMESTAMP(1..6) (truncated), ISO_OFFSET_DATE_TIME's minimal fraction for TIMESTAMP(0).
     Cached: formatting costs ~1 us and rows written together share their timestamps."""
-    zeros = "." + "0" * fsp + "Z"
 
     if fsp == 0:
 
@@ -217,11 +216,31 @@ def _zoned_formatter(fsp: int) -> Callable[[int], str]:
 
         return functools.lru_cache(maxsize=4096)(minimal)
 
+    cut = 20 + fsp  # "YYYY-MM-DDTHH:MM:SS." and fsp digits
+
     def fixed(micros: int) -> str:
-        value = _EPOCH + dt.timedelta(microseconds=micros)
-        return value.isoformat()[: 20 + fsp] + "Z" if value.microsecond else value.isoformat() + zeros
+        # Written out rather than through a datetime's isoformat (a quarter less per value); the
+        # day's text comes from _day_text.
+        days, of_day = divmod(micros, _DAY_US)
+        seconds, fraction = divmod(of_day, 1_000_000)
+        hours, rest = divmod(seconds, 3600)
+        minutes, seconds = divmod(rest, 60)
+        return f"{_day_text(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{fraction:06d}"[:cut] + "Z"
 
     return functools.lru_cache(maxsize=4096)(fixed)
+
+
+_DAY_US = 86_400_000_000
+
+
+@functools.lru_cache(maxsize=256)
+def _day_text(days: int) -> str:
+    """ISO text of the day ``days`` after 1970-01-01 (OverflowError outside years 1-9999, as the
+    datetime it replaces)."""
+    return (_EPOCH_DATE + dt.timedelta(days=days)).isoformat()
+
+
+_EPOCH_DATE = _EPOCH.date()
 
 
 def _timestamp(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
