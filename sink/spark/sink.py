@@ -24,13 +24,6 @@ buffered (extended to the end of the transaction in progress), when the oldest b
 ``sink.spark.batch.max.interval.ms`` old, and at every ``flush``. The sink commits offsets with its
 data (``commits_offsets``), so the engine's periodic offset flush does not force a commit: the
 batch size and interval alone decide how often Delta commits.
-
-Pipelining: a full or due batch is committed by one background thread while ``send`` goes on
-buffering the next, so the engine keeps reading the binlog during a commit, which is mostly time
-spent waiting for Spark. At most one batch is in flight: the next one waits for it (so memory
-holds two batches at most, and commits stay in order). ``committed_offset`` is the end of the last
-batch that completed; ``flush`` waits for the batch in flight and commits the rest in the calling
-thread; a background failure is raised by the next ``send``, ``commit_due`` or ``flush``.
 """
 
 from __future__ import annotations
@@ -40,7 +33,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from pyspark.sql import SparkSession
@@ -94,8 +87,6 @@ class SparkSink(Sink):
         self._registered: set[str] = set()
         self._pending: list[ChangeRecord] = []
         self._pending_since = 0.0
-        self._committer: ThreadPoolExecutor | None = None  # commits batches while send() goes on
-        self._in_flight: Future[None] | None = None
         self._schema_cache: dict[int, tuple[ConnectSchema, SchemaInfo]] = {}
         # Tables whose records arrive unwrapped (ExtractNewRecordState): their tombstones are deletes.
         self._unwrapped: set[TableId] = set()
@@ -152,15 +143,14 @@ class SparkSink(Sink):
             while len(self._pending) >= limit:
                 cut = self._batch_end(limit)
                 batch, self._pending = self._pending[:cut], self._pending[cut:]
-                self._hand_over(batch)
+                self._apply(batch)
                 self._pending_since = time.monotonic()
-            self._hand_over_if_due()
+            self._submit_if_due()
 
     def apply_now(self, records: Sequence[ChangeRecord]) -> None:
         """Apply ``records`` as one batch in the calling thread, committed when this returns (the
         ``spark-apply`` job's micro-batches: the same apply path as ``send``/``flush``)."""
         with self._lock:
-            self._wait_for_commit()
             self._check_usable()
             if records:
                 self._apply(list(records))
@@ -168,11 +158,10 @@ class SparkSink(Sink):
     def commit_due(self) -> None:
         with self._lock:
             self._check_usable()
-            self._hand_over_if_due()
+            self._submit_if_due()
 
     def flush(self) -> None:
         with self._lock:
-            self._wait_for_commit()
             self._check_usable()
             if self._pending:
                 batch, self._pending = self._pending, []
@@ -180,37 +169,16 @@ class SparkSink(Sink):
 
     def close(self) -> None:
         with self._lock:
-            try:
-                if self._failed is None:
-                    self.flush()
-            finally:
-                if self._committer is not None:
-                    self._committer.shutdown(wait=True)
-                    self._committer = None
+            if self._pending and self._failed is None:
+                self.flush()
 
-    def _hand_over_if_due(self) -> None:
-        """Hand the buffered events to the committer when the oldest is due and the committer is
-        free (a periodic check never waits for a commit in flight)."""
+    def _submit_if_due(self) -> None:
         if (
             self._pending
-            and (self._in_flight is None or self._in_flight.done())
             and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms
         ):
             batch, self._pending = self._pending, []
-            self._hand_over(batch)
-
-    def _hand_over(self, batch: list[ChangeRecord]) -> None:
-        """Commit ``batch`` in the background, after the batch in flight (waiting for it)."""
-        self._wait_for_commit()
-        if self._committer is None:
-            self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="delta-commit")
-        self._in_flight = self._committer.submit(self._apply, batch)
-
-    def _wait_for_commit(self) -> None:
-        """Block until the batch in flight is committed; its failure is raised here."""
-        future, self._in_flight = self._in_flight, None
-        if future is not None:
-            future.result()
+            self._apply(batch)
 
     def _batch_end(self, limit: int) -> int:
         """Where a full batch ends: after ``limit`` events, extended to the end of the transaction
