@@ -205,6 +205,10 @@ class Delivery:
                 self._commit(batch, offset if changed else None)
             elif count and self.transaction is None:
                 self._flush_sinks(flushed, count)
+            elif force and self.transaction is None:
+                # A periodic flush counted the records handed over as done; a sink that commits at
+                # its own cadence may still hold some of them, and a forced flush must commit them.
+                self._flush_sinks([s for s in self.sinks if s.commits_offsets], 0)
             if count:
                 self.delivered += count
                 if self.on_delivered is not None:

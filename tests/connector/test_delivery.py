@@ -78,6 +78,22 @@ def test_a_forced_flush_commits_everything_and_stores_the_last_offset() -> None:
     assert offsets.load() == records[-1].offset
 
 
+def test_a_forced_flush_after_a_periodic_one_commits_what_waits_in_a_committing_sink() -> None:
+    """The periodic flush counts the records handed over as done for the other sinks; what a
+    committing sink still buffers must be committed by the next forced flush all the same (catch-up
+    and stop), even when no record came in between."""
+    records = _records(25)
+    offsets = MemoryOffsetStore()
+    committing = CommittingSink(every=10)
+    delivery = Delivery([committing], offsets, max_batch=5, interval_s=0, commit_interval_s=3600)
+    delivery.emit(records)
+    delivery.flush(force=False)
+    assert len(committing.committed) == 20  # 5 wait in it
+    delivery.flush()
+    assert committing.forced == 1 and committing.committed == records
+    assert offsets.load() == records[-1].offset
+
+
 def test_nothing_is_stored_before_a_committing_sink_has_committed() -> None:
     records = _records(3)
     offsets = MemoryOffsetStore()
