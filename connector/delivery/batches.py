@@ -42,9 +42,13 @@ class Delivery:
     their own batch cadence, and the stored offset is then the earliest offset such a sink reports
     committed, so a restart never resumes past what its tables hold.
 
-    ``max.queue.size`` bounds the records held between the source and the sinks' durable flush
-    (pending plus sent-but-not-flushed): when a source fills it, the sinks are flushed before the
-    source goes on (backpressure, as Debezium's reader blocks on a full ``ChangeEventQueue``).
+    ``max.queue.size`` bounds the records the connector holds: those not yet handed to the sinks,
+    and those a transaction or ``on_delivered`` keeps until the flush. When they fill it, the sinks
+    are flushed before the source goes on (backpressure, as Debezium's reader blocks on a full
+    ``ChangeEventQueue``). Records a sink has taken are its own to bound (a Kafka producer's
+    buffer, the Spark sink's batch size), as Debezium's queue ends where the producer takes them:
+    the sinks are then flushed every ``offset.flush.interval.ms``, not every ``max.queue.size``
+    records (each flush is an fsync of the jsonl file and of the offset file).
 
     With a ``transaction`` (``exactly.once.support``) the offset is not saved to the store: each
     flush commits the sinks' transaction together with the offset. ``commit_each_batch``
@@ -127,9 +131,11 @@ class Delivery:
                 self.flush()  # transaction.boundary=poll: this batch is one transaction
                 return
             self._send()
-            if self.sent_count + self.max_batch > self.max_queue:
-                # The queue is full: wait for the sinks before reading on (a sink that commits
-                # offsets bounds what it holds itself: sink.spark.batch.max.events).
+            if len(self.sent) + self.max_batch > self.max_queue:
+                # The connector holds what a transaction (or on_delivered) still needs: when that
+                # fills the queue, flush (commit) before reading on. Records a sink has taken are
+                # its own to bound, as Debezium's queue ends where the producer takes a record (a
+                # sink that commits offsets: sink.spark.batch.max.events).
                 self.flush(force=False)
             else:
                 self.tick()
@@ -137,7 +143,7 @@ class Delivery:
     @property
     def queued(self) -> int:
         """Records held between the source and the sinks' durable flush (``max.queue.size`` bounds it)."""
-        return len(self.pending) + self.in_flight + self.sent_count
+        return len(self.pending) + self.in_flight + len(self.sent)
 
     def advance(self, offset: SourceOffset) -> None:
         self.pending_offset = offset

@@ -212,35 +212,54 @@ class RecordingSink(MemorySink):
         super().flush()
 
 
-@pytest.mark.parametrize(("queue", "bound"), [("60", 60), ("100000", None)])
-def test_max_queue_size_bounds_records_held_before_the_sinks_flush(
-    mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path, queue: str, bound: int | None
+@pytest.mark.parametrize(
+    ("queue", "keeps_records", "bound"),
+    [("60", True, 60), ("100000", True, None), ("60", False, None)],
+    ids=["kept-records-fill-the-queue", "large-queue", "sink-takes-the-records"],
+)
+def test_max_queue_size_bounds_the_records_the_connector_holds(
+    mysql_server: MySQLServerHandle,
+    unique_db: str,
+    tmp_path: Path,
+    queue: str,
+    keeps_records: bool,
+    bound: int | None,
 ) -> None:
+    """Records kept until the flush (here for on_delivered, as for an exactly-once transaction)
+    count against max.queue.size: a full queue flushes the sinks before reading on. Records a sink
+    has taken are its own, as Debezium's queue ends where the producer takes a record: they force
+    no flush (only offset.flush.interval.ms does)."""
     db = unique_db
     mysql_server.execute("CREATE TABLE t (id INT PRIMARY KEY)", database=db)
     sink = RecordingSink()
-    engine, memory = make(
-        mysql_server,
-        db,
-        tmp_path,
-        sink,
+    delivered: list[int] = []
+    props = mysql_server.connector_properties(
         **{
+            "topic.prefix": "ops",
+            "database.include.list": db,
+            "data.dir": str(tmp_path),
             "max.batch.size": "20",
             "max.queue.size": queue,
             "offset.flush.interval.ms": "600000",
             "poll.interval.ms": "600000",
             "tombstones.on.delete": "false",
-        },
+        }
+    )
+    engine = Engine(
+        ConnectorConfig.from_mapping(props),
+        sinks=[sink],
+        on_delivered=(lambda batch: delivered.append(len(batch))) if keeps_records else None,
     )
     engine.catch_up()
     values = ",".join(f"({i})" for i in range(1000))
     mysql_server.execute(f"INSERT INTO t VALUES {values}", database=db)  # one rows event or a few
     engine.catch_up()
     engine.close()
-    assert len(data(memory)) == 1000
+    assert len(data(sink)) == 1000
     assert max(sink.batches) <= 20  # max.batch.size even for one large rows event
     if bound is not None:
         assert sink.most_unflushed <= bound
+        assert max(delivered) <= bound  # what on_delivered was handed at each flush
     else:
         assert sink.most_unflushed >= 1000  # nothing forced a flush before the end
 
