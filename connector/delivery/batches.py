@@ -100,7 +100,7 @@ class Delivery:
         self.failed = False
         self.last_send = self.last_commit = time.monotonic()
         self.delivered = 0
-        self.delivered_any = False  # the first records are handed over without waiting for a batch
+        self.sent_any = False  # the first records go to the sinks without waiting for a batch
 
     def emit(self, records: list[ChangeRecord]) -> None:
         """Takes the records of one source event (all rows of a rows event). Batches are cut where
@@ -120,10 +120,10 @@ class Delivery:
                 self.pending_offset = record.offset  # a record a transform drops still counts
                 break
         self.pending.extend(self.transforms.apply(records) if self.transforms is not None else records)
-        if not self.delivered_any and self.pending and not self.commit_each_batch:
+        if not self.sent_any and self.pending and not self.commit_each_batch:
             # The first records go to the sinks at once, as Debezium's first poll returns what its
             # queue holds: a resumed connector's first event is out before a batch has filled.
-            self.delivered_any = True
+            self.sent_any = True
             self._send()
             return
         if len(self.pending) >= self.max_batch:
@@ -142,7 +142,8 @@ class Delivery:
 
     @property
     def queued(self) -> int:
-        """Records held between the source and the sinks' durable flush (``max.queue.size`` bounds it)."""
+        """Records the connector holds: not yet handed to the sinks, or kept for a transaction or
+        ``on_delivered`` until the flush (``max.queue.size`` bounds it)."""
         return len(self.pending) + self.in_flight + len(self.sent)
 
     def advance(self, offset: SourceOffset) -> None:
