@@ -8,8 +8,9 @@ to 200,000 (and a 30 s interval). A warm-up workload is streamed
 by all of them first (JVM and query-plan warm-up is a one-off cost), then N inserts, N/2 updates
 and N/4 deletes are written and each connector's catch-up over that same range is timed. Then the
 fixed cost of a commit: single-row transactions, each caught up on its own (Spark's time minus
-jsonl's). Prints events/s and the ratio to jsonl, the Delta commits made, the peak RSS of the
-Python process and of Spark's JVM, and checks with ``verify`` that the Delta tables equal MySQL.
+jsonl's). Prints events/s and the ratio to jsonl, the time spent in Delta's own operations (and
+the rate that time alone allows: the ceiling of any sink built on Spark and Delta here), the Delta
+commits made, the peak RSS of the Python process and of Spark's JVM, and checks with ``verify`` that the Delta tables equal MySQL.
 
 ``--baseline REV`` also runs ``bench/spark.py`` of git revision REV (e.g. the last commit with the
 old Parquet sink) in a subprocess of the same run, for its figures beside these.
@@ -99,6 +100,7 @@ class Run:
         self.engine = Engine(self.config, sinks=[self.sink])
         self.seconds = 0.0
         self.commits = 0
+        self.delta_seconds = 0.0
 
     def catch_up(self) -> float:
         started = time.perf_counter()
@@ -189,11 +191,13 @@ def main() -> None:
                 run.catch_up()
             changes = write_workload(server, 0, args.rows)
             for run in runs:
-                commits_before = run.sink.commits_written if isinstance(run.sink, SparkSink) else 0
+                spark_sink = run.sink if isinstance(run.sink, SparkSink) else None
+                commits_before = spark_sink.commits_written if spark_sink else 0
+                delta_before = spark_sink.delta_seconds if spark_sink else 0.0
                 run.seconds = run.catch_up()
-                run.commits = (
-                    (run.sink.commits_written - commits_before) if isinstance(run.sink, SparkSink) else 0
-                )
+                if spark_sink:
+                    run.commits = spark_sink.commits_written - commits_before
+                    run.delta_seconds = spark_sink.delta_seconds - delta_before
             latencies: dict[str, list[float]] = {run.name: [] for run in runs}
             for i in range(args.single):
                 server.execute(
@@ -216,6 +220,14 @@ def main() -> None:
             if run.commits:
                 line += f"  ({run.commits} Spark commits, {changes / run.commits:,.0f} events/commit)"
             print(line)
+            if run.delta_seconds:
+                # The rate this sink could reach if everything but Delta's own operations took no
+                # time: the bound Spark and Delta set on this machine, whatever the connector does.
+                ceiling = changes / run.delta_seconds
+                print(
+                    f"    of which Delta operations (DataFrames and commits) {run.delta_seconds:.2f} s: "
+                    f"ceiling {ceiling:,.0f} events/s, {ceiling / base:.2f}x jsonl"
+                )
         base_latency = statistics.median(latencies[runs[0].name])
         for run in runs[1:]:
             extra = statistics.median(latencies[run.name]) - base_latency
