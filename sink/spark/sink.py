@@ -33,7 +33,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from pyspark.sql import SparkSession
@@ -97,6 +97,13 @@ class SparkSink(Sink):
         # Wall time spent in the batches' Delta operations (DataFrames, commits), for benchmarks:
         # what a batch costs beyond the connector's own work.
         self.delta_seconds = 0.0
+        # Current-state tables whose newest version has no state built yet, and those that have
+        # had updates or deletes (their next batch likely MERGEs too): see _prepare_merges.
+        self._unprepared: set[TableId] = set()
+        self._updated: set[TableId] = set()
+        self._preparer: ThreadPoolExecutor | None = None
+        self._prepared: Future[None] | None = None
+        self.states_prepared = 0
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
@@ -142,6 +149,8 @@ class SparkSink(Sink):
             if not self._pending:
                 self._pending_since = time.monotonic()
             self._pending.extend(records)
+            if self._unprepared:
+                self._prepare_merges(records)
             limit = self.settings.batch_max_events
             while len(self._pending) >= limit:
                 cut = self._batch_end(limit)
@@ -174,6 +183,38 @@ class SparkSink(Sink):
         with self._lock:
             if self._pending and self._failed is None:
                 self.flush()
+            if self._preparer is not None:
+                self._preparer.shutdown(wait=True)
+                self._preparer = None
+
+    def _prepare_merges(self, records: Sequence[ChangeRecord]) -> None:
+        """An update or delete makes its table's batch a MERGE, and a MERGE first builds the state
+        of the table's newest version (Spark jobs over the Delta log, seconds): that starts now,
+        in the background, while the connector reads on. A table that has had updates or deletes
+        gets it right after each of its commits (see _apply_batch). Insert-only streams append,
+        which needs no state, so they start nothing."""
+        waiting = self._unprepared
+        for record in records:
+            value = record.value
+            if record.table_id in waiting and isinstance(value, dict) and value.get("op") in ("u", "d"):
+                self._updated.add(record.table_id)
+                self._prepare(record.table_id)
+                if not waiting:
+                    return
+
+    def _prepare(self, table_id: TableId) -> None:
+        self._unprepared.discard(table_id)
+        if self._preparer is None:
+            self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="delta-state")
+        self._prepared = self._preparer.submit(self._prepare_state, self._tables[table_id].current_path)
+
+    def _prepare_state(self, path: str) -> None:
+        try:
+            self.writer.prepare_state(path)
+        except Exception as exc:  # the MERGE builds the state itself: slower, never wrong
+            log.warning("Delta table %s: its state could not be built ahead of the MERGE: %s", path, exc)
+        else:
+            self.states_prepared += 1
 
     def _submit_if_due(self) -> None:
         if (
@@ -304,6 +345,7 @@ class SparkSink(Sink):
             schema = self.writer.schema(path)
             if kind == "current":
                 state.current_schema, state.current_offset = schema, meta.offset if meta else None
+                self._unprepared.add(table_id)
             else:
                 row_fields = [f for f in schema.fields if not f.name.startswith("__")]
                 state.changelog_schema = StructType(row_fields)
@@ -389,6 +431,11 @@ class SparkSink(Sink):
                 # (a class attribute): the application's session is that again, not a child.
                 SparkSession._activeSession = self.spark
         self.delta_seconds += time.perf_counter() - started
+        for table_id in {state.table_id for kind, state, _ in ops if kind == "current"}:
+            if table_id in self._updated:
+                self._prepare(table_id)
+            else:
+                self._unprepared.add(table_id)
         self._offset, self._stable = last, stable
         if not last.in_snapshot:
             for state in self._tables.values():

@@ -129,6 +129,18 @@ class DeltaWriter:
         detail = DeltaTable.forPath(self.spark, path).detail().select("numFiles").first()
         return detail is not None and int(detail[0] or 0) == 0
 
+    def prepare_state(self, path: str) -> None:
+        """Build the table's state at its newest version now: the file list with statistics and
+        the version's aggregates. A MERGE needs it and Delta builds it once per version (Spark
+        jobs over the log, seconds here); built ahead, the MERGE finds it ready. The ``DeltaLog``
+        and its snapshots are shared by the process's sessions. Reads only."""
+        jvm: Any = self.spark._jvm
+        delta_log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(self.spark._jsparkSession, path)
+        snapshot = delta_log.unsafeVolatileSnapshot()
+        if snapshot is not None:
+            snapshot.numOfFiles()
+            snapshot.allFiles().count()
+
     def schema(self, path: str) -> StructType:
         return self.spark.read.format("delta").load(path).schema
 

@@ -563,3 +563,37 @@ def test_a_warehouse_of_the_old_parquet_layout_is_refused(spark: SparkSession, t
     (tmp_path / "wh" / "_mysql_cdc" / "commits" / f"{1:020d}.json").write_text("{}")
     with pytest.raises(SinkError, match=r"_mysql_cdc/commits.*sink.spark.warehouse to a new location"):
         new_sink(tmp_path / "wh")
+
+
+def test_updates_start_building_the_merge_state_ahead(spark: SparkSession, tmp_path: Path) -> None:
+    """An update makes the batch a MERGE: the state of the table's newest version is built in the
+    background while the batch fills, and after each commit of a table that has had updates; an
+    insert-only table (appends) builds none. The tables stay right either way."""
+    rng = random.Random(11)
+    em, model = Emitter(), Model()
+    sink = new_sink(tmp_path / "wh", batch_max_events=10_000)
+    rows = [random_order(rng, key) for key in range(1, 21)]
+    model.rows.update((row[0], row) for row in rows)
+    sink.send(em.insert(ORDERS, *rows) + em.insert(AUDIT, ["insert", 20]))
+    sink.flush()  # appends: no state built
+    assert sink.states_prepared == 0 and sink._prepared is None
+
+    after = random_order(rng, 5)
+    sink.send(em.update(ORDERS, model.rows[5], after))  # the batch will MERGE: built now
+    model.rows[5] = after
+    assert sink._prepared is not None
+    sink._prepared.result(timeout=120)
+    assert sink.states_prepared == 1
+    sink.send(em.delete(ORDERS, model.rows.pop(7)))
+    sink.flush()  # the MERGE; the table has had updates, so its new version is built at once
+    assert current_rows(spark) == model.expected()
+    sink._prepared.result(timeout=120)
+    assert sink.states_prepared == 2
+
+    inserts_only = new_sink(tmp_path / "wh2", batch_max_events=10_000)
+    for key in (100, 101):
+        inserts_only.send(em.insert(ORDERS, random_order(rng, key)))
+        inserts_only.flush()
+    assert inserts_only.states_prepared == 0 and inserts_only._prepared is None
+    inserts_only.close()
+    sink.close()
