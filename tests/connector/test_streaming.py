@@ -294,7 +294,9 @@ def test_lost_connection_is_retried_then_reported_with_the_real_error(fresh_mysq
     server.execute("INSERT INTO rc.t VALUES (2)")
     engine.catch_up(timeout=60)
     assert [r.key["id"] for r in data(memory.records, "t")] == [1, 2]
-    # A lasting outage: bounded retries, then a message naming the server and the real cause.
+    # A lasting outage: bounded retries, then a message naming the server, where the stream
+    # broke and the real cause.
+    lost_at = "{}:{}".format(*engine.streaming.last_end)
     server.stop()
     from connector.binlog.server_stream import ReplicationLost
 
@@ -302,5 +304,6 @@ def test_lost_connection_is_retried_then_reported_with_the_real_error(fresh_mysq
         engine.run()
     message = str(exc.value)
     assert f"127.0.0.1:{server.port}" in message and "after 3 attempts" in message
+    assert f"after binlog position {lost_at}" in message
     assert "cannot reach MySQL" in message or "Can't connect" in message or "Lost connection" in message
     assert server.connector.password not in message
