@@ -278,8 +278,13 @@ class _TrackingConnection(pymysql.connections.Connection):
         if len(data) >= 5 and data[3] == 0 and data[4] in _DUMP_COMMANDS and can_read_ahead(self._sock):
             # From the dump request on, the server only sends: receive it on a thread of its own
             # (connector.binlog.prefetch). The buffered file read nothing past the last response,
-            # as the server sends nothing unasked before the dump.
-            self._rfile = ReadAhead(self._sock, self._read_timeout, self._idle_s, self._on_idle)
+            # as the server sends nothing unasked before the dump; it is closed so that it holds no
+            # reference that would keep the socket open after pymysql closes it.
+            buffered, self._rfile = (
+                self._rfile,
+                ReadAhead(self._sock, self._read_timeout, self._idle_s, self._on_idle),
+            )
+            buffered.close()
 
     def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
         try:

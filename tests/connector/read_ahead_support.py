@@ -69,3 +69,11 @@ def stream_file_of(reader: BinlogReader) -> Any:
     stream = reader._stream
     assert stream is not None, "the reader has no open stream"
     return stream._stream_connection._rfile
+
+
+def stream_socket_of(reader: BinlogReader) -> socket.socket:
+    """The open replication stream's socket (pymysql's ``Connection._sock``)."""
+    stream = reader._stream
+    assert stream is not None, "the reader has no open stream"
+    sock: socket.socket = stream._stream_connection._sock
+    return sock

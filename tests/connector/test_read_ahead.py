@@ -22,6 +22,7 @@ from tests.connector.read_ahead_support import (
     reset,
     send_in_random_pieces,
     stream_file_of,
+    stream_socket_of,
 )
 
 
@@ -130,6 +131,7 @@ def test_the_binlog_dump_is_read_through_the_read_ahead(
                 break
         assert rows == 50
         read_ahead = stream_file_of(reader)
+        sock = stream_socket_of(reader)
         assert isinstance(read_ahead, ReadAhead), "pymysql no longer reads the stream through _rfile"
         assert read_ahead.received > 50 * 5000
         assert read_ahead.handed_out > 50 * 5000, "the read-ahead received bytes pymysql did not read"
@@ -142,3 +144,4 @@ def test_the_binlog_dump_is_read_through_the_read_ahead(
     finally:
         reader.close()
     assert not read_ahead.receiving
+    assert sock.fileno() == -1, "the replication socket stayed open after the reader closed"
