@@ -280,10 +280,8 @@ class _TrackingConnection(pymysql.connections.Connection):
             # (connector.binlog.prefetch). The buffered file read nothing past the last response,
             # as the server sends nothing unasked before the dump; it is closed so that it holds no
             # reference that would keep the socket open after pymysql closes it.
-            buffered, self._rfile = (
-                self._rfile,
-                ReadAhead(self._sock, self._read_timeout, self._idle_s, self._on_idle),
-            )
+            buffered: Any = self._rfile  # type: ignore[has-type]  # pymysql declares it untyped (None)
+            self._rfile = ReadAhead(self._sock, self._read_timeout, self._idle_s, self._on_idle)
             buffered.close()
 
     def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
