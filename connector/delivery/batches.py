@@ -214,7 +214,11 @@ class Delivery:
         periodic flush) leaves sinks that commit offsets with their data to their own cadence."""
         if self.background is not None:
             if not force and self.background.busy:
-                return  # the previous periodic flush is still at the disk: the next tick tries again
+                # The previous periodic flush is still at the disk: the next tick tries again, and
+                # a partial batch due by poll.interval.ms goes to the sinks meanwhile.
+                if self.pending and time.monotonic() - self.last_send >= self.interval_s:
+                    self._send()
+                return
             self._finish_background()
         if self.failed:
             return  # never store an offset past records that may not have been delivered

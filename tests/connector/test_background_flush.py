@@ -74,11 +74,13 @@ def test_a_periodic_flush_while_one_is_at_the_disk_does_not_wait_for_it(tmp_path
     delivery.emit(records[:5])
     delivery.flush(force=False)
     assert sink.entered.wait(10)
-    delivery.emit(records[5:])
+    delivery.emit(records[5:8])  # a partial batch, due at once (interval_s=0)
     started = time.monotonic()
     delivery.flush(force=False)  # the first is still held: this one is left to a later tick
     assert time.monotonic() - started < 1.0
     assert len(sink.flush_threads) == 1
+    assert _lines(tmp_path / "events.jsonl") == 8, "the partial batch waited for the held flush"
+    delivery.emit(records[8:])
     sink.release.set()
     _settled(delivery)
     delivery.flush(force=False)  # now the next one runs, covering the rest
