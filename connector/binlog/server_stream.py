@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,6 @@ from pymysqlreplication.event import NotImplementedEvent
 
 from connector.binlog.library_support import teach_the_library
 from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
-from connector.binlog.prefetch import ReadAhead, can_read_ahead
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
@@ -79,6 +78,9 @@ class RawEvent:
     event_type: int
 
 
+WAKES_PER_POLL_INTERVAL = 5
+
+
 class BinlogReader:
     """Streams from ``file``/``pos``, or, when ``gtids`` is given, from the first transaction not in
     that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor=MARIADB``)."""
@@ -91,7 +93,6 @@ class BinlogReader:
         heartbeat_s: float = 0.5,
         gtids: GtidSet | None = None,
         flavor: ServerFlavor = MYSQL,
-        on_idle: Callable[[], None] | None = None,
     ) -> None:
         self.config = config
         self.file = file
@@ -99,13 +100,14 @@ class BinlogReader:
         self.gtids = gtids if gtids else None
         self.flavor = flavor
         self.keep_alive_s = config.int_of("connect.keep.alive.interval.ms") / 1000
-        # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms; the engine
-        # also wakes on them (poll.interval.ms) to deliver partial batches and notice stop().
-        self.heartbeat_s = min(heartbeat_s, 0.8 * self.keep_alive_s)
+        # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms. The engine
+        # also wakes on them to notice stop() and to hand a partial batch to the sinks once
+        # poll.interval.ms (``heartbeat_s``) has passed since the last, as Debezium's queue returns
+        # from poll then: a heartbeat every poll interval could come up to a whole interval after
+        # that, so the server is asked for WAKES_PER_POLL_INTERVAL of them per interval. The server
+        # sends them only while it has no event to send.
+        self.heartbeat_s = min(heartbeat_s / WAKES_PER_POLL_INTERVAL, 0.8 * self.keep_alive_s)
         self.max_attempts = config.int_of("connect.max.attempts")
-        # Called while the stream waits for the server (connector.binlog.prefetch), often enough
-        # that a partial batch goes out when poll.interval.ms (heartbeat_s) has passed.
-        self.on_idle = on_idle
         self._stream: BinLogStreamReader | None = None
         self._closed = False
 
@@ -130,14 +132,7 @@ class BinlogReader:
             # keep-alive thread reconnects then; here the read times out and our policy reconnects).
             kwargs["read_timeout"] = self.keep_alive_s
             conn = tls.open(
-                functools.partial(
-                    _TrackingConnection,
-                    last_error,
-                    annotate_rows=annotate_rows,
-                    on_idle=self.on_idle,
-                    idle_s=self.heartbeat_s / IDLE_TICKS_PER_HEARTBEAT,
-                ),
-                **kwargs,
+                functools.partial(_TrackingConnection, last_error, annotate_rows=annotate_rows), **kwargs
             )
             connections.append(conn)
             return conn
@@ -239,9 +234,6 @@ class BinlogReader:
 
 
 COM_BINLOG_DUMP = 0x12
-COM_BINLOG_DUMP_GTID = 0x1E
-_DUMP_COMMANDS = frozenset((COM_BINLOG_DUMP, COM_BINLOG_DUMP_GTID))
-IDLE_TICKS_PER_HEARTBEAT = 5
 
 
 class _TrackingConnection(pymysql.connections.Connection):
@@ -252,18 +244,9 @@ class _TrackingConnection(pymysql.connections.Connection):
     do not use (module docstring), so the flag is added to the file/position COM_BINLOG_DUMP packet
     here (as Debezium's MariaDB connector asks for the events with include.query)."""
 
-    def __init__(
-        self,
-        sink: list[BaseException],
-        annotate_rows: bool = False,
-        on_idle: Callable[[], None] | None = None,
-        idle_s: float | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, sink: list[BaseException], annotate_rows: bool = False, **kwargs: Any) -> None:
         self._error_sink = sink
         self._annotate_rows = annotate_rows
-        self._on_idle = on_idle
-        self._idle_s = idle_s
         super().__init__(**kwargs)
 
     def _write_bytes(self, data: bytes) -> None:
@@ -275,14 +258,6 @@ class _TrackingConnection(pymysql.connections.Connection):
             flags = int.from_bytes(data[9:11], "little") | extra
             data = data[:9] + flags.to_bytes(2, "little") + data[11:]
         super()._write_bytes(data)
-        if len(data) >= 5 and data[3] == 0 and data[4] in _DUMP_COMMANDS and can_read_ahead(self._sock):
-            # From the dump request on, the server only sends: receive it on a thread of its own
-            # (connector.binlog.prefetch). The buffered file read nothing past the last response,
-            # as the server sends nothing unasked before the dump; it is closed so that it holds no
-            # reference that would keep the socket open after pymysql closes it.
-            buffered: Any = self._rfile  # type: ignore[has-type]  # pymysql declares it untyped (None)
-            self._rfile = ReadAhead(self._sock, self._read_timeout, self._idle_s, self._on_idle)
-            buffered.close()
 
     def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -284,7 +284,6 @@ class StreamingSource:
             heartbeat_s=self.heartbeat_s,
             gtids=self._restart_gtids(),
             flavor=self.flavor,
-            on_idle=self.emitter.tick,
         )
 
     def _restart_gtids(self) -> GtidSet | None:
