@@ -260,6 +260,7 @@ class Engine:
                 self.streaming.close()
             self.delivery.flush()
         finally:
+            self.delivery.close()  # a background flush still running ends before its sinks close
             for sink in self.sinks:
                 sink.close()
             self.history.stop()

@@ -63,6 +63,9 @@ class Sink(ABC):
     # True for a sink that commits source offsets with its data and batches at its own cadence
     # (see the module docstring); its ``committed_offset`` must then follow its commits.
     commits_offsets: bool = False
+    # True when ``flush`` may run on another thread while ``send`` goes on, making durable at least
+    # every record sent before it was called (the engine then flushes it off the streaming thread).
+    flushes_off_thread: bool = False
 
     def start(self) -> None:  # noqa: B027 - optional hook
         """Open connections/files. Called once before the first ``send``."""

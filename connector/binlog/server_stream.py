@@ -78,6 +78,9 @@ class RawEvent:
     event_type: int
 
 
+WAKES_PER_POLL_INTERVAL = 5
+
+
 class BinlogReader:
     """Streams from ``file``/``pos``, or, when ``gtids`` is given, from the first transaction not in
     that GTID set (MySQL) / after that GTID position (MariaDB, ``flavor=MARIADB``)."""
@@ -97,9 +100,13 @@ class BinlogReader:
         self.gtids = gtids if gtids else None
         self.flavor = flavor
         self.keep_alive_s = config.int_of("connect.keep.alive.interval.ms") / 1000
-        # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms; the engine
-        # also wakes on them (poll.interval.ms) to deliver partial batches and notice stop().
-        self.heartbeat_s = min(heartbeat_s, 0.8 * self.keep_alive_s)
+        # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms. The engine
+        # also wakes on them to notice stop() and to hand a partial batch to the sinks once
+        # poll.interval.ms (``heartbeat_s``) has passed since the last, as Debezium's queue returns
+        # from poll then: a heartbeat every poll interval could come up to a whole interval after
+        # that, so the server is asked for WAKES_PER_POLL_INTERVAL of them per interval. The server
+        # sends them only while it has no event to send.
+        self.heartbeat_s = min(heartbeat_s / WAKES_PER_POLL_INTERVAL, 0.8 * self.keep_alive_s)
         self.max_attempts = config.int_of("connect.max.attempts")
         self._stream: BinLogStreamReader | None = None
         self._closed = False

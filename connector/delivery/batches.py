@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from connector.delivery.background import BackgroundFlush, FlushOutcome
 from connector.metrics import ConnectorMetrics
 from connector.stores.offsets import OffsetStore
 from connector.transforms import TransformChain
@@ -53,6 +54,11 @@ class Delivery:
     With a ``transaction`` (``exactly.once.support``) the offset is not saved to the store: each
     flush commits the sinks' transaction together with the offset. ``commit_each_batch``
     (``transaction.boundary=poll``) flushes, and so commits, every batch handed to the sinks.
+
+    When every sink's flush may run while records are sent (``Sink.flushes_off_thread``: jsonl)
+    and nothing waits for the delivered records (no transaction, no ``on_delivered``), the periodic
+    flush runs on a thread of its own (``connector.delivery.background``): the sinks' fsyncs, then
+    the offset taken when it was handed over. A forced flush waits for it first.
     """
 
     def __init__(
@@ -101,6 +107,14 @@ class Delivery:
         self.last_send = self.last_commit = time.monotonic()
         self.delivered = 0
         self.sent_any = False  # the first records go to the sinks without waiting for a batch
+        off_thread = bool(self.sinks) and all(
+            s.flushes_off_thread and not s.commits_offsets for s in self.sinks
+        )
+        self.background = (
+            BackgroundFlush(self.sinks, offsets)
+            if off_thread and transaction is None and on_delivered is None and not commit_each_batch
+            else None
+        )
 
     def emit(self, records: list[ChangeRecord]) -> None:
         """Takes the records of one source event (all rows of a rows event). Batches are cut where
@@ -198,8 +212,19 @@ class Delivery:
     def flush(self, force: bool = True) -> None:
         """Send what is pending, flush every sink, then store the offset. ``force=False`` (the
         periodic flush) leaves sinks that commit offsets with their data to their own cadence."""
+        if self.background is not None:
+            if not force and self.background.busy:
+                # The previous periodic flush is still at the disk: the next tick tries again, and
+                # a partial batch due by poll.interval.ms goes to the sinks meanwhile.
+                if self.pending and time.monotonic() - self.last_send >= self.interval_s:
+                    self._send()
+                return
+            self._finish_background()
         if self.failed:
             return  # never store an offset past records that may not have been delivered
+        if self.background is not None and not force:
+            self._flush_in_background()
+            return
         self._send()
         batch, self.sent = self.sent, []
         count, self.sent_count = self.sent_count, 0
@@ -248,6 +273,50 @@ class Delivery:
             self.offsets.save(offset)
             self.stored_offset = offset
         self.last_commit = self.last_send = time.monotonic()
+
+    def _flush_in_background(self) -> None:
+        """Hand what was sent so far, and the offset after it, to the background flush."""
+        assert self.background is not None
+        self._send()
+        count, self.sent_count = self.sent_count, 0
+        offset = self.sent_offset
+        moved = offset if offset is not None and offset != self.stored_offset else None
+        if count or moved is not None:
+            self.background.start(count, moved)
+        self.last_commit = self.last_send = time.monotonic()
+
+    def _finish_background(self) -> None:
+        """Wait for the background flush, and take its outcome (raising its failure)."""
+        assert self.background is not None
+        try:
+            outcome = self.background.finish(wait=True)
+        except BaseException:
+            self.failed = True
+            self._count_failure()
+            raise
+        if outcome is not None:
+            self._take(outcome)
+
+    def _take(self, outcome: FlushOutcome) -> None:
+        if outcome.offset is not None:
+            self.stored_offset = outcome.offset
+        self.delivered += outcome.records
+        if self.metrics is not None and outcome.sink_seconds:
+            for sink, seconds in zip(self.sinks, outcome.sink_seconds, strict=True):
+                figures = self.metrics.sink(type(sink).__name__)
+                figures.flush_seconds += seconds
+                figures.flushes += 1
+                figures.records += outcome.records
+
+    def close(self) -> None:
+        """Wait for a background flush still running (before the sinks close); its failure, which
+        no flush will raise any more, is logged."""
+        if self.background is None:
+            return
+        try:
+            self._finish_background()
+        except Exception:
+            log.exception("the last background offset flush failed; the stored offset stays before it")
 
     def _flush_sinks(self, sinks: Sequence[Sink], records: int) -> None:
         if self.metrics is None:

@@ -245,16 +245,22 @@ class StreamingSource:
                     self.metrics.connected = False
                     self.metrics.disconnects += 1
                 attempt += 1
+                # Where the stream broke: the end of the last event read (the reconnect resumes at
+                # the restart point, the start of the transaction it was in).
+                lost_at = "{}:{}".format(*self.context.last_end)
                 if attempt > self.max_attempts:
                     raise ReplicationLost(
                         f"lost the replication connection to {self.config.hostname}:{self.config.port} "
-                        f"and could not restore it after {self.max_attempts} attempts (connect.max."
+                        f"after binlog position {lost_at} and could not restore it after "
+                        f"{self.max_attempts} attempts (connect.max."
                         f"attempts); last error: {describe_cause(self.config, exc.cause)}. The stored "
                         "offset is intact: restart the connector once the server is reachable"
                     ) from None
                 delay = min(10.0, 0.2 * 2 ** (attempt - 1))
                 log.warning(
-                    "replication connection lost (%s); reconnecting in %.1fs (attempt %d of %d)",
+                    "replication connection lost after binlog position %s (%s); reconnecting in %.1fs "
+                    "(attempt %d of %d)",
+                    lost_at,
                     describe_cause(self.config, exc.cause),
                     delay,
                     attempt,

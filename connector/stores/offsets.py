@@ -65,8 +65,23 @@ class FileOffsetStore(OffsetStore):
     def __init__(self, path: str | os.PathLike[str], connector_name: str, server: str) -> None:
         self.path = Path(path)
         self._key = partition_key(connector_name, server).decode()
+        # The file's entries as this store last read or wrote them, and the file's identity then
+        # (inode, size, mtime): a save re-reads the file only when someone else has replaced or
+        # changed it since (a restored backup, another connector's entry), not once a second.
+        self._entries: dict[str, Any] | None = None
+        self._stamp: tuple[int, int, int] | None = None
+
+    def _current_entries(self) -> dict[str, Any]:
+        """The file's entries, from memory when the file is still the one this store last saw."""
+        if self._entries is not None and self._stamp is not None and self._stamp == _stamp_of(self.path):
+            return self._entries
+        return self._read_all()
 
     def _read_all(self) -> dict[str, Any]:
+        # Stat, then read: a change in between leaves a stamp the next save finds outdated, so
+        # it reads the file again (the other order could keep old entries under a new stamp).
+        self._entries, self._stamp = None, None
+        stamp = _stamp_of(self.path)
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -88,6 +103,7 @@ class FileOffsetStore(OffsetStore):
             ) from exc
         if not isinstance(parsed, dict):
             raise OffsetStoreError(f"offset file {self.path} does not hold a JSON object")
+        self._entries, self._stamp = parsed, stamp
         return parsed
 
     def load(self) -> SourceOffset | None:
@@ -101,17 +117,20 @@ class FileOffsetStore(OffsetStore):
 
     def save(self, offset: SourceOffset | Mapping[str, Any]) -> None:
         stored = SourceOffset.from_map(offset).to_map()
-        data = self._read_all()
+        data = dict(self._current_entries())
         data[self._key] = stored
         try:
-            self._write(data)
+            self._stamp = self._write(data)
+            self._entries = data
         except OSError as exc:
+            self._entries, self._stamp = None, None
             raise OffsetStoreError(
                 f"cannot write the offset file {self.path} (offset.storage.file.filename, default "
                 f"<data.dir>/offsets.json): {exc.strerror or exc}"
             ) from exc
 
-    def _write(self, data: dict[str, Any]) -> None:
+    def _write(self, data: dict[str, Any]) -> tuple[int, int, int]:
+        """Replace the file with ``data`` durably; returns the new file's stamp (``_stamp_of``)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".offsets-", dir=self.path.parent)
         try:
@@ -119,6 +138,7 @@ class FileOffsetStore(OffsetStore):
                 fh.write(orjson.dumps(data, option=orjson.OPT_INDENT_2))
                 fh.flush()
                 os.fsync(fh.fileno())
+                stamp = _stamp_of_stat(os.fstat(fh.fileno()))
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -128,6 +148,19 @@ class FileOffsetStore(OffsetStore):
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+        return stamp
+
+
+def _stamp_of_stat(status: os.stat_result) -> tuple[int, int, int]:
+    return status.st_ino, status.st_size, status.st_mtime_ns
+
+
+def _stamp_of(path: Path) -> tuple[int, int, int] | None:
+    """The identity of the file at ``path`` (None: there is none); a replace changes the inode."""
+    try:
+        return _stamp_of_stat(os.stat(path))
+    except FileNotFoundError:
+        return None
 
 
 _CHOICES = (

@@ -294,7 +294,9 @@ def test_lost_connection_is_retried_then_reported_with_the_real_error(fresh_mysq
     server.execute("INSERT INTO rc.t VALUES (2)")
     engine.catch_up(timeout=60)
     assert [r.key["id"] for r in data(memory.records, "t")] == [1, 2]
-    # A lasting outage: bounded retries, then a message naming the server and the real cause.
+    # A lasting outage: bounded retries, then a message naming the server, where the stream
+    # broke and the real cause.
+    lost_at = "{}:{}".format(*engine.streaming.last_end)
     server.stop()
     from connector.binlog.server_stream import ReplicationLost
 
@@ -302,5 +304,36 @@ def test_lost_connection_is_retried_then_reported_with_the_real_error(fresh_mysq
         engine.run()
     message = str(exc.value)
     assert f"127.0.0.1:{server.port}" in message and "after 3 attempts" in message
+    assert f"after binlog position {lost_at}" in message
     assert "cannot reach MySQL" in message or "Can't connect" in message or "Lost connection" in message
     assert server.connector.password not in message
+
+
+def test_an_idle_server_wakes_the_stream_five_times_per_poll_interval(
+    mysql_server: MySQLServerHandle,
+) -> None:
+    """A partial batch is due poll.interval.ms after the last went out; the stream notices that at
+    the server's next heartbeat, so heartbeats come five times per interval, not once (once, the
+    batch could wait up to a whole further interval)."""
+    import time
+
+    from pymysqlreplication.event import HeartbeatLogEvent
+
+    from connector.binlog.server_stream import BinlogReader
+
+    file, pos = mysql_server.query("SHOW MASTER STATUS")[0][:2]
+    config = ConnectorConfig.from_mapping(
+        mysql_server.connector_properties(**{"topic.prefix": "hb", "database.server.id": "6402"})
+    )
+    reader = BinlogReader(config, file, pos, heartbeat_s=1.0)  # poll.interval.ms=1000
+    try:
+        beats: list[float] = []
+        for raw in reader.events():
+            if isinstance(raw.event, HeartbeatLogEvent):
+                beats.append(time.monotonic())
+                if len(beats) == 6:
+                    break
+    finally:
+        reader.close()
+    gaps = [later - earlier for earlier, later in zip(beats[1:], beats[2:], strict=False)]
+    assert max(gaps) < 0.5, f"heartbeats {gaps} s apart: a partial batch could wait a whole interval"
