@@ -159,7 +159,7 @@ def _stamp_of(path: Path) -> tuple[int, int, int] | None:
     """The identity of the file at ``path`` (None: there is none); a replace changes the inode."""
     try:
         return _stamp_of_stat(os.stat(path))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # reading it says what is wrong, and where
         return None
 
 
