@@ -40,12 +40,14 @@ from connector.binlog.json.diff import apply_json_diffs, decode_json_diffs, read
 from connector.binlog.library_support import VECTOR
 from connector.binlog.library_values import library_image, value_adapters
 from connector.errors import ReplicationError
-from connector.records.builder import TableSchema
+from connector.records.builder import TableSchema, payload_display
 from connector.records.conversion.calendar import days_from_civil, month_length
 
-# One row image: the values in column order, and the position after it.
-ImageReader = Callable[[bytes, int], tuple[list[Any], int]]
-Rows = list[tuple[list[Any] | None, list[Any] | None]]
+# One row image: the values in column order (or its value payload), and the position after it.
+ImageReader = Callable[[bytes, int], tuple[Any, int]]
+Rows = list[tuple[Any, Any]]
+# (column index, field name, binlog converter) per emitted column (TableSchema.binlog_payload_columns).
+PayloadColumns = Sequence[tuple[int, str, Callable[[Any], Any]]]
 
 # Names the generated code sees (a closed namespace: nothing else is reachable from it).
 _NAMESPACE: dict[str, Any] = {
@@ -437,11 +439,16 @@ def _python_codec(encoding: str) -> str | None:
 
 
 def compile_image_reader(
-    columns: Sequence[Any], encodings: dict[int, str], raw_json: bool = False
+    columns: Sequence[Any],
+    encodings: dict[int, str],
+    raw_json: bool = False,
+    payload: PayloadColumns | None = None,
 ) -> ImageReader:
     """One function reading a full row image (null bitmap, then every non-null column) of a table
     with these table-map ``columns``; ``encodings`` = column index -> codec for text columns;
-    ``raw_json``: JSON columns as their bytes (a partial update's after image).
+    ``raw_json``: JSON columns as their bytes (a partial update's after image). With ``payload``
+    it returns the image's value payload, each value converted as it is read (no list of values
+    built only to be taken apart by the converter).
     Raises ``_Unsupported`` for a column type it has no reader for."""
     readers = {**_READERS, FIELD_TYPE.JSON: _json_raw} if raw_json else _READERS
     src = _Source()
@@ -460,8 +467,11 @@ def compile_image_reader(
         src.emit(2, f"{var} = None")
         src.emit(1, "else:")
         reader(src, var, column, codec, 2)
-    src.emit(1, f"return [{', '.join(f'c{i}' for i in range(count))}], p")
     namespace = {**_NAMESPACE, **src.constants}
+    if payload is None:
+        src.emit(1, f"return [{', '.join(f'c{i}' for i in range(count))}], p")
+    else:
+        src.emit(1, f"return {payload_display(namespace, payload, 'c{}'.format)}, p")
     exec(compile("\n".join(src.lines), "<row image reader>", "exec"), namespace)  # noqa: S102
     reader_function: ImageReader = namespace["read_image"]
     return reader_function
@@ -535,7 +545,18 @@ _COMPILED_LIMIT = 1024
 class BinlogRowDecoder:
     """The (before, after) images of a rows event for one ``TableSchema``."""
 
-    __slots__ = ("encodings", "_source_columns", "_reader", "_labels", "_library")
+    __slots__ = (
+        "encodings",
+        "_source_columns",
+        "_reader",
+        "_labels",
+        "_library",
+        "_convert",
+        "_payload",
+        "_payload_source_columns",
+        "_payload_reader",
+        "_payload_readers",
+    )
 
     def __init__(self, schema: TableSchema) -> None:
         self.encodings = schema.binlog_encodings
@@ -543,6 +564,13 @@ class BinlogRowDecoder:
         self._reader: ImageReader | None = None
         self._labels = _LabelsFromModel(schema)
         self._library = _LibraryRows(self.encodings, self._labels)
+        self._convert = schema.binlog_image_converter
+        self._payload = schema.binlog_payload_columns
+        self._payload_source_columns: Sequence[Any] | None = None
+        self._payload_reader: ImageReader | None = None
+        # Readers that convert as they read call this schema's converters: kept per decoder, by
+        # table-map structure, not in the shared cache.
+        self._payload_readers: dict[tuple[str, tuple[tuple[int, str], ...], bool], ImageReader | None] = {}
 
     def _reader_for(self, columns: Sequence[Any]) -> ImageReader | None:
         # A table map's column list is shared by the rows events of its table until the next map;
@@ -552,17 +580,27 @@ class BinlogRowDecoder:
             self._source_columns = columns
         return self._reader
 
-    def _compiled(self, columns: Sequence[Any], raw_json: bool) -> ImageReader | None:
+    def _payload_reader_for(self, columns: Sequence[Any]) -> ImageReader | None:
+        if columns is not self._payload_source_columns:
+            payload = self._payload
+            self._payload_reader = None if payload is None else self._compiled(columns, False, payload)
+            self._payload_source_columns = columns
+        return self._payload_reader
+
+    def _compiled(
+        self, columns: Sequence[Any], raw_json: bool, payload: PayloadColumns | None = None
+    ) -> ImageReader | None:
         columns = self._labels.columns(columns)
         key = (repr([column.__dict__ for column in columns]), self.encodings, raw_json)
-        if key not in _COMPILED:
-            if len(_COMPILED) >= _COMPILED_LIMIT:
-                _COMPILED.pop(next(iter(_COMPILED)))
+        cache = _COMPILED if payload is None else self._payload_readers
+        if key not in cache:
+            if len(cache) >= _COMPILED_LIMIT:
+                cache.pop(next(iter(cache)))
             try:
-                _COMPILED[key] = compile_image_reader(columns, dict(self.encodings), raw_json)
+                cache[key] = compile_image_reader(columns, dict(self.encodings), raw_json, payload)
             except _Unsupported:
-                _COMPILED[key] = None
-        return _COMPILED[key]
+                cache[key] = None
+        return cache[key]
 
     def _partial_rows(self, event: Any, reader: ImageReader | None) -> Rows | None:
         """A partial JSON update with full images, or None (the library reads it)."""
@@ -582,31 +620,68 @@ class BinlogRowDecoder:
         """``update``: the event has before and after images; otherwise one image per row (the
         caller knows whether it is the before or the after image)."""
         reader = self._reader_for(event.columns)
-        count = len(event.columns)
         if type(event).__name__ == "PartialUpdateRowsEvent":
             partial = self._partial_rows(event, reader)
             return partial if partial is not None else self._library.rows(event, update)
+        if reader is None or not _full_images(event, update):
+            return self._library.rows(event, update)
+        return _read_rows(reader, remaining_body(event), update, after=False)
+
+    def image_width(self, event: Any) -> int:
+        """How many values each of the event's images holds: its table map's columns."""
+        return len(event.columns)
+
+    def payload_rows(self, event: Any, update: bool, after: bool = False) -> Rows:
+        """``rows`` with every image as its value payload (the table schema's binlog converters).
+        ``after``: a single image per row is the after image, (None, image), as inserts have it.
+        Full images of a table the generator reads are converted as they are read, by one
+        generated function; the rest are decoded by ``rows`` and then converted."""
+        reader = self._payload_reader_for(event.columns)
         if (
             reader is None
-            or not _all_present(event.columns_present_bitmap, count)
-            or (update and not _all_present(event.columns_present_bitmap2, count))
+            or type(event).__name__ == "PartialUpdateRowsEvent"
+            or not _full_images(event, update)
         ):
-            return self._library.rows(event, update)
-        data = remaining_body(event)
-        end = len(data)
-        p = 0
-        out: Rows = []
-        append = out.append
-        if update:
-            while p < end:
-                before, p = reader(data, p)
-                after, p = reader(data, p)
-                append((before, after))
-        else:
-            while p < end:
-                image, p = reader(data, p)
-                append((image, None))
-        return out
+            convert = self._convert
+            pairs = [
+                (
+                    convert(first) if first is not None else None,
+                    convert(second) if second is not None else None,
+                )
+                for first, second in self.rows(event, update)
+            ]
+            return [(None, image) for image, _ in pairs] if after and not update else pairs
+        return _read_rows(reader, remaining_body(event), update, after)
+
+
+def _full_images(event: Any, update: bool) -> bool:
+    count = len(event.columns)
+    return _all_present(event.columns_present_bitmap, count) and (
+        not update or _all_present(event.columns_present_bitmap2, count)
+    )
+
+
+def _read_rows(reader: ImageReader, data: bytes, update: bool, after: bool) -> Rows:
+    """Every row image in ``data`` read by ``reader``: (before, after) pairs for an update, else
+    (image, None), or (None, image) with ``after``."""
+    end = len(data)
+    p = 0
+    out: Rows = []
+    append = out.append
+    if update:
+        while p < end:
+            before, p = reader(data, p)
+            image, p = reader(data, p)
+            append((before, image))
+    elif after:
+        while p < end:
+            image, p = reader(data, p)
+            append((None, image))
+    else:
+        while p < end:
+            image, p = reader(data, p)
+            append((image, None))
+    return out
 
 
 class _LibraryRows:

@@ -58,6 +58,9 @@ class RowForm(StrEnum):
     """What a source's row values are, which decides how the dispatcher converts them."""
 
     BINLOG = "binlog"  # as the row decoder yields them (connector.records.conversion, binlog side)
+    # Binlog images the row decoder has converted as it read them (BinlogRowDecoder.payload_rows;
+    # the source has checked their width): decoding errors are handled as for BINLOG.
+    BINLOG_PAYLOAD = "binlog payload"
     SNAPSHOT = "snapshot"  # as pymysql returns them with SNAPSHOT_CONVERSIONS
     CONVERTED = "converted"  # payload images already converted by the table's converters (the fake)
 
@@ -67,8 +70,10 @@ class RowForm(StrEnum):
 _CONVERT: dict[RowForm, str | None] = {
     RowForm.BINLOG: "binlog_image_converter",
     RowForm.SNAPSHOT: "snapshot_image_converter",
+    RowForm.BINLOG_PAYLOAD: None,
     RowForm.CONVERTED: None,
 }
+_FROM_BINLOG = frozenset((RowForm.BINLOG, RowForm.BINLOG_PAYLOAD))
 
 # One row's (before, after) images in a source's row form; None where the operation has none.
 RowImages = tuple[Any, Any]
@@ -140,18 +145,21 @@ class EventDispatcher:
         try:
             rows = read_rows(ts)
             images: list[RowImages] = []
-            for index in range(first_row, len(rows)):
-                before, after = rows[index]
-                if width is not None and len(before if after is None else after) != width:
-                    self._check_width(table_id, width, before if after is None else after, where)
-                if convert is not None:
-                    before = convert(before) if before is not None else None
-                    after = convert(after) if after is not None else None
-                images.append((before, after))
+            if convert is None and width is None:  # payloads already
+                images = list(rows[first_row:])
+            else:
+                for index in range(first_row, len(rows)):
+                    before, after = rows[index]
+                    if width is not None:
+                        self.check_width(table_id, width, len(before if after is None else after), where)
+                    if convert is not None:
+                        before = convert(before) if before is not None else None
+                        after = convert(after) if after is not None else None
+                    images.append((before, after))
         except InconsistentSchemaError:
             raise
         except Exception as exc:
-            if form is not RowForm.BINLOG:
+            if form not in _FROM_BINLOG:
                 raise
             if self.metrics is not None:
                 self.metrics.erroneous += 1
@@ -185,12 +193,12 @@ class EventDispatcher:
         if self.failure_mode == "warn":
             log.warning("%s; skipped (event.processing.failure.handling.mode=warn)", text)
 
-    def _check_width(
-        self, table_id: TableId, expected: int, values: Sequence[Any], where: SourcePosition
-    ) -> None:
-        if len(values) != expected:
+    def check_width(self, table_id: TableId, expected: int, width: int, where: SourcePosition) -> None:
+        """Stops when a rows event's images are ``width`` columns wide where the table's known
+        structure has ``expected``."""
+        if width != expected:
             raise InconsistentSchemaError(
-                f"row event for {table_id} at {where.file}:{where.pos} has {len(values)} columns but the "
+                f"row event for {table_id} at {where.file}:{where.pos} has {width} columns but the "
                 f"known structure has {expected}: the schema history is out of step with the binlog. "
                 "Re-create it with snapshot.mode=recovery"
             )

@@ -117,6 +117,13 @@ class TableSchema:
     def snapshot_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
         return self._convert_snapshot
 
+    @property
+    def binlog_payload_columns(self) -> tuple[tuple[int, str, Callable[[Any], Any]], ...] | None:
+        """(column index, field name, binlog converter) per emitted column, for a row decoder that
+        builds the payload as it reads an image (``payload_display``); None when the payload is
+        built another way (``binlog_image_converter`` then converts the decoded image)."""
+        return self._binlog
+
 
 def compile_key_extractor(fields: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """One function building a row's key payload from its value payload (a dict display of the key
@@ -136,23 +143,38 @@ def compile_image_converter(
     ``identity``. Generated once per table structure; per row it saves a loop, a call per column
     and a tuple unpacking per column over the equivalent dict comprehension."""
     namespace: dict[str, Any] = {}
-    items = [
-        f"{name!r}: {_converted_value(namespace, number, index, convert)}"
-        for number, (index, name, convert) in enumerate(columns)
-    ]
-    source = "def convert_image(values):\n    return {" + ", ".join(items) + "}"
-    exec(compile(source, "<row image converter>", "exec"), namespace)  # noqa: S102
+    display = payload_display(namespace, columns, "values[{}]".format)
+    exec(
+        compile(f"def convert_image(values):\n    return {display}", "<row image converter>", "exec"),
+        namespace,
+    )  # noqa: S102
     converter: Callable[[Sequence[Any]], dict[str, Any]] = namespace["convert_image"]
     return converter
 
 
-def _converted_value(
-    namespace: dict[str, Any], number: int, index: int, convert: Callable[[Any], Any]
+def payload_display(
+    namespace: dict[str, Any],
+    columns: Sequence[tuple[int, str, Callable[[Any], Any]]],
+    value_of: Callable[[int], str],
 ) -> str:
-    """The expression converting ``values[index]`` in a generated image converter; the constants it
-    names go into ``namespace``. A guarded converter's null rule (``NullRule``) is written out in
-    line, so a column costs one call (its conversion), or none for a null."""
-    value = f"values[{index}]"
+    """The dict display (Python source) of a row's value payload: each emitted column's converted
+    value in order, where ``value_of(index)`` is the expression holding the image's value of column
+    ``index``. The converters it calls are put into ``namespace`` (as ``convert<n>`` and
+    ``when_null<n>``, n the emitted column's number); the display assigns the local ``v``. Shared
+    by ``compile_image_converter`` and the row decoder, which converts as it reads."""
+    items = [
+        f"{name!r}: {_converted_value(namespace, number, value_of(index), convert)}"
+        for number, (index, name, convert) in enumerate(columns)
+    ]
+    return "{" + ", ".join(items) + "}"
+
+
+def _converted_value(
+    namespace: dict[str, Any], number: int, value: str, convert: Callable[[Any], Any]
+) -> str:
+    """The expression converting ``value`` (an expression) in a generated payload display; the
+    constants it names go into ``namespace``. A guarded converter's null rule (``NullRule``) is
+    written out in line, so a column costs one call (its conversion), or none for a null."""
     if convert is identity:
         return value
     rule = null_rule_of(convert)
@@ -211,6 +233,10 @@ class DetachedKeyTableSchema(TableSchema):
     @property
     def binlog_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:
         return self.value_from_binlog
+
+    @property
+    def binlog_payload_columns(self) -> None:
+        return None  # the payload carries the key converted on its own (RowImage)
 
     @property
     def snapshot_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]:

@@ -484,20 +484,25 @@ class StreamingSource:
             self._on_signal_table_rows(raw, table_id, op, skip)
             return
 
-        def read_rows(schema: TableSchema) -> list[tuple[list[Any] | None, list[Any] | None]]:
+        where = context.position(raw)
+
+        def read_rows(schema: TableSchema) -> list[tuple[Any, Any]]:
+            decoder = self._decoder(schema)
+            self.dispatcher.check_width(
+                table_id, len(schema.table.columns), decoder.image_width(event), where
+            )
             try:
-                rows = self._decoder(schema).rows(event, op == "u")
+                return decoder.payload_rows(event, op == "u", after=op == "c")
             except PartialJsonError as exc:
                 raise PartialJsonError(f"binlog event at {raw.file}:{raw.start_pos}: {exc}") from None
-            return rows if op != "c" else [(None, image) for image, _ in rows]
 
         self.dispatcher.dispatch_rows(
             table_id,
             op,
             read_rows,
-            context.position(raw),
+            where,
             context.offset(),
-            form=RowForm.BINLOG,
+            form=RowForm.BINLOG_PAYLOAD,
             first_row=skip,
         )
         context.count()

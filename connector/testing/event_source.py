@@ -277,6 +277,28 @@ class _ScriptedRows:
     def __init__(self, schema: TableSchema) -> None:
         self.columns = [c.name for c in schema.table.columns]
         self.table = schema.table.id
+        self.convert = schema.binlog_image_converter
+
+    def image_width(self, event: Any) -> int:
+        """The images' width: the table's for images by column name, else their own (a width that
+        is not the table's first, so the source reports it)."""
+        widths = {
+            len(self.columns) if isinstance(image, Mapping) else len(image)
+            for pair in event.scripted_rows
+            for image in pair
+            if image is not None
+        }
+        widths.discard(len(self.columns))
+        return widths.pop() if widths else len(self.columns)
+
+    def payload_rows(self, event: Any, update: bool, after: bool = False) -> list[tuple[Any, Any]]:
+        """``rows`` converted to value payloads, as ``BinlogRowDecoder.payload_rows``."""
+        convert = self.convert
+        pairs = [
+            (convert(first) if first is not None else None, convert(second) if second is not None else None)
+            for first, second in self.rows(event, update)
+        ]
+        return [(None, image) for image, _ in pairs] if after and not update else pairs
 
     def image(self, image: Image | None) -> list[Any] | None:
         if image is None or not isinstance(image, Mapping):

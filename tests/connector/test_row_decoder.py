@@ -300,11 +300,41 @@ def read_images(
     return images
 
 
+def read_payloads(
+    server: MySQLServerHandle, schema: TableSchema, start: tuple[str, int], end: tuple[str, int], ours: bool
+) -> list[Any]:
+    """Per rows event: its (before, after) value payloads (inserts as (None, after)), or the error
+    class when a value cannot be represented. ``ours``: ``BinlogRowDecoder.payload_rows`` (read and
+    converted in one generated function); otherwise the library's images, then the converter."""
+    decoder = BinlogRowDecoder(schema)
+    library = _LibraryRows(schema.binlog_encodings)
+    events: list[Any] = []
+    for event in _stream(server, start, end):
+        update, insert = isinstance(event, UpdateRowsEvent), isinstance(event, WriteRowsEvent)
+        try:
+            if ours:
+                assert decoder._payload_reader_for(event.columns) is not None  # never the fallback
+                rows = decoder.payload_rows(event, update, after=insert)
+            else:
+                convert = schema.value_from_binlog
+                pairs = library.rows(event, update)
+                rows = [
+                    (None, convert(first))
+                    if insert
+                    else (convert(first), convert(second) if update else None)
+                    for first, second in pairs
+                ]
+            events.append(comparable(rows))
+        except UnrepresentableValueError as exc:
+            events.append(type(exc))
+    return events
+
+
 def comparable(value: Any) -> Any:
     """Equal values compare equal; floats by their bits (-0.0, rounding)."""
     if isinstance(value, float):
         return ("float", value.hex())
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [comparable(v) for v in value]
     if isinstance(value, set | frozenset):
         return ("set", sorted(value))
@@ -373,6 +403,9 @@ def run_case(server: MySQLServerHandle, case: Case) -> None:
             last_images[image[0]] = image
     for variant, converter_settings in SETTINGS.items():
         schema = table_schema(server, name, converter_settings)
+        # Read and converted in one pass, as streaming does: the same payloads (or the same error).
+        payloads = read_payloads(server, schema, start, end, ours=True)
+        assert payloads == read_payloads(server, schema, start, end, ours=False), (variant, case.types)
         for (_, before, after), (_, lib_before, lib_after) in zip(ours, library, strict=True):
             for mine, theirs in ((before, lib_before), (after, lib_after)):
                 if mine is not None:
