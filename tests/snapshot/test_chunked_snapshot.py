@@ -17,6 +17,7 @@ from connector.testing.local_server import LocalMySQLServer
 from ddl.model import TableId
 from snapshot.errors import SnapshotError
 from snapshot.progress import NoProgress
+from snapshot.rows.chunked import chunk_boundaries
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
 from tests.snapshot.chunked_support import (
     Writers,
@@ -268,3 +269,21 @@ def test_table_lock_workflow_chunked_matches_the_one_thread_snapshot(mysql_serve
     assert chunk_counts(caplog)[f"{unique_db}.t"] >= 4
     assert row_events(chunked) == row_events(single)
     assert chunked.ddl() == single.ddl()
+
+
+def test_a_row_estimate_above_the_table_still_cuts_every_promised_chunk(mysql_server, unique_db):
+    # InnoDB's statistics can estimate twice the rows a table has: the step from that estimate finds
+    # too few boundaries, so the table is cut again by its exact count.
+    table = f"`{unique_db}`.pairs"
+    mysql_server.execute(
+        f"CREATE TABLE {table} (region VARCHAR(12), code VARCHAR(24), PRIMARY KEY (region, code))"
+    )
+    values = ", ".join(f"('r{n % 3}', 'c-{n:03d}')" for n in range(60))
+    mysql_server.execute(f"INSERT INTO {table} VALUES {values}")
+    table_id = TableId(unique_db, "pairs")
+    with mysql_server.connect(unique_db) as conn, conn.cursor() as cur:
+        exact = chunk_boundaries(cur, table_id, ("region", "code"), 6, 60)
+        inflated = chunk_boundaries(cur, table_id, ("region", "code"), 6, 120)
+        cur.execute(f"SELECT region, code FROM {table} ORDER BY region, code")
+        keys = [tuple(row) for row in cur.fetchall()]
+    assert inflated == exact == [keys[n] for n in (9, 19, 29, 39, 49)]  # six ranges of ten rows
