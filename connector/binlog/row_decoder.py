@@ -642,16 +642,19 @@ class BinlogRowDecoder:
             or type(event).__name__ == "PartialUpdateRowsEvent"
             or not _full_images(event, update)
         ):
-            convert = self._convert
-            pairs = [
-                (
-                    convert(first) if first is not None else None,
-                    convert(second) if second is not None else None,
-                )
-                for first, second in self.rows(event, update)
-            ]
-            return [(None, image) for image, _ in pairs] if after and not update else pairs
+            return converted_rows(self.rows(event, update), self._convert, after and not update)
         return _read_rows(reader, remaining_body(event), update, after)
+
+
+def converted_rows(rows: Rows, convert: Callable[[Any], Any], after: bool) -> Rows:
+    """Decoded ``rows`` (``BinlogRowDecoder.rows``' layout) with each image converted to its value
+    payload; ``after``: each row's single image is its after image, (None, payload)."""
+    if after:
+        return [(None, convert(image) if image is not None else None) for image, _ in rows]
+    return [
+        (convert(first) if first is not None else None, convert(second) if second is not None else None)
+        for first, second in rows
+    ]
 
 
 def _full_images(event: Any, update: bool) -> bool:

@@ -37,6 +37,7 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
+from connector.binlog.row_decoder import converted_rows
 from connector.binlog.server_stream import RawEvent
 from connector.errors import MysqlCdcError
 from connector.records.builder import TableSchema
@@ -293,12 +294,7 @@ class _ScriptedRows:
 
     def payload_rows(self, event: Any, update: bool, after: bool = False) -> list[tuple[Any, Any]]:
         """``rows`` converted to value payloads, as ``BinlogRowDecoder.payload_rows``."""
-        convert = self.convert
-        pairs = [
-            (convert(first) if first is not None else None, convert(second) if second is not None else None)
-            for first, second in self.rows(event, update)
-        ]
-        return [(None, image) for image, _ in pairs] if after and not update else pairs
+        return converted_rows(self.rows(event, update), self.convert, after and not update)
 
     def image(self, image: Image | None) -> list[Any] | None:
         if image is None or not isinstance(image, Mapping):
