@@ -276,7 +276,7 @@ class SparkSink(Sink):
                     # The first batch after a finished snapshot: stream from the snapshot's
                     # position, never take the snapshot again.
                     self._offset = self._offset.with_(snapshot=None)
-                self._replay_until = latest.batch_offset
+                self._replay_until = _newest_held(ours) or latest.batch_offset
             log.info(
                 "Spark warehouse %s: %d Delta tables, resuming after batch %d (offset %s)",
                 warehouse,
@@ -644,6 +644,17 @@ class SparkSink(Sink):
         names = {c.name.lower() for c in captured}
         key = tuple(k for k in table.primary_key if k.lower() in names)
         return SchemaInfo(row_type, row_type.json(), row, convert), key
+
+
+def _newest_held(metas: list[CommitMeta]) -> SourceOffset | None:
+    """The newest streaming event any table holds. After a crash between a batch's table commits,
+    a replay cut shorter than that batch may complete and be followed by another crash: the newest
+    complete batch then ends before what some tables hold, and their events up to here must still
+    be skipped table by table."""
+    held = [
+        m.offset for m in metas if m.offset is not None and m.offset.has_position and not m.offset.in_snapshot
+    ]
+    return max(held, key=lambda o: o.position_key, default=None)
 
 
 def _empty_before_snapshot(state: TableState, path: str, writer: DeltaWriter) -> bool:
