@@ -16,9 +16,18 @@ import pytest
 from pyspark.sql import SparkSession
 
 from sink.base import SinkError
+from sink.spark.batch import TableBatch
 from sink.spark.commits import CommitMeta, last_commit
 from sink.spark.writer import DeltaWriter, txn_version
-from tests.sink.spark_orders import Model, changelog_ids, current_rows, data_ids, workload
+from tests.sink.spark_orders import (
+    ORDERS,
+    Model,
+    changelog_ids,
+    current_rows,
+    data_ids,
+    random_order,
+    workload,
+)
 from tests.sink.spark_support import Emitter, new_sink, spark_for_tests
 
 
@@ -68,7 +77,9 @@ def test_a_second_crash_after_a_shorter_replay_still_skips_what_each_table_holds
     again.flush()
     # The changelog held second[cut:] already: nothing of it is appended again.
     assert changelog_ids(spark) == data_ids(first + second + third)
-    assert again.events_skipped >= len([r for r in second[cut:] if r.table_id and r.table_id.table == "orders"])
+    assert again.events_skipped >= len(
+        [r for r in second[cut:] if r.table_id and r.table_id.table == "orders"]
+    )
     assert current_rows(spark) == model.expected()
 
 
@@ -77,9 +88,7 @@ def _txn_actions(path: Path, version: int) -> list[dict[str, Any]]:
     return [a["txn"] for a in map(json.loads, entry.read_text().splitlines()) if "txn" in a]
 
 
-def test_a_replayed_merge_is_recognised_by_its_delta_transaction(
-    spark: SparkSession, tmp_path: Path
-) -> None:
+def test_a_replayed_merge_is_recognised_by_its_delta_transaction(spark: SparkSession, tmp_path: Path) -> None:
     """A current-state MERGE commits a ``txn`` action (the sink's app id, the batch's version);
     the same MERGE made again (a replayed batch) is recognised by Delta and commits nothing."""
     rng = random.Random(4)
@@ -117,10 +126,6 @@ def _user_metadata(path: Path, version: int) -> str | None:
 
 def _a_merge_step(em: Emitter, model: Model, rng: random.Random, sink: Any) -> Any:
     """A batch's MERGE step (an update of a row the table holds), built by the sink's own batch code."""
-    from sink.spark.batch import TableBatch
-
-    from tests.sink.spark_orders import ORDERS, random_order
-
     key = next(iter(model.rows))
     records = em.update(ORDERS, model.rows[key], random_order(rng, key))
     state = sink._state_for(ORDERS.id)
