@@ -12,10 +12,17 @@ jsonl's). Prints events/s and the ratio to jsonl, the time spent in Delta's own 
 the rate that time alone allows: the ceiling of any sink built on Spark and Delta here), the Delta
 commits made, the peak RSS of the Python process and of Spark's JVM, and checks with ``verify`` that the Delta tables equal MySQL.
 
-``--baseline REV`` also runs ``bench/spark.py`` of git revision REV (e.g. the last commit with the
-old Parquet sink) in a subprocess of the same run, for its figures beside these.
+``--workload oltp`` (issue 40) replaces the one bulk-written table with the OLTP workload of
+``bench/oltp.py``: 40 tables of 100 rows, then ``--rows`` changes (default 40,000) in transactions of
+1-4 single-row statements over every table, written while the connectors wait; each connector's warm
+catch-up over that range is timed, and the Delta time per table commit (the fixed cost a batch pays
+for every table it touches) is printed. Only the default Spark variant runs unless ``--only`` says.
 
-    .venv/bin/python bench/spark.py [--rows 40000] [--baseline 0842aef]
+``--baseline REV`` also runs ``bench/spark.py`` of git revision REV (e.g. the last commit with the
+old Parquet sink) in a subprocess of the same run, for its figures beside these (with
+``--workload oltp``, this revision's benchmark over REV's connector and sink).
+
+    .venv/bin/python bench/spark.py [--rows 40000] [--workload bulk|oltp] [--baseline 0842aef]
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from typing import Any
 # bench/kafka.py would shadow the snapshot package and kafka-python.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+from bench.oltp import OltpWriter, create_tables  # noqa: E402
 from connector.cli.verify import run_verify  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
@@ -113,6 +121,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--rows", type=int, default=40_000)
+    parser.add_argument("--workload", choices=("bulk", "oltp"), default="bulk")
     parser.add_argument("--warmup", type=int, default=2_000)
     parser.add_argument("--single", type=int, default=10, help="single-row transactions for the commit cost")
     parser.add_argument("--baseline", metavar="REV", help="also run bench/spark.py of this git revision")
@@ -125,12 +134,28 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.baseline:
-        run_baseline(args.baseline, args.rows, args.warmup)
+        run_baseline(args.baseline, args.rows, args.warmup, args.workload)
+    if args.workload == "oltp" and not args.only:
+        args.only = ["spark"]
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        server.execute("CREATE DATABASE bench", TABLE)
+        if args.workload == "oltp":
+            create_tables(server, "bench")
+            oltp = OltpWriter("bench")
+
+            def write(first: int, rows: int) -> int:
+                return oltp.write(server, rows)
+
+            single_table = "bench.t00"
+        else:
+            server.execute("CREATE DATABASE bench", TABLE)
+
+            def write(first: int, rows: int) -> int:
+                return write_workload(server, first, rows)
+
+            single_table = "bench.items"
         spark_common = {"sink.spark.master": "local[2]"}
         runs = [
             Run(
@@ -186,10 +211,10 @@ def main() -> None:
         try:
             for run in runs:
                 run.catch_up()  # structure read, positioned at the current binlog end
-            write_workload(server, 10_000_000, args.warmup)
+            write(10_000_000, args.warmup)
             for run in runs:
                 run.catch_up()
-            changes = write_workload(server, 0, args.rows)
+            changes = write(0, args.rows)
             for run in runs:
                 spark_sink = run.sink if isinstance(run.sink, SparkSink) else None
                 commits_before = spark_sink.commits_written if spark_sink else 0
@@ -200,19 +225,28 @@ def main() -> None:
                     run.delta_seconds = spark_sink.delta_seconds - delta_before
             latencies: dict[str, list[float]] = {run.name: [] for run in runs}
             for i in range(args.single):
-                server.execute(
-                    f"INSERT INTO bench.items VALUES ({20_000_000 + i}, 'one', 1, 1.00, NOW(3), NULL)"
+                row = (
+                    f"({20_000_000 + i}, 1, 'one', 1.00, NOW(3))"
+                    if args.workload == "oltp"
+                    else f"({20_000_000 + i}, 'one', 1, 1.00, NOW(3), NULL)"
                 )
+                server.execute(f"INSERT INTO {single_table} VALUES {row}")
                 for run in runs:
                     latencies[run.name].append(run.catch_up())
         finally:
             for run in runs:
                 run.engine.close()
 
-        print(
-            f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
-            f"= {changes} change events (after a {args.warmup}-insert warm-up)"
-        )
+        if args.workload == "oltp":
+            print(
+                f"workload: {changes} row changes in transactions of 1-4 statements over 40 tables "
+                f"(after a {args.warmup}-change warm-up)"
+            )
+        else:
+            print(
+                f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
+                f"= {changes} change events (after a {args.warmup}-insert warm-up)"
+            )
         base = changes / runs[0].seconds
         for run in runs:
             rate = changes / run.seconds
@@ -228,6 +262,10 @@ def main() -> None:
                     f"    of which Delta operations (DataFrames and commits) {run.delta_seconds:.2f} s: "
                     f"ceiling {ceiling:,.0f} events/s, {ceiling / base:.2f}x jsonl"
                 )
+                if run.commits:
+                    print(
+                        f"    Delta time per table commit: {run.delta_seconds / run.commits * 1000:,.0f} ms"
+                    )
         base_latency = statistics.median(latencies[runs[0].name])
         for run in runs[1:]:
             extra = statistics.median(latencies[run.name]) - base_latency
@@ -263,7 +301,7 @@ def jvm_peak_rss_mb() -> float:
     return total
 
 
-def run_baseline(revision: str, rows: int, warmup: int) -> None:
+def run_baseline(revision: str, rows: int, warmup: int, workload: str) -> None:
     """bench/spark.py of ``revision`` (its own sink), in a subprocess, printed before this run's."""
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -272,6 +310,11 @@ def run_baseline(revision: str, rows: int, warmup: int) -> None:
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tmp, filter="data")
+        if workload != "bulk":
+            # An older revision may not have this workload: its connector and sink run under this
+            # revision's benchmark code.
+            for name in ("spark.py", "oltp.py"):
+                (Path(tmp) / "bench" / name).write_bytes((root / "bench" / name).read_bytes())
         print(f"== baseline: bench/spark.py at {revision}")
         sys.stdout.flush()
         subprocess.run(
@@ -282,6 +325,7 @@ def run_baseline(revision: str, rows: int, warmup: int) -> None:
                 str(rows),
                 "--warmup",
                 str(warmup),
+                *(["--workload", workload] if workload != "bulk" else []),
             ],
             env={**os.environ, "PYTHONPATH": tmp},
             cwd=tmp,

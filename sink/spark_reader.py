@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import orjson
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     LongType,
@@ -247,3 +247,37 @@ def read_jsonl_values(spark: SparkSession, path: str) -> DataFrame:
     """The ``value`` column of the ``jsonl`` sink's files, as JSON text (tombstones are null)."""
     lines = spark.read.text(path)
     return lines.select(F.get_json_object("value", "$.value").alias("value"))
+
+
+def current_state_of_changelog(changelog: DataFrame, key: list[str] | tuple[str, ...]) -> DataFrame:
+    """The rows MySQL held at the changelog's version, computed from the changelog alone: per key
+    the last event in binlog order, deletes dropped, nothing before the last truncate. With the
+    Spark sink's tables, this is the exact current state as of the changelog's newest commit, even
+    while the current-state table is a batch behind (its commit of the same batch not yet made).
+
+    ``key``: the table's primary key columns. Binlog order is ``__file`` (by length, then name:
+    the number after a 999999th file has seven digits), ``__pos``, ``__row``, a key change's delete
+    before its create."""
+    order = [F.length("__file"), F.col("__file"), F.col("__pos"), F.col("__row"), F.col("__op") != "d"]
+    truncates = (
+        changelog.where(F.col("__op") == "t").select(*order[:4]).orderBy(*[o.desc() for o in order[:4]])
+    )
+    last = truncates.first()
+    rows = changelog.where(F.col("__op") != "t")
+    if last is not None:
+        rows = rows.where(_after(order[:4], list(last)))
+    newest = Window.partitionBy(*key).orderBy(*[o.desc() for o in order])
+    columns = [c for c in changelog.columns if c not in METADATA_NAMES]
+    return (
+        rows.withColumn("__n", F.row_number().over(newest))
+        .where((F.col("__n") == 1) & (F.col("__op") != "d"))
+        .select(*columns)
+    )
+
+
+def _after(columns: list[Column], values: list[object]) -> Column:
+    """``columns`` after ``values`` in lexicographic order."""
+    head, value = columns[0], F.lit(values[0])
+    if len(columns) == 1:
+        return head > value
+    return (head > value) | ((head == value) & _after(columns[1:], values[1:]))

@@ -49,6 +49,30 @@ SPARK_SINK_PROPERTIES: tuple[Property, ...] = (
         kind="int",
         minimum=1,
     ),
+    prop(
+        "sink.spark.optimize.interval.commits",
+        "10",
+        "Compact a Delta table (OPTIMIZE) after this many of the sink's commits to it, so its files "
+        "stay bounded; 0: never.",
+        kind="int",
+        minimum=0,
+    ),
+    prop(
+        "sink.spark.vacuum.interval.ms",
+        "86400000",
+        "How often each Delta table is vacuumed (files no version within "
+        "sink.spark.vacuum.retention.hours needs are deleted); 0: never.",
+        kind="int",
+        minimum=0,
+    ),
+    prop(
+        "sink.spark.vacuum.retention.hours",
+        "168",
+        "The history VACUUM keeps (time travel, and the restore of an interrupted snapshot); Delta "
+        "refuses less than 168 unless spark.databricks.delta.retentionDurationCheck.enabled=false.",
+        kind="int",
+        minimum=0,
+    ),
     prop("sink.spark.table.name.format", "{database}.{table}", "Catalog name of current-state tables."),
     prop(
         "sink.spark.changelog.name.format",
@@ -128,6 +152,9 @@ class SparkSinkSettings:
     log_level: str | None = None
     batch_max_events: int = int(_default("sink.spark.batch.max.events"))
     batch_max_interval_ms: int = int(_default("sink.spark.batch.max.interval.ms"))
+    optimize_interval_commits: int = int(_default("sink.spark.optimize.interval.commits"))
+    vacuum_interval_ms: int = int(_default("sink.spark.vacuum.interval.ms"))
+    vacuum_retention_hours: int = int(_default("sink.spark.vacuum.retention.hours"))
     table_name_format: str = _default("sink.spark.table.name.format")
     changelog_name_format: str = _default("sink.spark.changelog.name.format")
     evolution: str = _default("sink.spark.schema.evolution")
@@ -217,6 +244,12 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
             raise ConfigError(key, f"must be a positive integer, got {value!r}")
         return int(value)
 
+    def non_negative(key: str) -> int:
+        value = int_of(config, _DECLARED[key])
+        if value is None or value < 0:
+            raise ConfigError(key, f"must be 0 or a positive integer, got {value!r}")
+        return int(value)
+
     def text(key: str) -> str:
         return text_of(config, _DECLARED[key]) or ""
 
@@ -237,6 +270,9 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         log_level=config.get("sink.spark.log.level") or None,
         batch_max_events=positive("sink.spark.batch.max.events"),
         batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms"),
+        optimize_interval_commits=non_negative("sink.spark.optimize.interval.commits"),
+        vacuum_interval_ms=non_negative("sink.spark.vacuum.interval.ms"),
+        vacuum_retention_hours=non_negative("sink.spark.vacuum.retention.hours"),
         table_name_format=name_formats["sink.spark.table.name.format"],
         changelog_name_format=name_formats["sink.spark.changelog.name.format"],
         evolution=evolution,

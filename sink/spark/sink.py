@@ -19,11 +19,13 @@ already holds are skipped, table by table. An interrupted initial or blocking sn
 with Delta's RESTORE (to the versions before it) and runs again, so no changelog holds a snapshot
 row twice.
 
-Batching: ``send`` buffers; a batch is applied when ``sink.spark.batch.max.events`` events are
-buffered (extended to the end of the transaction in progress), when the oldest buffered event is
-``sink.spark.batch.max.interval.ms`` old, and at every ``flush``. The sink commits offsets with its
-data (``commits_offsets``), so the engine's periodic offset flush does not force a commit: the
-batch size and interval alone decide how often Delta commits.
+Batching (``sink/spark/cadence.py``): ``send`` buffers; a batch is applied when
+``sink.spark.batch.max.events`` events are buffered (extended to the end of the transaction in
+progress), when the oldest buffered event is ``sink.spark.batch.max.interval.ms`` old (not while
+the connector reads events older than that: batches grow while it is behind), and at every
+``flush``. Batches are committed on a worker thread while the connector reads on. The sink commits
+offsets with its data (``commits_offsets``), so the engine's periodic offset flush does not force a
+commit: the batch size and interval alone decide how often Delta commits.
 """
 
 from __future__ import annotations
@@ -48,8 +50,10 @@ from sink.base import Sink, SinkError
 from sink.connect import ConnectSchema
 from sink.records import ChangeRecord, RecordKind
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableBatch, TableState
+from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit
 from sink.spark.evolution import add_renames, delta_row, field_of_column, renames_in_ddl
+from sink.spark.maintenance import MaintenancePlan
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
@@ -85,8 +89,7 @@ class SparkSink(Sink):
         self._tables: dict[TableId, TableState] = {}
         self._exists: set[str] = set()
         self._registered: set[str] = set()
-        self._pending: list[ChangeRecord] = []
-        self._pending_since = 0.0
+        self._cadence = BatchCadence(self._apply, settings.batch_max_events, settings.batch_max_interval_ms)
         self._schema_cache: dict[int, tuple[ConnectSchema, SchemaInfo]] = {}
         # Tables whose records arrive unwrapped (ExtractNewRecordState): their tombstones are deletes.
         self._unwrapped: set[TableId] = set()
@@ -102,8 +105,13 @@ class SparkSink(Sink):
         self._unprepared: set[TableId] = set()
         self._updated: set[TableId] = set()
         self._preparer: ThreadPoolExecutor | None = None
+        self._prepare_lock = threading.Lock()  # the reading thread and the batch worker prepare
         self._prepared: Future[None] | None = None
         self.states_prepared = 0
+        self._maintenance = MaintenancePlan(
+            settings.optimize_interval_commits, settings.vacuum_interval_ms / 1000
+        )
+        self.tables_compacted = 0
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
@@ -146,43 +154,36 @@ class SparkSink(Sink):
             self._check_usable()
             if not records:
                 return
-            if not self._pending:
-                self._pending_since = time.monotonic()
-            self._pending.extend(records)
             if self._unprepared:
                 self._prepare_merges(records)
-            limit = self.settings.batch_max_events
-            while len(self._pending) >= limit:
-                cut = self._batch_end(limit)
-                batch, self._pending = self._pending[:cut], self._pending[cut:]
-                self._apply(batch)
-                self._pending_since = time.monotonic()
-            self._submit_if_due()
+            self._cadence.add(records)
 
     def apply_now(self, records: Sequence[ChangeRecord]) -> None:
         """Apply ``records`` as one batch in the calling thread, committed when this returns (the
         ``spark-apply`` job's micro-batches: the same apply path as ``send``/``flush``)."""
         with self._lock:
             self._check_usable()
+            self._cadence.drain()
             if records:
                 self._apply(list(records))
 
     def commit_due(self) -> None:
         with self._lock:
             self._check_usable()
-            self._submit_if_due()
+            self._cadence.tick()
 
     def flush(self) -> None:
         with self._lock:
             self._check_usable()
-            if self._pending:
-                batch, self._pending = self._pending, []
-                self._apply(batch)
+            self._cadence.drain()
 
     def close(self) -> None:
         with self._lock:
-            if self._pending and self._failed is None:
-                self.flush()
+            try:
+                if self._failed is None:
+                    self.flush()
+            finally:
+                self._cadence.close()
             if self._preparer is not None:
                 self._preparer.shutdown(wait=True)
                 self._preparer = None
@@ -203,10 +204,12 @@ class SparkSink(Sink):
                     return
 
     def _prepare(self, table_id: TableId) -> None:
-        self._unprepared.discard(table_id)
-        if self._preparer is None:
-            self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="delta-state")
-        self._prepared = self._preparer.submit(self._prepare_state, self._tables[table_id].current_path)
+        with self._prepare_lock:
+            self._unprepared.discard(table_id)
+            if self._preparer is None:
+                self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="delta-state")
+            path = self._tables[table_id].current_path
+            self._prepared = self._preparer.submit(self._prepare_state, path)
 
     def _prepare_state(self, path: str) -> None:
         try:
@@ -215,29 +218,6 @@ class SparkSink(Sink):
             log.warning("Delta table %s: its state could not be built ahead of the MERGE: %s", path, exc)
         else:
             self.states_prepared += 1
-
-    def _submit_if_due(self) -> None:
-        if (
-            self._pending
-            and (time.monotonic() - self._pending_since) * 1000 >= self.settings.batch_max_interval_ms
-        ):
-            batch, self._pending = self._pending, []
-            self._apply(batch)
-
-    def _batch_end(self, limit: int) -> int:
-        """Where a full batch ends: after ``limit`` events, extended to the end of the transaction
-        in progress (at most to twice the limit) so a reader never sees part of a transaction."""
-        pending = self._pending
-        last = SourceOffset.coerce(pending[limit - 1].offset)
-        if last is None or last.in_snapshot or not last.event:
-            return limit
-        cut = limit
-        while cut < len(pending) and cut < 2 * limit:
-            offset = SourceOffset.coerce(pending[cut].offset)
-            if offset is not None and (offset.file, offset.pos) != (last.file, last.pos):
-                break
-            cut += 1
-        return cut
 
     def _check_usable(self) -> None:
         if self._failed is not None:
@@ -365,6 +345,7 @@ class SparkSink(Sink):
     def _apply(self, batch: list[ChangeRecord]) -> None:
         try:
             self._apply_batch(batch)
+            self._maintain()
         except Exception as exc:
             self._failed = exc
             if isinstance(exc, SinkError):
@@ -435,15 +416,36 @@ class SparkSink(Sink):
             if table_id in self._updated:
                 self._prepare(table_id)
             else:
-                self._unprepared.add(table_id)
+                with self._prepare_lock:
+                    self._unprepared.add(table_id)
         self._offset, self._stable = last, stable
         if not last.in_snapshot:
             for state in self._tables.values():
                 state.snapshot_base.clear()
                 state.snapshot_empty.clear()
         self.commits_written += len(ops)
+        for path, chain in chains.items():
+            self._maintenance.committed(path, len(chain))
         self.events_applied += sum(tb.events for tb in work.values())
         log.debug("Spark batch %d: %d commits, offset %s", self._batch_no, len(ops), last)
+
+    def _maintain(self) -> None:
+        """Compact and vacuum the tables that are due (sink/spark/maintenance.py), after a batch's
+        commits, on the thread that applies batches: never during a snapshot, whose interruption
+        restores the versions before it."""
+        if self._offset is not None and self._offset.in_snapshot:
+            return
+        settings = self.settings
+        for path, compact, vacuum in self._maintenance.due():
+            started = time.perf_counter()
+            if compact:
+                self.writer.compact(path)
+                self.tables_compacted += 1
+            if vacuum:
+                self.writer.vacuum(path, settings.vacuum_retention_hours)
+            self._maintenance.done(path, compact, vacuum)
+            self.delta_seconds += time.perf_counter() - started
+            log.debug("Delta table %s: compacted %s, vacuumed %s", path, compact, vacuum)
 
     def _operations(self, work: Work) -> list[Operation]:
         ops: list[Operation] = []

@@ -322,6 +322,14 @@ class DeltaWriter:
             columns = ", ".join(f"{quote(n)} {schema[n].dataType.simpleString()}" for n in names)
             self.spark.sql(f"ALTER TABLE {_path_ref(path)} ADD COLUMNS ({columns})")
 
+    # -- maintenance (sink/spark/maintenance.py) --------------------------------------------------
+    def compact(self, path: str) -> None:
+        """OPTIMIZE: the table's small files rewritten into few, one commit that changes no data."""
+        DeltaTable.forPath(self.spark, path).optimize().executeCompaction()
+
+    def vacuum(self, path: str, retention_hours: int) -> None:
+        DeltaTable.forPath(self.spark, path).vacuum(float(retention_hours))
+
     # -- recovery ------------------------------------------------------------------------------
     def restore(self, path: str, version: int, meta: CommitMeta) -> None:
         with self._commit(meta, txn=False):

@@ -1,0 +1,82 @@
+"""Table maintenance over many commits: compaction bounds each table's files, Delta checkpoints its
+log, VACUUM deletes what no version within the retention needs, and none of it changes what the
+tables hold or where a restarted sink resumes."""
+
+from __future__ import annotations
+
+import glob
+import random
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from sink.spark.maintenance import MaintenancePlan
+from tests.sink.spark_orders import Model, changelog_ids, current_rows, data_ids, workload
+from tests.sink.spark_support import Emitter, new_sink, spark_for_tests
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
+    return spark_for_tests(tmp_path_factory.mktemp("spark-maintenance"))
+
+
+def active_files(spark: SparkSession, path: Path) -> int:
+    detail = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()
+    assert detail is not None
+    return int(detail["numFiles"])
+
+
+def operations(spark: SparkSession, path: Path) -> list[str]:
+    return [r["operation"] for r in spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()]
+
+
+def test_many_small_commits_keep_files_bounded_and_the_tables_whole(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    rng = random.Random(8)
+    em, model = Emitter(), Model()
+    wh = tmp_path / "wh"
+    sink = new_sink(wh, optimize_interval_commits=4, vacuum_interval_ms=1, vacuum_retention_hours=0)
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    sent = []
+    try:
+        for _ in range(24):  # a commit per table per batch, as a busy table gets every few seconds
+            records = workload(em, model, rng, 2)
+            sent += records
+            sink.send(records)
+            sink.flush()
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    changelog = wh / "shop" / "orders_changelog"
+    current = wh / "shop" / "orders"
+    assert sink.tables_compacted >= 10
+    for path in (changelog, current):
+        ops = operations(spark, path)
+        assert "OPTIMIZE" in ops and "VACUUM END" in ops, ops
+        # Files stay bounded: the compacted ones plus at most the commits since (a few files each).
+        assert active_files(spark, path) <= 4 * 4 + 2, path
+        # VACUUM (retention 0 here) deleted the files compaction replaced: on disk is what is live.
+        on_disk = len(glob.glob(str(path / "*.parquet")))
+        assert on_disk == active_files(spark, path), path
+        assert glob.glob(str(path / "_delta_log" / "*.checkpoint.parquet")), "Delta wrote no checkpoint"
+    assert current_rows(spark) == model.expected()
+    assert changelog_ids(spark) == data_ids(sent)
+    # Maintenance commits are not the sink's: a restart resumes after the last batch.
+    assert new_sink(wh).committed_offset() == sent[-1].offset
+
+
+def test_maintenance_is_spread_over_batches_most_behind_first() -> None:
+    now = [0.0]
+    plan = MaintenancePlan(optimize_every=3, vacuum_interval_s=100, clock=lambda: now[0])
+    for i in range(6):
+        plan.committed(f"t{i}", 3 + i)
+    due = plan.due()
+    assert [path for path, _, _ in due] == ["t5", "t4", "t3", "t2"]  # at most four a batch
+    assert all(compact and not vacuum for _, compact, vacuum in due)
+    for path, compact, vacuum in due:
+        plan.done(path, compact, vacuum)
+    assert [path for path, _, _ in plan.due()] == ["t1", "t0"]
+    now[0] = 100.0
+    assert all(vacuum for _, _, vacuum in plan.due())
+    assert MaintenancePlan(optimize_every=0, vacuum_interval_s=0).due() == []
