@@ -11,6 +11,8 @@ same code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -46,6 +48,10 @@ _DELETE_FLAG = "__mysql_cdc_delete"
 _META_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 _TXN_APP_CONF = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+# Test-only fault injection (tests/sink/test_spark_crash.py): ``create:<path suffix>:<stage>`` makes
+# the process SIGKILL itself while creating the Delta table whose path ends with the suffix, at a
+# stage (``before``, ``during``, ``after``) no timing could hit reliably. Never set it in production.
+KILL_AT_ENV = "MYSQL_CDC_TEST_KILL_AT"
 
 
 def quote(name: str) -> str:
@@ -146,6 +152,8 @@ class DeltaWriter:
 
     # -- tables --------------------------------------------------------------------------------
     def create(self, path: str, schema: StructType, change_data_feed: bool) -> None:
+        _kill_point(self.spark, path, "before")
+        _kill_point(self.spark, path, "during")
         builder = DeltaTable.createIfNotExists(self.spark).location(path).addColumns(schema)
         if change_data_feed:
             builder = builder.property("delta.enableChangeDataFeed", "true")
@@ -154,6 +162,7 @@ class DeltaWriter:
                 "delta.enableTypeWidening", "true"
             )
         builder.execute()
+        _kill_point(self.spark, path, "after")
 
     def register(self, name: str, path: str) -> None:
         """Make ``name`` the catalog name of the table at ``path`` (its schema is Delta's)."""
@@ -326,6 +335,26 @@ class DeltaWriter:
     def restore(self, path: str, version: int, meta: CommitMeta) -> None:
         with self._commit(meta, txn=False):
             DeltaTable.forPath(self.spark, path).restoreToVersion(version)
+
+
+def _kill_point(spark: SparkSession, path: str, stage: str) -> None:
+    """Test only (``MYSQL_CDC_TEST_KILL_AT``): die here, as a SIGKILL would. ``during`` first takes
+    Delta's own first step of a create, the log directories (``_delta_log/_staged_commits``),
+    and dies before commit 0 is written: what a kill inside ``execute()`` leaves."""
+    spec = os.environ.get(KILL_AT_ENV)
+    if not spec:
+        return
+    action, _, rest = spec.partition(":")
+    suffix, _, when = rest.rpartition(":")
+    if action != "create" or when != stage or not path.endswith(suffix):
+        return
+    if stage == "during":
+        jvm: Any = spark._jvm
+        jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, path
+        ).createLogDirectoriesIfNotExists()
+    log.warning("%s=%s: killing the process at the create of %s", KILL_AT_ENV, spec, path)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 # Key types whose order is the same in Python and in Spark (a range of them bounds the keys).
