@@ -49,9 +49,9 @@ _DELETE_FLAG = "__mysql_cdc_delete"
 _META_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 _TXN_APP_CONF = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-# Test-only fault injection (tests/sink/test_spark_crash.py): ``create:<path suffix>:<stage>`` makes
-# the process SIGKILL itself while creating the Delta table whose path ends with the suffix, at a
-# stage (``before``, ``during``, ``after``) no timing could hit reliably. Never set it in production.
+# Test-only fault injection (tests/sink/test_spark_crash.py): ``create:<path suffix>`` makes the
+# process SIGKILL itself in the middle of creating the Delta table whose path ends with the suffix,
+# a moment no timing of an outside kill hits reliably. Never set it in production.
 KILL_AT_ENV = "MYSQL_CDC_TEST_KILL_AT"
 
 
@@ -159,10 +159,9 @@ class DeltaWriter:
 
     # -- tables --------------------------------------------------------------------------------
     def create(self, path: str, schema: StructType, change_data_feed: bool) -> None:
-        _kill_point(self.spark, path, "before")
         if not self.is_table(path):
             self._clear_uncommitted_log(path)
-        _kill_point(self.spark, path, "during")
+        _kill_point(self.spark, path)
         builder = DeltaTable.createIfNotExists(self.spark).location(path).addColumns(schema)
         if change_data_feed:
             builder = builder.property("delta.enableChangeDataFeed", "true")
@@ -171,7 +170,6 @@ class DeltaWriter:
                 "delta.enableTypeWidening", "true"
             )
         builder.execute()
-        _kill_point(self.spark, path, "after")
 
     def _clear_uncommitted_log(self, path: str) -> None:
         """Remove the ``_delta_log`` a create stopped before its commit 0 left at ``path``: Delta
@@ -377,22 +375,20 @@ class DeltaWriter:
             DeltaTable.forPath(self.spark, path).restoreToVersion(version)
 
 
-def _kill_point(spark: SparkSession, path: str, stage: str) -> None:
-    """Test only (``MYSQL_CDC_TEST_KILL_AT``): die here, as a SIGKILL would. ``during`` first takes
-    Delta's own first step of a create, the log directories (``_delta_log/_staged_commits``),
-    and dies before commit 0 is written: what a kill inside ``execute()`` leaves."""
+def _kill_point(spark: SparkSession, path: str) -> None:
+    """Test only (``MYSQL_CDC_TEST_KILL_AT``): take the first step of Delta's own create, the log
+    directories (``_delta_log/_staged_commits``; its commit makes them right before writing commit
+    0), and die as a SIGKILL would: what a kill inside the create's ``execute()`` leaves."""
     spec = os.environ.get(KILL_AT_ENV)
     if not spec:
         return
-    action, _, rest = spec.partition(":")
-    suffix, _, when = rest.rpartition(":")
-    if action != "create" or when != stage or not path.endswith(suffix):
+    action, _, suffix = spec.partition(":")
+    if action != "create" or not suffix or not path.endswith(suffix):
         return
-    if stage == "during":
-        jvm: Any = spark._jvm
-        jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-            spark._jsparkSession, path
-        ).createLogDirectoriesIfNotExists()
+    jvm: Any = spark._jvm
+    jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+        spark._jsparkSession, path
+    ).createLogDirectoriesIfNotExists()
     log.warning("%s=%s: killing the process at the create of %s", KILL_AT_ENV, spec, path)
     os.kill(os.getpid(), signal.SIGKILL)
 

@@ -288,12 +288,21 @@ def log_versions(table_dir: Path) -> list[int]:
 
 
 def killed_at(point: str, config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
-    """Start the connector that SIGKILLs itself at ``point`` (``<path suffix>:<stage>``) of a
-    Delta table's create."""
+    """Start the connector that SIGKILLs itself in the create of the Delta table whose path ends
+    with ``point``, after Delta made the table's log directories, before its commit 0."""
     spec = f"create:{point}"
     with open(log_file, "ab") as log:
         log.write(f"--- start, {KILL_AT_ENV}={spec}\n".encode())
     return start_connector(config_file, log_file, {KILL_AT_ENV: spec})
+
+
+def binlog_end(server: Any) -> tuple[str, int]:
+    """The server's binlog file and position: where its next transaction starts."""
+    try:
+        row = server.query("SHOW BINARY LOG STATUS")[0]  # MySQL 8.4 and later
+    except Exception:  # noqa: BLE001 - MariaDB and older MySQL
+        row = server.query("SHOW MASTER STATUS")[0]
+    return str(row[0]), int(row[1])
 
 
 def wait_killed(proc: subprocess.Popen[bytes], log_file: Path) -> None:
@@ -306,15 +315,15 @@ def wait_killed(proc: subprocess.Popen[bytes], log_file: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # five kills and a last run, each starting Spark anew
+@pytest.mark.timeout(900)  # three kills and a last run, each starting Spark anew
 def test_sigkill_while_creating_delta_tables_recovers_without_help(
     spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
 ) -> None:
-    """Killed while a Delta table is created — Delta made its log directories but not commit 0, or
-    made commit 0 but not the first data commit — for the changelog and the current state, in the
-    snapshot's first batch, after other tables committed snapshot rows, and for a table created
-    while streaming: every restart goes on by itself, and in the end the snapshot rows are in the
-    changelogs exactly once and the current state equals MySQL."""
+    """Killed while a Delta table is created (Delta made its log directories, not its commit 0): a
+    changelog, a current state after its changelog was created, other tables created without a
+    data commit, in the snapshot (its first batch creates every table, from the tables'
+    structures) and while streaming. Every restart goes on by itself, and in the end the snapshot
+    rows are in the changelogs exactly once and the current state equals MySQL."""
     db = unique_db
     rows_a, rows_b = 30, 20
     mysql_server.execute(
@@ -332,12 +341,11 @@ def test_sigkill_while_creating_delta_tables_recovers_without_help(
             "data.dir": str(tmp_path / "data"),
             "skipped.operations": "none",
             "poll.interval.ms": "100",
-            "max.batch.size": "25",
             "sink.type": "spark",
             "sink.spark.warehouse": str(wh),
             "sink.spark.master": "local[2]",
             "sink.spark.conf.spark.sql.shuffle.partitions": "2",
-            "sink.spark.batch.max.events": "25",  # a's rows commit before b's tables are created
+            "sink.spark.batch.max.interval.ms": "1000",
         }
     )
     config_file = tmp_path / "connector.properties"
@@ -347,24 +355,21 @@ def test_sigkill_while_creating_delta_tables_recovers_without_help(
 
     # 1. The very first create, killed between Delta's log directories and its commit 0: the
     #    warehouse holds a_changelog/_delta_log/_staged_commits and no commit (the user's report).
-    wait_killed(killed_at(f"/{db}/a_changelog:during", config_file, log_file), log_file)
+    wait_killed(killed_at(f"/{db}/a_changelog", config_file, log_file), log_file)
     assert (tables / "a_changelog" / "_delta_log" / "_staged_commits").is_dir()
     assert delta_commits(wh) == 0
 
-    # 2. The changelog is created (commit 0), its current-state table is killed the same way.
-    wait_killed(killed_at(f"/{db}/a:during", config_file, log_file), log_file)
-    assert log_versions(tables / "a_changelog") == [0]
-    assert (tables / "a" / "_delta_log" / "_staged_commits").is_dir()
-    assert log_versions(tables / "a") == []
+    # 2. The same for the last table the snapshot creates, b's current state: b's changelog and
+    #    a's tables are created (commit 0: no data, no commit record of the sink's) and no more.
+    wait_killed(killed_at(f"/{db}/b", config_file, log_file), log_file)
+    for table in ("a_changelog", "a", "b_changelog"):
+        assert log_versions(tables / table) == [0], table
+    assert (tables / "b" / "_delta_log" / "_staged_commits").is_dir()
+    assert log_versions(tables / "b") == []
 
-    # 3. a's first snapshot rows are committed; b's current-state table is created (commit 0, no
-    #    data and no commit record of the sink's) and the process dies before its first data commit.
-    wait_killed(killed_at(f"/{db}/b:after", config_file, log_file), log_file)
-    assert len(log_versions(tables / "a_changelog")) > 1, "a's snapshot rows are not committed"
-    assert log_versions(tables / "b") == [0]
-
-    # 4. The snapshot completes; a table created while streaming is killed at its changelog's create.
-    proc = killed_at(f"/{db}/c_changelog:during", config_file, log_file)
+    # 3. The snapshot completes; a table created while streaming is killed at its current state's
+    #    create, its changelog created, while the other tables hold their rows.
+    proc = killed_at(f"/{db}/c", config_file, log_file)
 
     def snapshot_done() -> bool:
         meta = latest_meta(wh)
@@ -379,20 +384,23 @@ def test_sigkill_while_creating_delta_tables_recovers_without_help(
         database=db,
     )
     wait_killed(proc, log_file)
-    assert (tables / "c_changelog" / "_delta_log" / "_staged_commits").is_dir()
-    assert log_versions(tables / "c_changelog") == []
+    assert log_versions(tables / "c_changelog") == [0]
+    assert (tables / "c" / "_delta_log" / "_staged_commits").is_dir()
+    assert log_versions(tables / "c") == []
 
-    # 5. No kill point: the connector recovers on its own and streams on.
+    # 4. No kill point: the connector recovers on its own and streams on, to a last change.
+    last = binlog_end(mysql_server)
     mysql_server.execute("INSERT INTO c VALUES (3, 'last')", database=db)
     proc = start_connector(config_file, log_file)
 
-    def last_row_landed() -> bool:
-        if not log_versions(tables / "c_changelog"):
-            return False
-        return spark.read.format("delta").load(str(tables / "c_changelog")).where("id = 3").count() == 1
+    def last_change_committing() -> bool:
+        meta = latest_meta(wh)
+        offset = (meta or {}).get("batch_offset") or {}
+        return (str(offset.get("file")), int(offset.get("pos") or 0)) >= last
 
     try:
-        wait_for(last_row_landed, 300, "the streamed changes", proc, log_file)
+        # (its batch's other commits complete before SIGTERM stops the connector)
+        wait_for(last_change_committing, 300, "the last change", proc, log_file)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
