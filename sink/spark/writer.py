@@ -11,6 +11,8 @@ same code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +36,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from sink.base import SinkError
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
 from sink.spark.commits import CommitMeta
 from sink.spark.evolution import literal
@@ -46,6 +49,10 @@ _DELETE_FLAG = "__mysql_cdc_delete"
 _META_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 _TXN_APP_CONF = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+# Test-only fault injection (tests/sink/test_spark_crash.py): ``create:<path suffix>`` makes the
+# process SIGKILL itself in the middle of creating the Delta table whose path ends with the suffix,
+# a moment no timing of an outside kill hits reliably. Never set it in production.
+KILL_AT_ENV = "MYSQL_CDC_TEST_KILL_AT"
 
 
 def quote(name: str) -> str:
@@ -105,7 +112,9 @@ class DeltaWriter:
         return bool(fs.exists(path))
 
     def table_paths(self, warehouse: str) -> list[str]:
-        """Every Delta table two levels under ``warehouse`` (``<database>/<table>``)."""
+        """Every Delta table two levels under ``warehouse`` (``<database>/<table>``). A
+        ``_delta_log`` without a committed version is no table (Delta's own view): it is what a
+        create stopped before its commit 0 leaves, and ``create`` makes that table again."""
         fs, root = self._fs(warehouse)
         jvm: Any = self.spark._jvm
         if not fs.exists(root):
@@ -118,7 +127,11 @@ class DeltaWriter:
                 if table.isDirectory() and fs.exists(
                     jvm.org.apache.hadoop.fs.Path(table.getPath(), "_delta_log")
                 ):
-                    found.append(f"{warehouse}/{database.getPath().getName()}/{table.getPath().getName()}")
+                    path = f"{warehouse}/{database.getPath().getName()}/{table.getPath().getName()}"
+                    if self.is_table(path):
+                        found.append(path)
+                    else:
+                        log.info("%s: a Delta log without a committed version; no table yet", path)
         return sorted(found)
 
     def is_table(self, path: str) -> bool:
@@ -146,6 +159,9 @@ class DeltaWriter:
 
     # -- tables --------------------------------------------------------------------------------
     def create(self, path: str, schema: StructType, change_data_feed: bool) -> None:
+        if not self.is_table(path):
+            self._clear_uncommitted_log(path)
+        _kill_point(self.spark, path)
         builder = DeltaTable.createIfNotExists(self.spark).location(path).addColumns(schema)
         if change_data_feed:
             builder = builder.property("delta.enableChangeDataFeed", "true")
@@ -154,6 +170,37 @@ class DeltaWriter:
                 "delta.enableTypeWidening", "true"
             )
         builder.execute()
+
+    def _clear_uncommitted_log(self, path: str) -> None:
+        """Remove the ``_delta_log`` a create stopped before its commit 0 left at ``path``: Delta
+        refuses to create a table over it (DELTA_TABLE_NOT_FOUND), so one crash would stop every
+        restart. Called only when Delta sees no committed version there; and the log goes only
+        when no file in it is one Delta reads as part of a log (a commit, staged commit,
+        checkpoint, checksum), so nothing anyone committed is ever removed. Only the log goes (a
+        create writes no data file)."""
+        fs, log_dir = self._fs(f"{path}/_delta_log")
+        if not fs.exists(log_dir):
+            return
+        jvm: Any = self.spark._jvm
+        names = jvm.org.apache.spark.sql.delta.util.FileNames
+        files = fs.listFiles(log_dir, True)
+        while files.hasNext():
+            found = files.next().getPath()
+            if names.getFileVersionOpt(found).isDefined():
+                raise SinkError(
+                    f"{path}: Delta sees no committed version, yet its log holds {found}; the "
+                    "sink does not create a table over it: look at the table and move it away"
+                )
+        log.warning(
+            "%s: the creation of this Delta table never committed (the connector stopped during "
+            "it); its leftover log is removed and the table created again",
+            path,
+        )
+        fs.delete(log_dir, True)
+        # The process's cached DeltaLog of the path was read from the leftover.
+        jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(
+            self.spark._jsparkSession, log_dir.getParent()
+        )
 
     def register(self, name: str, path: str) -> None:
         """Make ``name`` the catalog name of the table at ``path`` (its schema is Delta's)."""
@@ -334,6 +381,24 @@ class DeltaWriter:
     def restore(self, path: str, version: int, meta: CommitMeta) -> None:
         with self._commit(meta, txn=False):
             DeltaTable.forPath(self.spark, path).restoreToVersion(version)
+
+
+def _kill_point(spark: SparkSession, path: str) -> None:
+    """Test only (``MYSQL_CDC_TEST_KILL_AT``): take the first step of Delta's own create, the log
+    directories (``_delta_log/_staged_commits``; its commit makes them right before writing commit
+    0), and die as a SIGKILL would: what a kill inside the create's ``execute()`` leaves."""
+    spec = os.environ.get(KILL_AT_ENV)
+    if not spec:
+        return
+    action, _, suffix = spec.partition(":")
+    if action != "create" or not suffix or not path.endswith(suffix):
+        return
+    jvm: Any = spark._jvm
+    jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+        spark._jsparkSession, path
+    ).createLogDirectoriesIfNotExists()
+    log.warning("%s=%s: killing the process at the create of %s", KILL_AT_ENV, spec, path)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 # Key types whose order is the same in Python and in Spark (a range of them bounds the keys).

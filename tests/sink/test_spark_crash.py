@@ -1,8 +1,11 @@
-"""Crash test: ``mysql-cdc run`` with the Spark sink is killed with SIGKILL while Delta commits are
+"""Crash tests: ``mysql-cdc run`` with the Spark sink is killed with SIGKILL while Delta commits are
 being written — during the initial snapshot, then nine times while a writer keeps changing the
 tables — and restarted each time. Afterwards ``verify`` must report every table equal to MySQL and
 each changelog must hold every change exactly once: no two rows share a binlog position and
 operation, and per key the changelog's operations, in binlog order, are exactly the writer's.
+
+A second test kills the connector while it creates Delta tables, at chosen points (the test-only
+``MYSQL_CDC_TEST_KILL_AT`` of ``sink/spark/writer.py``): each restart must recover by itself.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from sink.spark import SparkSink, in_snapshot
+from sink.spark.writer import KILL_AT_ENV
 from tests.sink.spark_support import spark_for_tests
 
 PREFILL_A, PREFILL_B = 3000, 600
@@ -122,8 +126,10 @@ def latest_meta(wh: Path) -> dict[str, Any] | None:
     return newest
 
 
-def start_connector(config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+def start_connector(
+    config_file: Path, log_file: Path, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **(extra_env or {})}
     with open(log_file, "ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "connector.cli", "run", "--config", str(config_file)],
@@ -274,3 +280,142 @@ def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
                 expected[key].append(op)
         assert dict(got) == dict(expected), f"{table}: changelog differs from the writer's changes"
         assert sum(len(v) for v in expected.values()) > 20, table
+
+
+def log_versions(table_dir: Path) -> list[int]:
+    """The committed versions in a table's Delta log (its ``NNN.json`` commit files)."""
+    return sorted(int(p.stem) for p in (table_dir / "_delta_log").glob("*.json"))
+
+
+def killed_at(point: str, config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
+    """Start the connector that SIGKILLs itself in the create of the Delta table whose path ends
+    with ``point``, after Delta made the table's log directories, before its commit 0."""
+    spec = f"create:{point}"
+    with open(log_file, "ab") as log:
+        log.write(f"--- start, {KILL_AT_ENV}={spec}\n".encode())
+    return start_connector(config_file, log_file, {KILL_AT_ENV: spec})
+
+
+def binlog_end(server: Any) -> tuple[str, int]:
+    """The server's binlog file and position: where its next transaction starts."""
+    try:
+        row = server.query("SHOW BINARY LOG STATUS")[0]  # MySQL 8.4 and later
+    except Exception:  # noqa: BLE001 - MariaDB and older MySQL
+        row = server.query("SHOW MASTER STATUS")[0]
+    return str(row[0]), int(row[1])
+
+
+def wait_killed(proc: subprocess.Popen[bytes], log_file: Path) -> None:
+    try:
+        proc.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        kill(proc)
+        raise AssertionError("the kill point was never reached:\n" + log_file.read_text()[-4000:]) from None
+    assert proc.returncode == -signal.SIGKILL, log_file.read_text(errors="replace")[-4000:]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # three kills and a last run, each starting Spark anew
+def test_sigkill_while_creating_delta_tables_recovers_without_help(
+    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
+) -> None:
+    """Killed while a Delta table is created (Delta made its log directories, not its commit 0): a
+    changelog, a current state after its changelog was created, other tables created without a
+    data commit, in the snapshot (its first batch creates every table, from the tables'
+    structures) and while streaming. Every restart goes on by itself, and in the end the snapshot
+    rows are in the changelogs exactly once and the current state equals MySQL."""
+    db = unique_db
+    rows_a, rows_b = 30, 20
+    mysql_server.execute(
+        "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(20))",
+        "CREATE TABLE b (k VARCHAR(10) PRIMARY KEY, n INT)",
+        "INSERT INTO a VALUES " + ", ".join(f"({i}, 'v{i}')" for i in range(1, rows_a + 1)),
+        "INSERT INTO b VALUES " + ", ".join(f"('k{i}', {i})" for i in range(rows_b)),
+        database=db,
+    )
+    wh = tmp_path / "wh"
+    props = mysql_server.connector_properties(
+        **{
+            "topic.prefix": "create",
+            "database.include.list": db,
+            "data.dir": str(tmp_path / "data"),
+            "skipped.operations": "none",
+            "poll.interval.ms": "100",
+            "sink.type": "spark",
+            "sink.spark.warehouse": str(wh),
+            "sink.spark.master": "local[2]",
+            "sink.spark.conf.spark.sql.shuffle.partitions": "2",
+            "sink.spark.batch.max.interval.ms": "1000",
+        }
+    )
+    config_file = tmp_path / "connector.properties"
+    config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    log_file = tmp_path / "connector.log"
+    tables = wh / db
+
+    # 1. The very first create, killed between Delta's log directories and its commit 0: the
+    #    warehouse holds a_changelog/_delta_log/_staged_commits and no commit (the user's report).
+    wait_killed(killed_at(f"/{db}/a_changelog", config_file, log_file), log_file)
+    assert (tables / "a_changelog" / "_delta_log" / "_staged_commits").is_dir()
+    assert delta_commits(wh) == 0
+
+    # 2. The same for the last table the snapshot creates, b's current state: b's changelog and
+    #    a's tables are created (commit 0: no data, no commit record of the sink's) and no more.
+    wait_killed(killed_at(f"/{db}/b", config_file, log_file), log_file)
+    for table in ("a_changelog", "a", "b_changelog"):
+        assert log_versions(tables / table) == [0], table
+    assert (tables / "b" / "_delta_log" / "_staged_commits").is_dir()
+    assert log_versions(tables / "b") == []
+
+    # 3. The snapshot completes; a table created while streaming is killed at its current state's
+    #    create, its changelog created, while the other tables hold their rows.
+    proc = killed_at(f"/{db}/c", config_file, log_file)
+
+    def snapshot_done() -> bool:
+        meta = latest_meta(wh)
+        return meta is not None and meta["batch_offset"] is not None and not in_snapshot(meta["batch_offset"])
+
+    wait_for(snapshot_done, 300, "the snapshot to complete", proc, log_file)
+    mysql_server.execute(
+        "CREATE TABLE c (id INT PRIMARY KEY, s VARCHAR(10))",
+        "INSERT INTO c VALUES (1, 'x'), (2, 'y')",
+        "UPDATE a SET v = 'changed' WHERE id = 3",
+        "DELETE FROM b WHERE k = 'k4'",
+        database=db,
+    )
+    wait_killed(proc, log_file)
+    assert log_versions(tables / "c_changelog") == [0]
+    assert (tables / "c" / "_delta_log" / "_staged_commits").is_dir()
+    assert log_versions(tables / "c") == []
+
+    # 4. No kill point: the connector recovers on its own and streams on, to a last change.
+    last = binlog_end(mysql_server)
+    mysql_server.execute("INSERT INTO c VALUES (3, 'last')", database=db)
+    proc = start_connector(config_file, log_file)
+
+    def last_change_committing() -> bool:
+        meta = latest_meta(wh)
+        offset = (meta or {}).get("batch_offset") or {}
+        return (str(offset.get("file")), int(offset.get("pos") or 0)) >= last
+
+    try:
+        # (its batch's other commits complete before SIGTERM stops the connector)
+        wait_for(last_change_committing, 300, "the last change", proc, log_file)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            kill(proc)
+    assert proc.returncode == 0, log_file.read_text(errors="replace")[-4000:]
+
+    out = io.StringIO()
+    assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
+    for table, key, snapshot_rows in (("a", "id", rows_a), ("b", "k", rows_b), ("c", "id", 0)):
+        rows = spark.read.format("delta").load(str(tables / f"{table}_changelog")).collect()
+        reads = [r[key] for r in rows if r["__op"] == "r"]
+        assert sorted(reads) == sorted(set(reads)) and len(reads) == snapshot_rows, table
+        assert len({(r["__file"], r["__pos"]) for r in rows if r["__op"] == "r"}) <= 1, table
+        changes = sorted((r["__op"], r[key]) for r in rows if r["__op"] != "r")
+        expected = {"a": [("u", 3)], "b": [("d", "k4")], "c": [("c", 1), ("c", 2), ("c", 3)]}[table]
+        assert changes == expected, table

@@ -469,6 +469,35 @@ def test_a_warehouse_of_the_old_parquet_layout_is_refused(spark: SparkSession, t
         new_sink(tmp_path / "wh")
 
 
+def test_only_a_provably_uncommitted_delta_log_is_replaced(spark: SparkSession, tmp_path: Path) -> None:
+    """A ``_delta_log`` without a committed version is no table: the sink creates the table over
+    it when it holds only what a killed create leaves (Delta's log directories, a temporary file
+    of commit 0), and stops without removing anything when it holds a file Delta reads as a log
+    file (here a staged commit, which a commit coordinator may have accepted)."""
+    table = make_table("half", "t", [col("id", "INT", J.INTEGER, optional=False)], ["id"])
+    wh = tmp_path / "wh"
+    for name in ("t", "t_changelog"):
+        staged = wh / "half" / name / "_delta_log" / "_staged_commits"
+        staged.mkdir(parents=True)
+    (wh / "half" / "t" / "_delta_log" / f".{0:020d}.json.3f1c.tmp").write_text("{}")
+    sink = new_sink(wh)
+    sink.send(Emitter().insert(table, [1], [2]))
+    sink.flush()
+    assert sorted(r[0] for r in spark.table("half.t").collect()) == [1, 2]
+    assert spark.table("half.t_changelog").count() == 2
+
+    other = make_table("held", "t", [col("id", "INT", J.INTEGER, optional=False)], ["id"])
+    staged = wh / "held" / "t_changelog" / "_delta_log" / "_staged_commits"
+    staged.mkdir(parents=True)
+    commit = staged / f"{0:020d}.5d6e1c1b-0c1f-4c9b-9f61-2a7b3c5d7e90.json"
+    commit.write_text("{}")
+    sink = new_sink(wh)
+    sink.send(Emitter().insert(other, [1]))
+    with pytest.raises(SinkError, match="Delta sees no committed version, yet its log holds"):
+        sink.flush()
+    assert commit.exists()
+
+
 def test_updates_start_building_the_merge_state_ahead(spark: SparkSession, tmp_path: Path) -> None:
     """An update makes the batch a MERGE: the state of the table's newest version is built in the
     background while the batch fills, and after each commit of a table that has had updates; an
