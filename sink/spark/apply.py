@@ -282,6 +282,8 @@ class MicroBatchApplier:
             records.sort(key=lambda s: s.order)
             records[:] = _without_repeats(records)
             self._check_names(prefix, records)
+        for prefix, records in by_source.items():
+            # (May stop the job too: a column whose rename or drop no schema change tells.)
             records[:] = self._schema_changes(prefix).place(records, self._sink(prefix), batch_id)
         # Everything is read and checked: only now is anything written.
         for prefix, records in sorted(by_source.items()):
