@@ -619,7 +619,9 @@ class SparkSink(Sink):
             derived = self._schema_from_table(table, tb.state)
             tb.state.pending_renames = add_renames(tb.state.pending_renames, renames)
             if derived is None:
-                continue  # the table's next change event carries its columns; it applies the renames
+                # The table's next change event carries its columns; the renames are certain now.
+                tb.rename(tb.state.pending_renames)
+                continue
             info, key = derived
             # Events may use a custom key (message.key.columns): keep it while its columns exist.
             known = tb.state.key
