@@ -9,7 +9,8 @@ transactional producer's records appear whole), and every micro-batch (``foreach
    from each ``source`` block); a bad record stops the job before anything of the micro-batch is
    written;
 2. split by connector (``source.name``, its ``topic.prefix``) and put in that connector's binlog
-   order (transactions across tables in their server's order);
+   order (transactions across tables in their server's order), each table's schema change events
+   before its events whichever micro-batch brought them (``sink/spark/schema_changes.py``);
 3. applied by one ``SparkSink`` per connector with ``SparkSink.apply_now``: the same batch reduction,
    MERGE into current-state tables, changelog appends and schema evolution as the in-process sink.
 
