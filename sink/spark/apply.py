@@ -9,7 +9,8 @@ transactional producer's records appear whole), and every micro-batch (``foreach
    from each ``source`` block); a bad record stops the job before anything of the micro-batch is
    written;
 2. split by connector (``source.name``, its ``topic.prefix``) and put in that connector's binlog
-   order (transactions across tables in their server's order);
+   order (transactions across tables in their server's order), each table's schema change events
+   before its events whichever micro-batch brought them (``sink/spark/schema_changes.py``);
 3. applied by one ``SparkSink`` per connector with ``SparkSink.apply_now``: the same batch reduction,
    MERGE into current-state tables, changelog appends and schema evolution as the in-process sink.
 
@@ -26,6 +27,7 @@ id (``mysql-cdc-apply:<topic.prefix>``); catalog names carry the prefix by defau
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -40,7 +42,9 @@ from ddl.errors import ConfigError
 from ddl.model import TableId
 from ddl.properties import MappingSource, by_name, parse_bool, split_list, text_of
 from sink.base import SinkError
+from sink.records import RecordKind
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
+from sink.spark.schema_changes import SchemaChanges
 from sink.spark.session import (
     DELTA_PACKAGE,
     KAFKA_SOURCE_PACKAGE,
@@ -125,6 +129,16 @@ class ApplySettings:
             converter_settings=None,  # schemas come from the records alone
             kafka_input=True,
         )
+
+    def subscribes(self, topic: str) -> bool:
+        """Is ``topic`` among the job's topics? (``topics.regex`` is a Java regex, matched here
+        with Python's, which agree on the patterns topic names need.)"""
+        if self.topics_regex is None:
+            return topic in self.topics
+        try:
+            return re.fullmatch(self.topics_regex, topic) is not None
+        except re.error:
+            return False
 
     def session_conf(self) -> dict[str, str]:
         """``sink.spark.conf.*`` plus the Delta and Kafka source jars (shipped to executors)."""
@@ -236,6 +250,7 @@ class MicroBatchApplier:
         self.settings = settings
         self.reader = RecordReader()
         self.sinks: dict[str, SparkSink] = {}
+        self.schema_changes: dict[str, SchemaChanges] = {}
         self._names: dict[str, tuple[str, TableId]] = {}  # catalog name -> (prefix, table)
         self._lock = threading.Lock()
         self.error: BaseException | None = None  # what stopped the job
@@ -257,12 +272,20 @@ class MicroBatchApplier:
                 str(r["topic"]), int(r["partition"]), int(r["offset"]), _bytes(r["key"]), _bytes(r["value"])
             )
             found = self.reader.read(row)
-            if found is not None:
+            if found is None:
+                continue
+            if found.record.kind is RecordKind.SCHEMA_CHANGE:
+                # Kept, and put before the table's events whichever micro-batch brings them.
+                self._schema_changes(found.source).add(found)
+            else:
                 by_source.setdefault(found.source, []).append(found)
         for prefix, records in by_source.items():
             records.sort(key=lambda s: s.order)
             records[:] = _without_repeats(records)
             self._check_names(prefix, records)
+        for prefix, records in by_source.items():
+            # (May stop the job too: a column whose rename or drop no schema change tells.)
+            records[:] = self._schema_changes(prefix).place(records, self._sink(prefix), batch_id)
         # Everything is read and checked: only now is anything written.
         for prefix, records in sorted(by_source.items()):
             self._sink(prefix).apply_now([s.record for s in records])
@@ -275,6 +298,44 @@ class MicroBatchApplier:
             sum(len(r) for r in by_source.values()),
             len(by_source),
         )
+
+    def _schema_changes(self, prefix: str) -> SchemaChanges:
+        changes = self.schema_changes.get(prefix)
+        if changes is None:
+            changes = SchemaChanges(prefix, self.settings.subscribes(prefix), self.reader, self._read_topic)
+            self.schema_changes[prefix] = changes
+        return changes
+
+    def _read_topic(self, topic: str, starting: dict[int, int] | None) -> list[KafkaRow]:
+        """The topic's records from ``starting`` (per partition; None: the beginning) to its end,
+        read committed: a bounded read of the same Kafka cluster, with the job's Kafka settings."""
+        try:
+            return self._read_range(topic, starting)
+        except Exception:  # noqa: BLE001 - a partition the offsets do not name: read it all
+            if starting is None:
+                raise
+            return self._read_range(topic, None)
+
+    def _read_range(self, topic: str, starting: dict[int, int] | None) -> list[KafkaRow]:
+        settings = self.settings
+        reader = (
+            self.spark.read.format("kafka")
+            .option("kafka.bootstrap.servers", settings.bootstrap_servers)
+            .option("kafka.isolation.level", "read_committed")
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest" if starting is None else json.dumps({topic: starting}))
+            .option("endingOffsets", "latest")
+            .option("failOnDataLoss", "false")  # retention may have removed early records
+        )
+        for key, value in settings.kafka_options.items():
+            reader = reader.option(f"kafka.{key}", value)
+        rows = reader.load().select("topic", "partition", "offset", "key", "value").collect()
+        return [
+            KafkaRow(
+                str(r["topic"]), int(r["partition"]), int(r["offset"]), _bytes(r["key"]), _bytes(r["value"])
+            )
+            for r in rows
+        ]
 
     def _sink(self, prefix: str) -> SparkSink:
         sink = self.sinks.get(prefix)

@@ -217,6 +217,44 @@ class TableBatch:
         state.pending_renames = []
         self._info = info
 
+    def rename(self, renames: list[tuple[str, str]]) -> None:
+        """Column renames (old, new) of a schema change whose new row type is not certain yet (the
+        table's next event carries it): the current-state table renames the columns now, values
+        and types kept. Kept only in memory until that event, they would be lost to a restart in
+        between (the batch's commits move the resume point past the schema change), and the event
+        would then read as a drop and an add: the renamed column null on every older row."""
+        state = self.state
+        old = state.current_schema
+        if old is None or not state.keyed:
+            return
+        names = {f.name.lower(): f.name for f in old.fields}
+        mapping: dict[str, str] = {}
+        for before, after in renames:
+            source = names.get(before.lower())
+            if source is not None and after.lower() not in names and source not in mapping:
+                mapping[source] = after
+                names.pop(before.lower())
+                names[after.lower()] = after
+        if not mapping:
+            return
+        self._close_segment()
+        new = StructType(
+            [StructField(mapping.get(f.name, f.name), f.dataType, f.nullable, f.metadata) for f in old.fields]
+        )
+        key = tuple(mapping.get(k, k) for k in state.key or ())
+        sources = {mapping.get(f.name, f.name): f.name for f in old.fields}
+        self.steps.append(EvolveStep(old, new, sources, {}, key, self._last))
+        log.info(
+            "table %s: column(s) %s renamed",
+            state.table_id,
+            ", ".join(f"{o} to {n}" for o, n in mapping.items()),
+        )
+        state.current_schema, state.key = new, key
+        # The next event evolves from the renamed table (its own row type decides the rest).
+        state.row_type_json, self._info = None, None
+        done = {o.lower() for o in mapping}
+        state.pending_renames = [(o, n) for o, n in state.pending_renames if o.lower() not in done]
+
     def _settle_key(self, key: tuple[str, ...] | None) -> tuple[str, ...] | None:
         state = self.state
         if key is None:  # not known yet (a truncate as first event): no current state so far

@@ -167,6 +167,25 @@ class SparkSink(Sink):
             if records:
                 self._apply(list(records))
 
+    def current_columns(self, table_id: TableId) -> frozenset[str] | None:
+        """The columns (lower case) of the table's current-state Delta table as this sink last
+        brought it; None when the table has none (yet)."""
+        with self._lock:
+            self._recover()
+            schema = self._state_for(table_id).current_schema
+            return None if schema is None else frozenset(f.name.lower() for f in schema.fields)
+
+    def holds(self, table_id: TableId, offset: SourceOffset | None, current_only: bool = False) -> bool:
+        """Does the table's current-state Delta table (and, unless ``current_only``, its changelog)
+        hold the event at ``offset`` already (a replay)?"""
+        with self._lock:
+            self._recover()
+            state = self._state_for(table_id)
+            current = is_replay(offset, state.current_offset)
+            if current_only:
+                return current
+            return is_replay(offset, state.changelog_offset) and (current or not state.keyed)
+
     def commit_due(self) -> None:
         with self._lock:
             self._check_usable()
@@ -602,7 +621,9 @@ class SparkSink(Sink):
             derived = self._schema_from_table(table, tb.state)
             tb.state.pending_renames = add_renames(tb.state.pending_renames, renames)
             if derived is None:
-                continue  # the table's next change event carries its columns; it applies the renames
+                # The table's next change event carries its columns; the renames are certain now.
+                tb.rename(tb.state.pending_renames)
+                continue
             info, key = derived
             # Events may use a custom key (message.key.columns): keep it while its columns exist.
             known = tb.state.key

@@ -36,13 +36,17 @@ BASE_PROPS = {
 def spark_for_tests(warehouse_root: Path) -> SparkSession:
     """The one local SparkSession of the test process (2 cores: keep it small)."""
     from sink.spark import spark_session
-    from sink.spark.session import delta_jars, jars_dir
+    from sink.spark.session import delta_jars, jars_dir, kafka_source_jars
 
     # Tests never download: .ci/setup puts the Delta jars into the cache beforehand.
     assert delta_jars(), f"the Delta Lake jars are not in {jars_dir()}: run bash .ci/setup"
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    return spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"}, str(warehouse_root))
+    conf = {"spark.sql.shuffle.partitions": "2"}
+    if kafka_source_jars():
+        # Spark's Kafka source too, so spark-apply's job can run in the tests' one session.
+        conf["spark.jars"] = ",".join(delta_jars() + kafka_source_jars())
+    return spark_session("local[2]", conf, str(warehouse_root))
 
 
 def col(name: str, data_type: str, jdbc: int, **kw: Any) -> Column:
