@@ -62,6 +62,8 @@ from sink.spark_mapping import changelog_struct_type, row_schema_of, unwrapped_e
 log = logging.getLogger(__name__)
 
 LEGACY_MARKER = "_mysql_cdc/commits"
+# Delta tables of a batch written side by side (each commit is mostly fixed latency).
+TABLE_WRITERS = 4
 
 Work = dict[TableId, TableBatch]
 Operation = tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]  # kind, table, what
@@ -424,7 +426,9 @@ class SparkSink(Sink):
             # A commit is mostly fixed latency (planning, the Delta log, small jobs): the tables
             # of a batch are written side by side, each by its own session (its commit settings).
             try:
-                with ThreadPoolExecutor(max_workers=min(4, len(tasks)), thread_name_prefix="delta") as pool:
+                with ThreadPoolExecutor(
+                    max_workers=min(TABLE_WRITERS, len(tasks)), thread_name_prefix="delta"
+                ) as pool:
                     list(pool.map(self._run_pooled_chain, tasks))
             finally:
                 # PySpark makes the last session that created a DataFrame the process's active one
