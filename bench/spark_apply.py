@@ -36,6 +36,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
+from bench.oltp import OltpWriter, create_tables  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
 from connector.testing.local_kafka import LocalKafkaCluster  # noqa: E402
@@ -165,6 +166,12 @@ def main() -> None:
     )
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--warmup", type=int, default=2_000)
+    parser.add_argument(
+        "--workload",
+        choices=("bulk", "oltp"),
+        default="bulk",
+        help="oltp: bench/oltp.py's 40 tables and small transactions (--rows changes)",
+    )
     parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -173,7 +180,18 @@ def main() -> None:
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         kafka.start()
-        server.execute("CREATE DATABASE bench", TABLE)
+        if args.workload == "oltp":
+            create_tables(server, "bench")
+            oltp = OltpWriter("bench")
+
+            def write(first: int, rows: int) -> int:
+                return oltp.write(server, rows)
+        else:
+            server.execute("CREATE DATABASE bench", TABLE)
+
+            def write(first: int, rows: int) -> int:
+                return write_workload(server, first, rows)
+
         in_process = engine(
             server,
             tmp,
@@ -196,12 +214,12 @@ def main() -> None:
         try:
             for run in (in_process, to_kafka):
                 run.catch_up(timeout=600)  # positioned at the current binlog end
-            write_workload(server, 10_000_000, args.warmup)
+            write(10_000_000, args.warmup)
             for run in (in_process, to_kafka):
                 run.catch_up(timeout=600)
             job = Job(kafka.bootstrap, tmp, args.max_offsets)
             job.wait_caught_up()
-            changes = write_workload(server, 0, args.rows)
+            changes = write(0, args.rows)
             spark_seconds = timed(lambda: in_process.catch_up(timeout=3600))
             kafka_seconds = timed(lambda: to_kafka.catch_up(timeout=3600))
             job_seconds = timed(job.wait_caught_up)
@@ -213,10 +231,13 @@ def main() -> None:
             in_process.close()
             to_kafka.close()
             kafka.destroy()
+    what = (
+        f"{changes} row changes in transactions of 1-4 statements over 40 tables"
+        if args.workload == "oltp"
+        else f"{args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes = {changes} change events"
+    )
     print(
-        f"workload: {args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes "
-        f"= {changes} change events (after a {args.warmup}-insert warm-up); "
-        f"spark.apply.max.offsets.per.trigger={args.max_offsets}"
+        f"workload: {what} (after a {args.warmup}-change warm-up); spark.apply.max.offsets.per.trigger={args.max_offsets}"
     )
     base = changes / spark_seconds
     rows = [
