@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from connector.config import ConfigError, ConnectorConfig
 from sink.spark import SparkSink
 from sink.spark.maintenance import MaintenancePlan
 from tests.sink.spark_orders import Model, changelog_ids, current_rows, data_ids, workload
-from tests.sink.spark_support import Emitter, new_sink, spark_for_tests
+from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
 
 
 @pytest.fixture(scope="module")
@@ -90,3 +91,38 @@ def test_maintenance_is_spread_over_batches_most_behind_first() -> None:
     now[0] = 100.0
     assert all(vacuum for _, _, vacuum in plan.due())
     assert MaintenancePlan(optimize_every=0, vacuum_interval_s=0).due() == []
+
+
+def test_maintenance_properties_reach_the_sink_and_bad_values_are_refused(tmp_path: Path) -> None:
+    props = {**BASE_PROPS, "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
+    default = SparkSink.from_config(ConnectorConfig.from_mapping(props)).settings
+    assert (
+        default.optimize_interval_commits,
+        default.vacuum_interval_ms,
+        default.vacuum_retention_hours,
+    ) == (
+        10,
+        86_400_000,
+        168,
+    )
+    changed = {
+        "sink.spark.optimize.interval.commits": "0",
+        "sink.spark.vacuum.interval.ms": "60000",
+        "sink.spark.vacuum.retention.hours": "240",
+    }
+    sink = SparkSink.from_config(ConnectorConfig.from_mapping({**props, **changed}))
+    settings = sink.settings
+    assert (
+        settings.optimize_interval_commits,
+        settings.vacuum_interval_ms,
+        settings.vacuum_retention_hours,
+    ) == (
+        0,
+        60_000,
+        240,
+    )
+    plan = sink._maintenance
+    assert (plan.optimize_every, plan.vacuum_interval_s) == (0, 60.0)  # compaction off, VACUUM each minute
+    for key in changed:
+        with pytest.raises(ConfigError, match=key):
+            SparkSink.from_config(ConnectorConfig.from_mapping({**props, key: "-1"}))
