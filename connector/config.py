@@ -21,6 +21,7 @@ import javaproperties
 
 from connector.log_format import LOG_FORMAT_PROPERTIES
 from connector.metrics import METRICS_PROPERTIES
+from connector.notifications.properties import NOTIFICATION_PROPERTIES
 from connector.sources.properties import SIGNAL_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError
@@ -259,6 +260,7 @@ PROPERTIES: tuple[Property, ...] = (
     *EVENT_PROPERTIES,
     *SNAPSHOT_PROPERTIES,
     *SIGNAL_PROPERTIES,
+    *NOTIFICATION_PROPERTIES,
     *STORE_PROPERTIES,
     *RUNTIME_PROPERTIES,
     *METRICS_PROPERTIES,
@@ -316,7 +318,6 @@ REFUSED: Mapping[str, str] = {
     "binlog.buffer.size": "the look-ahead binlog buffer is not implemented",
     "skip.messages.without.change": "not implemented",
     "post.processors": "post processors are not implemented",
-    "notification.enabled.channels": "notifications are not implemented",
     "transaction.metadata.factory": "only the default transaction metadata is implemented",
     "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",

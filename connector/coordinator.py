@@ -47,6 +47,10 @@ class SnapshotReceiver(SnapshotListener, Protocol):
         """Delivers what it held back and stores the final offset; returns that offset."""
         ...
 
+    def aborted(self) -> None:
+        """The snapshot failed or was cancelled (the ABORTED notification)."""
+        ...
+
 
 class StartupCoordinator:
     """Runs the connector's start-up once (``start``) and keeps what it found for the engine.
@@ -213,6 +217,7 @@ class StartupCoordinator:
         except BaseException:
             if self.metrics is not None:
                 self.metrics.snapshot_ended(completed=False)
+            receiver.aborted()
             _snapshot_aborted(hooks)
             raise
         hooks.snapshot_completed()

@@ -23,6 +23,8 @@ from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, ProgressReporter
+from connector.notifications import NotificationService
+from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.records.builder import EventBuilder
 from connector.server.connection import ServerInfo, ServerProbe
 from connector.sources.heartbeat import Heartbeat
@@ -33,6 +35,7 @@ from connector.stores.offsets import OffsetStore
 from connector.transforms import build_chain
 from ddl.errors import ConfigError
 from ddl.history.store import SchemaHistory
+from ddl.model import TableId
 from ddl.position import BinlogPosition
 from sink.base import Sink
 from sink.records import ChangeRecord
@@ -111,6 +114,10 @@ class Engine:
             commit_each_batch=self.exactly_once.enabled and self.exactly_once.boundary == "poll",
         )
         self.metrics.queued = lambda: self.delivery.queued
+        # notification.enabled.channels: the snapshots' notifications (connector.notifications).
+        self.notifications = NotificationService(config)
+        self.notifications.emitter = self.delivery
+        self.metrics.notifications = self.notifications.jmx_json
         self._stop = threading.Event()
         # signal.enabled.channels=in-process: ``signal()`` (the embedded API and tests send through it).
         self.signals = InProcessSignalChannel()
@@ -128,7 +135,9 @@ class Engine:
             table_filter=self.filter,
             builder=self.builder,
             delivery=self.delivery,
-            new_snapshot_receiver=lambda: SnapshotEmitter(self),
+            new_snapshot_receiver=lambda: SnapshotEmitter(
+                self, self.notifications, self._scanned_tables, self._planned_tables
+            ),
             metrics=self.metrics,
         )
 
@@ -144,6 +153,15 @@ class Engine:
     @property
     def _snapshotter(self) -> Snapshotter | None:
         return self.coordinator.snapshotter
+
+    def _planned_tables(self) -> tuple[TableId, ...]:
+        snapshotter = self.coordinator.snapshotter
+        return snapshotter.planned_tables if snapshotter is not None else ()
+
+    def _scanned_tables(self) -> tuple[TableId, ...]:
+        """The snapshot's tables as Debezium's notifications count them: without the signal table."""
+        signals = self.filter.always
+        return tuple(t for t in self._planned_tables() if t not in signals)
 
     def prepare(self) -> None:
         """The start-up (``connector.coordinator``); leaves the engine ready to stream."""
@@ -179,6 +197,7 @@ class Engine:
                 self.signals,
             )
             streaming = self.streaming
+            streaming.signals.incremental.notifier = IncrementalSnapshotNotifier(self.notifications)
             self.metrics.binlog_position = lambda: _position(streaming)
             self.metrics.incremental_progress = lambda: streaming.signals.incremental.progress.describe()
             if self.coordinator.snapshot_taken:

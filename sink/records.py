@@ -25,6 +25,7 @@ class RecordKind(StrEnum):
     SCHEMA_CHANGE = "schema_change"
     TRANSACTION = "transaction"
     HEARTBEAT = "heartbeat"
+    NOTIFICATION = "notification"  # notification.enabled.channels=sink (not table data)
 
 
 @dataclass(frozen=True, slots=True)

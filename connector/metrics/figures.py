@@ -122,6 +122,8 @@ class ConnectorMetrics:
         self.binlog_position: Callable[[], tuple[str, int, str]] = lambda: ("", 0, "")
         # rows and chunks per table of the incremental snapshot (None: none has run)
         self.incremental_progress: Callable[[], str | None] = lambda: None
+        # notification.enabled.channels=jmx: the kept notifications (served on /notifications)
+        self.notifications: Callable[[], list[dict[str, Any]]] = list
 
     # -- hooks -------------------------------------------------------------------------------------
     def snapshot_started(self) -> None:

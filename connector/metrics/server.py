@@ -93,6 +93,10 @@ class MetricsServer:
         prometheus = make_wsgi_app(registry)
 
         def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            if environ.get("PATH_INFO") == "/notifications":
+                # notification.enabled.channels=jmx: Debezium's MBean attribute Notifications
+                start_response("200 OK", [("Content-Type", "application/json")])
+                return [json.dumps(metrics.notifications()).encode()]
             if environ.get("PATH_INFO") == "/health":
                 body = {"live": metrics.running, "ready": metrics.ready}
                 status = "200 OK" if metrics.ready else "503 Service Unavailable"

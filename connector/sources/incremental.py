@@ -44,6 +44,7 @@ import pymysql
 
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition, TableSchema
+from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.sources.incremental_readers import WindowReaders
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from ddl.flavor import MYSQL, ServerFlavor
@@ -149,6 +150,7 @@ class Progress:
     """Per-table figures for logs, the progress line and the metrics."""
 
     rows: dict[TableId, int] = field(default_factory=dict)
+    scanned: dict[TableId, int] = field(default_factory=dict)  # rows read (emitted or not)
     chunks_by_table: dict[TableId, int] = field(default_factory=dict)
     chunks: int = 0
     started: float = field(default_factory=time.monotonic)
@@ -219,6 +221,8 @@ class IncrementalSnapshot:
         self._waiting_for_ddl: TableId | None = None
         self._encodings: list[tuple[Any, str] | None] = [None, None]  # see _encoded
         self._opened_at = ""
+        self.notifier: IncrementalSnapshotNotifier | None = None  # notification.enabled.channels
+        self._aborted: list[TableId] = []  # stopped tables whose ABORTED waits for the window's close
 
     # -- offset ------------------------------------------------------------------------------------
     @property
@@ -325,6 +329,8 @@ class IncrementalSnapshot:
             self.emitted_key = self.maximum_key = None
             self.correlation_id = signal.id
             self.progress = Progress()
+            if self.notifier is not None:
+                self.notifier.started(self.correlation_id, self._tables())
             self.next_chunk()
 
     def stop(self, signal: SignalRecord) -> None:
@@ -333,6 +339,11 @@ class IncrementalSnapshot:
         stopped = [c for c in self.collections if not tables or c.table in tables]
         self.collections = [c for c in self.collections if tables and c.table not in tables]
         log.info("incremental snapshot stopped for %s", ", ".join(str(c.table) for c in stopped) or "nothing")
+        if stopped and self.notifier is not None:
+            # Debezium applies a stop when the open window closes: ABORTED is told then.
+            self._aborted.extend(c.table for c in stopped)
+            if self.chunk is None or current in stopped:
+                self._notify_aborted()
         if current is not None and current in stopped:
             # The current table was stopped: its open window is dropped, the next table starts.
             self.chunk = None
@@ -348,6 +359,8 @@ class IncrementalSnapshot:
     def pause(self, signal: SignalRecord) -> None:
         if self.collections:
             log.info("incremental snapshot paused")
+            if self.notifier is not None:
+                self.notifier.paused(self.correlation_id, self._tables())
         self.paused = True
 
     def resume_signal(self, signal: SignalRecord) -> None:
@@ -355,6 +368,8 @@ class IncrementalSnapshot:
             return
         self.paused = False
         log.info("incremental snapshot resumed")
+        if self.collections and self.notifier is not None:
+            self.notifier.resumed(self.correlation_id, self._tables())
         if self.chunk is None:
             self.next_chunk()
 
@@ -379,6 +394,7 @@ class IncrementalSnapshot:
             table = self.dispatcher.schema.model.table(collection.table)
             if table is None:
                 log.warning("incremental snapshot of %s ends: the table no longer exists", collection.table)
+                self._notify_scanned(collection.table, "UNKNOWN_SCHEMA")
                 self._table_done()
                 continue
             query = ChunkQuery.for_table(table, collection.surrogate_key, collection.condition)
@@ -388,6 +404,7 @@ class IncrementalSnapshot:
                     self.maximum_key = read_maximum_key(conn, query)
                     if self.maximum_key is None:
                         log.info("incremental snapshot of %s: no rows", collection.table)
+                        self._notify_scanned(collection.table, "EMPTY")
                         self._table_done()
                         continue
                 chunk_id = str(uuid.uuid4())
@@ -423,6 +440,7 @@ class IncrementalSnapshot:
                 chunk.window[known_as] = (query.key_of(row), image)
             chunk.high = self._close_watermark(conn, chunk_id)
             self.chunk = chunk
+            self._notify_read(collection.table, len(rows), chunk.last_key)
             self.progress.on_chunk(collection.table)
             self.progress.current = collection.table
             log.debug("incremental snapshot chunk %s of %s: %d rows", chunk_id, collection.table, len(rows))
@@ -561,11 +579,42 @@ class IncrementalSnapshot:
         if time.monotonic() - self.progress.logged >= PROGRESS_LOG_INTERVAL_S:
             self.progress.logged = time.monotonic()
             log.info("incremental snapshot progress: %s", self.progress.describe())
+        if self._aborted:
+            self._notify_aborted()
         if chunk.last_key is not None:
             self.emitted_key = chunk.last_key
         if chunk.done:
             self._table_done()
         self.next_chunk()
+
+    # -- notifications (Debezium's: at the chunk's read, not at its window's close) -----------------
+    def _tables(self) -> list[TableId]:
+        return [c.table for c in self.collections]
+
+    def _notify_read(self, table: TableId, rows: int, last_key: Key | None) -> None:
+        self.progress.scanned[table] = self.progress.scanned.get(table, 0) + rows
+        if self.notifier is None:
+            return
+        if rows:
+            self.notifier.in_progress(
+                self.correlation_id, self._tables(), table, self.maximum_key, last_key
+            )
+        else:  # the empty chunk that ends the table
+            self._notify_scanned(table, "SUCCEEDED")
+
+    def _notify_aborted(self) -> None:
+        stopped, self._aborted = self._aborted, []
+        if self.notifier is not None:
+            self.notifier.aborted(self.correlation_id, stopped)
+
+    def _notify_scanned(self, table: TableId, status: str) -> None:
+        """TABLE_SCAN_COMPLETED, and COMPLETED when it was the last table."""
+        if self.notifier is None:
+            return
+        rows = self.progress.scanned.get(table, 0)
+        self.notifier.table_completed(self.correlation_id, self._tables(), table, rows, status)
+        if len(self.collections) == 1:
+            self.notifier.completed(self.correlation_id)
 
     def _table_done(self) -> None:
         done = self.collections.pop(0)

@@ -8,6 +8,7 @@ converters, build, emit) into a hold-back buffer in front of the engine's delive
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -16,11 +17,13 @@ from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
+from connector.notifications import NotificationService
+from connector.notifications.snapshots import InitialSnapshotNotifier
 from connector.records.builder import EventBuilder, SourcePosition
 from connector.sources.offset_context import BinlogOffsetContext
 from ddl.model import TableId
 from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
-from sink.records import ChangeRecord
+from sink.records import ChangeRecord, RecordKind
 
 
 class EngineParts(Protocol):
@@ -44,8 +47,20 @@ class SnapshotEmitter:
     ``source.snapshot = "last"`` with the completed offset.
     """
 
-    def __init__(self, engine: EngineParts) -> None:
+    def __init__(
+        self,
+        engine: EngineParts,
+        notifications: NotificationService | None = None,
+        planned: Callable[[], Sequence[TableId]] = tuple,
+        captured: Callable[[], Sequence[TableId]] = tuple,
+    ) -> None:
+        """``notifications`` gets the initial snapshot's notifications; ``planned`` answers the
+        tables they report on (Debezium's leave the signal table out), ``captured`` every captured
+        table (TABLE_SCAN_COMPLETED's ``data_collections``)."""
         self.engine = engine
+        self.notifier = InitialSnapshotNotifier(notifications) if notifications is not None else None
+        self._planned = planned
+        self._captured = captured
         assert engine.schema is not None
         self.metrics: ConnectorMetrics | None = getattr(engine, "metrics", None)
         self.dispatcher = EventDispatcher(
@@ -69,6 +84,13 @@ class SnapshotEmitter:
         if held:
             self.engine.delivery.emit(held)
 
+    def _release_schema_changes(self) -> None:
+        """Delivers held-back schema changes before a table's IN_PROGRESS notification (a table's
+        rows follow, so none of them is the snapshot's last record; Debezium holds back rows only)."""
+        if self._held and all(r.kind is RecordKind.SCHEMA_CHANGE for r in self._held):
+            held, self._held = self._held, []
+            self.engine.delivery.emit(held)
+
     def advance(self, offset: SourceOffset) -> None:
         self.engine.delivery.advance(offset)
 
@@ -88,6 +110,8 @@ class SnapshotEmitter:
         self.context = BinlogOffsetContext.at_snapshot(position)
         self.ts_ms = int(time.time() * 1000)
         self._row_offset = self._offset()
+        if self.notifier is not None:
+            self.notifier.started()
 
     def on_schema_statement(self, ddl: str, database: str | None) -> None:
         offset = self._row_offset
@@ -96,6 +120,9 @@ class SnapshotEmitter:
 
     def on_table_start(self, table_id: TableId, estimated_rows: int | None, source_ts_ms: int) -> None:
         self.ts_ms = source_ts_ms
+        if self.notifier is not None and table_id in self._planned():
+            self._release_schema_changes()
+            self.notifier.table_in_progress(table_id, self._planned())
 
     def on_row(self, table_id: TableId, values: tuple[Any, ...], marker: str) -> None:
         assert self._row_offset is not None
@@ -113,6 +140,8 @@ class SnapshotEmitter:
     def on_table_end(self, table_id: TableId, rows: int) -> None:
         if self.metrics is not None:
             self.metrics.tables_done += 1
+        if self.notifier is not None and table_id in self._planned():
+            self.notifier.table_completed(table_id, rows, self._captured())
 
     def on_complete(self) -> None:
         pass
@@ -127,6 +156,12 @@ class SnapshotEmitter:
             if isinstance(value, dict) and isinstance(value.get("source"), dict):
                 value = {**value, "source": {**value["source"], "snapshot": "last"}}
             self.engine.delivery.emit([*head, replace(last, value=value, offset=offset)])
+        if self.notifier is not None:
+            self.notifier.completed()
         self.engine.delivery.advance(offset)
         self.engine.delivery.flush()
         return offset
+
+    def aborted(self) -> None:
+        if self.notifier is not None:
+            self.notifier.aborted()

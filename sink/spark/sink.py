@@ -724,4 +724,5 @@ _HANDLERS: dict[RecordKind, Callable[[SparkSink, ChangeRecord, SourceOffset | No
     RecordKind.TOMBSTONE: _on_tombstone,
     RecordKind.TRANSACTION: _ignore,
     RecordKind.HEARTBEAT: _ignore,
+    RecordKind.NOTIFICATION: _ignore,
 }
