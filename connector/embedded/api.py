@@ -33,6 +33,7 @@ from connector.config import ConnectorConfig, property_texts
 from connector.engine import Engine
 from connector.factories import build_sinks
 from connector.metrics import ConnectorMetrics
+from connector.notifications import Notification
 from connector.server.connection import PrerequisiteError, connect
 from connector.stores.offsets import OffsetStore
 from ddl.errors import MysqlCdcError
@@ -363,6 +364,9 @@ class EmbeddedEngine(EventStream):
     Sinks named by ``sink.type`` (only if given) and the ``sinks`` passed here are fed first; the
     application receives a batch once they have all flushed it.
 
+    ``on_notification`` receives every notification (``notification.enabled.channels`` must list
+    ``in-process``), as ``on_notification()`` does.
+
     ``retain=False`` keeps no history of received events (for long-running callback use); the
     iterator and the waiting helpers then need ``retain=True``."""
 
@@ -375,6 +379,7 @@ class EmbeddedEngine(EventStream):
         retain: bool = True,
         offsets: OffsetStore | None = None,
         history: SchemaHistory | None = None,
+        on_notification: Callable[[Notification], None] | None = None,
     ) -> None:
         given = property_texts(properties)
         self.config = ConnectorConfig({**EMBEDDED_DEFAULTS, **given})
@@ -389,6 +394,8 @@ class EmbeddedEngine(EventStream):
             on_delivered=self._on_delivered,
         )
         self.engine.on_progress = self._on_progress
+        if on_notification is not None:
+            self.on_notification(on_notification)
         self._log = EventLog()
         self._drain_mark = 0
         self._thread: threading.Thread | None = None
@@ -446,6 +453,11 @@ class EmbeddedEngine(EventStream):
                 self._error = self._error or exc
             self._log.close(self._error)
             self._release_barriers()
+
+    def on_notification(self, callback: Callable[[Notification], None]) -> None:
+        """``callback`` receives every notification (``notification.enabled.channels`` lists
+        ``in-process``), on the engine thread: register it before ``start``."""
+        self.engine.notifications.subscribe(callback)
 
     def signal(self, type_: str, data: Mapping[str, Any] | str | None = None, id_: str | None = None) -> str:
         """Sends a signal (``execute-snapshot``, ``stop-snapshot``, ``pause-snapshot``,
