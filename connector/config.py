@@ -22,6 +22,7 @@ import javaproperties
 from connector.log_format import LOG_FORMAT_PROPERTIES
 from connector.metrics import METRICS_PROPERTIES
 from connector.notifications.properties import NOTIFICATION_PROPERTIES
+from connector.post_processors.properties import POST_PROCESSOR_PROPERTIES
 from connector.sources.properties import SIGNAL_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError
@@ -261,6 +262,7 @@ PROPERTIES: tuple[Property, ...] = (
     *SNAPSHOT_PROPERTIES,
     *SIGNAL_PROPERTIES,
     *NOTIFICATION_PROPERTIES,
+    *POST_PROCESSOR_PROPERTIES,
     *STORE_PROPERTIES,
     *RUNTIME_PROPERTIES,
     *METRICS_PROPERTIES,
@@ -296,6 +298,7 @@ PASSTHROUGH_PREFIXES: tuple[str, ...] = (
     "driver.",
     "transforms.",  # validated by connector.transforms.build_chain
     "predicates.",
+    "post.processors.",  # validated by connector.post_processors.build_post_processors
 )
 
 # Debezium properties that change what is emitted and are not implemented: start-up stops naming
@@ -314,10 +317,8 @@ REFUSED: Mapping[str, str] = {
     "field.name.adjustment.mode": "only the default (none) is implemented",
     "event.converting.failure.handling.mode": "not implemented: unconvertible values follow "
     "event.processing.failure.handling.mode",
-    "unavailable.value.placeholder": "not implemented: binlog_row_image must be FULL",
     "binlog.buffer.size": "the look-ahead binlog buffer is not implemented",
     "skip.messages.without.change": "not implemented",
-    "post.processors": "post processors are not implemented",
     "transaction.metadata.factory": "only the default transaction metadata is implemented",
     "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",

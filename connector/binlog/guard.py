@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.event import ExecuteLoadQueryEvent, NotImplementedEvent
 from pymysqlreplication.row_event import PartialUpdateRowsEvent, RowsEvent, UpdateRowsEvent
 
@@ -113,15 +114,31 @@ def _bitmap_complete(bitmap: bytes | None, columns: int) -> bool:
     return bitmap is None or int.from_bytes(bitmap, "little") & ((1 << columns) - 1) == (1 << columns) - 1
 
 
-def incomplete_image(event: RowsEvent, table: TableId) -> str | None:
+# The binlog types of BLOB and TEXT columns (MariaDB's JSON is a LONGTEXT): what NOBLOB leaves out.
+_BLOB_TYPES = frozenset(
+    (FIELD_TYPE.BLOB, FIELD_TYPE.TINY_BLOB, FIELD_TYPE.MEDIUM_BLOB, FIELD_TYPE.LONG_BLOB, FIELD_TYPE.JSON)
+)
+
+
+def _only_blobs_missing(event: RowsEvent, bitmap: bytes) -> bool:
+    present = int.from_bytes(bitmap, "little")
+    return all(
+        column.type in _BLOB_TYPES for i, column in enumerate(event.columns) if not present >> i & 1
+    )
+
+
+def incomplete_image(event: RowsEvent, table: TableId, *, blobs_left_out: bool = False) -> str | None:
     """What is missing from a rows event's images (columns left out by binlog_row_image), or None
-    when every image holds every column."""
+    when every image holds every column. ``blobs_left_out``: images without some BLOB/TEXT columns
+    (NOBLOB) are accepted (the reselect post-processor re-reads those)."""
     columns = int(event.number_of_columns)
     images = [("before" if isinstance(event, UpdateRowsEvent) else "row", event.columns_present_bitmap)]
     if isinstance(event, UpdateRowsEvent):
         images.append(("after", event.columns_present_bitmap2))
     for name, bitmap in images:
         if not _bitmap_complete(bitmap, columns):
+            if blobs_left_out and not isinstance(event, PartialUpdateRowsEvent) and _only_blobs_missing(event, bitmap):
+                continue
             present = bin(int.from_bytes(bitmap, "little") & ((1 << columns) - 1)).count("1")
             if isinstance(event, PartialUpdateRowsEvent):
                 # The diffs of a partial JSON update can only be applied to the whole before image.

@@ -26,6 +26,7 @@ _ONE_US = dt.timedelta(microseconds=1)
 # Precision wide enough for DECIMAL(65,30) without rounding.
 _WIDE = decimal.Context(prec=200)
 _EMPTY_SET_SOURCE = "empty set"
+_LEFT_OUT_SOURCE = "cols bitmap"  # a column the image leaves out (binlog_row_image=NOBLOB)
 
 
 def _decimal(column: Any) -> Adapt:
@@ -128,14 +129,23 @@ def value_adapters(columns: Sequence[Any]) -> tuple[Adapt | None, ...]:
 
 
 def library_image(
-    values: Mapping[str, Any], none_sources: Mapping[str, str], adapters: Sequence[Adapt | None]
+    values: Mapping[str, Any],
+    none_sources: Mapping[str, str],
+    adapters: Sequence[Adapt | None],
+    left_out: Sequence[Any] | None = None,
 ) -> list[Any]:
     """One row image from the library (``values`` by column name, in column order) in the decoder's
-    forms: an empty SET, which the library gives as None with a ``none_sources`` note, is ''."""
+    forms: an empty SET, which the library gives as None with a ``none_sources`` note, is ''; a
+    column the image leaves out (NOBLOB: a BLOB/TEXT column) is its ``left_out`` entry (the
+    ``unavailable.value.placeholder``, text or bytes, which the column's converter turns into its form)."""
     image: list[Any] = []
-    for (name, value), adapt in zip(values.items(), adapters, strict=True):
+    for index, ((name, value), adapt) in enumerate(zip(values.items(), adapters, strict=True)):
         if value is None:
-            image.append("" if none_sources.get(name) == _EMPTY_SET_SOURCE else None)
+            source = none_sources.get(name)
+            if source == _LEFT_OUT_SOURCE and left_out is not None:
+                image.append(left_out[index])
+            else:
+                image.append("" if source == _EMPTY_SET_SOURCE else None)
         else:
             image.append(value if adapt is None else adapt(value))
     return image

@@ -558,12 +558,14 @@ class BinlogRowDecoder:
         "_payload_readers",
     )
 
-    def __init__(self, schema: TableSchema) -> None:
+    def __init__(self, schema: TableSchema, left_out: bytes | None = None) -> None:
+        """``left_out``: what a BLOB/TEXT column a NOBLOB image leaves out reads as (the
+        ``unavailable.value.placeholder`` bytes)."""
         self.encodings = schema.binlog_encodings
         self._source_columns: Sequence[Any] | None = None
         self._reader: ImageReader | None = None
         self._labels = _LabelsFromModel(schema)
-        self._library = _LibraryRows(self.encodings, self._labels)
+        self._library = _LibraryRows(self.encodings, self._labels, left_out)
         self._convert = schema.binlog_image_converter
         self._payload = schema.binlog_payload_columns
         self._payload_source_columns: Sequence[Any] | None = None
@@ -692,13 +694,25 @@ class _LibraryRows:
     our codecs, and ENUM/SET columns our labels where the table map has none (the event and the table
     map's shared column objects stay as they were)."""
 
-    __slots__ = ("encodings", "labels", "_source_columns", "_columns", "_adapted_columns", "_adapters")
+    __slots__ = (
+        "encodings",
+        "labels",
+        "left_out",
+        "_source_columns",
+        "_columns",
+        "_adapted_columns",
+        "_adapters",
+    )
 
     def __init__(
-        self, encodings: tuple[tuple[int, str], ...], labels: _LabelsFromModel | None = None
+        self,
+        encodings: tuple[tuple[int, str], ...],
+        labels: _LabelsFromModel | None = None,
+        left_out: bytes | None = None,
     ) -> None:
         self.encodings = encodings
         self.labels = labels
+        self.left_out = left_out  # what a column an image leaves out (NOBLOB) reads as
         self._source_columns: Sequence[Any] | None = None
         self._columns: list[Any] = []
         self._adapted_columns: Sequence[Any] | None = None
@@ -725,15 +739,27 @@ class _LibraryRows:
             rows = event.rows
             columns = event.columns
         adapters = self._adapters_for(columns)
+        left_out = self._left_out_values(len(columns))
         if update:
             return [
                 (
-                    library_image(row["before_values"], row["before_none_sources"], adapters),
-                    library_image(row["after_values"], row["after_none_sources"], adapters),
+                    library_image(row["before_values"], row["before_none_sources"], adapters, left_out),
+                    library_image(row["after_values"], row["after_none_sources"], adapters, left_out),
                 )
                 for row in rows
             ]
-        return [(library_image(row["values"], row["none_sources"], adapters), None) for row in rows]
+        return [
+            (library_image(row["values"], row["none_sources"], adapters, left_out), None) for row in rows
+        ]
+
+    def _left_out_values(self, count: int) -> tuple[Any, ...] | None:
+        """Per column, what it reads as when an image leaves it out: the placeholder as text for a
+        text column (one with a character set), as bytes for a binary one."""
+        if self.left_out is None:
+            return None
+        text = self.left_out.decode()
+        texts = {index for index, encoding in self.encodings if encoding != "binary"}
+        return tuple(text if i in texts else self.left_out for i in range(count))
 
     def _adapters_for(self, columns: Sequence[Any]) -> tuple[Any, ...]:
         if columns is not self._adapted_columns:

@@ -19,6 +19,7 @@ import pymysql
 
 from connector.config import ConnectorConfig
 from connector.errors import PrerequisiteError
+from connector.post_processors.properties import RESELECT_TYPE, reselects
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from connector.server.tls import describe_tls_failure, tls_settings
 from ddl.errors import ConfigError
@@ -240,11 +241,7 @@ class ServerProbe:
                     f"binlog_format is {v.get('binlog_format')!r}, the connector needs ROW: set "
                     "binlog_format=ROW in my.cnf (or SET GLOBAL binlog_format='ROW') and restart clients"
                 )
-            if v.get("binlog_row_image", "").upper() != "FULL":
-                raise PrerequisiteError(
-                    f"binlog_row_image is {v.get('binlog_row_image')!r}, the connector needs FULL: set "
-                    "binlog_row_image=FULL in my.cnf (or SET GLOBAL binlog_row_image='FULL')"
-                )
+            self._check_row_image(v.get("binlog_row_image", ""))
             if v.get("binlog_row_metadata", "FULL").upper() != "FULL":
                 raise PrerequisiteError(
                     f"binlog_row_metadata is {v.get('binlog_row_metadata')!r}, the connector needs FULL "
@@ -267,6 +264,18 @@ class ServerProbe:
             gtid_mode = flavor.dialect.gtids_always_on or v.get("gtid_mode", "OFF").upper() == "ON"
             status_sql = flavor.dialect.binlog_status_sql(version_tuple(version))
             return ServerInfo(version, flavor, gtid_mode, int(v.get("server_id", "0") or 0), status_sql)
+
+    def _check_row_image(self, image: str) -> None:
+        """FULL; or NOBLOB with the reselect post-processor, which re-reads the BLOB/TEXT columns
+        an update's image leaves out (``connector.post_processors.reselect``)."""
+        if image.upper() == "FULL" or (image.upper() == "NOBLOB" and reselects(self.config.raw)):
+            return
+        raise PrerequisiteError(
+            f"binlog_row_image is {image!r}, the connector needs FULL, or NOBLOB together with the "
+            f"reselect post-processor (post.processors with type {RESELECT_TYPE}) to re-read the "
+            "BLOB/TEXT columns NOBLOB leaves out: set binlog_row_image=FULL in my.cnf (or SET GLOBAL "
+            "binlog_row_image='FULL'), or configure the post-processor"
+        )
 
     def _check_grants(self, cur: Any, need_snapshot_locks: bool) -> None:
         cur.execute("SHOW GRANTS FOR CURRENT_USER()")

@@ -51,6 +51,7 @@ from connector.dispatch.dispatcher import Emitter, EventDispatcher, Inconsistent
 from connector.dispatch.filters import TableFilter, gtid_source_filter
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
+from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, reselects
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema, topic_name
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.server.connection import connect
@@ -136,6 +137,11 @@ class StreamingSource:
         self.dispatcher.on_rows = self.signals.incremental.on_streamed
         self._raw: RawEvent | None = None  # the event being handled (where window rows come from)
         self.guard = EventGuard.from_config(config)
+        # binlog_row_image=NOBLOB with the reselect post-processor: the BLOB/TEXT columns an image
+        # leaves out read as the placeholder, which the post-processor re-reads.
+        self._left_out = (
+            (config.get(PLACEHOLDER_KEY) or DEFAULT_PLACEHOLDER).encode() if reselects(config.raw) else None
+        )
         self.gtid_filter = gtid_source_filter(config)
         self.filter_dml = config.get_bool("gtid.source.filter.dml.events")
         # Where the stream is: produces the source blocks and the offsets.
@@ -474,7 +480,7 @@ class StreamingSource:
         table_id = TableId(str(event.schema), str(event.table))
         op = _OPS[type(event)]
         if self.dispatcher.is_captured(table_id):
-            problem = incomplete_image(event, table_id)
+            problem = incomplete_image(event, table_id, blobs_left_out=self._left_out is not None)
             if problem is not None:
                 self.guard.reject(problem, f"{raw.file}:{raw.start_pos}")
                 context.count()
@@ -534,6 +540,6 @@ class StreamingSource:
     def _decoder(self, schema: TableSchema) -> BinlogRowDecoder:
         cached = self._decoders.get(id(schema))
         if cached is None or cached[0] is not schema:
-            cached = (schema, BinlogRowDecoder(schema))
+            cached = (schema, BinlogRowDecoder(schema, self._left_out))
             self._decoders[id(schema)] = cached
         return cached[1]

@@ -1,0 +1,1 @@
+"""Debezium's post-processors (``post.processors``): run on each change event before the transforms."""
