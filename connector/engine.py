@@ -26,7 +26,8 @@ from connector.metrics import ConnectorMetrics, ProgressReporter
 from connector.notifications import NotificationService
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.records.builder import EventBuilder
-from connector.server.connection import ServerInfo, ServerProbe
+from connector.post_processors.chain import build_post_processors, with_post_processors
+from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.initial_snapshot import SnapshotEmitter
 from connector.sources.signals import IN_PROCESS, InProcessSignalChannel, enabled_channels
@@ -35,7 +36,7 @@ from connector.stores.offsets import OffsetStore
 from connector.transforms import build_chain
 from ddl.errors import ConfigError
 from ddl.history.store import SchemaHistory
-from ddl.model import TableId
+from ddl.model import Table, TableId
 from ddl.position import BinlogPosition
 from sink.base import Sink
 from sink.records import ChangeRecord
@@ -95,6 +96,14 @@ class Engine:
         self._progress: ProgressReporter | None = None
         # exactly.once.support: the Kafka sink made transactional, the offset committed with its records.
         self.exactly_once, transaction = exactly_once_from_config(config, self.sinks, self.offsets)
+        # post.processors (connector.post_processors): before the transforms, on the engine thread.
+        self.post_processors = build_post_processors(
+            config,
+            snapshot_connection_factory(config),
+            self._table_of,
+            self.builder.table_schema,
+            self.filter.always,
+        )
         commit_interval_ms = config.int_of("offset.flush.interval.ms")
         if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
             commit_interval_ms = self.exactly_once.interval_ms
@@ -107,7 +116,7 @@ class Engine:
             config.int_of("poll.interval.ms") / 1000,
             on_delivered,
             commit_interval_s=commit_interval_ms / 1000,
-            transforms=build_chain(config.raw),
+            transforms=with_post_processors(build_chain(config.raw), self.post_processors),
             max_queue=config.int_of("max.queue.size"),
             metrics=self.metrics,
             transaction=transaction,
@@ -153,6 +162,10 @@ class Engine:
     @property
     def _snapshotter(self) -> Snapshotter | None:
         return self.coordinator.snapshotter
+
+    def _table_of(self, table_id: TableId) -> Table | None:
+        schema = self.coordinator.schema
+        return schema.model.table(table_id) if schema is not None else None
 
     def _planned_tables(self) -> tuple[TableId, ...]:
         snapshotter = self.coordinator.snapshotter
@@ -284,6 +297,8 @@ class Engine:
                 sink.close()
             self.history.stop()
             self.offsets.close()
+            for processor in self.post_processors:
+                processor.close()
             if self.instance_guard is not None:
                 self.instance_guard.release()
 

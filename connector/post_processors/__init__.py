@@ -1,1 +1,2 @@
-"""Debezium's post-processors (``post.processors``): run on each change event before the transforms."""
+"""Debezium's post-processors (``post.processors``): ``chain`` builds them from the configuration,
+``reselect`` is Debezium's ``ReselectColumnsPostProcessor``, ``properties`` declares the keys."""
