@@ -25,8 +25,8 @@ from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, ProgressReporter
 from connector.notifications import NotificationService
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
-from connector.records.builder import EventBuilder
 from connector.post_processors.chain import build_post_processors, with_post_processors
+from connector.records.builder import EventBuilder
 from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.initial_snapshot import SnapshotEmitter

@@ -122,9 +122,7 @@ _BLOB_TYPES = frozenset(
 
 def _only_blobs_missing(event: RowsEvent, bitmap: bytes) -> bool:
     present = int.from_bytes(bitmap, "little")
-    return all(
-        column.type in _BLOB_TYPES for i, column in enumerate(event.columns) if not present >> i & 1
-    )
+    return all(column.type in _BLOB_TYPES for i, column in enumerate(event.columns) if not present >> i & 1)
 
 
 def incomplete_image(event: RowsEvent, table: TableId, *, blobs_left_out: bool = False) -> str | None:
@@ -137,7 +135,11 @@ def incomplete_image(event: RowsEvent, table: TableId, *, blobs_left_out: bool =
         images.append(("after", event.columns_present_bitmap2))
     for name, bitmap in images:
         if not _bitmap_complete(bitmap, columns):
-            if blobs_left_out and not isinstance(event, PartialUpdateRowsEvent) and _only_blobs_missing(event, bitmap):
+            if (
+                blobs_left_out
+                and not isinstance(event, PartialUpdateRowsEvent)
+                and _only_blobs_missing(event, bitmap)
+            ):
                 continue
             present = bin(int.from_bytes(bitmap, "little") & ((1 << columns) - 1)).count("1")
             if isinstance(event, PartialUpdateRowsEvent):

@@ -748,9 +748,7 @@ class _LibraryRows:
                 )
                 for row in rows
             ]
-        return [
-            (library_image(row["values"], row["none_sources"], adapters, left_out), None) for row in rows
-        ]
+        return [(library_image(row["values"], row["none_sources"], adapters, left_out), None) for row in rows]
 
     def _left_out_values(self, count: int) -> tuple[Any, ...] | None:
         """Per column, what it reads as when an image leaves it out: the placeholder as text for a

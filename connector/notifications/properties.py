@@ -21,4 +21,3 @@ NOTIFICATION_PROPERTIES: tuple[Property, ...] = (
     ),
     prop(TOPIC_KEY, doc="The topic of the sink channel's notification records (required with sink)."),
 )
-

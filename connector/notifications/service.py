@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from connector.notifications.java_order import copied_map_capacity, hashmap_order
-from ddl.errors import ConfigError
 from connector.notifications.properties import CHANNELS_KEY, IN_PROCESS, JMX, LOG, SINK, TOPIC_KEY
+from ddl.errors import ConfigError
 from sink.connect import ConnectSchema, Field, primitive, struct
 from sink.records import ChangeRecord, RecordKind
 
@@ -51,9 +51,7 @@ NOTIFICATION_VALUE_SCHEMA = struct(
         Field("aggregate_type", primitive("string")),
         Field(
             "additional_data",
-            ConnectSchema(
-                "map", optional=True, keys=primitive("string"), values=primitive("string")
-            ),
+            ConnectSchema("map", optional=True, keys=primitive("string"), values=primitive("string")),
         ),
         Field("timestamp", primitive("int64")),
     ],
@@ -128,7 +126,9 @@ class NotificationService:
     def subscribe(self, callback: Callable[[Notification], None]) -> None:
         """``callback`` gets every notification (the ``in-process`` channel must be enabled)."""
         if IN_PROCESS not in self.channels:
-            raise ConfigError(CHANNELS_KEY, "add in-process to the list to receive notifications in this process")
+            raise ConfigError(
+                CHANNELS_KEY, "add in-process to the list to receive notifications in this process"
+            )
         self._callbacks.append(callback)
 
     def send(self, item: Notification) -> None:

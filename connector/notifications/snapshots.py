@@ -48,7 +48,9 @@ class InitialSnapshotNotifier:
 
     def table_in_progress(self, table: TableId, read: Sequence[TableId]) -> None:
         tables = ",".join(hashset_copy_order([str(t) for t in read]))
-        self._send("IN_PROGRESS", (("current_collection_in_progress", str(table)), ("data_collections", tables)))
+        self._send(
+            "IN_PROGRESS", (("current_collection_in_progress", str(table)), ("data_collections", tables))
+        )
 
     def table_completed(self, table: TableId, rows: int, captured: Iterable[TableId]) -> None:
         self._send(

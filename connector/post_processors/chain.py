@@ -34,7 +34,8 @@ def build_post_processors(
         kind = options.require("type")
         if kind != RESELECT_TYPE:
             raise ConfigError(
-                options.key("type"), f"{kind!r} is not a post-processor here (known: {', '.join(KNOWN_TYPES)})"
+                options.key("type"),
+                f"{kind!r} is not a post-processor here (known: {', '.join(KNOWN_TYPES)})",
             )
         built.append(ReselectColumns(options, placeholder, connect, table_of, schema_of, signal_tables))
     return built

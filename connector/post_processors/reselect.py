@@ -48,7 +48,9 @@ def _patterns(options: Options, name: str) -> list[re.Pattern[str]]:
         try:
             out.append(re.compile(text, re.IGNORECASE))
         except re.error as exc:
-            raise ConfigError(options.key(name), f"{text!r} is not a valid regular expression: {exc}") from None
+            raise ConfigError(
+                options.key(name), f"{text!r} is not a valid regular expression: {exc}"
+            ) from None
     return out
 
 
@@ -119,7 +121,9 @@ class ReselectColumns:
         found = self._reselect(table, self._key(table, record, after))
         if found is None:
             return record
-        return replace(record, value={**value, "after": {**after, **{c: found[c] for c in columns if c in found}}})
+        return replace(
+            record, value={**value, "after": {**after, **{c: found[c] for c in columns if c in found}}}
+        )
 
     def _key(self, table: Table, record: ChangeRecord, after: Mapping[str, Any]) -> dict[str, Any]:
         if self.use_event_key and isinstance(record.key, dict):
@@ -130,7 +134,8 @@ class ReselectColumns:
         """The row's current value payload (every column, converted as a snapshot row), or None
         when it is gone or could not be read (warn mode)."""
         if not key:
-            return self._failed(f"table {table.id} has no primary key; set reselect.use.event.key", None)
+            self._failed(f"table {table.id} has no primary key; set reselect.use.event.key", None)
+            return None
         where = " AND ".join(f"{quote_identifier(k)} <=> %s" for k in key)
         sql = f"SELECT {', '.join(map(quote_identifier, table.column_names))} FROM {quote_table(table.id)} WHERE {where} LIMIT 1"
         try:
@@ -140,9 +145,11 @@ class ReselectColumns:
             self._connection().rollback()  # no snapshot view kept between re-reads
         except pymysql.err.Error as exc:
             self._close()
-            return self._failed(f"Failed to re-select columns for table {table.id} and key {dict(key)}", exc)
+            self._failed(f"Failed to re-select columns for table {table.id} and key {dict(key)}", exc)
+            return None
         if row is None:
-            return self._failed(f"Failed to find row in table {table.id} with key {dict(key)}.", None)
+            self._failed(f"Failed to find row in table {table.id} with key {dict(key)}.", None)
+            return None
         return self._schema_of(table).value_from_snapshot(row)
 
     def _failed(self, message: str, exc: BaseException | None) -> None:

@@ -43,8 +43,8 @@ import orjson
 import pymysql
 
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
-from connector.records.builder import SourcePosition, TableSchema
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
+from connector.records.builder import SourcePosition, TableSchema
 from connector.sources.incremental_readers import WindowReaders
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from ddl.flavor import MYSQL, ServerFlavor
@@ -596,9 +596,7 @@ class IncrementalSnapshot:
         if self.notifier is None:
             return
         if rows:
-            self.notifier.in_progress(
-                self.correlation_id, self._tables(), table, self.maximum_key, last_key
-            )
+            self.notifier.in_progress(self.correlation_id, self._tables(), table, self.maximum_key, last_key)
         else:  # the empty chunk that ends the table
             self._notify_scanned(table, "SUCCEEDED")
 

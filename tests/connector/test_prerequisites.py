@@ -48,7 +48,8 @@ def test_healthy_server_passes_all_checks(server):
         (
             "binlog_row_image",
             "MINIMAL",
-            "binlog_row_image is 'MINIMAL', the connector needs FULL: set binlog_row_image=FULL",
+            "binlog_row_image is 'MINIMAL', the connector needs FULL, or NOBLOB together with the reselect "
+            "post-processor",
         ),
         ("binlog_row_metadata", "MINIMAL", "binlog_row_metadata is 'MINIMAL', the connector needs FULL"),
     ],

@@ -75,7 +75,11 @@ def stream(server: Any, tmp_path: Path, props: dict[str, str]) -> list[dict[str,
     finally:
         engine.close()
         server.execute(f"DROP DATABASE IF EXISTS {DB}")
-    return [r.value for r in memory.records if isinstance(r.value, dict) and r.value.get("op") in ("c", "r", "u", "d")]
+    return [
+        r.value
+        for r in memory.records
+        if isinstance(r.value, dict) and r.value.get("op") in ("c", "r", "u", "d")
+    ]
 
 
 def images(values: Sequence[dict[str, Any]], part: str) -> list[tuple[str, Any]]:
@@ -116,7 +120,9 @@ def test_noblob_with_reselect_equals_a_full_image_run(
     assert warned == [f"Failed to find row in table {DB}.docs with key {{'id': 4}}."]
 
 
-def test_noblob_without_the_post_processor_is_refused(noblob_server: LocalMySQLServer, tmp_path: Path) -> None:
+def test_noblob_without_the_post_processor_is_refused(
+    noblob_server: LocalMySQLServer, tmp_path: Path
+) -> None:
     props = {k: v for k, v in PROPS.items() if not k.startswith("post.processors")}
     noblob_server.execute(f"CREATE DATABASE IF NOT EXISTS {DB}")
     engine = Engine(golden_config(noblob_server, tmp_path, props), sinks=[MemorySink()])

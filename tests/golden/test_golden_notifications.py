@@ -79,7 +79,9 @@ def run_case(
     server.execute(f"DROP DATABASE IF EXISTS `{DB}`", f"CREATE DATABASE `{DB}` CHARSET utf8mb4")
     run_statements(server, (*SETUP, *spec.setup))
     server.execute(f"GRANT INSERT, DELETE ON `{DB}`.`dbz_signal` TO '{server.connector.user}'@'%'")
-    props = {k: v for k, v in {**BASE_PROPS, **spec.props, **(extra or {})}.items() if k not in _RECORDER_ONLY}
+    props = {
+        k: v for k, v in {**BASE_PROPS, **spec.props, **(extra or {})}.items() if k not in _RECORDER_ONLY
+    }
     memory = MemorySink()
     engine = Engine(golden_config(server, tmp_path, props), sinks=[memory])
     engine.catch_up()
@@ -105,7 +107,9 @@ def test_golden_notifications(
     finally:
         engine.close()
         mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
-    ours = normalise_notifications(normalise_markers(own_database(load(jsonl_line(r) for r in memory.records), DB)))
+    ours = normalise_notifications(
+        normalise_markers(own_database(load(jsonl_line(r) for r in memory.records), DB))
+    )
     theirs = normalise_notifications(
         normalise_markers(own_database(load(recording(f"notify/{case}.jsonl").read_bytes().splitlines()), DB))
     )

@@ -46,4 +46,3 @@ def test_golden_reselect_full_image(
     # are compared.
     assert len(warned) == len(logged) == 2
     assert all(f"table {DB}.docs" in line for line in warned)
-
