@@ -123,6 +123,11 @@ class NotificationService:
     def enabled(self) -> bool:
         return bool(self.channels)
 
+    @property
+    def sends_records(self) -> bool:
+        """The sink channel is on: notifications are records among the change events."""
+        return SINK in self.channels
+
     def subscribe(self, callback: Callable[[Notification], None]) -> None:
         """``callback`` gets every notification (the ``in-process`` channel must be enabled)."""
         if IN_PROCESS not in self.channels:

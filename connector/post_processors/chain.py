@@ -17,6 +17,17 @@ from ddl.errors import ConfigError
 from ddl.model import Table, TableId
 
 KNOWN_TYPES = (RESELECT_TYPE,)
+RESELECT_OPTIONS = frozenset(
+    (
+        "type",
+        "reselect.columns.include.list",
+        "reselect.columns.exclude.list",
+        "reselect.unavailable.values",
+        "reselect.null.values",
+        "reselect.use.event.key",
+        "reselect.error.handling.mode",
+    )
+)
 
 
 def build_post_processors(
@@ -36,6 +47,12 @@ def build_post_processors(
             raise ConfigError(
                 options.key("type"),
                 f"{kind!r} is not a post-processor here (known: {', '.join(KNOWN_TYPES)})",
+            )
+        unknown = sorted(set(options.values) - RESELECT_OPTIONS)
+        if unknown:
+            raise ConfigError(
+                options.key(unknown[0]),
+                f"is not an option of the reselect post-processor (its options: {', '.join(sorted(RESELECT_OPTIONS))})",
             )
         built.append(ReselectColumns(options, placeholder, connect, table_of, schema_of, signal_tables))
     return built

@@ -58,7 +58,10 @@ class SnapshotEmitter:
         tables they report on (Debezium's leave the signal table out), ``captured`` every captured
         table (TABLE_SCAN_COMPLETED's ``data_collections``)."""
         self.engine = engine
-        self.notifier = InitialSnapshotNotifier(notifications) if notifications is not None else None
+        enabled = notifications is not None and notifications.enabled
+        self.notifier = InitialSnapshotNotifier(notifications) if notifications and enabled else None
+        # Notification records go between the snapshot's records (the sink channel).
+        self._records_between = bool(notifications and notifications.sends_records)
         self._planned = planned
         self._captured = captured
         assert engine.schema is not None
@@ -87,6 +90,8 @@ class SnapshotEmitter:
     def _release_schema_changes(self) -> None:
         """Delivers held-back schema changes before a table's IN_PROGRESS notification (a table's
         rows follow, so none of them is the snapshot's last record; Debezium holds back rows only)."""
+        if not self._records_between:
+            return
         if self._held and all(r.kind is RecordKind.SCHEMA_CHANGE for r in self._held):
             held, self._held = self._held, []
             self.engine.delivery.emit(held)

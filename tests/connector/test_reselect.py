@@ -16,6 +16,7 @@ import pytest
 from connector.engine import Engine
 from connector.errors import PrerequisiteError
 from connector.testing.local_server import LocalMySQLServer
+from ddl.errors import ConfigError
 from sink.memory import MemorySink
 from tests.golden.workloads import golden_config, run_statements
 
@@ -132,3 +133,33 @@ def test_noblob_without_the_post_processor_is_refused(
     finally:
         engine.close()
         noblob_server.execute(f"DROP DATABASE IF EXISTS {DB}")
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ({"post.processors.reselector.type": "io.debezium.Nope"}, "post.processors.reselector.type"),
+        (
+            {"post.processors.reselector.reselect.cache.enabled": "true"},
+            "post.processors.reselector.reselect.cache.enabled",
+        ),
+        (
+            {"post.processors.reselector.reselect.null.values": "perhaps"},
+            "post.processors.reselector.reselect.null.values",
+        ),
+        (
+            {"post.processors.reselector.reselect.error.handling.mode": "shrug"},
+            "post.processors.reselector.reselect.error.handling.mode",
+        ),
+        (
+            {"post.processors.reselector.reselect.columns.include.list": "("},
+            "post.processors.reselector.reselect.columns.include.list",
+        ),
+    ],
+)
+def test_bad_post_processor_options_name_their_key(
+    mysql_server: Any, tmp_path: Path, extra: dict[str, str], key: str
+) -> None:
+    with pytest.raises(ConfigError) as raised:
+        Engine(golden_config(mysql_server, tmp_path, {**PROPS, **extra}), sinks=[MemorySink()])
+    assert raised.value.key == key
