@@ -163,3 +163,47 @@ def test_bad_post_processor_options_name_their_key(
     with pytest.raises(ConfigError) as raised:
         Engine(golden_config(mysql_server, tmp_path, {**PROPS, **extra}), sinks=[MemorySink()])
     assert raised.value.key == key
+
+
+@pytest.mark.parametrize("use_event_key", [True, False])
+def test_keyless_table_is_reselected_by_the_event_key(
+    mysql_server: Any, tmp_path: Path, use_event_key: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``reselect.use.event.key``: a table without a primary key, its key from ``message.key.columns``;
+    without the option the row cannot be looked up (warned, left null)."""
+    caplog.set_level(logging.WARNING, logger="connector.post_processors.reselect")
+    mysql_server.execute(f"DROP DATABASE IF EXISTS {DB}", f"CREATE DATABASE {DB}")
+    run_statements(
+        mysql_server,
+        (
+            f"CREATE TABLE {DB}.notes (code VARCHAR(10), body TEXT)",
+            f"INSERT INTO {DB}.notes VALUES ('a', 'x')",
+        ),
+    )
+    props = {
+        **PROPS,
+        "message.key.columns": f"{DB}.notes:code",
+        "post.processors.reselector.reselect.columns.include.list": rf"{DB}\.notes:body",
+        "post.processors.reselector.reselect.use.event.key": str(use_event_key).lower(),
+    }
+    memory = MemorySink()
+    engine = Engine(golden_config(mysql_server, tmp_path, props), sinks=[memory])
+    try:
+        engine.catch_up()
+        run_statements(
+            mysql_server,
+            (
+                "BEGIN",
+                f"UPDATE {DB}.notes SET body = NULL WHERE code = 'a'",
+                f"UPDATE {DB}.notes SET body = 'later' WHERE code = 'a'",
+                "COMMIT",
+            ),
+        )
+        engine.catch_up()
+    finally:
+        engine.close()
+        mysql_server.execute(f"DROP DATABASE IF EXISTS {DB}")
+    first = next(r.value for r in memory.records if isinstance(r.value, dict) and r.value.get("op") == "u")
+    assert first["after"]["body"] == ("later" if use_event_key else None)
+    warned = [r.getMessage() for r in caplog.records if "no primary key" in r.getMessage()]
+    assert bool(warned) is not use_event_key
