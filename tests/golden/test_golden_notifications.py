@@ -84,15 +84,20 @@ def run_case(
     }
     memory = MemorySink()
     engine = Engine(golden_config(server, tmp_path, props), sinks=[memory])
-    engine.catch_up()
-    run_statements(server, spec.statements)
-    engine.catch_up()
-    assert engine.streaming is not None
-    deadline = time.monotonic() + 60
-    while engine.streaming.signals.incremental.running:
-        assert time.monotonic() < deadline, "the incremental snapshot did not finish"
+    try:
         engine.catch_up()
-    engine.delivery.flush()
+        run_statements(server, spec.statements)
+        engine.catch_up()
+        assert engine.streaming is not None
+        deadline = time.monotonic() + 60
+        while engine.streaming.signals.incremental.running:
+            assert time.monotonic() < deadline, "the incremental snapshot did not finish"
+            engine.catch_up()
+        engine.delivery.flush()
+    except BaseException:
+        engine.close()
+        server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
+        raise
     return engine, memory
 
 
@@ -102,11 +107,8 @@ def test_golden_notifications(
 ) -> None:
     caplog.set_level(logging.INFO, logger="connector.notifications.service")
     engine, memory = run_case(mysql_server, tmp_path, case)
-    try:
-        pass
-    finally:
-        engine.close()
-        mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
+    engine.close()
+    mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
     ours = normalise_notifications(
         normalise_markers(own_database(load(jsonl_line(r) for r in memory.records), DB))
     )

@@ -27,11 +27,8 @@ def test_golden_reselect_full_image(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="connector.post_processors.reselect")
     engine, memory = run_case(mysql_server, tmp_path, "reselect_full")
-    try:
-        pass
-    finally:
-        engine.close()
-        mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
+    engine.close()
+    mysql_server.execute(f"DROP DATABASE IF EXISTS `{DB}`")
     ours = own_database(load(jsonl_line(r) for r in memory.records), DB)
     theirs = own_database(load(recording("notify/reselect_full.jsonl").read_bytes().splitlines()), DB)
     outcome = compare("notify/reselect_full.jsonl", ours, theirs, KNOWN)
