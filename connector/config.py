@@ -21,7 +21,7 @@ import javaproperties
 
 from connector.log_format import LOG_FORMAT_PROPERTIES
 from connector.metrics import METRICS_PROPERTIES
-from connector.sources.properties import SIGNAL_PROPERTIES
+from connector.sources.properties import SIGNAL_PROPERTIES, STREAMING_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError
 from ddl.properties import (
@@ -259,6 +259,7 @@ PROPERTIES: tuple[Property, ...] = (
     *EVENT_PROPERTIES,
     *SNAPSHOT_PROPERTIES,
     *SIGNAL_PROPERTIES,
+    *STREAMING_PROPERTIES,
     *STORE_PROPERTIES,
     *RUNTIME_PROPERTIES,
     *METRICS_PROPERTIES,
@@ -313,14 +314,11 @@ REFUSED: Mapping[str, str] = {
     "event.converting.failure.handling.mode": "not implemented: unconvertible values follow "
     "event.processing.failure.handling.mode",
     "unavailable.value.placeholder": "not implemented: binlog_row_image must be FULL",
-    "binlog.buffer.size": "the look-ahead binlog buffer is not implemented",
-    "skip.messages.without.change": "not implemented",
     "post.processors": "post processors are not implemented",
     "notification.enabled.channels": "notifications are not implemented",
     "transaction.metadata.factory": "only the default transaction metadata is implemented",
     "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",
-    "streaming.delay.ms": "not implemented",
     "database.server.name": "renamed topic.prefix in Debezium 2.0",
     "database.history": "renamed schema.history.internal.* in Debezium 2.0",
 }
