@@ -176,6 +176,16 @@ EVENT_PROPERTIES: tuple[Property, ...] = (
         choices=("fail", "warn", "skip", "ignore"),
     ),
     prop(
+        "event.converting.failure.handling.mode",
+        "warn",
+        "A custom converter (converters) that fails on a value: fail stops the connector naming the "
+        "column; warn writes null for the value and logs the column; skip writes null and logs at "
+        "debug. Values the server wrote that no type can hold (a date such as 2020-02-30 in the binlog) "
+        "follow event.processing.failure.handling.mode, as in Debezium.",
+        kind="choice",
+        choices=("fail", "warn", "skip"),
+    ),
+    prop(
         "gtid.source.includes",
         doc="Regexes of GTID sources (MySQL server UUID, MariaDB domain-server) whose transactions are "
         "tracked in the offset; the others are skipped (gtid.source.filter.dml.events) and taken from "
@@ -311,8 +321,6 @@ REFUSED: Mapping[str, str] = {
     "topic.heartbeat.name": "use topic.heartbeat.prefix",
     "schema.name.adjustment.mode": "only the default (none) is implemented",
     "field.name.adjustment.mode": "only the default (none) is implemented",
-    "event.converting.failure.handling.mode": "not implemented: unconvertible values follow "
-    "event.processing.failure.handling.mode",
     "unavailable.value.placeholder": "not implemented: binlog_row_image must be FULL",
     "post.processors": "post processors are not implemented",
     "notification.enabled.channels": "notifications are not implemented",

@@ -55,7 +55,7 @@ def _rows_events(events: list[RawEvent]) -> int:
 
 def _savepoint_name(statement: str, keyword: str) -> str:
     name = statement[len(keyword) :].strip()
-    if name.startswith("SAVEPOINT "):
+    if name.upper().startswith("SAVEPOINT "):
         name = name[len("SAVEPOINT ") :].strip()
     return name.strip("`")
 
@@ -81,14 +81,16 @@ class TransactionBuffer:
             kind(self, raw)
 
     def _on_query(self, raw: RawEvent) -> None:
-        statement = " ".join(str(raw.event.query).split()).upper()
+        text = " ".join(str(raw.event.query).split())
+        statement = text.upper()
         if statement == "BEGIN":
             self._begin(raw)
         elif statement in ("COMMIT", "ROLLBACK") or statement.startswith("ROLLBACK TO "):
-            self._end(raw, statement)
+            self._end(raw, statement, text)
         else:
             if statement.startswith("SAVEPOINT ") and self._in_transaction:
-                self._savepoints[_savepoint_name(statement, "SAVEPOINT")] = (
+                # Savepoint names are case-insensitive.
+                self._savepoints[_savepoint_name(text, "SAVEPOINT").lower()] = (
                     len(self._held),
                     self._passed_rows,
                 )
@@ -101,7 +103,7 @@ class TransactionBuffer:
             self._begin(raw)
 
     def _on_xid(self, raw: RawEvent) -> None:
-        self._end(raw, "COMMIT")
+        self._end(raw, "COMMIT", "COMMIT")
 
     def _on_rows(self, raw: RawEvent) -> None:
         if self._in_transaction and self._is_passing():
@@ -120,7 +122,7 @@ class TransactionBuffer:
         self._in_transaction = True
         self._pass(raw)
 
-    def _end(self, raw: RawEvent, statement: str) -> None:
+    def _end(self, raw: RawEvent, statement: str, text: str) -> None:
         if statement == "COMMIT" or not self._in_transaction:
             self._pass(raw)
             self._release()
@@ -131,8 +133,8 @@ class TransactionBuffer:
             self._held.clear()
             self._reset()
             return
-        name = _savepoint_name(statement, "ROLLBACK TO")
-        held, passed = self._savepoints.get(name, (0, 0))
+        name = _savepoint_name(text, "ROLLBACK TO")
+        held, passed = self._savepoints.get(name.lower(), (0, 0))
         self._refuse_if_passed(raw, self._passed_rows - passed, f"ROLLBACK TO {name}")
         if held < len(self._held):
             log.info("dropped %d events rolled back to savepoint %s", len(self._held) - held, name)
@@ -149,9 +151,9 @@ class TransactionBuffer:
         )
         raise RolledBackRowsEmitted(
             f"the binlog at {raw.file}:{raw.start_pos} rolls back ({what}) {rows_events} rows "
-            f"event(s) that were already emitted: {bound}. Set binlog.buffer.size above the "
-            "transaction's event count so rolled-back rows are held back until the transaction ends, "
-            "and restart (the stored offset precedes this transaction)"
+            f"event(s) that were already emitted: {bound}. Those records stand for rows the server "
+            "rolled back. Set binlog.buffer.size above the event count of such transactions so that "
+            "their rows are held until the transaction ends"
         )
 
     # -- holding and handing on ---------------------------------------------------------------------

@@ -710,12 +710,11 @@ FIDELITY_CASES: dict[str, ModeCase] = {
                 "INSERT INTO snap VALUES (1, '2020-02-31', '2021-04-31 10:00:00', '2020-01-01', 1)",
                 "INSERT INTO snap VALUES (2, '2020-03-01', '2021-05-01 10:00:00', '2020-02-30', 2)",
             ),
+            # Debezium stops at the first streamed invalid date whatever the mode (its binlog reader
+            # cannot deserialize it); what it emits after that is a matter of timing, so nothing follows.
             stream=(
                 "SET SESSION sql_mode='ALLOW_INVALID_DATES'",
                 "INSERT INTO snap VALUES (3, '2020-02-30', '2021-06-31 10:00:00', '2020-01-01', 3)",
-                "UPDATE snap SET n = 5 WHERE id = 1",
-                "INSERT INTO snap VALUES (4, '2020-01-01', '2021-01-01 10:00:00', '2020-04-31', 4)",
-                "INSERT INTO snap VALUES (5, '2020-01-02', '2021-01-02 10:00:00', '2020-01-02', 5)",
             ),
             snapshot_data=True,
         )
