@@ -23,7 +23,7 @@ from connector.log_format import LOG_FORMAT_PROPERTIES
 from connector.metrics import METRICS_PROPERTIES
 from connector.notifications.properties import NOTIFICATION_PROPERTIES
 from connector.post_processors.properties import POST_PROCESSOR_PROPERTIES
-from connector.sources.properties import SIGNAL_PROPERTIES
+from connector.sources.properties import SIGNAL_PROPERTIES, STREAMING_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError
 from ddl.properties import (
@@ -178,6 +178,16 @@ EVENT_PROPERTIES: tuple[Property, ...] = (
         choices=("fail", "warn", "skip", "ignore"),
     ),
     prop(
+        "event.converting.failure.handling.mode",
+        "warn",
+        "A custom converter (converters) that fails on a value: fail stops the connector naming the "
+        "column; warn writes null for the value and logs the column; skip writes null and logs at "
+        "debug. Values the server wrote that no type can hold (a date such as 2020-02-30 in the binlog) "
+        "follow event.processing.failure.handling.mode, as in Debezium.",
+        kind="choice",
+        choices=("fail", "warn", "skip"),
+    ),
+    prop(
         "gtid.source.includes",
         doc="Regexes of GTID sources (MySQL server UUID, MariaDB domain-server) whose transactions are "
         "tracked in the offset; the others are skipped (gtid.source.filter.dml.events) and taken from "
@@ -263,6 +273,7 @@ PROPERTIES: tuple[Property, ...] = (
     *SIGNAL_PROPERTIES,
     *NOTIFICATION_PROPERTIES,
     *POST_PROCESSOR_PROPERTIES,
+    *STREAMING_PROPERTIES,
     *STORE_PROPERTIES,
     *RUNTIME_PROPERTIES,
     *METRICS_PROPERTIES,
@@ -315,14 +326,9 @@ REFUSED: Mapping[str, str] = {
     "topic.heartbeat.name": "use topic.heartbeat.prefix",
     "schema.name.adjustment.mode": "only the default (none) is implemented",
     "field.name.adjustment.mode": "only the default (none) is implemented",
-    "event.converting.failure.handling.mode": "not implemented: unconvertible values follow "
-    "event.processing.failure.handling.mode",
-    "binlog.buffer.size": "the look-ahead binlog buffer is not implemented",
-    "skip.messages.without.change": "not implemented",
     "transaction.metadata.factory": "only the default transaction metadata is implemented",
     "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",
-    "streaming.delay.ms": "not implemented",
     "database.server.name": "renamed topic.prefix in Debezium 2.0",
     "database.history": "renamed schema.history.internal.* in Debezium 2.0",
 }

@@ -92,7 +92,8 @@ class StartupCoordinator:
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
-        """From another thread: end a ``snapshot.delay.ms`` wait and a running snapshot."""
+        """From another thread: end a ``snapshot.delay.ms`` or ``streaming.delay.ms`` wait and a
+        running snapshot."""
         self._cancelled.set()
         if self.snapshotter is not None:
             self.snapshotter.cancel()
@@ -137,7 +138,18 @@ class StartupCoordinator:
             start = SourceOffset.at(earliest_position(connect))  # an empty schema
         else:
             start = None  # the mode does not stream
-        return start if plan.stream else None
+        if not plan.stream:
+            return None
+        self.delay_streaming()
+        return start
+
+    def delay_streaming(self) -> None:
+        """``streaming.delay.ms``: Debezium waits this long after the snapshot (or at a start
+        without one) before it streams; a stop ends the wait."""
+        delay_s = self.config.int_of("streaming.delay.ms") / 1000
+        if delay_s:
+            log.info("waiting %.1fs before streaming (streaming.delay.ms)", delay_s)
+            self._cancelled.wait(delay_s)
 
     # -- the steps, in order ----------------------------------------------------------------------
     def schema_state(self, info: ServerInfo) -> SchemaState:

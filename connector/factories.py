@@ -90,4 +90,5 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
         datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
         include_schema_comments=config.get_bool("include.schema.comments"),
         custom=build_converters(config.raw),
+        converting_failure_mode=config.get_choice("event.converting.failure.handling.mode"),
     )

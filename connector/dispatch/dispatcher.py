@@ -104,6 +104,8 @@ class EventDispatcher:
         # Sees every dispatched row's converted images before they are built into records: the
         # incremental snapshot's window de-duplication (connector.sources.incremental).
         self.on_rows: Callable[[TableId, Sequence[RowImages]], None] | None = None
+        # skip.messages.without.change (streaming updates only, as in Debezium).
+        self.skip_unchanged = False
 
     # -- filter and structure ---------------------------------------------------------------------
     def is_captured(self, table_id: TableId) -> bool:
@@ -171,12 +173,45 @@ class EventDispatcher:
         if metrics is not None:
             metrics.on_rows(table_id, op, len(images), where.ts_ms)
         # One emit per rows event (Delivery still cuts its batches where they fill).
-        out = self.builder.event_change_records(
-            ts, op, images, where, offset, self.transactions, first_row=first_row, number_rows=number_rows
-        )
+        if op == "u" and self.skip_unchanged and any(before == after for before, after in images):
+            out = self._changed_rows_records(ts, images, where, offset, first_row, number_rows)
+        else:
+            out = self.builder.event_change_records(
+                ts, op, images, where, offset, self.transactions, first_row=first_row, number_rows=number_rows
+            )
         if out:
             self.emitter.emit(out)
         return True
+
+    def _changed_rows_records(
+        self,
+        ts: TableSchema,
+        images: Sequence[RowImages],
+        where: SourcePosition,
+        offset: SourceOffset,
+        first_row: int,
+        number_rows: bool,
+    ) -> list[ChangeRecord]:
+        """``skip.messages.without.change``: the records of the updated rows whose emitted columns
+        changed (Debezium compares the value structs, after column filters and mappers); each keeps
+        its row number in the event."""
+        out: list[ChangeRecord] = []
+        for number, image in enumerate(images):
+            if image[0] == image[1]:
+                if self.metrics is not None:
+                    self.metrics.unchanged_skipped += 1
+                continue
+            out += self.builder.event_change_records(
+                ts,
+                "u",
+                [image],
+                where,
+                offset,
+                self.transactions,
+                first_row=first_row + number,
+                number_rows=number_rows,
+            )
+        return out
 
     def _event_failed(self, table_id: TableId, where: SourcePosition, exc: Exception) -> None:
         """``event.processing.failure.handling.mode`` for a binlog event whose rows cannot be decoded

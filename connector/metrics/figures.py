@@ -32,6 +32,8 @@ class ContextMetrics:
     deletes: int = 0
     filtered: int = 0
     erroneous: int = 0
+    # skip.messages.without.change: updates skipped; -1 while the property is off (as Debezium's).
+    unchanged_skipped: int = -1
     committed_transactions: int = 0
     last_event: str = ""
     last_event_wall_ms: int = 0  # when the last event was processed
@@ -171,6 +173,7 @@ class ConnectorMetrics:
             "Connected": self.connected,
             "MilliSecondsBehindSource": s.lag_ms(),
             "NumberOfCommittedTransactions": s.committed_transactions,
+            "NumberOfUnchangedEventsSkipped": s.unchanged_skipped,
             "NumberOfDisconnects": self.disconnects,
             "BinlogFilename": file,
             "BinlogPosition": pos,

@@ -66,3 +66,30 @@ SIGNAL_PROPERTIES: tuple[Property, ...] = (
         kind="bool",
     ),
 )
+
+# Streaming behaviour Debezium declares in its common and binlog configuration.
+STREAMING_PROPERTIES: tuple[Property, ...] = (
+    prop(
+        "binlog.buffer.size",
+        "0",
+        "Look-ahead buffer, in binlog events, that holds each transaction until its end so that rows "
+        "the server rolled back (ROLLBACK, ROLLBACK TO SAVEPOINT) are never emitted; 0 disables it, and "
+        "a rollback covering rows then stops the connector naming this key.",
+        kind="int",
+        minimum=0,
+    ),
+    prop(
+        "streaming.delay.ms",
+        "0",
+        "Milliseconds to wait after the snapshot (or at start without one) before streaming begins.",
+        kind="int",
+        minimum=0,
+    ),
+    prop(
+        "skip.messages.without.change",
+        "false",
+        "Skip update events whose emitted columns (after column.include.list/column.exclude.list and "
+        "the column mappers) are unchanged.",
+        kind="bool",
+    ),
+)

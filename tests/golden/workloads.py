@@ -181,6 +181,68 @@ CASES: dict[str, ModeCase] = {
         stream=("UPDATE people SET email = 'ann@example.org', bio = 'Short' WHERE id = 1",),
         snapshot_data=True,
     ),
+    # Savepoints in InnoDB-only transactions: the binlog holds each SAVEPOINT statement (a rollback to
+    # one leaves no trace), which must not end the transaction.
+    "savepoints": ModeCase(
+        {"provide.transaction.metadata": "true"},
+        setup=("CREATE TABLE t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",),
+        stream=(
+            "BEGIN",
+            "INSERT INTO t VALUES (1, 1)",
+            "SAVEPOINT a",
+            "INSERT INTO t VALUES (2, 2)",
+            "COMMIT",
+            "BEGIN",
+            "INSERT INTO t VALUES (10, 1)",
+            "SAVEPOINT a",
+            "INSERT INTO t VALUES (11, 2)",
+            "ROLLBACK TO SAVEPOINT a",
+            "INSERT INTO t VALUES (12, 2)",
+            "UPDATE t SET v = 3 WHERE id = 1",
+            "COMMIT",
+        ),
+    ),
+    # binlog.buffer.size: a savepoint rolled back in a transaction that also wrote a MyISAM table; the
+    # binlog holds the rolled-back row (id 4) followed by ROLLBACK TO (see test_golden_modes GHOSTS).
+    "savepoint_rollback_buffered": ModeCase(
+        {"provide.transaction.metadata": "true", "binlog.buffer.size": "100"},
+        setup=(
+            "CREATE TABLE t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
+            "CREATE TABLE m (id INT PRIMARY KEY, v INT) ENGINE=MyISAM",
+        ),
+        stream=(
+            "BEGIN",
+            "INSERT INTO t VALUES (3, 3)",
+            "SAVEPOINT a",
+            "INSERT INTO t VALUES (4, 4)",
+            "INSERT INTO m VALUES (2, 2)",
+            "ROLLBACK TO SAVEPOINT a",
+            "INSERT INTO t VALUES (5, 5)",
+            "COMMIT",
+            "INSERT INTO t VALUES (6, 6)",
+        ),
+    ),
+    # skip.messages.without.change: an update of an excluded column only is not emitted.
+    "skip_unchanged": ModeCase(
+        {
+            "skip.messages.without.change": "true",
+            "column.exclude.list": "{db}.items.note",
+            "streaming.delay.ms": "500",
+        },
+        setup=(
+            "CREATE TABLE items (id INT PRIMARY KEY, qty INT, note VARCHAR(20))",
+            "INSERT INTO items VALUES (1, 1, 'a'), (2, 2, 'b')",
+        ),
+        stream=(
+            "UPDATE items SET note = 'changed' WHERE id = 1",
+            "UPDATE items SET qty = 5 WHERE id = 1",
+            "UPDATE items SET qty = 6, note = 'both' WHERE id = 2",
+            "UPDATE items SET note = 'again' WHERE id > 0",
+            "INSERT INTO items VALUES (3, 3, 'c')",
+            "DELETE FROM items WHERE id = 3",
+        ),
+        snapshot_data=True,
+    ),
     # Schema changes beyond the snapshot: one table learned from the snapshot (SHOW CREATE TABLE), one
     # from a streamed CREATE TABLE, both with a MariaDB JSON column and a BIGINT UNSIGNED default at the
     # top of its range (bigint.unsigned.handling.mode=long); then streamed ALTER and DROP TABLE.
@@ -557,6 +619,7 @@ def _odd_tables(suffix: str) -> tuple[str, ...]:
 
 
 _TIME_KEY = "CREATE TABLE tk (c1 TIME(2) PRIMARY KEY, v INT)"
+_INVALID_DATES = "CREATE TABLE {t} (id INT PRIMARY KEY, d DATE, dt DATETIME, dn DATE NOT NULL, n INT)"
 
 FIDELITY_CASES: dict[str, ModeCase] = {
     # Column defaults of every kind named in issue 25, learned from the snapshot (snap) and from a
@@ -636,6 +699,27 @@ FIDELITY_CASES: dict[str, ModeCase] = {
         ),
         snapshot_data=True,
     ),
+    # event.converting.failure.handling.mode: dates that are not calendar dates (ALLOW_INVALID_DATES),
+    # in the snapshot and streamed, nullable and NOT NULL, under each mode (warn is the default).
+    **{
+        f"invalid_dates_{mode}": ModeCase(
+            {"event.converting.failure.handling.mode": mode},
+            setup=(
+                "SET SESSION sql_mode='ALLOW_INVALID_DATES'",
+                _INVALID_DATES.format(t="snap"),
+                "INSERT INTO snap VALUES (1, '2020-02-31', '2021-04-31 10:00:00', '2020-01-01', 1)",
+                "INSERT INTO snap VALUES (2, '2020-03-01', '2021-05-01 10:00:00', '2020-02-30', 2)",
+            ),
+            # Debezium stops at the first streamed invalid date whatever the mode (its binlog reader
+            # cannot deserialize it); what it emits after that is a matter of timing, so nothing follows.
+            stream=(
+                "SET SESSION sql_mode='ALLOW_INVALID_DATES'",
+                "INSERT INTO snap VALUES (3, '2020-02-30', '2021-06-31 10:00:00', '2020-01-01', 3)",
+            ),
+            snapshot_data=True,
+        )
+        for mode in ("warn", "skip", "fail")
+    },
     # A TIME key beyond 24 h with time.precision.mode=connect: in the snapshot, and streamed.
     "time_key_snapshot": ModeCase(
         {"time.precision.mode": "connect"},

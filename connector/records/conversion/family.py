@@ -34,6 +34,8 @@ class ConverterSettings:
     include_schema_comments: bool = False
     # Custom converters (connector.records.custom_converters, property ``converters``), in order.
     custom: tuple[Any, ...] = ()
+    # event.converting.failure.handling.mode: a custom converter that raises -> fail | warn | skip.
+    converting_failure_mode: str = "warn"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ Snapshot connections must use ``SNAPSHOT_CONVERSIONS`` and a session time zone e
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -35,8 +36,11 @@ from connector.records.conversion.family import (
     identity,
     with_null_rule,
 )
+from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table, canonical_type
 from sink.connect import NO_DEFAULT, ConnectSchema
+
+log = logging.getLogger(__name__)
 
 # MySQL type (canonical name) -> the builder of its family.
 _BUILDERS: dict[str, Builder] = {
@@ -114,7 +118,8 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
     for custom in settings.custom:
         conversion = custom.converter_for(column, table)
         if conversion is not None:
-            return _custom_converter(conversion, optional, default, when_null, mapping)
+            guarded = _failure_handled(conversion.convert, settings.converting_failure_mode, column, table)
+            return _custom_converter(conversion, guarded, optional, default, when_null, mapping)
     schema = ConnectSchema(
         mapping.type,
         optional=optional,
@@ -134,11 +139,39 @@ def column_converter(column: Column, table: Table, settings: ConverterSettings) 
     )
 
 
+class ValueConversionError(MysqlCdcError):
+    """A custom converter failed on a value (event.converting.failure.handling.mode=fail)."""
+
+
+def _failure_handled(convert: Convert, mode: str, column: Column, table: Table) -> Convert:
+    """``event.converting.failure.handling.mode`` around a custom converter (Debezium's
+    ``TableSchemaBuilder``): fail raises naming the column; warn and skip give null and log it (at
+    warning, at debug). The value itself is never logged."""
+    name = f"{table.id.database}.{table.id.table}.{column.name}"
+
+    def handled(value: Any) -> Any:
+        try:
+            return convert(value)
+        except Exception as exc:  # noqa: BLE001 - any failure of the user's converter
+            text = f"failed to convert a value of column {name} ({column.data_type}): {type(exc).__name__}: {exc}"
+            if mode == "fail":
+                raise ValueConversionError(
+                    f"{text}. Set event.converting.failure.handling.mode=warn to write null instead"
+                ) from exc
+            if mode == "warn":
+                log.warning("%s; wrote null (event.converting.failure.handling.mode=warn)", text)
+            else:
+                log.debug("%s; wrote null (event.converting.failure.handling.mode=skip)", text)
+            return None
+
+    return handled
+
+
 def _custom_converter(
-    conversion: Any, optional: bool, default: Any, when_null: Any, mapping: FamilyMapping
+    conversion: Any, convert: Convert, optional: bool, default: Any, when_null: Any, mapping: FamilyMapping
 ) -> ColumnConverter:
-    """A custom converter (connector.records.custom_converters) on top of the built-in payload value."""
-    convert = conversion.convert
+    """A custom converter (connector.records.custom_converters) on top of the built-in payload value;
+    ``convert`` is its conversion with the failure handling around it."""
     base = conversion.schema
     schema = ConnectSchema(
         base.type,

@@ -1,0 +1,210 @@
+"""``binlog.buffer.size``: the look-ahead buffer that holds a transaction's events until its end, so
+that what the binlog holds but the server rolled back is never emitted.
+
+With ``binlog_format=ROW`` a transaction's events reach the binlog at its commit, so a rolled-back
+transaction is normally absent. Two cases are not:
+
+- ``SAVEPOINT s`` ... ``ROLLBACK TO s`` inside a transaction that also changed a non-transactional
+  table: the server writes the whole transaction, the rows it rolled back to the savepoint included,
+  followed by a ``ROLLBACK TO`` statement;
+- a transaction the server had to log although it ended with ``ROLLBACK`` (Debezium's DBZ-390).
+
+The buffer (after Debezium's ``EventBuffer``) holds the events from the transaction's start: at its
+commit they go to the stream's handler in binlog order; a ``ROLLBACK`` drops them; a ``ROLLBACK TO s``
+drops those after the savepoint. Unlike Debezium's, it also honours savepoints (Debezium's buffer
+passes ``ROLLBACK TO`` on and emits the rolled-back rows).
+
+Memory is bounded by ``binlog.buffer.size`` events. A longer transaction is handed on as it comes
+once the buffer is full (its start first); should it then roll back (wholly or to a savepoint set
+before), rows already emitted cannot be taken back, and the connector stops naming the setting and
+the position instead of leaving them standing (Debezium rewinds the binlog in that case).
+Without the buffer (the default, 0), a rollback that covers rows stops the connector the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pymysqlreplication.event import MariadbGtidEvent, QueryEvent, XidEvent
+from pymysqlreplication.row_event import (
+    DeleteRowsEvent,
+    PartialUpdateRowsEvent,
+    UpdateRowsEvent,
+    WriteRowsEvent,
+)
+
+from connector.binlog.server_stream import RawEvent
+from connector.errors import ReplicationError
+
+log = logging.getLogger(__name__)
+
+# MariaDB GTID event flag: a statement without BEGIN/COMMIT (DDL), not a transaction start.
+_FL_STANDALONE = 0x01
+_ROWS_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent, PartialUpdateRowsEvent)
+
+
+class RolledBackRowsEmitted(ReplicationError):
+    """A rollback in the binlog covers rows that were already handed on (no or too small a buffer)."""
+
+
+def _rows_events(events: list[RawEvent]) -> int:
+    return sum(isinstance(e.event, _ROWS_EVENTS) for e in events)
+
+
+def _savepoint_name(statement: str, keyword: str) -> str:
+    name = statement[len(keyword) :].strip()
+    if name.upper().startswith("SAVEPOINT "):
+        name = name[len("SAVEPOINT ") :].strip()
+    return name.strip("`")
+
+
+@dataclass
+class TransactionBuffer:
+    """Feeds raw events to ``handle``, holding each transaction's until its end (see the module)."""
+
+    capacity: int
+    handle: Callable[[RawEvent], None]
+    _held: list[RawEvent] = field(default_factory=list)
+    _in_transaction: bool = False
+    _overflowed: bool = False  # handed on as it came since the buffer filled
+    _passed_rows: int = 0  # rows events handed on unbuffered in this transaction
+    # Savepoint name -> (held events, rows events passed on) when it was set.
+    _savepoints: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def feed(self, raw: RawEvent) -> None:
+        kind = _KINDS.get(type(raw.event))
+        if kind is None:
+            self._pass(raw)
+        else:
+            kind(self, raw)
+
+    def _on_query(self, raw: RawEvent) -> None:
+        text = " ".join(str(raw.event.query).split())
+        statement = text.upper()
+        if statement == "BEGIN":
+            self._begin(raw)
+        elif statement in ("COMMIT", "ROLLBACK") or statement.startswith("ROLLBACK TO "):
+            self._end(raw, statement, text)
+        else:
+            if statement.startswith("SAVEPOINT ") and self._in_transaction:
+                # Savepoint names are case-insensitive.
+                self._savepoints[_savepoint_name(text, "SAVEPOINT").lower()] = (
+                    len(self._held),
+                    self._passed_rows,
+                )
+            self._pass(raw)
+
+    def _on_gtid(self, raw: RawEvent) -> None:
+        if raw.event.flags & _FL_STANDALONE:
+            self._pass(raw)
+        else:
+            self._begin(raw)
+
+    def _on_xid(self, raw: RawEvent) -> None:
+        self._end(raw, "COMMIT", "COMMIT")
+
+    def _on_rows(self, raw: RawEvent) -> None:
+        if self._in_transaction and self._is_passing():
+            self._passed_rows += 1
+        self._pass(raw)
+
+    # -- the transaction --------------------------------------------------------------------------
+    def _begin(self, raw: RawEvent) -> None:
+        if self._in_transaction:
+            log.warning(
+                "a transaction starts at %s:%s before the previous one ended; handing the previous one on",
+                raw.file,
+                raw.start_pos,
+            )
+            self._release()
+        self._in_transaction = True
+        self._pass(raw)
+
+    def _end(self, raw: RawEvent, statement: str, text: str) -> None:
+        if statement == "COMMIT" or not self._in_transaction:
+            self._pass(raw)
+            self._release()
+            return
+        if statement == "ROLLBACK":
+            self._refuse_if_passed(raw, self._passed_rows, "ROLLBACK")
+            log.info("dropped a transaction rolled back at %s:%s", raw.file, raw.start_pos)
+            self._held.clear()
+            self._reset()
+            return
+        name = _savepoint_name(text, "ROLLBACK TO")
+        held, passed = self._savepoints.get(name.lower(), (0, 0))
+        self._refuse_if_passed(raw, self._passed_rows - passed, f"ROLLBACK TO {name}")
+        if held < len(self._held):
+            log.info("dropped %d events rolled back to savepoint %s", len(self._held) - held, name)
+            del self._held[held:]
+        self._pass(raw)
+
+    def _refuse_if_passed(self, raw: RawEvent, rows_events: int, what: str) -> None:
+        if rows_events <= 0:
+            return
+        bound = (
+            f"the transaction outgrew binlog.buffer.size={self.capacity} events"
+            if self.capacity
+            else "binlog.buffer.size is 0"
+        )
+        raise RolledBackRowsEmitted(
+            f"the binlog at {raw.file}:{raw.start_pos} rolls back ({what}) {rows_events} rows "
+            f"event(s) that were already emitted: {bound}. Those records stand for rows the server "
+            "rolled back. Set binlog.buffer.size above the event count of such transactions so that "
+            "their rows are held until the transaction ends"
+        )
+
+    # -- holding and handing on ---------------------------------------------------------------------
+    def _is_passing(self) -> bool:
+        return self.capacity == 0 or self._overflowed
+
+    def _pass(self, raw: RawEvent) -> None:
+        if not self._in_transaction or self._is_passing():
+            self.handle(raw)
+            return
+        self._held.append(raw)
+        if len(self._held) >= self.capacity:
+            log.info(
+                "transaction at %s:%s outgrew binlog.buffer.size=%d events: handing it on as it comes",
+                raw.file,
+                raw.start_pos,
+                self.capacity,
+            )
+            held, self._held = self._held, []
+            self._overflowed = True
+            # Each savepoint now counts the rows events handed on before it.
+            self._savepoints = {
+                name: (0, passed + _rows_events(held[:index]))
+                for name, (index, passed) in self._savepoints.items()
+            }
+            self._passed_rows += _rows_events(held)
+            for event in held:
+                self.handle(event)
+
+    def discard(self) -> None:
+        """Forget the transaction in hand: the stream re-reads it from its start (a reconnect)."""
+        self._held.clear()
+        self._reset()
+
+    def _release(self) -> None:
+        held, self._held = self._held, []
+        self._reset()
+        for raw in held:
+            self.handle(raw)
+
+    def _reset(self) -> None:
+        self._in_transaction = False
+        self._overflowed = False
+        self._passed_rows = 0
+        self._savepoints = {}
+
+
+# Event class -> how the buffer treats it (every other event is held or handed on as it is).
+_KINDS: dict[type, Callable[[TransactionBuffer, RawEvent], None]] = {
+    QueryEvent: TransactionBuffer._on_query,
+    MariadbGtidEvent: TransactionBuffer._on_gtid,
+    XidEvent: TransactionBuffer._on_xid,
+    **{cls: TransactionBuffer._on_rows for cls in _ROWS_EVENTS},
+}
