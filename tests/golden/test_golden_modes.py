@@ -117,6 +117,8 @@ UNEMITTED: dict[str, list[Unemitted]] = {
         ),
     ]
 }
+
+
 def _one_more(ours: Any, theirs: Any) -> bool:
     """Debezium's count or order is ours plus the one rolled-back row."""
     return str(ours).isdigit() and str(theirs) == str(int(str(ours)) + 1)
