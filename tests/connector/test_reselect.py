@@ -6,6 +6,7 @@ post-processor the start-up check refuses NOBLOB, naming the fix."""
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -207,3 +208,15 @@ def test_keyless_table_is_reselected_by_the_event_key(
     assert first["after"]["body"] == ("later" if use_event_key else None)
     warned = [r.getMessage() for r in caplog.records if "no primary key" in r.getMessage()]
     assert bool(warned) is not use_event_key
+
+
+def test_unavailable_value_placeholder_marks_what_noblob_left_out(
+    noblob_server: LocalMySQLServer, tmp_path: Path
+) -> None:
+    marker = "<not in the binlog>"
+    values = stream(noblob_server, tmp_path, {**PROPS, "unavailable.value.placeholder": marker})
+    befores = [v["before"] for v in values if v["op"] == "u" and v["before"] is not None]
+    assert befores
+    for before in befores:
+        assert before["body"] == before["doc"] == marker
+        assert base64.b64decode(before["data"]) == marker.encode()
