@@ -636,13 +636,3 @@ class ConnectorConfig:
     def path_or_default(self, key: str, filename: str) -> Path:
         value = self.get(key)
         return Path(value) if value else self.data_dir / filename
-
-
-def describe_properties() -> list[tuple[str, str, str]]:
-    """(name, default, description) for ``--help`` and the README."""
-    rows = []
-    for p in PROPERTIES:
-        extra = f" One of: {', '.join(p.choices)}." if p.choices else ""
-        default = "(required)" if p.required else (p.default if p.default not in (None, "") else "-")
-        rows.append((p.name, default or "-", p.doc + extra))
-    return rows

@@ -14,6 +14,7 @@ It lives in ``ddl`` (the bottom layer) because the sinks and the snapshot, which
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -36,6 +37,10 @@ class Property:
     secret: bool = False
     doc: str = ""
     minimum: int | None = None
+    # The reference group (``connector.reference``); blank: derived from the name, then the module.
+    group: str = ""
+    # The module that declared it (``prop`` records it): the group's last fallback.
+    module: str = field(default="", compare=False)
 
     def canonical(self, value: str) -> str:
         """A choice as the connector uses it: aliases resolved, lower case."""
@@ -53,9 +58,14 @@ def prop(
     required: bool = False,
     secret: bool = False,
     minimum: int | None = None,
+    group: str = "",
 ) -> Property:
-    """A ``Property`` declaration in the short form the component tables use."""
-    return Property(name, default, kind, choices, dict(aliases or {}), required, secret, doc, minimum)
+    """A ``Property`` declaration in the short form the component tables use; it records the
+    declaring module (where a blank ``group`` falls back to)."""
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    return Property(
+        name, default, kind, choices, dict(aliases or {}), required, secret, doc, minimum, group, module
+    )
 
 
 class PropertySource(Protocol):

@@ -11,7 +11,6 @@ import functools
 import logging
 import signal
 import sys
-import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 from typing import Any
@@ -23,7 +22,6 @@ from connector.cli.status import status_command
 from connector.config import (
     ConfigError,
     ConnectorConfig,
-    describe_properties,
     is_secret,
     load_properties_file,
     parse_overrides,
@@ -73,19 +71,23 @@ def setup_logging(level: str, secrets: Sequence[str] = (), config: ConnectorConf
 
 
 def _properties_epilog() -> str:
-    lines = ["configuration properties (Debezium names; set them in the --config file or with --set):"]
-    for name, default, doc in describe_properties():
-        lines.append(f"  {name}  [default: {default}]")
-        lines.extend(textwrap.wrap(doc, width=96, initial_indent="      ", subsequent_indent="      "))
-    lines.append("  ${ENV_VAR} and ${ENV_VAR:-default} in values are replaced from the environment.")
-    return "\n".join(lines)
+    """The property groups, one line each; ``mysql-cdc properties GROUP`` prints a group in full."""
+    # Loaded when help is printed, not each time a command line is parsed.
+    from connector.reference import group_summary_lines  # noqa: PLC0415
+
+    return "\n".join(
+        [
+            "property groups (Debezium names, set in the --config file or with --set KEY=VALUE):",
+            *group_summary_lines(),
+            "print a group or a key with: mysql-cdc properties [GROUP|KEY]  "
+            "(the site: docs/reference/properties.md)",
+        ]
+    )
 
 
 class CommandParser(argparse.ArgumentParser):
-    """An argument parser whose help can end with the configuration properties
-    (``properties_help=True``). The listing is built when the help is printed, not each time a
-    command line is parsed: wrapping the documentation of every property took about a tenth of
-    ``mysql-cdc run``'s start-up."""
+    """An argument parser whose help can end with the property groups (``properties_help=True``).
+    The listing is built when the help is printed, not each time a command line is parsed."""
 
     def __init__(self, *args: Any, properties_help: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -128,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="mysql-cdc",
         description="MySQL change data capture with Debezium-compatible change events.",
+        properties_help=True,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"mysql-cdc {__version__}")
@@ -203,7 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
         "them to current-state and changelog Delta tables, exactly once, until stopped "
         "(SIGINT/SIGTERM stop after the current micro-batch). Properties: kafka.bootstrap.servers, "
         "topics or topics.regex, sink.spark.warehouse, spark.apply.checkpoint.location, "
-        "spark.apply.* and sink.spark.* (see the README).",
+        "spark.apply.* and sink.spark.*: the site's guide docs/guides/delta-spark.md lists them with "
+        "their defaults.",
     )
     _add_config_args(apply, metrics_port=False)
     apply.add_argument(
@@ -224,6 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--output", default="demo-events.jsonl", help="JSON lines file (default %(default)s)")
     demo.add_argument("--rows", type=int, default=5, help="sample rows per table (default %(default)s)")
     demo.add_argument("--log-level", default="WARNING")
+
+    reference = sub.add_parser(
+        "properties",
+        help="print the property reference, grouped (all, one GROUP, or a KEY or key prefix)",
+        description="Print the configuration properties from the property table, grouped as the "
+        "site's reference (docs/reference/properties.md): default and description of each.",
+        properties_help=True,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    reference.add_argument("selector", nargs="?", metavar="GROUP|KEY", help="a group, a key or a key prefix")
+    reference.add_argument("--log-level", default="WARNING")
     return parser
 
 
@@ -306,6 +321,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
 
+def cmd_properties(args: argparse.Namespace) -> int:
+    from connector.reference import GROUP_KEYS, render_text  # noqa: PLC0415
+
+    try:
+        text = render_text(args.selector)
+    except KeyError:
+        print(
+            f"mysql-cdc: no property group or key {args.selector!r}; groups: {', '.join(GROUP_KEYS)}",
+            file=sys.stderr,
+        )
+        return 2
+    print(text)
+    return 0
+
+
 def cmd_spark_apply(props: Mapping[str, str], args: argparse.Namespace) -> int:
     from connector.cli.spark_apply import spark_apply_command  # noqa: PLC0415 - loads pyspark
 
@@ -339,14 +369,17 @@ def _prepare_spark_apply(args: argparse.Namespace) -> Prepared:
     return _secret_values(props), None, functools.partial(cmd_spark_apply, props, args)
 
 
+# Commands that read no configuration.
+STANDALONE: Mapping[str, Callable[[argparse.Namespace], int]] = {"demo": cmd_demo, "properties": cmd_properties}
+
 PREPARE: Mapping[str, Callable[[argparse.Namespace], Prepared]] = {"spark-apply": _prepare_spark_apply}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     setup_logging(args.log_level)
-    if args.command == "demo":
-        return cmd_demo(args)
+    if args.command in STANDALONE:
+        return STANDALONE[args.command](args)
     try:
         secrets, config, command = PREPARE.get(args.command, _prepare_connector_command)(args)
     except ConfigError as exc:
