@@ -8,7 +8,7 @@ them, and the connector stores them. This module is the only place that knows th
 * ``GtidSet``: one immutable type for MySQL GTID sets (``uuid:1-5:7,uuid2:1-3``) and MariaDB GTID
   positions (``0-1-100,1-2-7``, one ``domain-server-sequence`` per replication domain).
 * ``BinlogPosition``: a binlog coordinate (file, position, GTID set text).
-* ``SourceOffset``: Debezium's MySQL offset map (reference 3b) as an immutable value, with its
+* ``SourceOffset``: Debezium's MySQL offset map (docs/guides/positions.md) as an immutable value, with its
   ordering (``position_key``), Debezium's history comparator (``is_at_or_before``), "is a snapshot
   running" (``in_snapshot``) and its exact serialisation (``to_map``/``from_map``). It is also a
   read-only ``Mapping`` of that serialisation, for code that inspects stored offsets.

@@ -3,7 +3,7 @@ the Spark sink and ``sink.spark_reader`` use, and the *changelog layout* they pr
 column per table column (the ``after`` image, or ``before`` for deletes) followed by the metadata
 columns of :data:`METADATA_FIELDS`.
 
-Connect → Spark type mapping (Debezium 3.6.1.Final representations, ``debezium-reference.md`` §4):
+Connect → Spark type mapping (Debezium 3.6.1.Final representations):
 
 =========================================  ===================================================
 Connect schema                              Spark type

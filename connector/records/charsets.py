@@ -1,4 +1,4 @@
-"""Text columns of the binlog decoded the way the server converts them to utf8mb4 (reference 4.4).
+"""Text columns of the binlog decoded the way the server converts them to utf8mb4.
 
 ``binlog_encoding(charset)`` names the Python codec a column's bytes are decoded with: UTF-8 for the
 utf8 family, else a decode-only codec ``mysqlcdc-<charset>`` registered with Python's codec search

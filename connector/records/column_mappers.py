@@ -1,4 +1,4 @@
-"""Debezium's column mappers: truncate, mask and hash column values (reference 2.2).
+"""Debezium's column mappers: truncate, mask and hash column values.
 
 Properties (the value is a comma-separated list of regexes matched, case-insensitively and in full,
 against ``db.table.column``):

@@ -1,6 +1,6 @@
 """Transaction metadata (``provide.transaction.metadata``): BEGIN/END records and ``transaction`` blocks.
 
-Debezium's ``TransactionMonitor``/``TransactionContext`` (reference 1.11, 3e), for one binlog stream:
+Debezium's ``TransactionMonitor``/``TransactionContext``, for one binlog stream:
 
 * a BEGIN record on ``<prefix>.transaction`` when a transaction starts (the ``BEGIN`` query; on
   MariaDB the non-standalone GTID event), an END record when it commits, also for transactions that

@@ -1,4 +1,4 @@
-"""Heartbeats (``heartbeat.interval.ms``, ``heartbeat.action.query``; reference 1.10, 3f).
+"""Heartbeats (``heartbeat.interval.ms``, ``heartbeat.action.query``).
 
 When the interval has passed, the next processed binlog event (or idle tick) produces a record on
 ``__debezium-heartbeat.<prefix>`` carrying the current offset, so the stored offset keeps up with the

@@ -1,4 +1,5 @@
-"""Incremental snapshots: DBLog's DDD-3 watermark algorithm while streaming goes on (reference 5.4).
+"""Incremental snapshots: DBLog's DDD-3 watermark algorithm while streaming goes on
+(docs/guides/snapshots-signals.md).
 
 An ``execute-snapshot`` signal (``type: incremental``) queues tables. Each table is read in chunks
 in key order. Around each chunk read the connector writes two watermarks, and everything happens on
@@ -26,7 +27,7 @@ with ``source.snapshot = "incremental"``, and the next chunk is read.
 Progress lives in the offset (``incremental_snapshot_*`` keys, each record carries it): the key of
 the last chunk *emitted*, so a restart re-reads the chunk whose window had not closed yet and never
 starts over. Debezium writes the keys as hex of Java-serialized arrays; here they are JSON text
-(documented in the README): a list of key values, bytes as ``{"hex": ...}``.
+(docs/guides/snapshots-signals.md): a list of key values, bytes as ``{"hex": ...}``.
 """
 
 from __future__ import annotations

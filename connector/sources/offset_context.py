@@ -1,7 +1,7 @@
 """Where the stream is: one object that produces both the ``source`` block of each record and the
 offset to store, as Debezium's ``BinlogOffsetContext`` with its ``SourceInfo`` does.
 
-Offsets follow Debezium (reference 3b): outside a transaction the restart point is the end of the
+Offsets follow Debezium (docs/guides/positions.md): outside a transaction the restart point is the end of the
 last committed event; inside one it is the transaction's first event (the GTID event, or BEGIN
 without GTIDs) plus ``event`` = events of the transaction already fully processed and ``row`` = rows
 of the current rows event already emitted. A restart re-reads the transaction from its start, replays

@@ -31,7 +31,7 @@ from ddl.flavor import flavor_of
 
 log = logging.getLogger(__name__)
 
-# The grants the README documents for the connector user (Debezium's list, plus LOCK TABLES for the
+# The grants docs/getting-started.md documents for the connector user (Debezium's list, plus LOCK TABLES for the
 # table-lock snapshot workflow).
 CONNECTOR_GRANTS = "SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE, REPLICATION CLIENT, LOCK TABLES"
 

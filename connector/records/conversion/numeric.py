@@ -1,4 +1,4 @@
-"""Numbers (reference 4.2, 4.3, 4.7): integers, BOOLEAN, BIT, FLOAT/DOUBLE/REAL, DECIMAL/NUMERIC.
+"""Numbers: integers, BOOLEAN, BIT, FLOAT/DOUBLE/REAL, DECIMAL/NUMERIC.
 
 The binlog decoder gives DECIMAL as its unscaled integer (the column's scale places the point) and
 BIT as an integer; the snapshot's text and bytes are brought to those forms at the edge, so each

@@ -1,4 +1,4 @@
-"""Structured values: JSON (reference 4.8), spatial types and MySQL 9's VECTOR (4.9)."""
+"""Structured values: JSON, spatial types and MySQL 9's VECTOR."""
 
 from __future__ import annotations
 

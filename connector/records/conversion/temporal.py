@@ -1,4 +1,4 @@
-"""Dates and times (reference 4.5): DATE, DATETIME, TIMESTAMP, TIME, YEAR.
+"""Dates and times: DATE, DATETIME, TIMESTAMP, TIME, YEAR.
 
 The binlog decoder gives DATE as days since the epoch, DATETIME as microseconds since the epoch of
 its wall clock, TIMESTAMP as microseconds since the epoch, TIME as signed microseconds, YEAR as the

@@ -1,4 +1,4 @@
-"""Character and binary strings (reference 4.4) and ENUM/SET (4.6).
+"""Character and binary strings and ENUM/SET (docs/fidelity.md lists where we differ from Debezium).
 
 Text arrives decoded with the column's character set on both paths (``binlog_encoding`` tells the
 row decoder which codec); binary strings follow ``binary.handling.mode``; a SET arrives as its
