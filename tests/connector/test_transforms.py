@@ -236,7 +236,7 @@ def test_a_python_transform_can_be_registered() -> None:
 
 
 class CentsToEuros:
-    """The README's custom converter example."""
+    """The custom converter example of docs/guides/configuration.md."""
 
     def __init__(self, options: Options) -> None:
         selector = options.get_regex("selector")

@@ -4,7 +4,7 @@ Every statement of every file is parsed in file order against the model built so
 that change structure must parse and apply; everything else must be recognised and skipped. In
 ``legacy/`` (an older grammar's corpus, partly rejected by MySQL itself) a statement may be refused
 with ``DdlParseError``, but only if the server refuses it as well, and never with anything else.
-The figures are printed (``pytest -s``) and reported by the README.
+The figures are printed (``pytest -s``) and reported on the site's page docs/fidelity.md.
 """
 
 from __future__ import annotations

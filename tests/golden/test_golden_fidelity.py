@@ -59,8 +59,8 @@ STOP_NAMES = {
     "invalid": ("2020-02-30", "event.processing.failure.handling.mode"),
 }
 
-# Differences from Debezium we keep on purpose (each with its reason, and in the README's Fidelity
-# section). Everything else fails.
+# Differences from Debezium we keep on purpose (each with its reason, and on the site's page
+# docs/fidelity.md). Everything else fails.
 KNOWN: list[Known] = [
     Known(
         "ENUM member with an escaped quote, streamed DDL",

@@ -1,5 +1,5 @@
 """Snapshot SPI plugins for the tests (loaded as ``tests.snapshot.spi_plugins:Class``), the writer of
-a tiny installed distribution that registers plugins through entry points, and of the README's
+a tiny installed distribution that registers plugins through entry points, and of the snapshots guide's
 worked example as a module.
 
 The test plugins take their answers from their own properties and append every call of interest to
@@ -141,15 +141,15 @@ class RefusesConfiguration(FlagSnapshotter):
         raise ValueError("snapshot.mode.custom.window must be a number")
 
 
-# -- the README's worked example ---------------------------------------------------------------------
-README = Path(__file__).resolve().parents[2] / "README.md"
+# -- the guide's worked example ----------------------------------------------------------------------
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "snapshots-signals.md"
 EXAMPLE_MODULE = "shop_snapshots"
 
 
-def write_readme_example(site: Path) -> Path:
-    """Writes the README's worked example (the python block starting ``# shop_snapshots.py``) as the
-    module ``shop_snapshots`` in ``site``, so the test runs exactly what the README shows."""
-    text = README.read_text()
+def write_guide_example(site: Path) -> Path:
+    """Writes the snapshots guide's worked example (the python block starting ``# shop_snapshots.py``) as the
+    module ``shop_snapshots`` in ``site``, so the test runs exactly what the guide shows."""
+    text = GUIDE.read_text()
     start = text.index(f"```python\n# {EXAMPLE_MODULE}.py\n") + len("```python\n")
     site.mkdir(parents=True, exist_ok=True)
     path = site / f"{EXAMPLE_MODULE}.py"

@@ -33,7 +33,7 @@ from tests.snapshot.conftest import (
     fill_rows,
     purge_binlogs,
 )
-from tests.snapshot.spi_plugins import calls, write_plugin_dist, write_readme_example
+from tests.snapshot.spi_plugins import calls, write_plugin_dist, write_guide_example
 
 PLUGINS = "tests.snapshot.spi_plugins"
 
@@ -415,11 +415,11 @@ def test_a_lock_plugin_returning_none_needs_no_lock_grant(mysql_server, tables, 
     assert len(data(run_once(no_lock))) == 5
 
 
-# -- the README's worked example, embedded ----------------------------------------------------------
+# -- the snapshots guide's worked example, embedded --------------------------------------------
 @pytest.fixture
 def shop_snapshots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    """The README's example module, imported from the README's own text."""
-    example = write_readme_example(tmp_path / "site")
+    """The guide's example module, imported from docs/guides/snapshots-signals.md's own text."""
+    example = write_guide_example(tmp_path / "site")
     monkeypatch.syspath_prepend(str(example.parent))
     yield importlib.import_module(example.stem)
     sys.modules.pop(example.stem, None)
