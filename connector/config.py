@@ -51,7 +51,11 @@ CONNECTION_PROPERTIES: tuple[Property, ...] = (
     prop("name", "mysql-cdc", "Connector name; keys the stored offsets (as Kafka Connect's connector name)."),
     prop("database.hostname", doc="MySQL host.", required=True),
     prop("database.port", "3306", "MySQL port.", kind="int", minimum=1),
-    prop("database.user", doc="Connector user (needs the grants listed in Getting started: docs/getting-started.md).", required=True),
+    prop(
+        "database.user",
+        doc="Connector user (needs the grants listed in Getting started: docs/getting-started.md).",
+        required=True,
+    ),
     prop("database.password", "", "Connector user's password (never logged).", secret=True),
     prop(
         "database.server.id",

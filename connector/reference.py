@@ -208,7 +208,9 @@ def render_markdown() -> str:
         parts.append("| Property | Default | Description |\n| --- | --- | --- |\n")
         parts.extend(_markdown_row(p) for p in groups[g.key])
     parts.append("\n## Pass-through prefixes {#passthrough}\n\n")
-    parts.append("Keys under these prefixes are handed to a component as they are (not declared one by one):\n\n")
+    parts.append(
+        "Keys under these prefixes are handed to a component as they are (not declared one by one):\n\n"
+    )
     parts.extend(f"- `{prefix}`\n" for prefix in PASSTHROUGH_PREFIXES)
     return "".join(parts)
 

@@ -38,7 +38,9 @@ def test_readme_is_a_landing_page_with_the_two_commands_and_live_links():
 def test_the_fidelity_page_names_every_difference_the_golden_tests_allow():
     page = (ROOT / "docs" / "fidelity.md").read_text()
     names = [
-        known.name for module in GOLDEN_TESTS for known in importlib.import_module(f"tests.golden.{module}").KNOWN
+        known.name
+        for module in GOLDEN_TESTS
+        for known in importlib.import_module(f"tests.golden.{module}").KNOWN
     ]
     assert names
     missing = [name for name in names if f"| {name} |" not in page]
@@ -129,7 +131,9 @@ def test_every_page_and_link_of_the_site_resolves_in_chromium(site: Path, served
                 queue.append(absolute)
                 if fragment:
                     pending_anchors.append((url, absolute, fragment))
-    broken += [f"{src}: #{frag} not in {dst}" for src, dst, frag in pending_anchors if frag not in pages[dst].ids]
+    broken += [
+        f"{src}: #{frag} not in {dst}" for src, dst, frag in pending_anchors if frag not in pages[dst].ids
+    ]
     assert not broken, broken
     # Every page of the navigation is reached from the home page (pages outside it may exist).
     assert len(pages) >= 14, sorted(pages)

@@ -370,7 +370,10 @@ def _prepare_spark_apply(args: argparse.Namespace) -> Prepared:
 
 
 # Commands that read no configuration.
-STANDALONE: Mapping[str, Callable[[argparse.Namespace], int]] = {"demo": cmd_demo, "properties": cmd_properties}
+STANDALONE: Mapping[str, Callable[[argparse.Namespace], int]] = {
+    "demo": cmd_demo,
+    "properties": cmd_properties,
+}
 
 PREPARE: Mapping[str, Callable[[argparse.Namespace], Prepared]] = {"spark-apply": _prepare_spark_apply}
 

@@ -96,7 +96,9 @@ def test_command_help_is_short(command):
 def test_properties_command_prints_a_group_a_key_or_refuses_naming_the_groups():
     group = cli("properties", "sink-spark")
     assert group.returncode == 0
-    keys = [line.split()[0] for line in group.stdout.splitlines() if line.startswith("  ") and "[default:" in line]
+    keys = [
+        line.split()[0] for line in group.stdout.splitlines() if line.startswith("  ") and "[default:" in line
+    ]
     assert keys == [p.name for p in grouped()["sink-spark"]]
     key = cli("properties", "database.ssl.mode")
     assert key.returncode == 0

@@ -33,7 +33,7 @@ from tests.snapshot.conftest import (
     fill_rows,
     purge_binlogs,
 )
-from tests.snapshot.spi_plugins import calls, write_plugin_dist, write_guide_example
+from tests.snapshot.spi_plugins import calls, write_guide_example, write_plugin_dist
 
 PLUGINS = "tests.snapshot.spi_plugins"
 
