@@ -94,6 +94,11 @@ PREFIX_GROUPS: tuple[tuple[str, str], ...] = (
     ("heartbeat.", "streaming"),
     ("inconsistent.schema.", "streaming"),
     ("event.", "streaming"),
+    ("binlog.", "streaming"),
+    ("streaming.", "streaming"),
+    ("skip.messages.", "streaming"),
+    ("notification.", "advanced"),
+    ("post.processors", "advanced"),
     ("name", "connection"),
 )
 
@@ -104,7 +109,7 @@ MODULE_GROUPS: tuple[tuple[str, str], ...] = (
     ("sink.spark", "sink-spark"),
     ("sink.connect", "converters"),
     ("snapshot", "snapshot"),
-    ("connector.sources", "snapshot"),
+    ("connector.sources", "streaming"),
     ("connector.stores", "stores"),
     ("connector.transforms", "transforms"),
     ("connector.records", "converters"),

@@ -19,8 +19,10 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
 
+from connector.config import REFUSED
+
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN_TESTS = ("test_golden_types", "test_golden_modes", "test_golden_fidelity", "test_golden_transforms")
+GOLDEN_TESTS = sorted(path.stem for path in (ROOT / "tests" / "golden").glob("test_golden_*.py"))
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run")
 
 
@@ -37,13 +39,18 @@ def test_readme_is_a_landing_page_with_the_two_commands_and_live_links():
 
 def test_the_fidelity_page_names_every_difference_the_golden_tests_allow():
     page = (ROOT / "docs" / "fidelity.md").read_text()
-    names = [
-        known.name
-        for module in GOLDEN_TESTS
-        for known in importlib.import_module(f"tests.golden.{module}").KNOWN
-    ]
-    assert names
+    names = []
+    for module in map(importlib.import_module, (f"tests.golden.{name}" for name in GOLDEN_TESTS)):
+        names += [known.name for known in getattr(module, "KNOWN", [])]
+        names += [known.name for case in getattr(module, "KNOWN_BY_CASE", {}).values() for known in case]
+    assert len(names) >= 10
     missing = [name for name in names if f"| {name} |" not in page]
+    assert not missing, missing
+
+
+def test_moving_from_debezium_names_every_refused_key():
+    page = (ROOT / "docs" / "guides" / "from-debezium.md").read_text()
+    missing = [key for key in REFUSED if f"`{key}" not in page]
     assert not missing, missing
 
 
