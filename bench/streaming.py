@@ -42,7 +42,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -55,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.baseline import figures_at, print_json, with_daemon_allocator
-from bench.connector_run import BenchRunError, RunTimes, prepare, timed_run
+from bench.connector_run import BenchRunError, RunTimes, connector_environment, prepare, timed_run
 from bench.oltp import OltpWriter, create_tables
 from bench.readers import bare_loop_process, native_available, native_loop
 from bench.workload import CHANGES_TABLE, changes_load, write_changes_workload
@@ -81,6 +84,7 @@ class Rounds:
     bare_s: list[float] = field(default_factory=list)
     bare_cpu_s: list[float] = field(default_factory=list)
     native_s: list[float] = field(default_factory=list)
+    import_s: list[float] = field(default_factory=list)
     runs: list[RunTimes] = field(default_factory=list)
 
 
@@ -197,12 +201,23 @@ def run_rounds(
                 partial(native_loop, server, start, changes, 9200 + index), changes, "mysql-event-stream"
             )
             rounds.native_s.append(wall)
+        rounds.import_s.append(import_seconds())
         workdir = tmp / f"round{index}"
         workdir.mkdir()
         rounds.runs.append(timed_run(server, state, workdir, 9300 + index, lines))
         check_output(workdir / "events.jsonl", load)
         (workdir / "events.jsonl").unlink()
     return rounds
+
+
+def import_seconds() -> float:
+    """Wall seconds of a bare ``python -c "import pymysqlreplication"``, started as the connector
+    is: the yardstick of the time to the first event (issue 41: within 2× of it)."""
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", "import pymysqlreplication"], env=connector_environment(os.environ), check=True
+    )
+    return time.perf_counter() - started
 
 
 def figures(rounds: Rounds, changes: int, deletes: int) -> dict[str, Any]:
@@ -220,6 +235,7 @@ def figures(rounds: Rounds, changes: int, deletes: int) -> dict[str, Any]:
         "ratio": stream / bare,
         "ratio_from_start": from_start / bare,
         "first_event_s": median(run.first_line_s for run in rounds.runs),
+        "import_s": median(rounds.import_s),
         "peak_rss_mb": max(run.peak_rss_mb for run in rounds.runs),
         # CPU per change is steadier than wall time on a shared machine.
         "bare_cpu_us": 1e6 * median(rounds.bare_cpu_s) / changes,
@@ -249,6 +265,10 @@ def report(fig: dict[str, Any], rounds: Rounds, native_version: str | None) -> N
         f"time to the first event: {fig['first_event_s']:.2f} s "
         f"(rounds: {' '.join(f'{run.first_line_s:.2f}' for run in runs)}; "
         f"lines in the first write: {' '.join(str(run.lines_at_first) for run in runs)})"
+    )
+    print(
+        f"a bare python -c 'import pymysqlreplication': {fig['import_s']:.2f} s; the first event came "
+        f"after {fig['first_event_s'] / fig['import_s']:.2f}× that"
     )
     print(
         f"connector from process start to the last event: {' '.join(f'{run.last_line_s:.2f}' for run in runs)} s"

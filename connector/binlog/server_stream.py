@@ -24,6 +24,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import NotImplementedEvent
 
+from connector.binlog.fast_events import install as build_events_fast
 from connector.binlog.library_support import teach_the_library
 from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
 from connector.binlog.table_map_cache import install as cache_table_maps
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 teach_the_library()
 # TABLE_MAP events parsed once per table structure (connector.binlog.table_map_cache).
 cache_table_maps()
+# Transaction boundaries and known table maps without the library's per-event machinery.
+build_events_fast()
 
 
 class BinlogPositionError(ReplicationError):

@@ -50,18 +50,31 @@ _FILTERS = ("only_tables", "ignored_tables", "only_schemas", "ignored_schemas")
 _parsed: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 
+def cache_key(body: bytes, optional_meta_data: bool, dbms: str, post_header_lengths: Any) -> tuple[Any, ...]:
+    """What a TABLE_MAP's parse depends on: its body (between the header and the checksum) and
+    the stream's settings."""
+    lengths = post_header_lengths
+    declared = lengths[TABLE_MAP_EVENT - 1] if lengths and len(lengths) >= TABLE_MAP_EVENT else None
+    return (body, bool(optional_meta_data), dbms, declared)
+
+
+def parsed_table_map(
+    body: bytes, optional_meta_data: bool, dbms: str, post_header_lengths: Any
+) -> dict[str, Any] | None:
+    """The parsed fields of a TABLE_MAP with this body, if one was parsed before."""
+    return _parsed.get(cache_key(body, optional_meta_data, dbms, post_header_lengths))
+
+
 def _cache_key(
     from_packet: Any, event_size: int, ctl_connection: Any, kwargs: dict[str, Any]
 ) -> tuple[Any, ...]:
     packet = from_packet.packet  # pymysql's MysqlPacket, read up to the end of the header
     start = packet._position
-    lengths = kwargs.get("post_header_lengths")
-    declared = lengths[TABLE_MAP_EVENT - 1] if lengths and len(lengths) >= TABLE_MAP_EVENT else None
-    return (
+    return cache_key(
         packet._data[start : start + event_size],
-        bool(kwargs.get("optional_meta_data")),
+        kwargs.get("optional_meta_data", False),
         ctl_connection._get_dbms(),
-        declared,
+        kwargs.get("post_header_lengths"),
     )
 
 
@@ -92,4 +105,5 @@ def install() -> None:
         table_map[self.table_id] = self.table_obj
 
     cached_init.mysql_cdc_cached = True  # type: ignore[attr-defined]
+    cached_init.__wrapped__ = original  # type: ignore[attr-defined]
     library_rows.TableMapEvent.__init__ = cached_init  # type: ignore[method-assign]
