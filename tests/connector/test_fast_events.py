@@ -38,8 +38,10 @@ def described(event: Any) -> tuple[Any, ...]:
     fields = {key: comparable(value) for key, value in vars(event).items() if key not in _OWN_OBJECTS}
     wrapper = event.packet
     header = (wrapper.timestamp, wrapper.event_type, wrapper.server_id, wrapper.event_size, wrapper.log_pos)
-    rows = event.rows if hasattr(event, "rows") else None  # decoded through the table map
-    return type(event).__name__, header, fields, rows
+    # The row images, decoded by the library from where the event's construction left the packet.
+    rows = event.rows if hasattr(event, "rows") else None
+    read = None if isinstance(event, TableMapEvent) else wrapper.read_bytes
+    return type(event).__name__, header, fields, rows, read
 
 
 def read_range(server: MySQLServerHandle, start: tuple[str, int], server_id: int) -> Iterator[Any]:
@@ -96,5 +98,6 @@ def test_the_fast_events_are_the_librarys(
     assert library_packet.BinLogPacketWrapper is not FastPacketWrapper
     kinds = [kind for kind, *_ in plain]
     assert kinds.count("TableMapEvent") >= 16 and "XidEvent" in kinds  # many table maps, few structures
+    assert {"WriteRowsEvent", "UpdateRowsEvent", "DeleteRowsEvent"} <= set(kinds)
     assert 2 <= hits < kinds.count("TableMapEvent")  # so the later ones came from the cache
     assert fast == plain
