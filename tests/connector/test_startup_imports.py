@@ -91,3 +91,20 @@ def test_a_command_still_imports_what_it_runs() -> None:
     names, done = imported_modules("status", "-c", "/nonexistent.properties")
     assert done.returncode == 2 and "/nonexistent.properties" in done.stderr
     assert {"pymysql", "sqlglot"} <= names
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    # Read from the .dist-info without importlib.metadata (connector.version): the same text.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, connector.version as v; assert 'importlib.metadata' not in sys.modules; "
+            "import importlib.metadata as m; print(v.__version__, m.version('mysql-cdc'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ours, installed = done.stdout.split()
+    assert ours == installed
