@@ -42,9 +42,11 @@ _EVENT_CLASSES: dict[int, type] = _Wrapper._BinLogPacketWrapper__event_map
 
 @dataclass(frozen=True, slots=True)
 class Stream:
-    """What the library's stream reader passes for every event that a parse below reads."""
+    """What the library's stream reader passes for every event that a parse below reads; made
+    once per table map, control connection and format description (``_stream``)."""
 
     table_map: dict[int, Any]
+    control: Any
     dbms: str
     optional_meta_data: bool
     post_header_lengths: Any
@@ -57,6 +59,28 @@ class Stream:
         if not lengths or not 0 <= event_type - 1 < len(lengths):
             return known
         return int(lengths[event_type - 1])
+
+
+_last_stream: list[Stream] = []
+
+
+def _stream(
+    table_map: Any, ctl: Any, optional_meta_data: bool, post_header_lengths: Any, names: bool, logging: bool
+) -> Stream:
+    """The ``Stream`` of these arguments: the last one made, if made for the same objects."""
+    if _last_stream:
+        last = _last_stream[0]
+        if (
+            last.table_map is table_map
+            and last.control is ctl
+            and last.post_header_lengths is post_header_lengths
+            and (last.optional_meta_data, last.use_column_name_cache, last.enable_logging)
+            == (optional_meta_data, names, logging)
+        ):
+            return last
+    stream = Stream(table_map, ctl, ctl._get_dbms(), optional_meta_data, post_header_lengths, names, logging)
+    _last_stream[:] = [stream]
+    return stream
 
 
 # A parse: (the event's own fields, body bytes it read) or None (the library's path must run).
@@ -176,11 +200,15 @@ class FastPacketWrapper(_Wrapper):  # type: ignore[misc]
         cls = _EVENT_CLASSES[event_type]
         if not use_checksum or verify_checksum or freeze_schema or cls not in allowed_events:
             return False
-        if any(f is not None for f in (only_tables, ignored_tables, only_schemas, ignored_schemas)):
+        if not (
+            only_tables is None
+            and ignored_tables is None
+            and only_schemas is None
+            and ignored_schemas is None
+        ):
             return False
-        dbms = ctl._get_dbms()
-        stream = Stream(
-            table_map, dbms, optional_meta_data, post_header_lengths, use_column_name_cache, enable_logging
+        stream = _stream(
+            table_map, ctl, optional_meta_data, post_header_lengths, use_column_name_cache, enable_logging
         )
         size = event_size - 23
         parsed = parse(data, size, stream, event_type)
@@ -218,7 +246,7 @@ class FastPacketWrapper(_Wrapper):  # type: ignore[misc]
             "_is_event_valid": None,
             "_processed": True,
             "complete": True,
-            "dbms": dbms,
+            "dbms": stream.dbms,
             **fields,
         }
         self.event = event
