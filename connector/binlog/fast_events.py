@@ -36,8 +36,7 @@ _XID = struct.Struct("<Q")
 _MARIADB_GTID = struct.Struct("<QIB")  # sequence number, domain id, flags
 _ROWS_V2_POST_HEADER = struct.Struct("<HH")  # flags, extra data length
 _ROWS_V1_POST_HEADER = struct.Struct("<H")  # flags
-_Wrapper = library_packet.BinLogPacketWrapper
-_EVENT_CLASSES: dict[int, type] = _Wrapper._BinLogPacketWrapper__event_map
+_EVENT_CLASSES: dict[int, Any] = library_packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +162,7 @@ _PARSES = {
 }
 
 
-class FastPacketWrapper(_Wrapper):  # type: ignore[misc]
+class FastPacketWrapper(library_packet.BinLogPacketWrapper):
     """``BinLogPacketWrapper`` with the fast path above; the same fields on the wrapper and the
     event as the library's."""
 
@@ -230,7 +229,7 @@ class FastPacketWrapper(_Wrapper):  # type: ignore[misc]
             log_pos=log_pos,
             flags=flags,
         )
-        event = cls.__new__(cls)
+        event = object.__new__(cls)
         event.__dict__ = {
             # BinLogEvent.__init__'s fields (the checksum not verified: see above).
             "packet": self,

@@ -106,4 +106,4 @@ def install() -> None:
 
     cached_init.mysql_cdc_cached = True  # type: ignore[attr-defined]
     cached_init.__wrapped__ = original  # type: ignore[attr-defined]
-    library_rows.TableMapEvent.__init__ = cached_init  # type: ignore[method-assign]
+    library_rows.TableMapEvent.__init__ = cached_init
