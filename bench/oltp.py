@@ -9,6 +9,7 @@ GTID or BEGIN, a TABLE_MAP, a rows event and an XID, and a commit for every tabl
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from connector.testing.local_server import MySQLServerHandle
 
@@ -43,6 +44,8 @@ class OltpWriter:
         self.rng = random.Random(seed)
         self.keys = {name: list(range(1, rows + 1)) for name in table_names(tables)}
         self.next_key = rows + 1
+        # Row changes written so far by kind ("inserts", "updates", "deletes").
+        self.counts: Counter[str] = Counter()
 
     def write(self, server: MySQLServerHandle, changes: int) -> int:
         """``changes`` row changes in transactions of 1-4 statements; returns the changes written."""
@@ -68,9 +71,12 @@ class OltpWriter:
                 (key, rng.randint(0, 10**6), f"new-{key}", f"{rng.randint(0, 99999) / 100:.2f}"),
             )
             keys.append(key)
+            self.counts["inserts"] += 1
         elif roll < 0.85:
             key = rng.choice(keys)
             execute(f"UPDATE {table} SET n = n + 1, s = %s, at = NOW(3) WHERE id = %s", (f"u-{key}", key))
+            self.counts["updates"] += 1
         else:
             key = keys.pop(rng.randrange(len(keys)))
             execute(f"DELETE FROM {table} WHERE id = %s", (key,))
+            self.counts["deletes"] += 1

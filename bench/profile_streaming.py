@@ -1,11 +1,12 @@
-"""Where streaming spends its CPU, in-process, on issue 31's table and load (``bench.workload``).
+"""Where streaming spends its CPU, in-process, on issue 31's table and load (``bench.workload``)
+or, with ``--workload oltp``, issue 41's 40 tables and small transactions (``bench.oltp``).
 
 An engine is prepared at the end of the binlog (schema read), the workload is written, and the
 engine's catch-up over the range (decode -> dispatch -> build -> serialise -> write into the jsonl
 sink) runs under cProfile. The top functions by own time and by cumulative time are printed with
 their share of the total, so the costs can be listed per stage.
 
-    .venv/bin/python -m bench.profile_streaming [--rows 60000] [--top 30] [--no-profile]
+    .venv/bin/python -m bench.profile_streaming [--workload bulk|oltp] [--rows N] [--top 30] [--no-profile]
         [--repeat N] [--baseline REV]
 
 ``--no-profile`` only times the catch-up (CPU per change, start-up excluded); ``--repeat N`` runs
@@ -25,8 +26,7 @@ import tempfile
 import time
 
 from bench.baseline import figures_at, print_json, with_daemon_allocator
-from bench.streaming import prepared_engine
-from bench.workload import CHANGES_TABLE, changes_load, write_changes_workload
+from bench.streaming import WORKLOADS, prepared_engine
 from connector.cli.allocator import freeze_start_up_objects
 from connector.engine import Engine
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
@@ -59,8 +59,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--rows", type=int, default=60_000, help="inserts; updates and deletes scale with them"
+        "--rows", type=int, help="bulk: inserts (default 60,000); oltp: row changes (default 40,000)"
     )
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="bulk", help="the binlog to stream")
     parser.add_argument("--top", type=int, default=30, help="functions listed per ordering")
     parser.add_argument("--no-profile", action="store_true", help="only time the catch-up (no profiler)")
     parser.add_argument("--repeat", type=int, default=1, help="catch-ups over the range (medians)")
@@ -74,10 +75,11 @@ def main() -> None:
         args.no_profile = True
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
-        server.execute("CREATE DATABASE bench", CHANGES_TABLE)
+        workload = WORKLOADS[args.workload]
+        rows = args.rows or workload.default_rows
+        workload.create(server)
         engines = [prepared_engine(server, tmp, f"profile{i}", 7001 + i)[0] for i in range(args.repeat)]
-        changes = sum(write_changes_workload(server, args.rows))
-        assert changes == sum(changes_load(args.rows))
+        changes = sum(workload.write(server, rows).values())
         freeze_start_up_objects()  # as `mysql-cdc run` does once set up
         runs = [catch_up(engine, changes, profile=not args.no_profile, top=args.top) for engine in engines]
     figures = {
@@ -93,7 +95,7 @@ def main() -> None:
         old = figures_at(
             args.baseline,
             "bench.profile_streaming",
-            ["--rows", str(args.rows), "--repeat", str(args.repeat), "--no-profile"],
+            ["--rows", str(rows), "--repeat", str(args.repeat), "--workload", args.workload, "--no-profile"],
         )
         print(
             f"at {args.baseline}: {old['cpu_us']:.1f} µs CPU per change, here {figures['cpu_us']:.1f} "

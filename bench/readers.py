@@ -2,6 +2,7 @@
 every value of every row image, and do nothing else (no envelope, no serialisation, no output).
 
 * ``bare_loop``: mysql-replication, the library the connector reads the binlog with.
+  ``bare_loop_process`` runs it in a Python process of its own with default settings.
 * ``native_loop``: mysql-event-stream (a C++ decoder with a Python binding), when it is installed;
   its import name is ``mysql_event_stream``.
 
@@ -12,11 +13,20 @@ the row events the connector turns into records.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Mapping
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
+from bench.connector_run import connector_environment
 from bench.workload import replication_settings
 from connector.testing.local_server import MySQLServerHandle
 
@@ -104,3 +114,56 @@ def native_loop(server: MySQLServerHandle, start: tuple[str, int], changes: int,
         engine.close()
         client.close()
     return count
+
+
+def bare_loop_process(
+    server: MySQLServerHandle, start: tuple[str, int], end: tuple[str, int], server_id: int
+) -> tuple[int, float, float]:
+    """``bare_loop`` in a Python process of its own with default settings (no allocator tuning, no
+    frozen objects, the environment of a user's shell): (row changes, wall seconds, CPU seconds) of
+    the loop, timed inside that process."""
+    arguments = {
+        "host": server.host,
+        "port": server.port,
+        "user": server.connector.user,
+        "password": server.connector.password,
+        "start": list(start),
+        "end": list(end),
+        "server_id": server_id,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.readers"],
+        input=json.dumps(arguments),
+        env=connector_environment(os.environ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the bare loop's process exited with {done.returncode}:\n{done.stderr}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures["changes"], figures["wall_s"], figures["cpu_s"]
+
+
+@dataclass(frozen=True)
+class _Server:
+    """The parts of a server handle ``bare_loop`` reads, rebuilt from the parent's arguments."""
+
+    host: str
+    port: int
+    connector: Any
+
+
+def _bare_loop_main() -> None:
+    arguments = json.loads(sys.stdin.read())
+    user = SimpleNamespace(user=arguments["user"], password=arguments["password"])
+    server = _Server(arguments["host"], arguments["port"], user)
+    start, end = tuple(arguments["start"]), tuple(arguments["end"])
+    wall, cpu = time.perf_counter(), time.process_time()
+    changes = bare_loop(server, start, end, arguments["server_id"])  # type: ignore[arg-type]
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(json.dumps({"changes": changes, "wall_s": wall, "cpu_s": cpu}))
+
+
+if __name__ == "__main__":
+    _bare_loop_main()

@@ -1,5 +1,10 @@
-"""Streaming throughput on issue 31's table and load: ``mysql-cdc run`` against a bare
-mysql-replication loop and, when installed, mysql-event-stream, over the same binlog range.
+"""Streaming throughput: ``mysql-cdc run`` against a bare mysql-replication loop and, when
+installed, mysql-event-stream, over the same binlog range, on one of two workloads.
+
+``--workload bulk`` (the default) is issue 31's table and load, described next. ``--workload oltp``
+is issue 41's: the 40 tables of ``bench/oltp.py`` and ``--rows`` row changes (default 40,000) in
+transactions of 1-4 single-row statements (about 40% inserts, 45% updates, 15% deletes), so that
+every change brings its own GTID, BEGIN, TABLE_MAP, rows event and XID.
 
 The table has eleven column types (INT key, BIGINT, VARCHAR(64), TEXT, DECIMAL(12,2), DATETIME(3),
 DATE, TIMESTAMP(6), ENUM, JSON, TINYINT); the load is ``--rows`` inserts (default 60,000), then
@@ -8,7 +13,8 @@ rows. Each of ``--repeat`` rounds (default 3) runs, one after the other, so that
 machine's speed hits every side alike:
 
   (1) the bare loop: mysql-replication reading the range and touching every value of every row
-      image (before and after of updates), nothing else;
+      image (before and after of updates), nothing else, in a Python process of its own with
+      default settings (``bench.readers.bare_loop_process``);
   (5) mysql-event-stream (a C++ decoder with a Python binding) doing the same, raw values without
       Debezium's envelope: the native reference, when the package is installed;
   (2-4) the connector: ``mysql-cdc run`` as a subprocess with default settings, resuming from an
@@ -21,7 +27,8 @@ machine's speed hits every side alike:
 Medians over the rounds are printed, with the connector's rates as ratios of the bare loop's. The
 output is checked: every insert, update and delete once, and a tombstone per delete.
 
-    .venv/bin/python -m bench.streaming [--rows 60000] [--repeat 3] [--metrics] [--baseline REV]
+    .venv/bin/python -m bench.streaming [--workload bulk|oltp] [--rows N] [--repeat 3] [--metrics]
+        [--baseline REV]
 
 ``--baseline REV`` also runs the same workload (this tree's ``bench/``) with the connector of git
 revision REV, on its own throwaway server, and prints its figures and the ratios of the two.
@@ -35,7 +42,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -48,8 +58,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.baseline import figures_at, print_json, with_daemon_allocator
-from bench.connector_run import BenchRunError, RunTimes, prepare, timed_run
-from bench.readers import bare_loop, native_available, native_loop
+from bench.connector_run import BenchRunError, RunTimes, connector_environment, prepare, timed_run
+from bench.oltp import OltpWriter, create_tables
+from bench.readers import bare_loop_process, native_available, native_loop
 from bench.workload import CHANGES_TABLE, changes_load, write_changes_workload
 from connector.config import ConnectorConfig
 from connector.engine import Engine
@@ -73,6 +84,7 @@ class Rounds:
     bare_s: list[float] = field(default_factory=list)
     bare_cpu_s: list[float] = field(default_factory=list)
     native_s: list[float] = field(default_factory=list)
+    import_s: list[float] = field(default_factory=list)
     runs: list[RunTimes] = field(default_factory=list)
 
 
@@ -179,7 +191,9 @@ def run_rounds(
     lines = changes + load["deletes"]  # a tombstone follows each delete
     rounds = Rounds()
     for index in range(repeat):
-        wall, cpu = timed(partial(bare_loop, server, start, end, 9100 + index), changes, "the bare loop")
+        read, wall, cpu = bare_loop_process(server, start, end, 9100 + index)
+        if read != changes:
+            raise BenchRunError(f"the bare loop read {read} row changes over the range, {changes} written")
         rounds.bare_s.append(wall)
         rounds.bare_cpu_s.append(cpu)
         if native:
@@ -187,12 +201,23 @@ def run_rounds(
                 partial(native_loop, server, start, changes, 9200 + index), changes, "mysql-event-stream"
             )
             rounds.native_s.append(wall)
+        rounds.import_s.append(import_seconds())
         workdir = tmp / f"round{index}"
         workdir.mkdir()
         rounds.runs.append(timed_run(server, state, workdir, 9300 + index, lines))
         check_output(workdir / "events.jsonl", load)
         (workdir / "events.jsonl").unlink()
     return rounds
+
+
+def import_seconds() -> float:
+    """Wall seconds of a bare ``python -c "import pymysqlreplication"``, started as the connector
+    is: the yardstick of the time to the first event (issue 41: within 2× of it)."""
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", "import pymysqlreplication"], env=connector_environment(os.environ), check=True
+    )
+    return time.perf_counter() - started
 
 
 def figures(rounds: Rounds, changes: int, deletes: int) -> dict[str, Any]:
@@ -210,6 +235,7 @@ def figures(rounds: Rounds, changes: int, deletes: int) -> dict[str, Any]:
         "ratio": stream / bare,
         "ratio_from_start": from_start / bare,
         "first_event_s": median(run.first_line_s for run in rounds.runs),
+        "import_s": median(rounds.import_s),
         "peak_rss_mb": max(run.peak_rss_mb for run in rounds.runs),
         # CPU per change is steadier than wall time on a shared machine.
         "bare_cpu_us": 1e6 * median(rounds.bare_cpu_s) / changes,
@@ -239,6 +265,10 @@ def report(fig: dict[str, Any], rounds: Rounds, native_version: str | None) -> N
         f"time to the first event: {fig['first_event_s']:.2f} s "
         f"(rounds: {' '.join(f'{run.first_line_s:.2f}' for run in runs)}; "
         f"lines in the first write: {' '.join(str(run.lines_at_first) for run in runs)})"
+    )
+    print(
+        f"a bare python -c 'import pymysqlreplication': {fig['import_s']:.2f} s; the first event came "
+        f"after {fig['first_event_s'] / fig['import_s']:.2f}× that"
     )
     print(
         f"connector from process start to the last event: {' '.join(f'{run.last_line_s:.2f}' for run in runs)} s"
@@ -290,13 +320,57 @@ def metrics_cost(
 METRICS_FLAGS = (False, True, False, True)
 
 
+@dataclass(frozen=True)
+class Workload:
+    """A binlog to stream: ``create`` makes the captured tables (before the start offset is
+    stored), ``write`` writes ``rows`` and returns the row changes written by kind."""
+
+    default_rows: int
+    create: Callable[[MySQLServerHandle], None]
+    write: Callable[[MySQLServerHandle, int], dict[str, int]]
+
+
+def _create_bulk(server: MySQLServerHandle) -> None:
+    server.execute("CREATE DATABASE bench", CHANGES_TABLE)
+
+
+def _write_bulk(server: MySQLServerHandle, rows: int) -> dict[str, int]:
+    written = write_changes_workload(server, rows)
+    assert written == changes_load(rows)
+    return dict(zip(("inserts", "updates", "deletes"), written, strict=True))
+
+
+def _create_oltp(server: MySQLServerHandle) -> None:
+    create_tables(server, "bench")
+
+
+def _write_oltp(server: MySQLServerHandle, rows: int) -> dict[str, int]:
+    writer = OltpWriter("bench")
+    written = writer.write(server, rows)
+    load = {kind: writer.counts[kind] for kind in ("inserts", "updates", "deletes")}
+    assert sum(load.values()) == written == rows
+    return load
+
+
+# bulk: issue 31's one table, 1,000-row statements; oltp: issue 41's 40 tables, transactions of
+# 1-4 single-row statements (bench/oltp.py).
+WORKLOADS = {
+    "bulk": Workload(60_000, _create_bulk, _write_bulk),
+    "oltp": Workload(40_000, _create_oltp, _write_oltp),
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--rows", type=int, default=60_000, help="inserts; updates and deletes scale with them"
+        "--rows",
+        type=int,
+        help="bulk: inserts (default 60,000), updates and deletes scale with them; "
+        "oltp: row changes (default 40,000)",
     )
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="bulk", help="the binlog to stream")
     parser.add_argument("--repeat", type=int, default=3, help="alternating rounds of each side (medians)")
     parser.add_argument("--metrics", action="store_true", help="also compare metrics on vs off")
     parser.add_argument("--no-native", action="store_true", help="leave mysql-event-stream out")
@@ -310,7 +384,9 @@ def main() -> None:
     native_version = importlib.metadata.version("mysql-event-stream") if native else None
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp:
-        server.execute("CREATE DATABASE bench", CHANGES_TABLE)
+        workload = WORKLOADS[args.workload]
+        rows = args.rows or workload.default_rows
+        workload.create(server)
         compared = (
             [metrics_engine(server, tmp, i, on) for i, on in enumerate(METRICS_FLAGS)] if args.metrics else []
         )
@@ -321,23 +397,26 @@ def main() -> None:
             raise BenchRunError(
                 f"the stored offset {stored} is not the binlog's end {start_file}:{start_pos}"
             )
-        inserts, updates, deletes = write_changes_workload(server, args.rows)
-        assert (inserts, updates, deletes) == changes_load(args.rows)
+        load = workload.write(server, rows)
         end_file, end_pos = server.query("SHOW MASTER STATUS")[0][:2]
         rounds = run_rounds(
             server,
             Path(tmp),
             state,
             ((start_file, start_pos), (end_file, end_pos)),
-            {"inserts": inserts, "updates": updates, "deletes": deletes},
+            load,
             args.repeat,
             native,
         )
-        changes = inserts + updates + deletes
-        fig = figures(rounds, changes, deletes)
+        changes = sum(load.values())
+        fig = figures(rounds, changes, load["deletes"])
+        print(f"workload: {args.workload} {load}")
         report(fig, rounds, native_version)
         if args.baseline:
-            baseline_args = ["--rows", str(args.rows), "--repeat", str(args.repeat), "--no-native"]
+            baseline_args = [
+                *("--rows", str(rows), "--repeat", str(args.repeat), "--workload", args.workload),
+                "--no-native",
+            ]
             report_baseline(args.baseline, fig, figures_at(args.baseline, "bench.streaming", baseline_args))
         if compared:
             metrics_cost(server, tmp, changes, compared)

@@ -90,12 +90,34 @@ class GtidSet:
 
     def add(self, gtid: str) -> GtidSet:
         """This set with one more transaction (``uuid:n`` or ``domain-server-seq``)."""
+        quick = self._add_next(gtid)
+        if quick is not None:
+            return quick
         other = GtidSet.parse(gtid)
         if other.mariadb_positions:
             return GtidSet(self.mysql, {**self.mariadb_positions, **other.mariadb_positions})
         mysql = dict(self.mysql)
         for uuid, intervals in other.mysql.items():
             mysql[uuid] = _merge([*mysql.get(uuid, ()), *intervals])
+        return GtidSet(mysql, self.mariadb_positions)
+
+    def _add_next(self, gtid: str) -> GtidSet | None:
+        """``add`` of the commonest GTIDs without parsing a set (once per streamed transaction):
+        a MariaDB ``domain-server-seq``, or a MySQL ``uuid:n`` right after the UUID's last
+        interval. None for anything else (``add`` parses it)."""
+        parts = gtid.split("-")
+        if len(parts) == 3 and all(part.isdigit() for part in parts):
+            domain, server, sequence = (int(part) for part in parts)
+            return GtidSet(self.mysql, {**self.mariadb_positions, domain: (server, sequence)})
+        uuid, colon, number = gtid.partition(":")
+        if not colon or len(uuid) != 36 or not number.isdigit():
+            return None
+        uuid = uuid.lower()
+        intervals = self.mysql.get(uuid)
+        if not intervals or intervals[-1][1] + 1 != int(number) or not _MYSQL_GTID_ELEMENT.match(gtid):
+            return None
+        mysql = dict(self.mysql)
+        mysql[uuid] = (*intervals[:-1], (intervals[-1][0], int(number)))
         return GtidSet(mysql, self.mariadb_positions)
 
     def contains(self, other: GtidSet) -> bool:

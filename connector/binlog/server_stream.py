@@ -24,8 +24,10 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import NotImplementedEvent
 
+from connector.binlog.fast_events import install as build_events_fast
 from connector.binlog.library_support import teach_the_library
 from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
+from connector.binlog.table_map_cache import install as cache_table_maps
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
@@ -38,6 +40,10 @@ log = logging.getLogger(__name__)
 
 # MySQL 8.3+/9 contents the library does not know (VECTOR table maps, tagged GTID dump requests).
 teach_the_library()
+# TABLE_MAP events parsed once per table structure (connector.binlog.table_map_cache).
+cache_table_maps()
+# Transaction boundaries and known table maps without the library's per-event machinery.
+build_events_fast()
 
 
 class BinlogPositionError(ReplicationError):

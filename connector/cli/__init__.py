@@ -15,6 +15,7 @@ from connector.cli.allocator import (
     pause_collector_for_start_up,
     reexec_with_tuned_allocator,
 )
+from connector.cli.parser import build_parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -23,10 +24,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
         # Until the command freezes its start-up objects (``freeze_start_up_objects``).
         pause_collector_for_start_up()
+    # Parsed before the commands are imported: --help, --version and a bad command line end here,
+    # without loading the engine, the DDL parser or the clients (issue 41).
+    args = build_parser().parse_args(argv)
     # Imported here, after the allocator decision: importing the commands is most of start-up.
     from connector.cli.commands import main as run_command  # noqa: PLC0415
 
-    return run_command(argv)
+    return run_command(args=args)
 
 
 __all__ = ["main"]

@@ -15,63 +15,16 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.sources.signals import (
+from connector.sources.signal_names import (
     EXECUTE_SNAPSHOT,
-    FILE,
-    KAFKA,
     LOG,
     PAUSE_SNAPSHOT,
     RESUME_SNAPSHOT,
     SET_BINLOG_POSITION,
-    SOURCE,
     STOP_SNAPSHOT,
-    send_signal,
 )
+from connector.sources.signals import send_signal
 from ddl.model import TableId
-
-
-def add_signal_parser(sub: Any, add_config_args: Callable[..., None]) -> None:
-    """``signal`` and its actions, on the top-level subparsers."""
-    signal = sub.add_parser(
-        "signal",
-        help="send a signal (execute-snapshot, stop-snapshot, ...) to a running connector",
-        description="Send one signal through a channel of signal.enabled.channels; the running "
-        "connector carries it out when it reads it.",
-    )
-    add_config_args(signal, metrics_port=False)
-    signal.add_argument(
-        "--channel", choices=(SOURCE, KAFKA, FILE), help="channel to send through (default: first enabled)"
-    )
-    actions = signal.add_subparsers(dest="action", required=True, metavar="ACTION")
-
-    execute = actions.add_parser(EXECUTE_SNAPSHOT, help="snapshot tables (incremental or blocking)")
-    _add_tables(execute, required=True)
-    execute.add_argument("--type", choices=("incremental", "blocking"), default="incremental")
-    execute.add_argument(
-        "--where", metavar="FILTER", help="read only rows matching this SQL condition (additional-conditions)"
-    )
-    execute.add_argument(
-        "--surrogate-key", metavar="COLUMN", help="chunk by this column, not the primary key"
-    )
-
-    stop = actions.add_parser(STOP_SNAPSHOT, help="stop the incremental snapshot (of --table, or all)")
-    _add_tables(stop, required=False)
-    for name, text in ((PAUSE_SNAPSHOT, "pause"), (RESUME_SNAPSHOT, "resume")):
-        actions.add_parser(name, help=f"{text} the incremental snapshot")
-
-    log = actions.add_parser(LOG, help="write a message into the connector's log")
-    log.add_argument("--message", required=True)
-
-    position = actions.add_parser(SET_BINLOG_POSITION, help="move the stream to a binlog position")
-    position.add_argument("--file", metavar="BINLOG", help="binlog file name (with --position)")
-    position.add_argument("--position", type=int, metavar="POS")
-    position.add_argument("--gtid-set", metavar="GTIDS", help="a GTID set instead of file and position")
-
-
-def _add_tables(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    parser.add_argument(
-        "--table", action="append", required=required, default=[], metavar="DB.TABLE", help="repeatable"
-    )
 
 
 def _tables(args: argparse.Namespace) -> list[str]:

@@ -35,6 +35,13 @@ import orjson
 from connector.config import ConnectorConfig
 from connector.dispatch.filters import TableFilter
 from connector.server.connection import connect
+from connector.sources.signal_names import EXECUTE_SNAPSHOT as EXECUTE_SNAPSHOT
+from connector.sources.signal_names import FILE, IN_PROCESS, KAFKA, SOURCE
+from connector.sources.signal_names import LOG as LOG
+from connector.sources.signal_names import PAUSE_SNAPSHOT as PAUSE_SNAPSHOT
+from connector.sources.signal_names import RESUME_SNAPSHOT as RESUME_SNAPSHOT
+from connector.sources.signal_names import SET_BINLOG_POSITION as SET_BINLOG_POSITION
+from connector.sources.signal_names import STOP_SNAPSHOT as STOP_SNAPSHOT
 from ddl.errors import ConfigError, MysqlCdcError
 from ddl.model import TableId
 from sink.kafka.client import (
@@ -46,16 +53,7 @@ from snapshot.snapshotter import quote_table
 
 log = logging.getLogger(__name__)
 
-SOURCE, KAFKA, FILE, IN_PROCESS = "source", "kafka", "file", "in-process"
 CONSUMER_PREFIX = "signal.consumer."
-
-# The action types a signal may name (Debezium's), besides the internal window markers.
-EXECUTE_SNAPSHOT = "execute-snapshot"
-STOP_SNAPSHOT = "stop-snapshot"
-PAUSE_SNAPSHOT = "pause-snapshot"
-RESUME_SNAPSHOT = "resume-snapshot"
-LOG = "log"
-SET_BINLOG_POSITION = "set-binlog-position"
 WINDOW_OPEN = "snapshot-window-open"
 WINDOW_CLOSE = "snapshot-window-close"
 

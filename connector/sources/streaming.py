@@ -26,6 +26,7 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import (
     DeleteRowsEvent,
     PartialUpdateRowsEvent,
+    TableMapEvent,
     UpdateRowsEvent,
     WriteRowsEvent,
 )
@@ -171,6 +172,7 @@ class StreamingSource:
             PartialUpdateRowsEvent: self._on_rows,
             RowsQueryLogEvent: self._on_rows_query,
             MariadbAnnotateRowsEvent: self._on_annotate_rows,
+            TableMapEvent: self._on_table_map,
         }
         # Events mysql-replication does not decode (it hands them over as NotImplementedEvent).
         self._handlers_by_type: dict[int, Callable[[RawEvent], None]] = {
@@ -467,6 +469,14 @@ class StreamingSource:
     def _on_xid(self, raw: RawEvent) -> None:
         self.context.count()
         self._commit(raw)
+
+    def _on_table_map(self, raw: RawEvent) -> None:
+        # One before every rows event: counted as every event without a handler of its own is
+        # (the guard has nothing to say of a table map), without asking the guard.
+        context = self.context
+        context.count()
+        if context.txn is None:
+            context.advance_restart(raw)
 
     def _on_rows_query(self, raw: RawEvent) -> None:
         txn = self.context.txn

@@ -1,4 +1,5 @@
-"""What ``mysql-cdc run`` imports before its first event (issue 31: time to the first event).
+"""What ``mysql-cdc run`` imports before its first event (issue 31: time to the first event), and
+what ``mysql-cdc --version`` and ``--help`` import (issue 41: nothing heavy).
 
 A run into the jsonl sink must not import the optional heavy dependencies that only other settings
 need (Kafka sink or stores, metrics, rich output, Spark): each costs start-up time on every run.
@@ -6,7 +7,11 @@ need (Kafka sink or stores, metrics, rich output, Spark): each costs start-up ti
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from connector.testing.local_server import MySQLServerHandle
 from tests.connector.startup_support import state_at_first_event, store_offset, write_properties
@@ -44,3 +49,62 @@ def test_run_into_jsonl_imports_no_optional_dependency(
     # the collector back on for the stream.
     assert state.gc_enabled
     assert state.frozen_objects > 10_000
+
+
+# What only running a command needs (issue 41): ``--version`` and ``--help`` import none of them.
+COMMAND_ONLY = ("sqlglot", "pymysql", "pyspark", "kafka", "confluent_kafka", "prometheus_client")
+
+
+def imported_modules(*arguments: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """(top-level packages of every module imported, the finished process) of
+    ``python -X importtime -m connector.cli ARGUMENTS``, from its import-time report."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "connector.cli", *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    names = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "connector" in names, done.stderr[-2000:]  # the report is there: the test can fail
+    return names, done
+
+
+@pytest.mark.parametrize("option", ["--version", "--help"])
+def test_version_and_help_import_nothing_a_command_needs(option: str) -> None:
+    names, done = imported_modules(option)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = sorted(names.intersection(COMMAND_ONLY))
+    assert not loaded, f"mysql-cdc {option} imported {loaded}"
+    if option == "--version":
+        assert done.stdout.startswith("mysql-cdc ")
+    else:
+        assert "replay-binlog" in done.stdout and "spark-apply" in done.stdout  # every command listed
+
+
+def test_a_command_still_imports_what_it_runs() -> None:
+    # The other side of the check above: ``status`` with a missing file gets as far as reading its
+    # configuration (the commands' modules are imported), and the report shows their dependencies.
+    names, done = imported_modules("status", "-c", "/nonexistent.properties")
+    assert done.returncode == 2 and "/nonexistent.properties" in done.stderr
+    assert {"pymysql", "sqlglot"} <= names
+
+
+def test_the_version_is_the_installed_distributions() -> None:
+    # Read from the .dist-info without importlib.metadata (connector.version): the same text.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, connector.version as v; assert 'importlib.metadata' not in sys.modules; "
+            "import importlib.metadata as m; print(v.__version__, m.version('mysql-cdc'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ours, installed = done.stdout.split()
+    assert ours == installed

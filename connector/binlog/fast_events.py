@@ -1,0 +1,257 @@
+"""The events of every small transaction, built without mysql-replication's per-event machinery
+(issue 41).
+
+An OLTP binlog is mostly transaction boundaries and table maps: per transaction a GTID event and an
+XID (MariaDB; MySQL: a GTID and a BEGIN query), per statement a TABLE_MAP and its rows event. For
+each, the library's ``BinLogPacketWrapper`` reads the header through its buffered reader and calls
+the event class with thirteen keyword arguments, whose ``BinLogEvent.__init__`` sets its fields
+one by one. ``FastPacketWrapper`` (installed once as the wrapper the library's stream reader
+builds, ``install``) reads the header with one ``struct.unpack_from`` and, for an XID, a MariaDB
+GTID event, a TABLE_MAP whose structure is already parsed (``connector.binlog.table_map_cache``)
+and a rows event (v1 and v2, without extra data) of a mapped table, builds the library's own
+event class with exactly the fields the library would give it, the packet read as far as the
+library reads it (the row images are read later, by ``connector.binlog.row_decoder``). Every
+other event, and every event of a stream that filters in the library or verifies checksums there,
+goes through the library's constructor unchanged.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from pymysqlreplication import binlogstream as library_stream
+from pymysqlreplication import packet as library_packet
+
+from connector.binlog.table_map_cache import TABLE_MAP_EVENT, parsed_table_map
+
+XID_EVENT = 0x10
+MARIADB_GTID_EVENT = 0xA2
+WRITE_ROWS_V1, UPDATE_ROWS_V1, DELETE_ROWS_V1 = 0x17, 0x18, 0x19
+WRITE_ROWS_V2, UPDATE_ROWS_V2, DELETE_ROWS_V2 = 0x1E, 0x1F, 0x20
+_HEADER = struct.Struct("<xIBIIIH")  # pymysql's OK byte, then the 19-byte event header
+_BODY = 20  # where the event's body starts in pymysql's packet
+_XID = struct.Struct("<Q")
+_MARIADB_GTID = struct.Struct("<QIB")  # sequence number, domain id, flags
+_ROWS_V2_POST_HEADER = struct.Struct("<HH")  # flags, extra data length
+_ROWS_V1_POST_HEADER = struct.Struct("<H")  # flags
+_EVENT_CLASSES: dict[int, Any] = library_packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
+
+
+@dataclass(frozen=True, slots=True)
+class Stream:
+    """What the library's stream reader passes for every event that a parse below reads; made
+    once per table map, control connection and format description (``_stream``)."""
+
+    table_map: dict[int, Any]
+    control: Any
+    dbms: str
+    optional_meta_data: bool
+    post_header_lengths: Any
+    use_column_name_cache: bool
+    enable_logging: bool
+
+    def declared_post_header(self, event_type: int, known: int) -> int:
+        """``BinLogEvent._declared_post_header_len``."""
+        lengths = self.post_header_lengths
+        if not lengths or not 0 <= event_type - 1 < len(lengths):
+            return known
+        return int(lengths[event_type - 1])
+
+
+_last_stream: list[Stream] = []
+
+
+def _stream(
+    table_map: Any, ctl: Any, optional_meta_data: bool, post_header_lengths: Any, names: bool, logging: bool
+) -> Stream:
+    """The ``Stream`` of these arguments: the last one made, if made for the same objects."""
+    if _last_stream:
+        last = _last_stream[0]
+        if (
+            last.table_map is table_map
+            and last.control is ctl
+            and last.post_header_lengths is post_header_lengths
+            and (last.optional_meta_data, last.use_column_name_cache, last.enable_logging)
+            == (optional_meta_data, names, logging)
+        ):
+            return last
+    stream = Stream(table_map, ctl, ctl._get_dbms(), optional_meta_data, post_header_lengths, names, logging)
+    _last_stream[:] = [stream]
+    return stream
+
+
+# A parse: (the event's own fields, body bytes it read) or None (the library's path must run).
+Parsed = tuple[dict[str, Any], int] | None
+
+
+def _xid(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
+    return {"xid": _XID.unpack_from(data, _BODY)[0]}, _XID.size
+
+
+def _mariadb_gtid(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
+    sequence, domain, flags = _MARIADB_GTID.unpack_from(data, _BODY)
+    server_id = _HEADER.unpack_from(data)[2]
+    fields = {"server_id": server_id, "gtid_seq_no": sequence, "domain_id": domain, "flags": flags}
+    fields["gtid"] = f"{domain}-{server_id}-{sequence}"
+    return fields, _MARIADB_GTID.size
+
+
+def _table_map(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
+    body = data[_BODY : _BODY + size]
+    fields = parsed_table_map(body, stream.optional_meta_data, stream.dbms, stream.post_header_lengths)
+    if fields is None:
+        return None
+    stream.table_map[fields["table_id"]] = fields["table_obj"]  # as the library's parse does
+    return fields, size
+
+
+def _rows(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
+    """``RowsEvent.__init__`` and its subclasses' up to the row images."""
+    table_id = int.from_bytes(data[_BODY : _BODY + 6], "little")
+    table = stream.table_map.get(table_id)
+    if table is None:
+        return None
+    at = _BODY + 6
+    fields: dict[str, Any] = {
+        "_RowsEvent__rows": None,
+        "_RowsEvent__only_tables": None,
+        "_RowsEvent__ignored_tables": None,
+        "_RowsEvent__only_schemas": None,
+        "_RowsEvent__ignored_schemas": None,
+        "_RowsEvent__use_column_name_cache": stream.use_column_name_cache,
+        "_RowsEvent__enable_logging": stream.enable_logging,
+        "_RowsEvent__none_sources": {},
+        "table_id": table_id,
+        "primary_key": table.primary_key,
+        "schema": table.schema,
+        "table": table.table,
+    }
+    if event_type >= WRITE_ROWS_V2:
+        fields["flags"], fields["extra_data_length"] = _ROWS_V2_POST_HEADER.unpack_from(data, at)
+        at += _ROWS_V2_POST_HEADER.size
+        if fields["extra_data_length"] > 2 or stream.declared_post_header(event_type, 10) != 10:
+            return None
+    else:
+        fields["flags"] = _ROWS_V1_POST_HEADER.unpack_from(data, at)[0]
+        at += _ROWS_V1_POST_HEADER.size
+        if stream.declared_post_header(event_type, 8) != 8:
+            return None
+    columns = data[at]
+    if columns >= 251:  # a longer length-coded number: the library's reader
+        return None
+    at += 1
+    width = (columns + 7) // 8
+    fields.update(number_of_columns=columns, columns=table.columns)
+    fields["columns_present_bitmap"] = data[at : at + width]
+    at += width
+    if event_type in (UPDATE_ROWS_V1, UPDATE_ROWS_V2):
+        fields["columns_present_bitmap2"] = data[at : at + width]
+        at += width
+    return fields, at - _BODY
+
+
+_PARSES = {
+    XID_EVENT: _xid,
+    MARIADB_GTID_EVENT: _mariadb_gtid,
+    TABLE_MAP_EVENT: _table_map,
+    **dict.fromkeys(
+        (WRITE_ROWS_V1, UPDATE_ROWS_V1, DELETE_ROWS_V1, WRITE_ROWS_V2, UPDATE_ROWS_V2, DELETE_ROWS_V2), _rows
+    ),
+}
+
+
+class FastPacketWrapper(library_packet.BinLogPacketWrapper):
+    """``BinLogPacketWrapper`` with the fast path above; the same fields on the wrapper and the
+    event as the library's."""
+
+    def __init__(self, from_packet: Any, table_map: Any, ctl_connection: Any, *args: Any) -> None:
+        parse = _PARSES.get(from_packet._data[5])  # the event type, after pymysql's OK byte
+        if parse is None or not self._fast_path(parse, from_packet, table_map, ctl_connection, *args):
+            super().__init__(from_packet, table_map, ctl_connection, *args)
+
+    def _fast_path(
+        self,
+        parse: Any,
+        from_packet: Any,
+        table_map: Any,
+        ctl: Any,
+        mysql_version: Any,
+        use_checksum: bool,
+        allowed_events: Any,
+        only_tables: Any,
+        ignored_tables: Any,
+        only_schemas: Any,
+        ignored_schemas: Any,
+        freeze_schema: bool,
+        ignore_decode_errors: bool,
+        verify_checksum: bool,
+        optional_meta_data: bool,
+        enable_logging: bool,
+        use_column_name_cache: bool = False,
+        post_header_lengths: Any = None,
+    ) -> bool:
+        """Builds the event and returns True, or returns False (nothing read or set) where the
+        library's own path must run."""
+        data = from_packet._data
+        timestamp, event_type, server_id, event_size, log_pos, flags = _HEADER.unpack_from(data)
+        cls = _EVENT_CLASSES[event_type]
+        if not use_checksum or verify_checksum or freeze_schema or cls not in allowed_events:
+            return False
+        if not (
+            only_tables is None
+            and ignored_tables is None
+            and only_schemas is None
+            and ignored_schemas is None
+        ):
+            return False
+        stream = _stream(
+            table_map, ctl, optional_meta_data, post_header_lengths, use_column_name_cache, enable_logging
+        )
+        size = event_size - 23
+        parsed = parse(data, size, stream, event_type)
+        if parsed is None:
+            return False
+        fields, read = parsed
+        from_packet._position = _BODY + read  # as far as the library's reads leave it
+        self.__dict__.update(
+            read_bytes=read,
+            _BinLogPacketWrapper__data_buffer=b"",
+            packet=from_packet,
+            charset=ctl.charset,
+            enable_logging=enable_logging,
+            use_column_name_cache=use_column_name_cache,
+            timestamp=timestamp,
+            event_type=event_type,
+            server_id=server_id,
+            event_size=event_size,
+            log_pos=log_pos,
+            flags=flags,
+        )
+        event = object.__new__(cls)
+        event.__dict__ = {
+            # BinLogEvent.__init__'s fields (the checksum not verified: see above).
+            "packet": self,
+            "table_map": table_map,
+            "event_type": event_type,
+            "timestamp": timestamp,
+            "event_size": size,
+            "_post_header_lengths": post_header_lengths,
+            "_ctl_connection": ctl,
+            "mysql_version": mysql_version,
+            "_ignore_decode_errors": ignore_decode_errors,
+            "_verify_checksum": False,
+            "_is_event_valid": None,
+            "_processed": True,
+            "complete": True,
+            "dbms": stream.dbms,
+            **fields,
+        }
+        self.event = event
+        return True
+
+
+def install() -> None:
+    """The library's stream reader builds ``FastPacketWrapper``s (once; idempotent)."""
+    library_stream.BinLogPacketWrapper = FastPacketWrapper

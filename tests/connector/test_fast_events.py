@@ -1,0 +1,103 @@
+"""The events ``connector.binlog.fast_events`` and ``connector.binlog.table_map_cache`` build
+(issue 41) against the ones mysql-replication builds itself, over the same real binlog range:
+small transactions on several tables, a column added mid-stream, and the same table maps again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pymysqlreplication import BinLogStreamReader
+from pymysqlreplication import binlogstream as library_stream
+from pymysqlreplication import packet as library_packet
+from pymysqlreplication.row_event import TableMapEvent
+
+import connector.binlog.server_stream  # noqa: F401 - installs the fast path and the cache
+from connector.binlog import table_map_cache
+from connector.binlog.fast_events import FastPacketWrapper
+from connector.testing.local_server import MySQLServerHandle
+
+# Fields that hold the reader's own objects (the wrapper, the connection, the shared table map).
+_OWN_OBJECTS = {"packet", "_ctl_connection", "table_map"}
+
+
+def comparable(value: Any) -> Any:
+    """A field's value with the library's Column and Table objects as their data."""
+    if isinstance(value, list):
+        return [comparable(item) for item in value]
+    data = getattr(value, "data", None)
+    if isinstance(data, dict):
+        return {key: comparable(item) for key, item in data.items()}
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return {key: comparable(item) for key, item in vars(value).items()}
+    return value
+
+
+def described(event: Any) -> tuple[Any, ...]:
+    fields = {key: comparable(value) for key, value in vars(event).items() if key not in _OWN_OBJECTS}
+    wrapper = event.packet
+    header = (wrapper.timestamp, wrapper.event_type, wrapper.server_id, wrapper.event_size, wrapper.log_pos)
+    # The row images, decoded by the library from where the event's construction left the packet.
+    rows = event.rows if hasattr(event, "rows") else None
+    read = None if isinstance(event, TableMapEvent) else wrapper.read_bytes
+    return type(event).__name__, header, fields, rows, read
+
+
+def read_range(server: MySQLServerHandle, start: tuple[str, int], server_id: int) -> Iterator[Any]:
+    stream = BinLogStreamReader(
+        connection_settings={
+            "host": server.host,
+            "port": server.port,
+            "user": server.connector.user,
+            "passwd": server.connector.password,
+        },
+        server_id=server_id,
+        log_file=start[0],
+        log_pos=start[1],
+        resume_stream=True,
+        blocking=False,
+    )
+    try:
+        yield from stream
+    finally:
+        stream.close()
+
+
+def test_the_fast_events_are_the_librarys(
+    mysql_server: MySQLServerHandle, unique_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = unique_db
+    mysql_server.execute(
+        f"CREATE TABLE {db}.a (id INT PRIMARY KEY, n INT, s VARCHAR(32), d DECIMAL(10,2), at DATETIME(3))",
+        f"CREATE TABLE {db}.b (id INT PRIMARY KEY, e ENUM('x','y'), j JSON, t TEXT)",
+    )
+    start = tuple(mysql_server.query("SHOW MASTER STATUS")[0][:2])
+    statements = []
+    for i in range(1, 6):
+        statements += [
+            "BEGIN",
+            f"INSERT INTO {db}.a VALUES ({i}, {i}, 'r{i}', {i}.25, '2024-05-01 12:00:00.123')",
+            f"INSERT INTO {db}.b VALUES ({i}, 'y', '{{\"k\": {i}}}', 'text {i}')",
+            "COMMIT",
+            f"UPDATE {db}.a SET n = n + 1 WHERE id = {i}",
+        ]
+    statements += [f"ALTER TABLE {db}.a ADD COLUMN extra INT", f"UPDATE {db}.a SET extra = 7 WHERE id < 3"]
+    statements += [f"DELETE FROM {db}.b WHERE id = 2", f"UPDATE {db}.a SET s = 'again' WHERE id = 4"]
+    mysql_server.execute(*statements)
+
+    table_map_cache._parsed.clear()
+    fast = [described(event) for event in read_range(mysql_server, (start[0], start[1]), 7301)]
+    hits = len(table_map_cache._parsed)
+
+    # The library's own construction: its wrapper and TableMapEvent.__init__.
+    monkeypatch.setattr(library_stream, "BinLogPacketWrapper", library_packet.BinLogPacketWrapper)
+    monkeypatch.setattr(TableMapEvent, "__init__", TableMapEvent.__init__.__wrapped__)
+    plain = [described(event) for event in read_range(mysql_server, (start[0], start[1]), 7302)]
+
+    assert library_packet.BinLogPacketWrapper is not FastPacketWrapper
+    kinds = [kind for kind, *_ in plain]
+    assert kinds.count("TableMapEvent") >= 16 and "XidEvent" in kinds  # many table maps, few structures
+    assert {"WriteRowsEvent", "UpdateRowsEvent", "DeleteRowsEvent"} <= set(kinds)
+    assert 2 <= hits < kinds.count("TableMapEvent")  # so the later ones came from the cache
+    assert fast == plain
