@@ -109,9 +109,45 @@ CONNECTION_PROPERTIES: tuple[Property, ...] = (
     ),
     # -- naming and filters
     prop("topic.prefix", doc="Logical server name; prefix of every topic. [A-Za-z0-9._-]", required=True),
+    prop(
+        "topic.naming.strategy",
+        "io.debezium.schema.DefaultTopicNamingStrategy",
+        "How topics are named. io.debezium.schema.DefaultTopicNamingStrategy (or default): "
+        "<topic.prefix>.<db>.<table>, characters Kafka rejects become _; "
+        "io.debezium.schema.DefaultUnicodeTopicNamingStrategy (or unicode): they and _ become _uXXXX; "
+        "or a Python plugin: an entry point of group mysql_cdc.topic_naming_strategies or "
+        "package.module:Class (docs/guides/topic-naming.md).",
+    ),
     prop("topic.delimiter", ".", "Delimiter between topic name parts."),
+    prop(
+        "10000",
+        "How many data topic names the naming strategy keeps (least recently used go first).",
+        kind="int",
+        minimum=1,
+    ),
     prop("topic.transaction", "transaction", "Transaction topic suffix: <prefix>.transaction."),
     prop("topic.heartbeat.prefix", "__debezium-heartbeat", "Heartbeat topic prefix."),
+    prop(
+        "topic.heartbeat.name",
+        doc="Full heartbeat topic name; overrides <topic.heartbeat.prefix>.<topic.prefix> (several "
+        "connectors may share one heartbeat topic).",
+    ),
+    prop(
+        "schema.name.adjustment.mode",
+        "none",
+        "Record schema names (<topic>.Key/.Value/.Envelope): none; avro replaces characters Avro "
+        "rejects with _; avro_unicode replaces them and _ with _uXXXX.",
+        kind="choice",
+        choices=("none", "avro", "avro_unicode"),
+    ),
+    prop(
+        "field.name.adjustment.mode",
+        "none",
+        "Column field names in keys and values: none; avro replaces characters Avro rejects with _ "
+        "(a leading digit gets _ before it); avro_unicode replaces them and _ with _uXXXX.",
+        kind="choice",
+        choices=("none", "avro", "avro_unicode"),
+    ),
     prop(
         "database.include.list", doc="Regexes (comma-separated) of databases to capture.", kind="regex-list"
     ),
@@ -305,11 +341,6 @@ REFUSED: Mapping[str, str] = {
     "sink.spark.retain.ms": "the Spark sink writes Delta tables now: old versions stay readable by "
     "time travel until VACUUM (delta.deletedFileRetentionDuration); remove the key",
     "signal.emit.failure": "not implemented (signals are never emitted by the connector)",
-    "topic.naming.strategy": "only Debezium's default topic names <topic.prefix>.<db>.<table> are "
-    "implemented (topic.delimiter, topic.transaction and topic.heartbeat.prefix adjust them)",
-    "topic.heartbeat.name": "use topic.heartbeat.prefix",
-    "schema.name.adjustment.mode": "only the default (none) is implemented",
-    "field.name.adjustment.mode": "only the default (none) is implemented",
     "event.converting.failure.handling.mode": "not implemented: unconvertible values follow "
     "event.processing.failure.handling.mode",
     "unavailable.value.placeholder": "not implemented: binlog_row_image must be FULL",
@@ -353,7 +384,6 @@ NOT_APPLICABLE: frozenset[str] = frozenset(
         "offset.flush.timeout.ms",
         "database.query.timeout.ms",
         "connection.validation.timeout.ms",
-        "topic.cache.size",
         "use.nongraceful.disconnect",
     }
 )

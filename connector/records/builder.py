@@ -25,6 +25,7 @@ from connector.records.conversion import (
     identity,
     null_rule_of,
 )
+from connector.records.topic_naming import field_name_adjuster, schema_name_adjuster, topic_naming_strategy
 from connector.records.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId
@@ -281,6 +282,9 @@ class EventBuilder:
         self.clock = clock
         self.prefix = config.topic_prefix
         self.delimiter = config.get("topic.delimiter") or "."
+        self.naming = topic_naming_strategy(config)
+        self.schema_names = schema_name_adjuster(config)
+        self.field_names = field_name_adjuster(config)
         self.filter = table_filter or TableFilter.from_config(config)
         self.settings = converter_settings or ConverterSettings()
         self.tombstones = config.get_bool("tombstones.on.delete")
@@ -310,7 +314,8 @@ class EventBuilder:
 
     def _build_table_schema(self, table: Table) -> TableSchema:
         tid = table.id
-        topic = topic_name(self.prefix, self.delimiter, tid.database, tid.table)
+        topic = self.naming.data_change_topic(tid)
+        field_name = self.field_names.adjust
         plain: dict[int, ColumnConverter] = {}
 
         def converter(index: int) -> ColumnConverter:
@@ -325,16 +330,22 @@ class EventBuilder:
             conv = converter(index)
             if self.mappers:
                 conv = self.mappers.apply(tid, column, conv)
-            columns.append((index, column.name, conv))
-        value_schema = struct(f"{topic}.Value", [Field(n, c.schema) for _, n, c in columns], optional=True)
-        key_columns = tuple((i, table.columns[i].name, converter(i)) for i in self._key_column_indexes(table))
+            columns.append((index, field_name(column.name), conv))
+        schema_name = self.schema_names.adjust
+        value_schema = struct(
+            schema_name(f"{topic}.Value"), [Field(n, c.schema) for _, n, c in columns], optional=True
+        )
+        key_columns = tuple(
+            (i, field_name(table.columns[i].name), converter(i)) for i in self._key_column_indexes(table)
+        )
         key_schema = None
         if key_columns:
             key_schema = struct(
-                f"{topic}.Key", [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns]
+                schema_name(f"{topic}.Key"),
+                [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns],
             )
         envelope = struct(
-            f"{topic}.Envelope",
+            schema_name(f"{topic}.Envelope"),
             [
                 Field("before", value_schema),
                 Field("after", value_schema),
@@ -788,7 +799,7 @@ def schema_change_record(
         "tableChanges": list(table_changes),
     }
     return ChangeRecord(
-        builder.prefix,
+        builder.naming.schema_change_topic(),
         SCHEMA_CHANGE_KEY_SCHEMA,
         {"databaseName": database},
         SCHEMA_CHANGE_VALUE_SCHEMA,
