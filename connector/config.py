@@ -120,6 +120,7 @@ CONNECTION_PROPERTIES: tuple[Property, ...] = (
     ),
     prop("topic.delimiter", ".", "Delimiter between topic name parts."),
     prop(
+        "topic.cache.size",
         "10000",
         "How many data topic names the naming strategy keeps (least recently used go first).",
         kind="int",

@@ -35,6 +35,13 @@ MAX_NAME_LENGTH: Final = 249  # Kafka's longest topic name
 _KAFKA_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 _LETTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _DIGITS: Final = frozenset("0123456789")
+# Properties that become (part of) a topic name as they are, so must be valid topic names.
+TOPIC_NAME_KEYS: Final = (
+    "topic.delimiter",
+    "topic.transaction",
+    "topic.heartbeat.prefix",
+    "topic.heartbeat.name",
+)
 
 
 @runtime_checkable
@@ -91,6 +98,14 @@ class DefaultTopicNamingStrategy:
         self._cache_size = 10000
 
     def configure(self, properties: Mapping[str, str]) -> None:
+        for key in TOPIC_NAME_KEYS:  # CommonConnectorConfig#validateTopicName
+            value = properties.get(key)
+            if value and not all(c in _KAFKA_CHARS for c in value):
+                raise ConfigError(
+                    key,
+                    f"{value!r} has invalid format (only the underscore, hyphen, dot and alphanumeric "
+                    "characters are allowed)",
+                )
         self.prefix = properties.get("topic.prefix") or ""
         self.delimiter = properties.get("topic.delimiter") or "."
         self.transaction = properties.get("topic.transaction") or "transaction"

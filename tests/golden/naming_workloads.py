@@ -72,6 +72,21 @@ NAMING_CASES: dict[str, ModeCase] = {
     "unicode_fields_avro": _case(
         {"topic.naming.strategy": UNICODE_STRATEGY, "field.name.adjustment.mode": "avro"}
     ),
+    # The heartbeat topic: <topic.heartbeat.prefix><topic.delimiter><topic.prefix>, or topic.heartbeat.name.
+    "heartbeat_prefix_delimiter": ModeCase(
+        {"heartbeat.interval.ms": "600000", "topic.heartbeat.prefix": "hb", "topic.delimiter": "-"},
+        setup=("CREATE TABLE t (id INT PRIMARY KEY)",),
+        heartbeat=True,
+    ),
+    "heartbeat_name": ModeCase(
+        {
+            "heartbeat.interval.ms": "600000",
+            "topic.heartbeat.name": "shared-heartbeats",
+            "topic.naming.strategy": UNICODE_STRATEGY,
+        },
+        setup=("CREATE TABLE t (id INT PRIMARY KEY)",),
+        heartbeat=True,
+    ),
 }
 
 

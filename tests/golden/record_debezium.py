@@ -356,8 +356,9 @@ def record_naming(server: LocalMySQLServer, case: str, scratch: Path) -> None:
     try:
         dbz.wait_streaming()
         dbz.wait_quiet()
-        run_statements(server, spec.stream, db)
-        dbz.wait_quiet()
+        if spec.stream:
+            run_statements(server, spec.stream, db)
+            dbz.wait_quiet()
     finally:
         dbz.stop()
     server.execute(f"DROP DATABASE IF EXISTS `{db}`")
