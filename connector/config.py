@@ -187,6 +187,20 @@ EVENT_PROPERTIES: tuple[Property, ...] = (
     prop("include.query", "false", "Put the SQL of the change into source.query.", kind="bool"),
     prop("provide.transaction.metadata", "false", "Emit BEGIN/END transaction events.", kind="bool"),
     prop(
+        "transaction.metadata.factory",
+        "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory",
+        "The transaction metadata (the transaction block of data events, the BEGIN/END values): "
+        "Debezium's default, or a Python plugin that may add fields (an entry point of group "
+        "mysql_cdc.transaction_struct_makers or package.module:Class; docs/guides/topic-naming.md).",
+    ),
+    prop(
+        "sourceinfo.struct.maker",
+        "io.debezium.connector.mysql.MySqlSourceInfoStructMaker",
+        "The source block of data and schema change records: Debezium's default, or a Python plugin "
+        "that may add fields (an entry point of group mysql_cdc.source_struct_makers or "
+        "package.module:Class; docs/guides/topic-naming.md).",
+    ),
+    prop(
         "skipped.operations",
         "t",
         "Operations not emitted: comma-separated c, u, d, t, or none.",
@@ -349,8 +363,6 @@ REFUSED: Mapping[str, str] = {
     "skip.messages.without.change": "not implemented",
     "post.processors": "post processors are not implemented",
     "notification.enabled.channels": "notifications are not implemented",
-    "transaction.metadata.factory": "only the default transaction metadata is implemented",
-    "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",
     "streaming.delay.ms": "not implemented",
     "database.server.name": "renamed topic.prefix in Debezium 2.0",

@@ -116,7 +116,9 @@ class StreamingSource:
         self.heartbeat = Heartbeat.from_config(config)
         transactions = None
         if config.get_bool("provide.transaction.metadata"):
-            transactions = TransactionMetadata.from_offset(builder.naming.transaction_topic(), start)
+            transactions = TransactionMetadata.from_offset(
+                builder.naming.transaction_topic(), start, builder.transaction_maker
+            )
         self.dispatcher = EventDispatcher(
             builder,
             table_filter,

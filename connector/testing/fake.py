@@ -325,7 +325,9 @@ class FakeConnector(EventStream):
             self.filter,
             self.schema,
             self,
-            TransactionMetadata(self.transaction_topic) if self.transaction_metadata else None,
+            TransactionMetadata(self.transaction_topic, self.builder.transaction_maker)
+            if self.transaction_metadata
+            else None,
         )
         self.transforms = build_chain(self.config.raw)  # the same transforms as the engine's delivery
         self._emitted: list[ChangeRecord] = []
