@@ -87,8 +87,8 @@ def test_plugins_by_module_path_add_fields_to_a_real_run(
     mysql_server: MySQLServerHandle, tmp_path: Path
 ) -> None:
     props = {
-        SOURCE: "tests.connector.naming_plugins:ClusterSource",
-        TRANSACTION: "tests.connector.naming_plugins:LabelledTransactions",
+        "sourceinfo.struct.maker": "tests.connector.naming_plugins:ClusterSource",
+        "transaction.metadata.factory": "tests.connector.naming_plugins:LabelledTransactions",
         "cluster.name": "eu-1",
     }
     check_added_fields(run(mysql_server, "struct_makers_path", tmp_path, props))
