@@ -115,9 +115,46 @@ CONNECTION_PROPERTIES: tuple[Property, ...] = (
     ),
     # -- naming and filters
     prop("topic.prefix", doc="Logical server name; prefix of every topic. [A-Za-z0-9._-]", required=True),
+    prop(
+        "topic.naming.strategy",
+        "io.debezium.schema.DefaultTopicNamingStrategy",
+        "How topics are named. io.debezium.schema.DefaultTopicNamingStrategy (or default): "
+        "<topic.prefix>.<db>.<table>, characters Kafka rejects become _; "
+        "io.debezium.schema.DefaultUnicodeTopicNamingStrategy (or unicode): they and _ become _uXXXX; "
+        "or a Python plugin: an entry point of group mysql_cdc.topic_naming_strategies or "
+        "package.module:Class (docs/guides/topic-naming.md).",
+    ),
     prop("topic.delimiter", ".", "Delimiter between topic name parts."),
+    prop(
+        "topic.cache.size",
+        "10000",
+        "How many data topic names the naming strategy keeps (least recently used go first).",
+        kind="int",
+        minimum=1,
+    ),
     prop("topic.transaction", "transaction", "Transaction topic suffix: <prefix>.transaction."),
     prop("topic.heartbeat.prefix", "__debezium-heartbeat", "Heartbeat topic prefix."),
+    prop(
+        "topic.heartbeat.name",
+        doc="Full heartbeat topic name; overrides <topic.heartbeat.prefix>.<topic.prefix> (several "
+        "connectors may share one heartbeat topic).",
+    ),
+    prop(
+        "schema.name.adjustment.mode",
+        "none",
+        "Record schema names (<topic>.Key/.Value/.Envelope): none; avro replaces characters Avro "
+        "rejects with _; avro_unicode replaces them and _ with _uXXXX.",
+        kind="choice",
+        choices=("none", "avro", "avro_unicode"),
+    ),
+    prop(
+        "field.name.adjustment.mode",
+        "none",
+        "Column field names in keys and values: none; avro replaces characters Avro rejects with _ "
+        "(a leading digit gets _ before it); avro_unicode replaces them and _ with _uXXXX.",
+        kind="choice",
+        choices=("none", "avro", "avro_unicode"),
+    ),
     prop(
         "database.include.list", doc="Regexes (comma-separated) of databases to capture.", kind="regex-list"
     ),
@@ -155,6 +192,20 @@ EVENT_PROPERTIES: tuple[Property, ...] = (
     prop("include.schema.changes", "true", "Emit schema change events to the <prefix> topic.", kind="bool"),
     prop("include.query", "false", "Put the SQL of the change into source.query.", kind="bool"),
     prop("provide.transaction.metadata", "false", "Emit BEGIN/END transaction events.", kind="bool"),
+    prop(
+        "transaction.metadata.factory",
+        "io.debezium.pipeline.txmetadata.DefaultTransactionMetadataFactory",
+        "The transaction metadata (the transaction block of data events, the BEGIN/END values): "
+        "Debezium's default, or a Python plugin that may add fields (an entry point of group "
+        "mysql_cdc.transaction_struct_makers or package.module:Class; docs/guides/topic-naming.md).",
+    ),
+    prop(
+        "sourceinfo.struct.maker",
+        "io.debezium.connector.mysql.MySqlSourceInfoStructMaker",
+        "The source block of data and schema change records: Debezium's default, or a Python plugin "
+        "that may add fields (an entry point of group mysql_cdc.source_struct_makers or "
+        "package.module:Class; docs/guides/topic-naming.md).",
+    ),
     prop(
         "skipped.operations",
         "t",
@@ -325,13 +376,6 @@ REFUSED: Mapping[str, str] = {
     "sink.spark.retain.ms": "the Spark sink writes Delta tables now: old versions stay readable by "
     "time travel until VACUUM (delta.deletedFileRetentionDuration); remove the key",
     "signal.emit.failure": "not implemented (signals are never emitted by the connector)",
-    "topic.naming.strategy": "only Debezium's default topic names <topic.prefix>.<db>.<table> are "
-    "implemented (topic.delimiter, topic.transaction and topic.heartbeat.prefix adjust them)",
-    "topic.heartbeat.name": "use topic.heartbeat.prefix",
-    "schema.name.adjustment.mode": "only the default (none) is implemented",
-    "field.name.adjustment.mode": "only the default (none) is implemented",
-    "transaction.metadata.factory": "only the default transaction metadata is implemented",
-    "sourceinfo.struct.maker": "only the default source block is implemented",
     "ddl.parser.type": "only the default DDL parser is implemented",
     "database.server.name": "renamed topic.prefix in Debezium 2.0",
     "database.history": "renamed schema.history.internal.* in Debezium 2.0",
@@ -365,7 +409,6 @@ NOT_APPLICABLE: frozenset[str] = frozenset(
         "offset.flush.timeout.ms",
         "database.query.timeout.ms",
         "connection.validation.timeout.ms",
-        "topic.cache.size",
         "use.nongraceful.disconnect",
     }
 )

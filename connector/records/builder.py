@@ -25,6 +25,8 @@ from connector.records.conversion import (
     identity,
     null_rule_of,
 )
+from connector.records.struct_makers import made_structs, with_field_schema
+from connector.records.topic_naming import field_name_adjuster, schema_name_adjuster, topic_naming_strategy
 from connector.records.transactions import TransactionMetadata
 from connector.version import __version__
 from ddl.model import Table, TableId
@@ -281,6 +283,12 @@ class EventBuilder:
         self.clock = clock
         self.prefix = config.topic_prefix
         self.delimiter = config.get("topic.delimiter") or "."
+        self.naming = topic_naming_strategy(config)
+        self.schema_names = schema_name_adjuster(config)
+        self.field_names = field_name_adjuster(config)
+        made = made_structs(config, TRANSACTION_BLOCK_SCHEMA)
+        self.source_maker, self.source_schema, self.transaction_maker, self.transaction_schema = made
+        self._schema_change_schema: ConnectSchema | None = None
         self.filter = table_filter or TableFilter.from_config(config)
         self.settings = converter_settings or ConverterSettings()
         self.tombstones = config.get_bool("tombstones.on.delete")
@@ -310,7 +318,8 @@ class EventBuilder:
 
     def _build_table_schema(self, table: Table) -> TableSchema:
         tid = table.id
-        topic = topic_name(self.prefix, self.delimiter, tid.database, tid.table)
+        topic = self.naming.data_change_topic(tid)
+        field_name = self.field_names.adjust
         plain: dict[int, ColumnConverter] = {}
 
         def converter(index: int) -> ColumnConverter:
@@ -325,21 +334,27 @@ class EventBuilder:
             conv = converter(index)
             if self.mappers:
                 conv = self.mappers.apply(tid, column, conv)
-            columns.append((index, column.name, conv))
-        value_schema = struct(f"{topic}.Value", [Field(n, c.schema) for _, n, c in columns], optional=True)
-        key_columns = tuple((i, table.columns[i].name, converter(i)) for i in self._key_column_indexes(table))
+            columns.append((index, field_name(column.name), conv))
+        schema_name = self.schema_names.adjust
+        value_schema = struct(
+            schema_name(f"{topic}.Value"), [Field(n, c.schema) for _, n, c in columns], optional=True
+        )
+        key_columns = tuple(
+            (i, field_name(table.columns[i].name), converter(i)) for i in self._key_column_indexes(table)
+        )
         key_schema = None
         if key_columns:
             key_schema = struct(
-                f"{topic}.Key", [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns]
+                schema_name(f"{topic}.Key"),
+                [Field(n, _key_field_schema(c.schema)) for _, n, c in key_columns],
             )
         envelope = struct(
-            f"{topic}.Envelope",
+            schema_name(f"{topic}.Envelope"),
             [
                 Field("before", value_schema),
                 Field("after", value_schema),
-                Field("source", SOURCE_SCHEMA),
-                Field("transaction", TRANSACTION_BLOCK_SCHEMA),
+                Field("source", self.source_schema),
+                Field("transaction", self.transaction_schema),
                 Field("op", primitive("string")),
                 Field("ts_ms", primitive("int64", optional=True)),
                 Field("ts_us", primitive("int64", optional=True)),
@@ -378,6 +393,14 @@ class EventBuilder:
             indexes = [by_name[n.lower()] for n in table.primary_key if n.lower() in by_name]
         return indexes
 
+    def schema_change_value_schema(self) -> ConnectSchema:
+        """``SchemaChangeValue`` with this connector's ``source`` schema (sourceinfo.struct.maker)."""
+        if self._schema_change_schema is None:
+            self._schema_change_schema = with_field_schema(
+                SCHEMA_CHANGE_VALUE_SCHEMA, "source", self.source_schema
+            )
+        return self._schema_change_schema
+
     # -- source block -----------------------------------------------------------------------------
     def source(
         self, table_id: TableId | None, where: SourcePosition, table_names: str | None = None
@@ -388,7 +411,7 @@ class EventBuilder:
             ts_us = where.ts_ms * 1000
         else:
             ts_us = self.clock() // 1000
-        return {
+        block = {
             "version": __version__,
             "connector": "mysql",
             "name": self.prefix,
@@ -407,6 +430,7 @@ class EventBuilder:
             "thread": where.thread,
             "query": where.query,
         }
+        return block if self.source_maker is None else self.source_maker.struct(block)
 
     # -- data records -----------------------------------------------------------------------------
     def change_records(
@@ -788,10 +812,10 @@ def schema_change_record(
         "tableChanges": list(table_changes),
     }
     return ChangeRecord(
-        builder.prefix,
+        builder.naming.schema_change_topic(),
         SCHEMA_CHANGE_KEY_SCHEMA,
         {"databaseName": database},
-        SCHEMA_CHANGE_VALUE_SCHEMA,
+        builder.schema_change_value_schema(),
         value,
         RecordKind.SCHEMA_CHANGE,
         builder.headers,

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
+from connector.records.struct_makers import TRANSACTION_MAKER, TransactionStructMaker, plugin_schema
 from ddl.model import TableId
 from ddl.position import SourceOffset
 from sink.connect import ConnectSchema, Field, primitive, struct
@@ -88,19 +89,26 @@ class TransactionMetadata:
     event counters, kept in the offsets. The dispatcher asks it for the ``transaction`` blocks of a
     row's data events before it builds them, so records are complete at construction."""
 
-    __slots__ = ("topic", "id", "total", "per_table")
+    __slots__ = ("topic", "id", "total", "per_table", "maker", "value_schema")
 
-    def __init__(self, topic: str) -> None:
+    def __init__(self, topic: str, maker: TransactionStructMaker | None = None) -> None:
         self.topic = topic
         self.id: str | None = None
         self.total = 0
         self.per_table: dict[str, int] = {}
+        # transaction.metadata.factory: a plugin that may add fields (None: Debezium's default).
+        self.maker = maker
+        self.value_schema = TRANSACTION_VALUE_SCHEMA
+        if maker is not None:
+            self.value_schema = plugin_schema(TRANSACTION_MAKER, maker.value_schema(TRANSACTION_VALUE_SCHEMA))
 
     @classmethod
-    def from_offset(cls, topic: str, stored: Mapping[str, Any] | None) -> TransactionMetadata:
+    def from_offset(
+        cls, topic: str, stored: Mapping[str, Any] | None, maker: TransactionStructMaker | None = None
+    ) -> TransactionMetadata:
         """The context stored in ``offset`` (``TransactionContext#load``): the total is the sum of the
         per-table counters."""
-        context = cls(topic)
+        context = cls(topic, maker)
         offset = SourceOffset.coerce(stored)
         if offset is not None:
             context.id = offset.transaction_id
@@ -134,6 +142,8 @@ class TransactionMetadata:
             "data_collections": None,
             "ts_ms": ts_ms,
         }
+        if self.maker is not None:
+            value = self.maker.begin_value(value)
         return self.record(value, self.apply_to(SourceOffset.from_map(offset)))
 
     def end(self, ts_ms: int) -> dict[str, Any] | None:
@@ -153,14 +163,14 @@ class TransactionMetadata:
         }
         self.id, self.total = None, 0
         self.per_table.clear()
-        return value
+        return value if self.maker is None else self.maker.end_value(value)
 
     def record(self, value: dict[str, Any], offset: SourceOffset | None) -> ChangeRecord:
         return ChangeRecord(
             self.topic,
             TRANSACTION_KEY_SCHEMA,
             {"id": value["id"]},
-            TRANSACTION_VALUE_SCHEMA,
+            self.value_schema,
             value,
             RecordKind.TRANSACTION,
             (),
@@ -183,4 +193,6 @@ class TransactionMetadata:
             order = self.per_table.get(name, 0) + 1
             self.per_table[name] = order
             blocks.append({"id": self.id, "total_order": self.total, "data_collection_order": order})
+        if self.maker is not None:
+            return [self.maker.block(b) for b in blocks]
         return blocks

@@ -17,6 +17,7 @@ from typing import Any
 import pymysql
 
 from connector.config import ConnectorConfig
+from connector.records.topic_naming import topic_naming_strategy
 from connector.server.connection import connect
 from ddl.position import SourceOffset
 from sink.connect import Field, primitive, struct
@@ -41,9 +42,9 @@ HEARTBEAT_VALUE_SCHEMA = struct(
 
 
 def heartbeat_topic(config: ConnectorConfig) -> str:
-    """``<topic.heartbeat.prefix><topic.delimiter><topic.prefix>`` (``AbstractTopicNamingStrategy``)."""
-    prefix = config.get("topic.heartbeat.prefix") or "__debezium-heartbeat"
-    return f"{prefix}{config.get('topic.delimiter') or '.'}{config.topic_prefix}"
+    """The naming strategy's heartbeat topic: ``topic.heartbeat.name``, else
+    ``<topic.heartbeat.prefix><topic.delimiter><topic.prefix>`` (``AbstractTopicNamingStrategy``)."""
+    return topic_naming_strategy(config).heartbeat_topic()
 
 
 class Heartbeat:

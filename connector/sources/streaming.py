@@ -53,7 +53,7 @@ from connector.dispatch.filters import TableFilter, gtid_source_filter
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
 from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, reselects
-from connector.records.builder import EventBuilder, SourcePosition, TableSchema, topic_name
+from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.server.connection import connect
 from connector.sources.heartbeat import Heartbeat
@@ -119,10 +119,9 @@ class StreamingSource:
         self.heartbeat = Heartbeat.from_config(config)
         transactions = None
         if config.get_bool("provide.transaction.metadata"):
-            topic = topic_name(
-                config.topic_prefix, builder.delimiter, config.get("topic.transaction") or "transaction"
+            transactions = TransactionMetadata.from_offset(
+                builder.naming.transaction_topic(), start, builder.transaction_maker
             )
-            transactions = TransactionMetadata.from_offset(topic, start)
         self.dispatcher = EventDispatcher(
             builder,
             table_filter,

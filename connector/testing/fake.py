@@ -63,7 +63,8 @@ from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.embedded.api import EventLog, EventStream
 from connector.factories import SINK_FACTORIES, converter_settings, load_factory
-from connector.records.builder import EventBuilder, SourcePosition, TableSchema, topic_name
+from connector.records.builder import EventBuilder, SourcePosition, TableSchema
+from connector.records.topic_naming import topic_naming_strategy
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.sources.offset_context import BinlogOffsetContext
@@ -304,11 +305,7 @@ class FakeConnector(EventStream):
         self.use_gtids = gtids
         self.server_uuid = server_uuid
         self.transaction_metadata = self.config.get_bool("provide.transaction.metadata")
-        self.transaction_topic = topic_name(
-            self.config.topic_prefix,
-            self.config.get("topic.delimiter") or ".",
-            self.config.get("topic.transaction") or "transaction",
-        )
+        self.transaction_topic = topic_naming_strategy(self.config).transaction_topic()
         self.filter = TableFilter.from_config(self.config)
         self._event_ts_ms = clock_ms
         self.builder = EventBuilder(
@@ -328,7 +325,9 @@ class FakeConnector(EventStream):
             self.filter,
             self.schema,
             self,
-            TransactionMetadata(self.transaction_topic) if self.transaction_metadata else None,
+            TransactionMetadata(self.transaction_topic, self.builder.transaction_maker)
+            if self.transaction_metadata
+            else None,
         )
         self.transforms = build_chain(self.config.raw)  # the same transforms as the engine's delivery
         self._emitted: list[ChangeRecord] = []

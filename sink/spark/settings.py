@@ -257,8 +257,10 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
     if evolution not in EVOLUTION_MODES:
         raise ConfigError("sink.spark.schema.evolution", f"must be one of {', '.join(EVOLUTION_MODES)}")
     # Schema change events describe every column, change events only the captured ones: with a
-    # column filter the tables follow the change events alone.
+    # column filter the tables follow the change events alone. So they do when field names are
+    # adjusted (field.name.adjustment.mode): tableChanges keep the columns' own names.
     filtered = bool(config.get("column.include.list") or config.get("column.exclude.list"))
+    filtered = filtered or (config.get("field.name.adjustment.mode") or "none") != "none"
     name_formats = {
         key: check_name_format(key, text(key))
         for key in ("sink.spark.table.name.format", "sink.spark.changelog.name.format")

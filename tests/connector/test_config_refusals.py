@@ -39,7 +39,7 @@ def props_text(props: dict[str, str]) -> str:
     [
         # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
         ("signal.emit.failure.max.retries", "3"),
-        ("topic.naming.strategy", "io.debezium.schema.SchemaTopicNamingStrategy"),
+        ("ddl.parser.type", "legacy"),
         ("database.history.kafka.topic", "old"),
     ],
 )

@@ -66,6 +66,17 @@ def _blank(node: Any, key: str) -> None:
         node[key] = BLANK
 
 
+TRANSACTION_VALUE = "io.debezium.connector.common.TransactionMetadataValue"
+
+
+def _is_transaction_record(record: dict[str, Any]) -> bool:
+    """A BEGIN/END record, on whatever topic the naming strategy gives it (``topic.transaction``)."""
+    value = record.get("value")
+    schema = value.get("schema") if isinstance(value, dict) else None
+    named = isinstance(schema, dict) and schema.get("name") == TRANSACTION_VALUE
+    return named or str(record.get("topic", "")).endswith(".transaction")
+
+
 def normalise(record: dict[str, Any]) -> dict[str, Any]:
     """Blank the per-run fields of one record (in place) and bring the headers to one form."""
     value = record.get("value")
@@ -81,10 +92,10 @@ def normalise(record: dict[str, Any]) -> dict[str, Any]:
         transaction = payload.get("transaction")
         if isinstance(transaction, dict):
             _blank(transaction, "id")
-        if record.get("topic", "").endswith(".transaction"):
+        if _is_transaction_record(record):
             _blank(payload, "id")
     key = record.get("key")
-    if isinstance(key, dict) and record.get("topic", "").endswith(".transaction"):
+    if isinstance(key, dict) and _is_transaction_record(record):
         _blank(key.get("payload"), "id")
     headers = record.get("headers")
     if isinstance(headers, dict):

@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from connector.testing.local_server import LocalMySQLServer
+from tests.golden.naming_workloads import NAMING_CASES, naming_db
 from tests.golden.workloads import (
     CASES,
     DB,
@@ -344,6 +345,26 @@ def record_fidelity(server: LocalMySQLServer, case: str, scratch: Path) -> None:
         write_text(out / f"{case}{FAILURE}", f"{failure}\n")
 
 
+def record_naming(server: LocalMySQLServer, case: str, scratch: Path) -> None:
+    """One case of ``naming_workloads.NAMING_CASES`` (issue 43: topic naming, name adjustment)."""
+    print(f"naming {case}")
+    spec = NAMING_CASES[case]
+    db = naming_db(case)
+    server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4")
+    run_statements(server, spec.setup, db)
+    dbz = Debezium(server, spec.properties(db), scratch / f"naming-{case}").start()
+    try:
+        dbz.wait_streaming()
+        dbz.wait_quiet()
+        if spec.stream:
+            run_statements(server, spec.stream, db)
+            dbz.wait_quiet()
+    finally:
+        dbz.stop()
+    server.execute(f"DROP DATABASE IF EXISTS `{db}`")
+    write(DEBEZIUM / "naming" / f"{case}.jsonl", keep(dbz.lines()))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -354,17 +375,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--transform", action="append", choices=list(TRANSFORM_CASES), help="transform case(s)"
     )
     parser.add_argument("--fidelity", action="append", choices=list(FIDELITY_CASES), help="issue 25 case(s)")
+    parser.add_argument("--naming", action="append", choices=list(NAMING_CASES), help="issue 43 case(s)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (Debezium's logs)")
     args = parser.parse_args(argv)
-    chosen = args.variant or args.mode or args.transform or args.fidelity
+    chosen = args.variant or args.mode or args.transform or args.fidelity or args.naming
     variants = args.variant or ([] if chosen else list(VARIANTS))
     modes = args.mode or ([] if chosen else list(CASES))
     transforms = args.transform or ([] if chosen else list(TRANSFORM_CASES))
     fidelity = args.fidelity or ([] if chosen else list(FIDELITY_CASES))
+    naming = args.naming or ([] if chosen else list(NAMING_CASES))
     classpath()
     scratch = Path(tempfile.mkdtemp(prefix="golden-debezium-"))
     print(f"scratch: {scratch}")
     try:
+        if naming:
+            with oracle_server() as server:
+                for case in naming:
+                    record_naming(server, case, scratch)
         if variants or modes or transforms:
             with oracle_server() as server:
                 for variant in variants:
