@@ -28,7 +28,7 @@ import pymysql
 
 from connector.records.builder import TableSchema
 from connector.transforms.base import Options
-from ddl.errors import ConfigError
+from ddl.errors import ConfigError, MysqlCdcError
 from ddl.model import Table, TableId
 from sink.records import ChangeRecord, RecordKind
 from snapshot.policy.queries import quote_identifier, quote_table
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 WARN, FAIL = "warn", "fail"
 
 
-class ReselectError(RuntimeError):
+class ReselectError(MysqlCdcError, RuntimeError):
     """``reselect.error.handling.mode=fail`` and a row could not be re-read."""
 
 

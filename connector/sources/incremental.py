@@ -48,6 +48,7 @@ from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.records.builder import SourcePosition, TableSchema
 from connector.sources.incremental_readers import WindowReaders
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
+from ddl.errors import OffsetError
 from ddl.flavor import MYSQL, ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
@@ -90,7 +91,7 @@ def encode_key(key: Key | None) -> str | None:
     return None if key is None else orjson.dumps([_encode_value(v) for v in key]).decode()
 
 
-class ForeignKeyEncoding(ValueError):
+class ForeignKeyEncoding(OffsetError, ValueError):
     """A stored key that is not ours: Debezium's hex of a Java-serialized array."""
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddl.errors import DdlError
 from ddl.model import Column, JdbcType, SchemaModel, Table, TableId
 from ddl.parsing.statements import (
     AddColumns,
@@ -105,7 +106,7 @@ CHARSET_JDBC_TYPES = frozenset(
 # --- applying statements ----------------------------------------------------------------------------
 
 
-class SchemaConflict(ValueError):
+class SchemaConflict(DdlError, ValueError):
     """The statement is well-formed but contradicts the known schema (e.g. unknown column)."""
 
 
