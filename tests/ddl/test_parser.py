@@ -843,8 +843,9 @@ def test_typical_create_table_parses_in_milliseconds() -> None:
     )
     parser = parser_for("mysql")
     parser.parse(sql, SchemaModel(), "inventory")
-    start = time.perf_counter()
+    # CPU time of this thread: the figure holds on a machine busy with other work (parallel tests).
+    start = time.thread_time()
     for _ in range(50):
         parser.parse(sql, SchemaModel(), "inventory")
-    per_statement_ms = (time.perf_counter() - start) / 50 * 1000
+    per_statement_ms = (time.thread_time() - start) / 50 * 1000
     assert per_statement_ms < 10, per_statement_ms
