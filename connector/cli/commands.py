@@ -181,6 +181,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_signal_parser(sub, _add_config_args)
 
+    check = sub.add_parser(
+        "check",
+        help="preflight: check the configuration, server, grants, stored offset and sinks",
+        description="Print a checklist (configuration, server and credentials, binlog settings and "
+        "GRANTs, the stored offset, each sink) and exit 1 when anything fails. Writes nothing and "
+        "stores no offset; each failure names its fix.",
+    )
+    _add_config_args(check, metrics_port=False)
+
     replay = sub.add_parser(
         "replay-binlog",
         help="replay archived binlog files into the sinks, without a server, then exit",
@@ -306,6 +315,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.output, args.rows)
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from connector.cli.check import check_command  # noqa: PLC0415 - the checks load client libraries
+
+    return check_command(args.config, args.set, args.log_level)
+
+
 def cmd_spark_apply(props: Mapping[str, str], args: argparse.Namespace) -> int:
     from connector.cli.spark_apply import spark_apply_command  # noqa: PLC0415 - loads pyspark
 
@@ -347,6 +362,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(args.log_level)
     if args.command == "demo":
         return cmd_demo(args)
+    if args.command == "check":
+        return _run_reporting_failures(functools.partial(cmd_check, args), [])
     try:
         secrets, config, command = PREPARE.get(args.command, _prepare_connector_command)(args)
     except ConfigError as exc:
