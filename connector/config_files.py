@@ -74,7 +74,7 @@ def _connect_json(path: Path, text: str) -> dict[str, str]:
         raise ConfigError("--config", f"{path} line {exc.lineno}: not valid JSON ({exc.msg})") from None
     config = document.get("config") if isinstance(document, dict) else None
     if not isinstance(config, dict):
-        shape = "an object without a \"config\" object" if isinstance(document, dict) else "not an object"
+        shape = 'an object without a "config" object' if isinstance(document, dict) else "not an object"
         raise ConfigError("--config", f"{path} is JSON but {shape}: {EXPECTED_FORMATS}")
     props = {str(k): _json_value(path, str(k), v) for k, v in config.items()}
     name = document.get("name")

@@ -183,7 +183,9 @@ def check_sinks(config: ConnectorConfig) -> list[Item]:
     for name in config.sink_types or ["jsonl"]:
         check = SINK_CHECKS.get(name.lower())
         if check is None:
-            items.append(fail("sink.type", f"unknown sink {name!r}; expected one of {', '.join(SINK_CHECKS)}"))
+            items.append(
+                fail("sink.type", f"unknown sink {name!r}; expected one of {', '.join(SINK_CHECKS)}")
+            )
         else:
             items.extend(check(config))
     return items

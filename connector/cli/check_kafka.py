@@ -25,7 +25,9 @@ _UNKNOWN = None
 
 
 def _admin(config: ConnectorConfig, bootstrap: str) -> KafkaAdminClient:
-    identity = security_kwargs(client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS))
+    identity = security_kwargs(
+        client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS)
+    )
     return KafkaAdminClient(
         bootstrap_servers=bootstrap,
         request_timeout_ms=TIMEOUT_MS,

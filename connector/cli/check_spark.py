@@ -9,6 +9,7 @@ or the session configuration must name its own (``sink.spark.conf.spark.jars`` o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from connector.cli.check import Item, fail, ok, writable_problem
@@ -30,7 +31,9 @@ def check_spark_sink(config: ConnectorConfig) -> list[Item]:
 
 def _warehouse_item(uri: str) -> Item:
     if not uri.startswith("file:"):
-        return Item("delta warehouse", "warn", f"{uri} is remote: not checked (Spark reaches it at the first commit)")
+        return Item(
+            "delta warehouse", "warn", f"{uri} is remote: not checked (Spark reaches it at the first commit)"
+        )
     path = Path(uri[len("file:") :])
     problem = writable_problem(path)
     if problem is None:
@@ -42,7 +45,7 @@ def _warehouse_item(uri: str) -> Item:
     )
 
 
-def _jars_item(conf: dict[str, str]) -> Item:
+def _jars_item(conf: Mapping[str, str]) -> Item:
     own = [key for key in ("spark.jars", "spark.jars.packages") if conf.get(key)]
     if own:
         return ok("spark jars", f"given by sink.spark.conf.{own[0]}")

@@ -4,7 +4,6 @@ a sound configuration passes without writing anything."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -37,7 +36,9 @@ def test_a_misspelt_key_gets_a_did_you_mean(server, tmp_path, capsys):
     path = write_config(server, tmp_path, **{"table.include.lst": f"{DB}.t"})
     status, out = run_check(path, capsys)
     assert status == 1
-    assert "[FAIL] configuration: unknown property table.include.lst (did you mean table.include.list?)" in out
+    assert (
+        "[FAIL] configuration: unknown property table.include.lst (did you mean table.include.list?)" in out
+    )
 
 
 def test_a_bad_value_names_the_key(server, tmp_path, capsys):
@@ -75,7 +76,9 @@ def test_a_binlog_setting_names_its_fix(server, tmp_path, capsys):
 def test_a_missing_grant_names_the_grant_statement(server, tmp_path, capsys):
     server.create_user("chk_norepl", "pw-chk-1", "SELECT, RELOAD, SHOW DATABASES, REPLICATION CLIENT")
     try:
-        path = write_config(server, tmp_path, **{"database.user": "chk_norepl", "database.password": "pw-chk-1"})
+        path = write_config(
+            server, tmp_path, **{"database.user": "chk_norepl", "database.password": "pw-chk-1"}
+        )
         status, out = run_check(path, capsys)
     finally:
         server.execute("DROP USER 'chk_norepl'@'%'")
@@ -86,14 +89,21 @@ def test_a_missing_grant_names_the_grant_statement(server, tmp_path, capsys):
 
 def test_a_purged_stored_offset_names_snapshot_mode_when_needed(fresh_mysql_server, tmp_path, capsys):
     server = fresh_mysql_server
-    server.execute(f"CREATE DATABASE {DB}", f"CREATE TABLE {DB}.t (id INT PRIMARY KEY)", f"INSERT INTO {DB}.t VALUES (1)")
+    server.execute(
+        f"CREATE DATABASE {DB}", f"CREATE TABLE {DB}.t (id INT PRIMARY KEY)", f"INSERT INTO {DB}.t VALUES (1)"
+    )
     path = write_config(server, tmp_path, **{"database.include.list": DB})
     catch_up(path)
     status, out = run_check(path, capsys)
     assert status == 0, out
     assert "is still on the server" in out
     # Transactions the connector has not read, then their binlog files purged.
-    server.execute(f"INSERT INTO {DB}.t VALUES (2)", "FLUSH BINARY LOGS", f"INSERT INTO {DB}.t VALUES (3)", "FLUSH BINARY LOGS")
+    server.execute(
+        f"INSERT INTO {DB}.t VALUES (2)",
+        "FLUSH BINARY LOGS",
+        f"INSERT INTO {DB}.t VALUES (3)",
+        "FLUSH BINARY LOGS",
+    )
     current = server.query("SHOW MASTER STATUS")[0][0]
     server.execute(f"PURGE BINARY LOGS TO '{current}'")
     offsets_before = (tmp_path / "offsets.json").read_bytes()
@@ -123,7 +133,9 @@ def test_a_read_only_delta_warehouse_names_the_key(server, tmp_path, capsys):
 
 
 def test_a_writable_delta_warehouse_and_the_jars_pass(server, tmp_path, capsys):
-    path = write_config(server, tmp_path, **{"sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")})
+    path = write_config(
+        server, tmp_path, **{"sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
+    )
     status, out = run_check(path, capsys)
     assert status == 0, out
     assert "[ok]   delta warehouse:" in out and "[ok]   spark jars: Delta jars present" in out
@@ -132,7 +144,9 @@ def test_a_writable_delta_warehouse_and_the_jars_pass(server, tmp_path, capsys):
 
 def test_missing_delta_jars_are_a_warning_naming_setup(server, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MYSQL_CDC_SPARK_JARS", str(tmp_path / "no-jars"))
-    path = write_config(server, tmp_path, **{"sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")})
+    path = write_config(
+        server, tmp_path, **{"sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
+    )
     status, out = run_check(path, capsys)
     assert status == 0, out
     assert "[warn] spark jars: the Delta jars are not in" in out and "run .ci/setup" in out
