@@ -11,11 +11,9 @@ earlier one failed is not shown.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -194,37 +192,20 @@ def check_sinks(config: ConnectorConfig) -> list[Item]:
 # -- the command ---------------------------------------------------------------------------------
 
 
-@contextmanager
-def _quiet_client_logs(level: str) -> Iterator[None]:
-    """kafka-python and py4j log every failed connection attempt; the checklist says it once."""
-    loggers = [logging.getLogger(name) for name in ("kafka", "py4j", "pyspark")]
-    before = [lg.level for lg in loggers]
-    if level.upper() != "DEBUG":
-        for lg in loggers:
-            lg.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        for lg, lvl in zip(loggers, before, strict=True):
-            lg.setLevel(lvl)
-
-
-def run_checks(path: str, overrides: list[str], log_level: str = "INFO") -> list[Item]:
+def run_checks(path: str, overrides: list[str]) -> list[Item]:
     items, config = check_configuration(path, overrides)
     if config is None:
         return items
-    with _quiet_client_logs(log_level):
-        server_items, info = check_server(config)
-        items += server_items
-        if info is not None:
-            items += check_offset(config, info)
-        items += check_sinks(config)
-    return items
+    server_items, info = check_server(config)
+    items += server_items
+    if info is not None:
+        items += check_offset(config, info)
+    return items + check_sinks(config)
 
 
-def check_command(path: str, overrides: list[str], log_level: str, out: TextIO | None = None) -> int:
+def check_command(path: str, overrides: list[str], out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    items = run_checks(path, overrides, log_level)
+    items = run_checks(path, overrides)
     for item in items:
         out.write(item.line() + "\n")
     failed = sum(item.status == FAIL for item in items)

@@ -15,7 +15,7 @@ from kafka.admin import KafkaAdminClient
 
 from connector.cli.check import Item, fail, ok
 from connector.config import ConnectorConfig
-from sink.kafka.client import PRODUCER_SETTINGS, client_kwargs, describe_reachability, security_kwargs
+from sink.kafka.client import PRODUCER_SETTINGS, client_kwargs, security_kwargs, unreachable_message
 from sink.kafka.settings import BOOTSTRAP_KEY, PRODUCER_PREFIX
 
 NAME = "sink kafka"
@@ -43,14 +43,7 @@ def check_kafka_sink(config: ConnectorConfig) -> list[Item]:
     try:
         admin = _admin(config, bootstrap)
     except kafka_errors.NoBrokersAvailable:
-        return [
-            fail(
-                NAME,
-                f"no broker answered at {BOOTSTRAP_KEY}={bootstrap} ({describe_reachability(bootstrap)}): "
-                "check the addresses, that the brokers run and that their advertised listeners are "
-                "reachable from here",
-            )
-        ]
+        return [fail(NAME, unreachable_message(BOOTSTRAP_KEY, bootstrap))]
     try:
         return [ok(NAME, f"brokers reached at {bootstrap}"), *_topic_rights(admin, config.topic_prefix)]
     finally:
