@@ -23,8 +23,8 @@ from ddl.model import ChangeType
 from sink.base import SinkError
 from sink.records import ChangeRecord
 from sink.spark import SparkSink, read_current_state, session_settings
-from sink.spark.session import quiet_log4j2
 from sink.spark.evolution import renames_in_ddl
+from sink.spark.session import quiet_log4j2
 from sink.spark.writer import DeltaWriter
 from tests.sink.spark_orders import (
     AUDIT,
