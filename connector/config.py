@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import javaproperties
-
+from connector.config_files import load_properties_file, unknown_key_message
 from connector.log_format import LOG_FORMAT_PROPERTIES
 from connector.metrics import METRICS_PROPERTIES
 from connector.notifications.properties import NOTIFICATION_PROPERTIES
@@ -463,32 +462,6 @@ def substitute_env(value: str, key: str, environ: Mapping[str, str] | None = Non
     return _ENV_RE.sub(repl, value)
 
 
-def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The file's properties; any problem reading it is a ``ConfigError`` naming the file, and the
-    line where the text is at fault."""
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("--config", f"configuration file {p} does not exist") from None
-    except OSError as exc:
-        raise ConfigError("--config", f"cannot read configuration file {p}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise ConfigError(
-            "--config", f"{p} line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"
-        ) from None
-    try:
-        return dict(javaproperties.loads(text))
-    except javaproperties.InvalidUEscapeError as exc:
-        line = next((n for n, t in enumerate(text.splitlines(), 1) if exc.escape in t), 0)
-        raise ConfigError("--config", f"{p} line {line}: invalid \\u escape {exc.escape!r}") from None
-    except ValueError as exc:
-        raise ConfigError("--config", f"{p}: {exc}") from None
-
-
 def property_text(key: str, value: Any) -> str:
     """A property value given from Python as text: a class (a ``snapshot.spi`` plugin, for
     ``*.custom.name``) becomes its ``package.module:Class`` path; anything else ``str()``."""
@@ -567,7 +540,7 @@ class ConnectorConfig:
             )
         if warn_unknown:
             for key in self.unknown_keys():
-                log.warning("unknown configuration property %s is ignored (check its spelling)", key)
+                log.warning("%s", unknown_key_message(key, _BY_NAME))
 
     @classmethod
     def from_mapping(cls, props: Mapping[str, Any], **kw: Any) -> ConnectorConfig:

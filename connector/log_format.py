@@ -56,3 +56,32 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return orjson.dumps(entry).decode()
+
+
+class HeldRecords(logging.Handler):
+    """Holds the records logged while the configuration is read (an unknown key's warning, say),
+    before ``log.format`` is known; ``replay`` then hands them to the handlers set up since, so that
+    with ``log.format=json`` they are JSON lines like every other."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    @classmethod
+    def install(cls) -> HeldRecords:
+        held = cls()
+        logging.getLogger().handlers[:] = [held]
+        return held
+
+    def replay(self) -> None:
+        root = logging.getLogger()
+        for record in self.records:
+            if record.levelno < root.getEffectiveLevel():
+                continue
+            for handler in root.handlers:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+        self.records.clear()

@@ -28,7 +28,7 @@ from connector.config import (
     substitute_env,
 )
 from connector.engine import Engine
-from connector.log_format import JsonFormatter
+from connector.log_format import HeldRecords, JsonFormatter
 from connector.sources.replay import BinlogReplay
 from connector.version import __version__
 from ddl.model import TableId
@@ -64,9 +64,12 @@ def setup_logging(level: str, secrets: Sequence[str] = (), config: ConnectorConf
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    logging.captureWarnings(True)  # Python warnings (a library's DeprecationWarning...) as log records
     # mysql-replication's own reconnect warnings are replaced by ours.
     logging.getLogger("pymysqlreplication").setLevel(logging.ERROR)
-    logging.getLogger("kafka").setLevel(logging.WARNING)
+    # kafka-python logs each failed connection attempt; the connector's own message names the key
+    # and the address (sink.kafka.client.unreachable_message). Its lines come back with DEBUG.
+    logging.getLogger("kafka").setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.CRITICAL)
     logging.getLogger("py4j").setLevel(logging.WARNING)
 
 
@@ -164,6 +167,12 @@ def cmd_properties(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from connector.cli.check import check_command  # noqa: PLC0415 - the checks load client libraries
+
+    return _run_reporting_failures(functools.partial(check_command, args.config, args.set), [])
+
+
 def cmd_spark_apply(props: Mapping[str, str], args: argparse.Namespace) -> int:
     from connector.cli.spark_apply import spark_apply_command  # noqa: PLC0415 - loads pyspark
 
@@ -201,6 +210,7 @@ def _prepare_spark_apply(args: argparse.Namespace) -> Prepared:
 STANDALONE: Mapping[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,
     "properties": cmd_properties,
+    "check": cmd_check,  # reads its configuration itself, reporting each problem
 }
 
 PREPARE: Mapping[str, Callable[[argparse.Namespace], Prepared]] = {"spark-apply": _prepare_spark_apply}
@@ -214,12 +224,16 @@ def main(argv: Sequence[str] | None = None, args: argparse.Namespace | None = No
     setup_logging(args.log_level)
     if args.command in STANDALONE:
         return STANDALONE[args.command](args)
+    held = HeldRecords.install()  # until log.format is known
     try:
         secrets, config, command = PREPARE.get(args.command, _prepare_connector_command)(args)
     except ConfigError as exc:
+        setup_logging(args.log_level)
+        held.replay()
         print(f"mysql-cdc: configuration error: {exc}", file=sys.stderr)
         return 2
     setup_logging(args.log_level, secrets=secrets, config=config)
+    held.replay()
     return _run_reporting_failures(command, secrets)
 
 

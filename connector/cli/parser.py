@@ -133,6 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--table", action="append", required=True, metavar="DB.TABLE", help="table to verify (repeatable)"
     )
 
+    check = sub.add_parser(
+        "check",
+        help="preflight: check the configuration, server, grants, stored offset and sinks",
+        description="Print a checklist (configuration, server and credentials, binlog settings and "
+        "GRANTs, the stored offset, each sink) and exit 1 when anything fails. Writes nothing and "
+        "stores no offset; each failure names its fix.",
+    )
+    _add_config_args(check, metrics_port=False)
+
     add_signal_parser(sub, _add_config_args)
 
     replay = sub.add_parser(

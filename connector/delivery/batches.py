@@ -303,10 +303,7 @@ class Delivery:
         self.delivered += outcome.records
         if self.metrics is not None and outcome.sink_seconds:
             for sink, seconds in zip(self.sinks, outcome.sink_seconds, strict=True):
-                figures = self.metrics.sink(type(sink).__name__)
-                figures.flush_seconds += seconds
-                figures.flushes += 1
-                figures.records += outcome.records
+                self.metrics.sink(type(sink).__name__).on_flush(seconds, outcome.records)
 
     def close(self) -> None:
         """Wait for a background flush still running (before the sinks close); its failure, which
@@ -361,10 +358,7 @@ class Delivery:
         for sink in sinks:
             started = time.perf_counter()
             sink.flush()
-            figures = self.metrics.sink(type(sink).__name__)
-            figures.flush_seconds += time.perf_counter() - started
-            figures.flushes += 1
-            figures.records += records
+            self.metrics.sink(type(sink).__name__).on_flush(time.perf_counter() - started, records)
 
     def _count_failure(self) -> None:
         if self.metrics is not None:

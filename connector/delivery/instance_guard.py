@@ -31,7 +31,13 @@ from kafka.admin import KafkaAdminClient
 
 from connector.config import ConnectorConfig
 from ddl.errors import MysqlCdcError
-from sink.kafka.client import PRODUCER_SETTINGS, bootstrap_list, client_kwargs, security_kwargs
+from sink.kafka.client import (
+    PRODUCER_SETTINGS,
+    bootstrap_list,
+    client_kwargs,
+    security_kwargs,
+    unreachable_message,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +48,10 @@ class SecondInstanceError(MysqlCdcError, RuntimeError):
     """Another instance of the same connector is running."""
 
 
+class KafkaUnreachableError(MysqlCdcError, RuntimeError):
+    """No broker of the connector's bootstrap servers answered."""
+
+
 class InstanceGuard:
     def __init__(
         self,
@@ -50,8 +60,10 @@ class InstanceGuard:
         topic_prefix: str,
         client_kwargs: Mapping[str, Any] | None = None,
         session_timeout_ms: int = SESSION_TIMEOUT_MS,
+        bootstrap_key: str = "sink.kafka.bootstrap.servers",
     ) -> None:
         self.bootstrap = bootstrap
+        self.bootstrap_key = bootstrap_key
         self.connector_name = connector_name
         self.topic_prefix = topic_prefix
         self.group = f"mysql-cdc-{connector_name}-{topic_prefix}"
@@ -66,7 +78,7 @@ class InstanceGuard:
         """The guard when the connector uses Kafka, else None (the engine asks only when delivery
         is not exactly once: a transactional producer is fenced by the brokers instead)."""
         uses_kafka_sink = "kafka" in [s.lower() for s in config.sink_types]
-        bootstrap = None
+        bootstrap, key = None, "sink.kafka.bootstrap.servers"
         identity: dict[str, Any] = {}
         if uses_kafka_sink:
             bootstrap = config.get("sink.kafka.bootstrap.servers")
@@ -76,7 +88,8 @@ class InstanceGuard:
                 )
             )
         elif config.get_choice("offset.storage") == "kafka":
-            bootstrap = config.get("offset.storage.kafka.bootstrap.servers")
+            key = "offset.storage.kafka.bootstrap.servers"
+            bootstrap = config.get(key)
             identity = security_kwargs(
                 client_kwargs(
                     config.subset("offset.storage.kafka.producer."),
@@ -86,7 +99,7 @@ class InstanceGuard:
             )
         if not bootstrap:
             return None
-        return cls(bootstrap, config.connector_name, config.topic_prefix, identity)
+        return cls(bootstrap, config.connector_name, config.topic_prefix, identity, bootstrap_key=key)
 
     def acquire(self) -> None:
         """Join the group, or raise ``SecondInstanceError`` when another instance is in it."""
@@ -135,11 +148,7 @@ class InstanceGuard:
     def _members(self) -> list[str]:
         deadline = time.monotonic() + 30
         while True:
-            admin = KafkaAdminClient(
-                bootstrap_servers=bootstrap_list(self.bootstrap),
-                request_timeout_ms=10_000,
-                **self.client_kwargs,
-            )
+            admin = self._admin()
             try:
                 (group,) = admin.describe_consumer_groups([self.group])
                 return [f"{m.client_id} at {m.client_host.lstrip('/')}" for m in group.members]
@@ -157,6 +166,16 @@ class InstanceGuard:
             finally:
                 admin.close()
             time.sleep(0.5)
+
+    def _admin(self) -> KafkaAdminClient:
+        try:
+            return KafkaAdminClient(
+                bootstrap_servers=bootstrap_list(self.bootstrap),
+                request_timeout_ms=10_000,
+                **self.client_kwargs,
+            )
+        except kafka_errors.NoBrokersAvailable:
+            raise KafkaUnreachableError(unreachable_message(self.bootstrap_key, self.bootstrap)) from None
 
     def _join(self) -> None:
         consumer = KafkaConsumer(

@@ -9,6 +9,8 @@ metrics cost nothing between scrapes.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,10 +42,12 @@ class ContextMetrics:
     last_event_source_ms: int = 0  # the source timestamp of that event
     caught_up: bool = True  # nothing read is older than a server heartbeat
     rows_scanned: dict[TableId, int] = field(default_factory=dict)
+    events_by_table: dict[TableId, int] = field(default_factory=dict)  # events/s per table
     schema_history: SchemaHistoryMetrics | None = None
 
     def on_rows(self, table: TableId, op: str, count: int, source_ts_ms: int) -> None:
         self.events_seen += count
+        self.events_by_table[table] = self.events_by_table.get(table, 0) + count
         if op == "c":
             self.creates += count
         elif op == "u":
@@ -84,16 +88,35 @@ class SchemaHistoryMetrics:
         self.last_applied_ms = _now_ms()
 
 
+# Upper bounds (seconds) of the flush-time histogram: a Kafka transaction commits in milliseconds, a
+# Delta batch in a second or more.
+FLUSH_BUCKETS: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
 @dataclass
 class SinkMetrics:
     records: int = 0
     flushes: int = 0
     flush_seconds: float = 0.0
     failures: int = 0
+    # flushes per FLUSH_BUCKETS bound (not cumulative; the last entry: longer than every bound)
+    flush_counts: list[int] = field(default_factory=lambda: [0] * (len(FLUSH_BUCKETS) + 1))
     # live readers, set by the delivery from the sink: how long it has been waiting on its target
     # (brokers that do not acknowledge) and how many such waits there have been
     waiting_seconds: Callable[[], float] = lambda: 0.0
     waits: Callable[[], int] = lambda: 0
+
+    def on_flush(self, seconds: float, records: int) -> None:
+        """A flush (a Kafka transaction's commit, a Delta batch's commit, a file's fsync) of ``records``."""
+        self.flush_seconds += seconds
+        self.flushes += 1
+        self.records += records
+        self.flush_counts[bisect.bisect_left(FLUSH_BUCKETS, seconds)] += 1
+
+    def flush_histogram(self) -> list[tuple[str, float]]:
+        """Prometheus buckets: (upper bound, cumulative count), ending with +Inf."""
+        bounds = [*map(str, FLUSH_BUCKETS), "+Inf"]
+        return list(zip(bounds, itertools.accumulate(self.flush_counts), strict=True))
 
 
 class ConnectorMetrics:

@@ -17,7 +17,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 
 from connector.metrics.figures import ConnectorMetrics
@@ -34,6 +34,7 @@ class _Collector(Collector):
         for context, figures in m.figures().items():
             labels = {"context": context, "server": m.server, "plugin": "mysql"}
             yield from _families(figures, labels)
+        yield _events_by_table(m)
         for name, sink in sorted(m.sinks.items()):
             yield _counter("mysql_cdc_sink_records", "Records flushed to the sink.", name, sink.records)
             yield _counter("mysql_cdc_sink_flushes", "Flushes of the sink.", name, sink.flushes)
@@ -51,6 +52,23 @@ class _Collector(Collector):
             yield _counter(
                 "mysql_cdc_sink_waits", "Waits for the sink's target while retrying.", name, sink.waits()
             )
+            flush = HistogramMetricFamily(
+                "mysql_cdc_sink_flush_duration_seconds",
+                "Time of each flush: a Kafka transaction's or a Delta batch's commit, a file's fsync.",
+                labels=["sink"],
+            )
+            flush.add_metric([name], sink.flush_histogram(), sink.flush_seconds)
+            yield flush
+
+
+def _events_by_table(m: ConnectorMetrics) -> CounterMetricFamily:
+    family = CounterMetricFamily(
+        "mysql_cdc_events", "Change events read, per table.", labels=["context", "server", "table"]
+    )
+    for context in (m.snapshot, m.streaming):
+        for table, count in sorted(context.events_by_table.items(), key=lambda item: str(item[0])):
+            family.add_metric([context.context, m.server, str(table)], count)
+    return family
 
 
 def _counter(name: str, doc: str, sink: str, value: float) -> CounterMetricFamily:

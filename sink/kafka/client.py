@@ -321,3 +321,11 @@ def describe_reachability(bootstrap: str) -> str:
         except (OSError, ValueError) as exc:
             parts.append(f"{address} is unreachable ({exc})")
     return "; ".join(parts)
+
+
+def unreachable_message(key: str, bootstrap: str) -> str:
+    """One line for brokers that did not answer: the key, the addresses tried and what to check."""
+    return (
+        f"no Kafka broker answered at {key}={bootstrap} ({describe_reachability(bootstrap)}): check "
+        f"{key}, that the brokers run and that their advertised listeners are reachable from here"
+    )

@@ -44,7 +44,7 @@ from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
 from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka.client import bootstrap_list, describe_reachability
+from sink.kafka.client import bootstrap_list, describe_reachability, unreachable_message
 from sink.kafka.delivery import (
     HINTS,
     create_topic,
@@ -189,10 +189,7 @@ class KafkaSink(KafkaSinkBase):
                 # (or completed if it had begun committing) before this one starts.
                 self._producer.init_transactions()
         except kafka_errors.NoBrokersAvailable:
-            raise SinkError(
-                f"Kafka sink: no broker of {BOOTSTRAP_KEY}={s.bootstrap} answered "
-                f"({describe_reachability(s.bootstrap)})"
-            ) from None
+            raise SinkError(f"Kafka sink: {unreachable_message(BOOTSTRAP_KEY, s.bootstrap)}") from None
         except kafka_errors.KafkaError as exc:
             if self.transactional_id is not None and self._producer is not None:
                 hint = (

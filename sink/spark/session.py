@@ -10,7 +10,9 @@ the jars to a cluster's executors.
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
+import zlib
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -59,7 +61,22 @@ SESSION_DEFAULTS: dict[str, str] = {
 }
 
 # Spark's own log level for a session the sink creates (sink.spark.log.level overrides it).
-DEFAULT_LOG_LEVEL = "WARN"
+DEFAULT_LOG_LEVEL = "ERROR"
+# Without sink.spark.log.level the driver JVM starts with this log4j2 configuration: errors only,
+# so Spark's start-up banners ("Using Spark's default log4j profile", "Setting default log level",
+# NativeCodeLoader) stay out of the connector's output. (PySpark counts as a shell: Spark announces
+# "Setting default log level" unless the root level is its shell default, WARN; so the root stays at
+# WARN and the console appender's threshold keeps the warnings out until setLogLevel.)
+QUIET_LOG4J2 = """rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.filter.threshold.type = ThresholdFilter
+appender.console.filter.threshold.level = error
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+"""
 
 
 def jars_dir() -> Path:
@@ -107,6 +124,18 @@ def session_settings(conf: Mapping[str, str] | None = None, warehouse: str | Non
     return settings
 
 
+def quiet_log4j2() -> Path:
+    """The file of ``QUIET_LOG4J2`` (written to the temporary directory once per content)."""
+    path = (
+        Path(tempfile.gettempdir()) / f"mysql-cdc-log4j2-{zlib.crc32(QUIET_LOG4J2.encode()):08x}.properties"
+    )
+    if not path.is_file():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(QUIET_LOG4J2)
+        tmp.replace(path)
+    return path
+
+
 def has_delta(session: SparkSession) -> bool:
     return DELTA_EXTENSION in (session.conf.get("spark.sql.extensions", "") or "")
 
@@ -139,6 +168,8 @@ def spark_session(
                 active.sparkContext.setLogLevel(log_level.upper())
             return active
         settings = session_settings(conf, warehouse)
+        if log_level is None and "spark.driver.extraJavaOptions" not in settings:
+            settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{quiet_log4j2()}"
         if settings.get("spark.driver.bindAddress") == LOOPBACK:
             # Spark's own address lookups stay on loopback too (it would pick an interface).
             os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)

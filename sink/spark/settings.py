@@ -30,8 +30,9 @@ SPARK_SINK_PROPERTIES: tuple[Property, ...] = (
     prop("sink.spark.master", "local[*]", "Spark master URL."),
     prop(
         "sink.spark.log.level",
-        doc="Spark's own log level (SparkContext.setLogLevel). Unset: warn for a session the sink "
-        "creates, an application's existing session is left alone.",
+        doc="Spark's own log level (SparkContext.setLogLevel). Unset: error for a session the sink "
+        "creates, with Spark's start-up banners off (set warn or info to see them again); an "
+        "application's existing session is left alone.",
         kind="choice",
         choices=("all", "trace", "debug", "info", "warn", "error", "fatal", "off"),
     ),

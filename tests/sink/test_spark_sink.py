@@ -24,6 +24,7 @@ from sink.base import SinkError
 from sink.records import ChangeRecord
 from sink.spark import SparkSink, read_current_state, session_settings
 from sink.spark.evolution import renames_in_ddl
+from sink.spark.session import quiet_log4j2
 from sink.spark.writer import DeltaWriter
 from tests.sink.spark_orders import (
     AUDIT,
@@ -438,8 +439,8 @@ def root_log_level(spark: SparkSession) -> str:
 
 
 def test_session_is_quiet_and_on_loopback_unless_configured(spark: SparkSession, tmp_path: Path) -> None:
-    """The session the sink creates: no progress bars, no UI, driver on loopback, Spark logging at WARN;
-    sink.spark.conf.* and sink.spark.log.level win."""
+    """The session the sink creates: no progress bars, no UI, driver on loopback, Spark logging at
+    ERROR from the JVM's start (no banners); sink.spark.conf.* and sink.spark.log.level win."""
     conf = spark.sparkContext.getConf()
     quiet = {
         "spark.ui.showConsoleProgress": "false",
@@ -448,19 +449,22 @@ def test_session_is_quiet_and_on_loopback_unless_configured(spark: SparkSession,
         "spark.driver.bindAddress": "127.0.0.1",
     }
     assert {key: conf.get(key) for key in quiet} == quiet
-    assert root_log_level(spark) == "WARN"
+    assert root_log_level(spark) == "ERROR"
+    assert f"-Dlog4j2.configurationFile=file:{quiet_log4j2()}" in str(
+        conf.get("spark.driver.extraJavaOptions")
+    )
 
     user = {"spark.ui.showConsoleProgress": "true", "spark.driver.host": "192.0.2.7"}
     assert session_settings(user) == {**session_settings(), **user}
     assert session_settings()["spark.driver.bindAddress"] == "127.0.0.1"
 
     props = {**BASE_PROPS, "sink.type": "spark", "sink.spark.warehouse": str(tmp_path / "wh")}
-    sink = SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.log.level": "error"}))
+    sink = SparkSink.from_config(ConnectorConfig.from_mapping({**props, "sink.spark.log.level": "info"}))
     try:
         assert sink.spark is spark  # the process's session, its level set as asked
-        assert root_log_level(spark) == "ERROR"
+        assert root_log_level(spark) == "INFO"
     finally:
-        spark.sparkContext.setLogLevel("WARN")
+        spark.sparkContext.setLogLevel("ERROR")
     with pytest.raises(ConfigError, match="sink.spark.log.level"):
         ConnectorConfig.from_mapping({**props, "sink.spark.log.level": "loud"})
 

@@ -1,0 +1,105 @@
+"""Reading ``--config``: a Java ``.properties`` file, or Kafka Connect's REST JSON.
+
+A connector configuration posted to a Kafka Connect cluster (``{"name": ..., "config": {...}}``, the
+body of ``POST /connectors``) works unchanged: its ``config`` object gives the properties and its
+``name`` the connector's ``name`` (unless the object sets one). Any other JSON, and YAML, is refused
+with a message naming the formats that are read, rather than being parsed as properties lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import javaproperties
+
+from ddl.errors import ConfigError
+
+EXPECTED_FORMATS = (
+    "expected a Java .properties file (key=value lines) or Kafka Connect's REST JSON "
+    '({"name": "...", "config": {"key": "value", ...}})'
+)
+_YAML_SUFFIXES = (".yaml", ".yml")
+# A YAML mapping key that opens a nested block ("database:" alone on its line) or a document start.
+_YAML_LINE = re.compile(r"^(---\s*$|[A-Za-z_][\w.-]*:\s*$|\s+-\s+\S)")
+
+
+def load_properties_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The file's properties; any problem reading it is a ``ConfigError`` naming the file, and the
+    line where the text is at fault."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("--config", f"configuration file {p} does not exist") from None
+    except OSError as exc:
+        raise ConfigError("--config", f"cannot read configuration file {p}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            "--config", f"{p} line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x})"
+        ) from None
+    return _reader_for(p, text)(p, text)
+
+
+def _reader_for(path: Path, text: str) -> Callable[[Path, str], dict[str, str]]:
+    if text.lstrip().startswith(("{", "[")):
+        return _connect_json
+    if path.suffix.lower() in _YAML_SUFFIXES or any(_YAML_LINE.match(line) for line in text.splitlines()):
+        return _yaml
+    return _java_properties
+
+
+def _java_properties(path: Path, text: str) -> dict[str, str]:
+    try:
+        return dict(javaproperties.loads(text))
+    except javaproperties.InvalidUEscapeError as exc:
+        line = next((n for n, t in enumerate(text.splitlines(), 1) if exc.escape in t), 0)
+        raise ConfigError("--config", f"{path} line {line}: invalid \\u escape {exc.escape!r}") from None
+    except ValueError as exc:
+        raise ConfigError("--config", f"{path}: {exc}") from None
+
+
+def _connect_json(path: Path, text: str) -> dict[str, str]:
+    try:
+        document: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError("--config", f"{path} line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    config = document.get("config") if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        shape = 'an object without a "config" object' if isinstance(document, dict) else "not an object"
+        raise ConfigError("--config", f"{path} is JSON but {shape}: {EXPECTED_FORMATS}")
+    props = {str(k): _json_value(path, str(k), v) for k, v in config.items()}
+    name = document.get("name")
+    if isinstance(name, str) and name and "name" not in props:
+        props["name"] = name
+    return props
+
+
+def _json_value(path: Path, key: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise ConfigError(key, f"{path}: Kafka Connect configuration values are strings, got {value!r}")
+
+
+def _yaml(path: Path, text: str) -> dict[str, str]:
+    raise ConfigError("--config", f"{path} looks like YAML, which is not read: {EXPECTED_FORMATS}")
+
+
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """`` (did you mean x?)`` for the closest known key, or '' when none is close."""
+    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+    return f" (did you mean {matches[0]}?)" if matches else ""
+
+
+def unknown_key_message(key: str, known: Mapping[str, Any]) -> str:
+    return f"unknown configuration property {key} is ignored{did_you_mean(key, known) or ' (check its spelling)'}"
