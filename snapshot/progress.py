@@ -1,11 +1,13 @@
-"""Showing a snapshot's progress: a rich progress bar per table on an interactive terminal, periodic
-log lines (Debezium's "Exported N of M records for table ..." every 10 s) everywhere else."""
+"""Showing a snapshot's progress: on an interactive terminal, an overall rich progress bar (rows of all
+tables against their estimates, with the time remaining) above one bar per table; periodic log lines
+(Debezium's "Exported N of M records for table ..." every 10 s) everywhere else."""
 
 from __future__ import annotations
 
 import logging
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, Protocol, TextIO
 
 from ddl.model import TableId
@@ -21,6 +23,9 @@ def _duration(seconds: float) -> str:
 
 
 class ProgressReporter(Protocol):
+    def planned(self, estimates: Mapping[TableId, int | None]) -> None:
+        """The tables to be read, with their row estimates (None: unknown), before the first."""
+
     def table_started(
         self, table_id: TableId, estimated_rows: int | None, order: int, count: int
     ) -> None: ...
@@ -51,6 +56,15 @@ class LogProgress:
         self.log = logger
         self._tables: dict[TableId, _TableClock] = {}
         self._count = 0
+
+    def planned(self, estimates: Mapping[TableId, int | None]) -> None:
+        known = [e for e in estimates.values() if e is not None]
+        self.log.info(
+            "Snapshot of %d tables, about %d rows by the servers' estimates%s",
+            len(estimates),
+            sum(known),
+            "" if len(known) == len(estimates) else f" ({len(estimates) - len(known)} without one)",
+        )
 
     def table_started(self, table_id: TableId, estimated_rows: int | None, order: int, count: int) -> None:
         clock = _TableClock(estimated_rows, order)
@@ -102,17 +116,19 @@ class LogProgress:
 
 
 class RichProgress:
-    """A live progress bar per table: rows done / estimated rows, rate, elapsed time."""
+    """Live progress bars: all tables together (rows done against the estimates, time remaining),
+    then one per table (rows done / estimated rows, rate, elapsed time)."""
 
     def __init__(self, stream: TextIO | None = None, width: int | None = None) -> None:
-        from rich.console import Console
-        from rich.progress import (
+        from rich.console import Console  # noqa: PLC0415 - only for an interactive terminal
+        from rich.progress import (  # noqa: PLC0415
             BarColumn,
             MofNCompleteColumn,
             Progress,
             TaskProgressColumn,
             TextColumn,
             TimeElapsedColumn,
+            TimeRemainingColumn,
         )
 
         self._progress = Progress(
@@ -122,13 +138,27 @@ class RichProgress:
             TaskProgressColumn(),
             TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(),
+            TimeRemainingColumn(),
             console=Console(file=stream or sys.stderr, width=width),
             transient=False,
         )
         self._tasks: dict[TableId, Any] = {}
         self._totals: dict[TableId, int | None] = {}
         self._started: dict[TableId, float] = {}
+        self._rows: dict[TableId, int] = {}
+        self._overall: Any = None
+        self._overall_total = 0
+        self._planned: set[TableId] = set()
+        self._overall_started = time.monotonic()
         self._progress.start()
+
+    def planned(self, estimates: Mapping[TableId, int | None]) -> None:
+        self._overall_total = sum(e for e in estimates.values() if e is not None)
+        self._overall_started = time.monotonic()
+        self._planned = set(estimates)
+        self._overall = self._progress.add_task(
+            f"all {len(estimates)} tables", total=self._overall_total or None, rate=""
+        )
 
     def table_started(self, table_id: TableId, estimated_rows: int | None, order: int, count: int) -> None:
         self._tasks[table_id] = self._progress.add_task(
@@ -136,6 +166,7 @@ class RichProgress:
         )
         self._totals[table_id] = estimated_rows
         self._started[table_id] = time.monotonic()
+        self._rows[table_id] = 0
 
     def advance(self, table_id: TableId, rows_done: int) -> None:
         task = self._tasks[table_id]
@@ -147,18 +178,40 @@ class RichProgress:
             self._totals[table_id] = rows_done
             self._progress.update(task, total=rows_done)
         self._progress.update(task, completed=rows_done, rate=rate)
+        self._rows[table_id] = rows_done
+        self._update_overall()
 
     def table_finished(self, table_id: TableId, rows: int) -> None:
         task = self._tasks.pop(table_id)
         self._progress.update(task, total=rows, completed=rows)
         self._started.pop(table_id, None)
         self._totals.pop(table_id, None)
+        self._rows[table_id] = rows
+        self._planned.discard(table_id)
+        self._update_overall()
+
+    def _update_overall(self) -> None:
+        if self._overall is None:
+            return
+        done = sum(self._rows.values())
+        if not self._planned:  # every table read: the estimates give way to the rows read
+            self._overall_total = done
+            self._progress.update(self._overall, total=done)
+        elapsed = time.monotonic() - self._overall_started
+        rate = f"{done / elapsed:,.0f} rows/s" if elapsed > 0 else ""
+        if done > self._overall_total:  # estimates are low: the total grows, the ETA stays honest
+            self._overall_total = done
+            self._progress.update(self._overall, total=done)
+        self._progress.update(self._overall, completed=done, rate=rate)
 
     def close(self) -> None:
         self._progress.stop()
 
 
 class NoProgress:
+    def planned(self, estimates: Mapping[TableId, int | None]) -> None:
+        pass
+
     def table_started(self, table_id: TableId, estimated_rows: int | None, order: int, count: int) -> None:
         pass
 

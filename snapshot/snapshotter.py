@@ -284,6 +284,7 @@ class Snapshotter:
             if data and plan.data_tables:
                 jobs = self._jobs(cur, plan.data_tables)
                 self.planned_tables = tuple(job.table_id for job in jobs)
+                progress.planned({job.table_id: job.estimated_rows for job in jobs})
                 if pool is not None:
                     chunks = plan_chunks(
                         cur,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import io
 import logging
+import re
 import time
 import tracemalloc
 
@@ -320,7 +321,10 @@ def test_log_progress_lines(make_snapshotter, unique_db, big_tables, caplog):
         SnapshotSettings(fetch_size=5000), captured=lambda t: t == big_tables[0], progress=progress
     ).run(_Counter())
     lines = [r.getMessage() for r in caplog.records if r.name == "snapshot.progress"]
-    assert lines[0] == f"Exporting data from table '{big_tables[0]}' (1 of 1 tables)"
+    assert (
+        lines[0].startswith("Snapshot of 1 tables, about ") and "rows by the servers' estimates" in lines[0]
+    )
+    assert lines[1] == f"Exporting data from table '{big_tables[0]}' (1 of 1 tables)"
     assert any("Exported 5000 of " in line and str(big_tables[0]) in line for line in lines)
     assert "Finished exporting 20000 records" in lines[-1]
 
@@ -340,3 +344,19 @@ def test_progress_bar_on_a_terminal(make_snapshotter, unique_db, big_tables):
     make_snapshotter(captured=lambda t: t == big_tables[0], progress=progress).run(_Counter())
     output = terminal.getvalue()
     assert str(big_tables[0]) in output and "20000/20000" in output and "rows/s" in output
+
+
+def test_the_progress_bars_show_all_tables_with_the_time_remaining_above_each_table(
+    make_snapshotter, unique_db, big_tables
+):
+    terminal = _Terminal()
+    progress = RichProgress(terminal, width=200)
+    make_snapshotter(captured=lambda t: t in big_tables[:2], progress=progress).run(_Counter())
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())  # colours, cursor moves
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    overall = [n for n, line in enumerate(lines) if line.startswith("all 2 tables")]
+    assert overall and "40000/40000" in lines[overall[-1]], lines[-4:]
+    # The last frame: the overall bar, then one bar per table.
+    assert [str(t) in lines[overall[-1] + 1 + n] for n, t in enumerate(big_tables[:2])] == [True, True]
+    # The overall bar had a time remaining while the tables were read (rich's "-:--:--" until known).
+    assert any(re.search(r"\d:\d\d:\d\d$", lines[n]) for n in overall), [lines[n] for n in overall]
