@@ -39,7 +39,6 @@ def props_text(props: dict[str, str]) -> str:
     [
         # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
         ("signal.emit.failure.max.retries", "3"),
-        ("ddl.parser.type", "legacy"),
         ("database.history.kafka.topic", "old"),
     ],
 )
@@ -160,3 +159,10 @@ def test_no_space_left_names_the_sink_file_and_property(
     )
     with pytest.raises(MysqlCdcError, match=f"cannot write sink.jsonl.path {full}: .*No space left"):
         Engine(ConnectorConfig.from_mapping(props)).run()
+
+
+@pytest.mark.parametrize("value", ["default", "legacy"])
+def test_ddl_parser_type_is_accepted_and_an_unknown_grammar_is_refused(value: str) -> None:
+    assert ConnectorConfig.from_mapping({**BASE, "ddl.parser.type": value}).get("ddl.parser.type") == value
+    with pytest.raises(ConfigError, match="ddl.parser.type"):
+        ConnectorConfig.from_mapping({**BASE, "ddl.parser.type": "antlr3"})
