@@ -384,7 +384,6 @@ REFUSED: Mapping[str, str] = {
     "(remove the key; OPTIMIZE/ZORDER the tables from Spark if needed)",
     "sink.spark.retain.ms": "the Spark sink writes Delta tables now: old versions stay readable by "
     "time travel until VACUUM (delta.deletedFileRetentionDuration); remove the key",
-    "signal.emit.failure": "not implemented (signals are never emitted by the connector)",
     "database.server.name": "renamed topic.prefix in Debezium 2.0",
     "database.history": "renamed schema.history.internal.* in Debezium 2.0",
 }

@@ -32,6 +32,7 @@ starts over. Debezium writes the keys as hex of Java-serialized arrays; here the
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import time
@@ -44,6 +45,7 @@ import orjson
 import pymysql
 
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
+from connector.errors import ReplicationError
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.records.builder import SourcePosition, TableSchema
 from connector.sources.incremental_readers import WindowReaders
@@ -89,6 +91,19 @@ def _decode_value(value: Any) -> Any:
 
 def encode_key(key: Key | None) -> str | None:
     return None if key is None else orjson.dumps([_encode_value(v) for v in key]).decode()
+
+
+def _reopen_if_lost(conn: pymysql.connections.Connection) -> None:
+    """Debezium's auto-heal before a retry: the same connection object, opened again if it was lost."""
+    try:
+        conn.ping(reconnect=False)
+    except pymysql.MySQLError:
+        with contextlib.suppress(pymysql.MySQLError):
+            conn.connect()
+
+
+class WatermarkWriteError(ReplicationError):
+    """An incremental snapshot's watermark could not be written into the signal table."""
 
 
 class ForeignKeyEncoding(OffsetError, ValueError):
@@ -196,8 +211,13 @@ class IncrementalSnapshot:
         flavor: ServerFlavor = MYSQL,
         position: Callable[[], tuple[SourcePosition, SourceOffset]],
         is_captured: Callable[[TableId], bool],
+        emit_retries: int = 0,
+        emit_backoff_s: float = 10.0,
     ) -> None:
         self.dispatcher = dispatcher
+        # signal.emit.failure.max.retries / .backoff.ms: a failed watermark write is retried.
+        self.emit_retries = emit_retries
+        self.emit_backoff_s = emit_backoff_s
         self._connect = connect
         self.signal_table = signal_table
         self.chunk_size = chunk_size
@@ -461,21 +481,55 @@ class IncrementalSnapshot:
         if self.read_only:
             return
         self._opened_at = _now_text()
-        self._insert_marker(conn, f"{chunk_id}-open", WINDOW_OPEN, {"openWindowTimestamp": self._opened_at})
+        data = {"openWindowTimestamp": self._opened_at}
+        self._emit(conn, "open", lambda: self._insert_marker(conn, f"{chunk_id}-open", WINDOW_OPEN, data))
 
     def _close_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> GtidSet | None:
         if self.read_only:
             return self._executed_gtids(conn)
         assert self.signal_table is not None
         if self.strategy == INSERT_DELETE:
-            with conn.cursor() as cur:
-                cur.execute(
-                    f"DELETE FROM {quote_table(self.signal_table)} WHERE id = %s", (f"{chunk_id}-open",)
-                )
+            self._emit(conn, "close", lambda: self._delete_marker(conn, f"{chunk_id}-open"))
         else:
             data = {"openWindowTimestamp": self._opened_at, "closeWindowTimestamp": _now_text()}
-            self._insert_marker(conn, f"{chunk_id}-close", WINDOW_CLOSE, data)
+            self._emit(
+                conn, "close", lambda: self._insert_marker(conn, f"{chunk_id}-close", WINDOW_CLOSE, data)
+            )
         return None
+
+    def _emit(self, conn: pymysql.connections.Connection, window: str, write: Callable[[], None]) -> None:
+        """A watermark write, retried as Debezium's ``RetryingRunnable`` does: up to
+        ``signal.emit.failure.max.retries`` times (-1: without limit), ``backoff.ms`` apart, the
+        connection re-opened before each retry (Debezium's auto-heal)."""
+        attempt = 0
+        while True:
+            try:
+                write()
+                return
+            except pymysql.MySQLError as exc:
+                if 0 <= self.emit_retries <= attempt:
+                    raise WatermarkWriteError(
+                        f"could not write the incremental snapshot's window {window} watermark into "
+                        f"{self.signal_table} ({exc}); check the connector user's INSERT/DELETE grant on "
+                        "it, or let signal.emit.failure.max.retries retry such writes"
+                    ) from exc
+                attempt += 1
+                log.warning(
+                    "window %s watermark write into %s failed (%s); retry %d in %.1fs "
+                    "(signal.emit.failure.max.retries, signal.emit.failure.backoff.ms)",
+                    window,
+                    self.signal_table,
+                    exc,
+                    attempt,
+                    self.emit_backoff_s,
+                )
+                time.sleep(self.emit_backoff_s)
+                _reopen_if_lost(conn)
+
+    def _delete_marker(self, conn: pymysql.connections.Connection, marker: str) -> None:
+        assert self.signal_table is not None
+        with conn.cursor() as cur:
+            cur.execute(f"DELETE FROM {quote_table(self.signal_table)} WHERE id = %s", (marker,))
 
     def _insert_marker(
         self, conn: pymysql.connections.Connection, marker: str, kind: str, data: dict[str, str]

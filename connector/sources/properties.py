@@ -33,6 +33,21 @@ SIGNAL_PROPERTIES: tuple[Property, ...] = (
     ),
     prop("signal.file", "file-signals.txt", "File of the file signal channel (one JSON signal a line)."),
     prop(
+        "signal.emit.failure.max.retries",
+        "0",
+        "Retries of a failed incremental snapshot watermark write (window open or close) into the "
+        "signal table: -1 without limit, 0 none (the failure stops the connector naming this key).",
+        kind="int",
+        minimum=-1,
+    ),
+    prop(
+        "signal.emit.failure.backoff.ms",
+        "10000",
+        "Wait between the retries of signal.emit.failure.max.retries; the connection is re-opened first.",
+        kind="int",
+        minimum=1,
+    ),
+    prop(
         "incremental.snapshot.chunk.size",
         "1024",
         "Rows read per incremental snapshot chunk.",

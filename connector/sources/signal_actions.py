@@ -106,6 +106,8 @@ class SignalActions:
             flavor=flavor,
             position=self._position,
             is_captured=stream.dispatcher.is_captured,
+            emit_retries=config.int_of("signal.emit.failure.max.retries"),
+            emit_backoff_s=config.int_of("signal.emit.failure.backoff.ms") / 1000,
         )
         self.connect = snapshot_connection_factory(config)
         self.processor = SignalProcessor(

@@ -38,7 +38,7 @@ def props_text(props: dict[str, str]) -> str:
     ("key", "value"),
     [
         # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
-        ("signal.emit.failure.max.retries", "3"),
+        ("sink.spark.retain.ms", "1000"),
         ("database.history.kafka.topic", "old"),
     ],
 )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from connector.engine import Engine
+from connector.errors import MysqlCdcError
 from connector.testing.local_server import MySQLServerHandle
 from sink.records import ChangeRecord, RecordKind
 from tests.connector.incremental_support import (
@@ -222,3 +224,51 @@ def test_a_column_dropped_ahead_of_the_stream_delays_the_chunk_until_the_stream_
     assert [a["id"] for a in rows] == list(range(1, 251))
     assert all("name" in a for a in rows[:100]) and not any("name" in a for a in rows[100:])
     assert "changed on the server before the stream reached the change" in caplog.text
+
+
+def _revoke_watermark_grant(server: MySQLServerHandle, db: str) -> None:
+    server.execute(f"REVOKE INSERT, DELETE ON `{db}`.`dbz_signal` FROM '{server.connector.user}'@'%'")
+
+
+def _grant_watermark_grant(server: MySQLServerHandle, db: str) -> None:
+    server.execute(f"GRANT INSERT, DELETE ON `{db}`.`dbz_signal` TO '{server.connector.user}'@'%'")
+
+
+def test_a_failed_watermark_write_is_retried_as_signal_emit_failure_says(mysql_server, orders, tmp_path):
+    db = orders
+    fill(mysql_server, db, 150)
+    engine, memory = make_engine(
+        mysql_server,
+        db,
+        tmp_path,
+        **{"signal.emit.failure.max.retries": "-1", "signal.emit.failure.backoff.ms": "300"},
+    )
+    engine.catch_up()
+    _revoke_watermark_grant(mysql_server, db)
+    send_signal(mysql_server, db, "sig-r", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+    # The grant comes back while the connector retries its first window's open watermark.
+    regrant = threading.Timer(2.0, _grant_watermark_grant, (mysql_server, db))
+    regrant.start()
+    run_until(engine, lambda: len(data_records(memory.records, "orders")) >= 150)
+    regrant.join()
+    engine.close()
+    assert sorted(payload(r)["after"]["id"] for r in data_records(memory.records, "orders")) == list(
+        range(1, 151)
+    )
+
+
+def test_without_retries_a_failed_watermark_write_stops_naming_the_key(mysql_server, orders, tmp_path):
+    db = orders
+    fill(mysql_server, db, 10)
+    engine, _ = make_engine(mysql_server, db, tmp_path)
+    engine.catch_up()
+    _revoke_watermark_grant(mysql_server, db)
+    try:
+        send_signal(mysql_server, db, "sig-f", "execute-snapshot", {"data-collections": [f"{db}.orders"]})
+        with pytest.raises(MysqlCdcError) as stopped:
+            run_until(engine, lambda: False, timeout=30)
+    finally:
+        engine.close()
+        _grant_watermark_grant(mysql_server, db)
+    assert "signal.emit.failure.max.retries" in str(stopped.value)
+    assert "dbz_signal" in str(stopped.value)
