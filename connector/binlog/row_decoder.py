@@ -40,7 +40,7 @@ from connector.binlog.json.diff import apply_json_diffs, decode_json_diffs, read
 from connector.binlog.library_support import VECTOR
 from connector.binlog.library_values import library_image, value_adapters
 from connector.errors import ReplicationError
-from connector.records.builder import TableSchema, payload_display
+from connector.records.table_schema import TableSchema, payload_display
 from connector.records.conversion.calendar import days_from_civil, month_length
 
 # One row image: the values in column order (or its value payload), and the position after it.

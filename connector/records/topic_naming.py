@@ -302,3 +302,16 @@ def schema_name_adjuster(config: ConnectorConfig) -> NameAdjuster:
 
 def field_name_adjuster(config: ConnectorConfig) -> NameAdjuster:
     return _adjuster(config, "field.name.adjustment.mode", FIELD_REPLACEMENTS)
+
+
+def sanitized_topic_name(name: str) -> str:
+    """Debezium's ``TopicNamingStrategy.sanitizedTopicName``: every character Kafka does not accept in
+    a topic name (anything but ASCII letters, digits, ``.``, ``_`` and ``-``) becomes ``_``, one for
+    one (``dbz5743中文`` -> ``dbz5743__``)."""
+    if all(ch in _KAFKA_CHARS for ch in name):
+        return name
+    return "".join(ch if ch in _KAFKA_CHARS else "_" for ch in name)
+
+
+def topic_name(prefix: str, delimiter: str, *parts: str) -> str:
+    return sanitized_topic_name(delimiter.join([prefix, *parts]))
