@@ -2,7 +2,8 @@
 connector and appended to by ``mysql-cdc signal``.
 
 Apart from ``connector.sources.signals`` because it loads kafka-python, which only a connector with
-this channel enabled needs; ``signals`` imports it when the channel is chosen.
+this channel enabled needs; ``signals`` imports it when the channel is chosen, and it
+imports ``signal_records``, never ``signals``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 import orjson
 from kafka import errors as kafka_errors
 
-from connector.sources.signals import KAFKA, SignalError, SignalRecord, parse_data, required_type
+from connector.sources.signal_names import KAFKA
+from connector.sources.signal_records import SignalError, SignalRecord, parse_data, required_type
 from ddl.kafka_log import KafkaTopicLog
 from sink.kafka.client import bootstrap_list, describe_reachability
 

@@ -26,7 +26,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,7 +41,22 @@ from connector.sources.signal_names import PAUSE_SNAPSHOT as PAUSE_SNAPSHOT
 from connector.sources.signal_names import RESUME_SNAPSHOT as RESUME_SNAPSHOT
 from connector.sources.signal_names import SET_BINLOG_POSITION as SET_BINLOG_POSITION
 from connector.sources.signal_names import STOP_SNAPSHOT as STOP_SNAPSHOT
-from ddl.errors import ConfigError, MysqlCdcError
+from connector.sources.signal_records import (
+    SignalError as SignalError,
+)
+from connector.sources.signal_records import (
+    SignalRecord as SignalRecord,
+)
+from connector.sources.signal_records import (
+    data_collections as data_collections,
+)
+from connector.sources.signal_records import (
+    parse_data as parse_data,
+)
+from connector.sources.signal_records import (
+    required_type as required_type,
+)
+from ddl.errors import ConfigError
 from ddl.model import TableId
 from sink.kafka.client import (
     CONSUMER_SETTINGS,
@@ -56,49 +70,6 @@ log = logging.getLogger(__name__)
 CONSUMER_PREFIX = "signal.consumer."
 WINDOW_OPEN = "snapshot-window-open"
 WINDOW_CLOSE = "snapshot-window-close"
-
-
-class SignalError(MysqlCdcError):
-    """A signal that cannot be carried out as sent (logged and skipped, never fatal)."""
-
-
-@dataclass(frozen=True)
-class SignalRecord:
-    id: str
-    type: str
-    data: Mapping[str, Any] = field(default_factory=dict)
-    channel: str = IN_PROCESS
-
-
-def parse_data(text: Any) -> dict[str, Any]:
-    """A signal's ``data``: a JSON object (text or already parsed); empty means ``{}``."""
-    if text is None or (isinstance(text, str | bytes) and not text.strip()):
-        return {}
-    if isinstance(text, Mapping):
-        return dict(text)
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise SignalError(f"its data is not valid JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise SignalError(f"its data must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def data_collections(data: Mapping[str, Any]) -> list[TableId]:
-    """``data-collections`` as table ids (``db.table``); a bad entry is a ``SignalError``."""
-    names = data.get("data-collections")
-    if names is None:
-        return []
-    if isinstance(names, str) or not isinstance(names, list):
-        raise SignalError('data-collections must be a JSON list of "db.table" names')
-    tables = []
-    for name in names:
-        try:
-            tables.append(TableId.parse(str(name)))
-        except ValueError:
-            raise SignalError(f"data-collections entry {name!r} is not a db.table name") from None
-    return tables
 
 
 # -- channels -----------------------------------------------------------------------------------------
@@ -181,12 +152,6 @@ class FileSignalChannel:
 
     def close(self) -> None:
         pass
-
-
-def required_type(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise SignalError('it has no "type"')
-    return value.strip()
 
 
 def kafka_signal_topic(config: ConnectorConfig) -> str:

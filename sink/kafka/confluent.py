@@ -55,7 +55,7 @@ from sink.kafka.delivery import (
     topic_creator,
 )
 from sink.kafka.settings import BOOTSTRAP_KEY, DEFAULT_BATCH_SIZE, PRODUCER_PREFIX, KafkaSinkSettings
-from sink.kafka.sink import KafkaSinkBase
+from sink.kafka.sink_base import KafkaSinkBase
 from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")

@@ -47,7 +47,6 @@ from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.client import bootstrap_list, describe_reachability, unreachable_message
 from sink.kafka.delivery import (
     HINTS,
-    create_topic,
     delivery_failure,
     error_text,
     is_fenced,
@@ -65,7 +64,7 @@ from sink.kafka.settings import (
     WAIT_REPORT_INTERVAL_S,
     KafkaSinkSettings,
 )
-from sink.kafka.topics import TopicCreator
+from sink.kafka.sink_base import KafkaSinkBase
 from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")  # one logger for the sink, whichever client sends
@@ -103,37 +102,6 @@ class _Pending:
 
 class _Settled(Exception):
     """A future completed with a timeout error of its own while ``_settle`` waited in slices."""
-
-
-class KafkaSinkBase(Sink):
-    """What the kafka sink does the same with either client: its settings, the topics it has
-    prepared (created per topic.creation.default.*), and the sticky failure."""
-
-    name = "kafka"
-
-    def __init__(self, settings: KafkaSinkSettings) -> None:
-        self.settings = settings
-        self._ready_topics: set[str] = set()
-        self._creator: TopicCreator | None = None
-        self._failure: SinkError | None = None
-        self.acknowledged = 0  # records the broker has acknowledged (for metrics and tests)
-
-    def _prepare_topic(self, topic: str) -> None:
-        try:
-            create_topic(self.settings, self._creator, topic)
-        except SinkError as exc:
-            self._failure = exc
-            raise
-        self._ready_topics.add(topic)
-
-    def _close_creator(self) -> None:
-        if self._creator is not None:
-            self._creator.close()
-            self._creator = None
-
-    def _raise_if_failed(self) -> None:
-        if self._failure is not None:
-            raise self._failure
 
 
 class KafkaSink(KafkaSinkBase):
