@@ -18,11 +18,11 @@ from typing import Protocol
 
 from connector.config import ConnectorConfig
 from connector.delivery.batches import Delivery
-from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics
 from connector.records.builder import EventBuilder
+from connector.records.filters import TableFilter
 from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
 from connector.stores.offsets import OffsetStore
 from ddl.history.recovery import recover

@@ -18,7 +18,6 @@ from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery.batches import Delivery
 from connector.delivery.exactly_once import exactly_once_from_config
-from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.log_format import set_context
@@ -27,6 +26,7 @@ from connector.notifications import NotificationService
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.post_processors.chain import build_post_processors, with_post_processors
 from connector.records.builder import EventBuilder
+from connector.records.filters import TableFilter
 from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.initial_snapshot import SnapshotEmitter

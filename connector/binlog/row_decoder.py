@@ -30,24 +30,43 @@ import codecs
 import copy
 import struct
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import RowsEvent
 
+from connector.binlog.calendar import days_from_civil, month_length
 from connector.binlog.json.binary import BinaryJson
 from connector.binlog.json.diff import apply_json_diffs, decode_json_diffs, read_length_encoded
 from connector.binlog.library_support import VECTOR
 from connector.binlog.library_values import library_image, value_adapters
 from connector.errors import ReplicationError
-from connector.records.table_schema import TableSchema, payload_display
-from connector.records.conversion.calendar import days_from_civil, month_length
+from ddl.model import Table
 
 # One row image: the values in column order (or its value payload), and the position after it.
 ImageReader = Callable[[bytes, int], tuple[Any, int]]
 Rows = list[tuple[Any, Any]]
-# (column index, field name, binlog converter) per emitted column (TableSchema.binlog_payload_columns).
-PayloadColumns = Sequence[tuple[int, str, Callable[[Any], Any]]]
+# The Python source of an image's value payload, its converters put into the namespace given, where
+# ``value_of(index)`` is the expression holding column ``index`` (records' ``payload_display``).
+PayloadDisplay = Callable[[dict[str, Any], Callable[[int], str]], str]
+
+
+class RowSchema(Protocol):
+    """What the decoder needs of a table's schema (the records stage's ``TableSchema``), so that
+    decoding imports nothing of the stages after it."""
+
+    @property
+    def table(self) -> Table: ...
+
+    @property
+    def binlog_encodings(self) -> tuple[tuple[int, str], ...]: ...
+
+    @property
+    def binlog_image_converter(self) -> Callable[[Sequence[Any]], dict[str, Any]]: ...
+
+    @property
+    def binlog_payload_display(self) -> PayloadDisplay | None: ...
+
 
 # Names the generated code sees (a closed namespace: nothing else is reachable from it).
 _NAMESPACE: dict[str, Any] = {
@@ -442,7 +461,7 @@ def compile_image_reader(
     columns: Sequence[Any],
     encodings: dict[int, str],
     raw_json: bool = False,
-    payload: PayloadColumns | None = None,
+    payload: PayloadDisplay | None = None,
 ) -> ImageReader:
     """One function reading a full row image (null bitmap, then every non-null column) of a table
     with these table-map ``columns``; ``encodings`` = column index -> codec for text columns;
@@ -471,7 +490,7 @@ def compile_image_reader(
     if payload is None:
         src.emit(1, f"return [{', '.join(f'c{i}' for i in range(count))}], p")
     else:
-        src.emit(1, f"return {payload_display(namespace, payload, 'c{}'.format)}, p")
+        src.emit(1, f"return {payload(namespace, 'c{}'.format)}, p")
     exec(compile("\n".join(src.lines), "<row image reader>", "exec"), namespace)  # noqa: S102
     reader_function: ImageReader = namespace["read_image"]
     return reader_function
@@ -558,7 +577,7 @@ class BinlogRowDecoder:
         "_payload_readers",
     )
 
-    def __init__(self, schema: TableSchema, left_out: bytes | None = None) -> None:
+    def __init__(self, schema: RowSchema, left_out: bytes | None = None) -> None:
         """``left_out``: what a BLOB/TEXT column a NOBLOB image leaves out reads as (the
         ``unavailable.value.placeholder`` bytes)."""
         self.encodings = schema.binlog_encodings
@@ -567,7 +586,7 @@ class BinlogRowDecoder:
         self._labels = _LabelsFromModel(schema)
         self._library = _LibraryRows(self.encodings, self._labels, left_out)
         self._convert = schema.binlog_image_converter
-        self._payload = schema.binlog_payload_columns
+        self._payload = schema.binlog_payload_display
         self._payload_source_columns: Sequence[Any] | None = None
         self._payload_reader: ImageReader | None = None
         # Readers that convert as they read call this schema's converters: kept per decoder, by
@@ -590,7 +609,7 @@ class BinlogRowDecoder:
         return self._payload_reader
 
     def _compiled(
-        self, columns: Sequence[Any], raw_json: bool, payload: PayloadColumns | None = None
+        self, columns: Sequence[Any], raw_json: bool, payload: PayloadDisplay | None = None
     ) -> ImageReader | None:
         columns = self._labels.columns(columns)
         key = (repr([column.__dict__ for column in columns]), self.encodings, raw_json)
@@ -778,7 +797,7 @@ class _LabelsFromModel:
 
     __slots__ = ("_facts", "_source", "_patched")
 
-    def __init__(self, schema: TableSchema) -> None:
+    def __init__(self, schema: RowSchema) -> None:
         self._facts = tuple(
             (index, column.data_type.upper(), tuple(column.enum_values), column.unsigned, column.name)
             for index, column in enumerate(schema.table.columns)

@@ -29,7 +29,7 @@ from connector.config import (
 )
 from connector.engine import Engine
 from connector.log_format import HeldRecords, JsonFormatter
-from connector.sources.replay import BinlogReplay
+from connector.replay import BinlogReplay
 from connector.version import __version__
 from ddl.model import TableId
 

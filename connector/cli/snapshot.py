@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.dispatch.filters import TableFilter
 from connector.engine import Engine
+from connector.records.filters import TableFilter
 from connector.server.connection import connect
 from ddl.model import TableId
 from ddl.position import SourceOffset

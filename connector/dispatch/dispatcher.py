@@ -22,17 +22,24 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
-from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.errors import ReplicationError
 from connector.metrics import ContextMetrics
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
+from connector.records.filters import TableFilter
 from connector.records.transactions import TransactionMetadata
-from connector.sources.heartbeat import Heartbeat
 from ddl.model import TableId
 from ddl.parsing.parser import ParsedStatement
 from ddl.position import SourceOffset
 from sink.records import ChangeRecord
+
+
+class Heartbeat(Protocol):
+    """A heartbeat as the dispatcher sends it (the sources' ``Heartbeat``): the records of one beat
+    for an offset. A protocol, so that dispatching does not import the sources that drive it."""
+
+    def beat(self, offset: SourceOffset | None) -> list[ChangeRecord]: ...
+
 
 log = logging.getLogger(__name__)
 

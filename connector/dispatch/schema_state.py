@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.dispatch.filters import TableFilter
 from connector.records.builder import EventBuilder, SourcePosition, schema_change_record
+from connector.records.filters import TableFilter
 from connector.records.transactions import java_hashmap_order
 from ddl.errors import DdlError
 from ddl.history.filters import DdlFilter

@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from connector.config import ConnectorConfig
-from connector.dispatch.filters import TableFilter
 from connector.records.column_mappers import ColumnMappers
 from connector.records.conversion import ColumnConverter, ConverterSettings, column_converter
 from connector.records.envelope import TRANSACTION_BLOCK_SCHEMA, envelope, table_record
+from connector.records.filters import TableFilter
 from connector.records.message_keys import key_column_indexes, parse_message_key_columns
 from connector.records.schema_changes import SCHEMA_CHANGE_VALUE_SCHEMA, schema_change_record
 from connector.records.source_info import SourceInfo, SourcePosition

@@ -73,11 +73,14 @@ class TableSchema:
         return self._convert_snapshot
 
     @property
-    def binlog_payload_columns(self) -> tuple[tuple[int, str, Callable[[Any], Any]], ...] | None:
-        """(column index, field name, binlog converter) per emitted column, for a row decoder that
-        builds the payload as it reads an image (``payload_display``); None when the payload is
-        built another way (``binlog_image_converter`` then converts the decoded image)."""
-        return self._binlog
+    def binlog_payload_display(self) -> Callable[[dict[str, Any], Callable[[int], str]], str] | None:
+        """For a row decoder that builds the payload as it reads an image: ``payload_display`` of
+        this table's binlog converters (namespace, value_of -> the payload's dict display); None
+        when the payload is built another way (``binlog_image_converter`` converts the image)."""
+        return self._binlog_payload_display
+
+    def _binlog_payload_display(self, namespace: dict[str, Any], value_of: Callable[[int], str]) -> str:
+        return payload_display(namespace, self._binlog, value_of)
 
 
 def compile_key_extractor(fields: Sequence[str]) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
@@ -190,7 +193,7 @@ class DetachedKeyTableSchema(TableSchema):
         return self.value_from_binlog
 
     @property
-    def binlog_payload_columns(self) -> None:
+    def binlog_payload_display(self) -> None:
         return None  # the payload carries the key converted on its own (RowImage)
 
     @property

@@ -14,12 +14,12 @@ from typing import Any, Protocol
 
 from connector.delivery.batches import Delivery
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
-from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
 from connector.notifications import NotificationService
 from connector.notifications.snapshots import InitialSnapshotNotifier
 from connector.records.builder import EventBuilder, SourcePosition
+from connector.records.filters import TableFilter
 from connector.sources.offset_context import BinlogOffsetContext
 from ddl.model import TableId
 from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import orjson
 
 from connector.config import ConnectorConfig
-from connector.dispatch.filters import TableFilter
+from connector.records.filters import TableFilter
 from connector.server.connection import connect
 from connector.sources.signal_names import EXECUTE_SNAPSHOT as EXECUTE_SNAPSHOT
 from connector.sources.signal_names import FILE, IN_PROCESS, KAFKA, SOURCE

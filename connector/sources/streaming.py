@@ -49,11 +49,11 @@ from connector.binlog.server_stream import (
 )
 from connector.config import ConnectorConfig
 from connector.dispatch.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
-from connector.dispatch.filters import TableFilter, gtid_source_filter
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
 from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, reselects
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
+from connector.records.filters import TableFilter, gtid_source_filter
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.server.connection import connect
 from connector.sources.heartbeat import Heartbeat
@@ -154,7 +154,7 @@ class StreamingSource:
         self.context.extra_items = self._incremental_offset_items
         self.file = start.file
         # Where events come from (file, pos) -> reader: the server by default, binlog files for
-        # ``mysql-cdc replay-binlog`` (connector.sources.replay).
+        # ``mysql-cdc replay-binlog`` (connector.replay).
         self._reader_factory: ReaderFactory = reader_factory or self._server_reader
         self._reader: EventReader | None = None
         self._events: Iterator[RawEvent] | None = None

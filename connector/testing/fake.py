@@ -59,11 +59,11 @@ from typing import Any
 from connector.binlog.server_stream import RawEvent
 from connector.config import ConnectorConfig, property_texts
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
-from connector.dispatch.filters import TableFilter
 from connector.dispatch.schema_state import SchemaState
 from connector.embedded.api import EventLog, EventStream
 from connector.factories import SINK_FACTORIES, converter_settings, load_factory
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
+from connector.records.filters import TableFilter
 from connector.records.topic_naming import topic_naming_strategy
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET

@@ -21,7 +21,7 @@ from connector.binlog.files import (
 )
 from connector.binlog.packets import HEADER_LEN, TRANSACTION_PAYLOAD_EVENT, payload_events
 from connector.config import ConnectorConfig
-from connector.sources.replay import BinlogReplay
+from connector.replay import BinlogReplay
 from ddl.history.record import HistoryRecord
 from ddl.history.store import FileSchemaHistory
 

@@ -16,7 +16,7 @@ from connector.binlog.guard import UnsafeEventError
 from connector.cli import main
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from connector.sources.replay import BinlogReplay, UnknownTableStructureError
+from connector.replay import BinlogReplay, UnknownTableStructureError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
 from tests.connector.binlog_file_support import (
     PREFIX,

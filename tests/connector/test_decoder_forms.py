@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from pymysqlreplication.constants import FIELD_TYPE
 
+from connector.binlog.calendar import adjusted_days, civil_from_days, days_from_civil
 from connector.binlog.row_decoder import InvalidDateError, compile_image_reader
 from connector.records.conversion import ConverterSettings, column_converter
-from connector.records.conversion.calendar import adjusted_days, civil_from_days, days_from_civil
 from ddl.model import Column, JdbcType, Table, TableId
 
 EPOCH = dt.datetime(1970, 1, 1)

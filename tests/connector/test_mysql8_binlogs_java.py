@@ -4,7 +4,7 @@ Every sample file of ``shared/mysql8-binlogs`` goes two ways:
 
 * through mysql-binlog-connector-java (the version Debezium 3.6.3 bundles; ``java/BinlogDump.java``,
   compiled here with ``javac``), which prints every row image it decodes;
-* through our file-backed replay (``connector.sources.replay.BinlogReplay``, what ``mysql-cdc replay-binlog``
+* through our file-backed replay (``connector.replay.BinlogReplay``, what ``mysql-cdc replay-binlog``
   runs) into a jsonl sink.
 
 Every row image is then compared column by column after the normalisation documented in
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from connector.config import ConnectorConfig
-from connector.sources.replay import BinlogReplay
+from connector.replay import BinlogReplay
 from tests.connector.binlog_java_support import (
     ENUM,
     SET,

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from connector.binlog.files import read_file_events as events_of
-from connector.sources.replay import BinlogReplay
+from connector.replay import BinlogReplay
 from ddl.position import GtidSet, SourceOffset
 from tests.connector.binlog_file_support import (
     data_records,

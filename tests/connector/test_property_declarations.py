@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from connector.config import PROPERTIES, ConnectorConfig
-from connector.dispatch.filters import TableFilter
 from connector.log_format import LOG_FORMAT_PROPERTIES
 from connector.metrics import METRICS_PROPERTIES
+from connector.records.filters import TableFilter
 from connector.sources.properties import SIGNAL_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError

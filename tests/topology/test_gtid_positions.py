@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from connector.config import ConnectorConfig
-from connector.dispatch.filters import gtid_source_filter
 from connector.engine import Engine
+from connector.records.filters import gtid_source_filter
 from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import LocalMySQLServer
 from ddl.errors import ConfigError

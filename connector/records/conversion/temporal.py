@@ -15,8 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from connector.records.conversion.calendar import adjust_year as _adjust_year
-from connector.records.conversion.calendar import adjusted_days, adjusted_micros, days_from_civil
+from connector.binlog.calendar import adjust_year as _adjust_year
+from connector.binlog.calendar import adjusted_days, adjusted_micros, days_from_civil
 from connector.records.conversion.family import (
     UTC,
     Builder,

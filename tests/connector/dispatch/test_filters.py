@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from connector.config import ConnectorConfig
-from connector.dispatch.filters import TableFilter
+from connector.records.filters import TableFilter
 from connector.testing.event_source import ddl, insert, transaction
 from ddl.model import TableId
 from tests.connector.dispatch.stream_support import in_memory, shape
