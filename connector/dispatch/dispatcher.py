@@ -28,7 +28,7 @@ from connector.metrics import ContextMetrics
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.filters import TableFilter
 from connector.records.transactions import TransactionMetadata
-from ddl.model import TableId
+from ddl.model import Table, TableId
 from ddl.parsing.parser import ParsedStatement
 from ddl.position import SourceOffset
 from sink.records import ChangeRecord
@@ -115,6 +115,14 @@ class EventDispatcher:
         self.skip_unchanged = False
 
     # -- filter and structure ---------------------------------------------------------------------
+    def table(self, table_id: TableId) -> Table | None:
+        """The structure the schema history knows for ``table_id`` now (None: none)."""
+        return self.schema.model.table(table_id)
+
+    def table_schema(self, table: Table) -> TableSchema:
+        """The record schemas and converters of ``table``'s structure (built once per structure)."""
+        return self.builder.table_schema(table)
+
     def is_captured(self, table_id: TableId) -> bool:
         captured = self._captured.get(table_id)
         if captured is None:

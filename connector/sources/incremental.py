@@ -329,15 +329,13 @@ class IncrementalSnapshot:
             if not self.is_captured(table_id):
                 log.warning("incremental snapshot of %s skipped: the table is not captured", table_id)
                 continue
-            table = self.dispatcher.schema.model.table(table_id)
+            table = self.dispatcher.table(table_id)
             if table is None:
                 log.warning("incremental snapshot of %s skipped: no such table is known", table_id)
                 continue
             try:
                 ChunkQuery.for_table(table, surrogate)
-                window_fields(
-                    self.dispatcher.builder.table_schema(table), Collection(table_id, None, surrogate)
-                )
+                window_fields(self.dispatcher.table_schema(table), Collection(table_id, None, surrogate))
             except ChunkKeyError as exc:
                 log.error("incremental snapshot of %s refused: %s", table_id, exc)
                 continue
@@ -413,7 +411,7 @@ class IncrementalSnapshot:
         """Reads the next chunk between two watermarks (or finishes the tables that have no more)."""
         while self.collections and not self.paused and self.chunk is None and self._waiting_for_ddl is None:
             collection = self.collections[0]
-            table = self.dispatcher.schema.model.table(collection.table)
+            table = self.dispatcher.table(collection.table)
             if table is None:
                 log.warning("incremental snapshot of %s ends: the table no longer exists", collection.table)
                 self._notify_scanned(collection.table, "UNKNOWN_SCHEMA")
@@ -443,7 +441,7 @@ class IncrementalSnapshot:
                 )
                 self._waiting_for_ddl = collection.table
                 return
-            schema = self.dispatcher.builder.table_schema(table)
+            schema = self.dispatcher.table_schema(table)
             chunk = _Chunk(
                 chunk_id,
                 collection,

@@ -293,13 +293,13 @@ class SignalActions:
         conditions = additional_conditions(signal.data)
         wanted = []
         for table_id in data_collections(signal.data):
-            if not dispatcher.is_captured(table_id) or dispatcher.schema.model.table(table_id) is None:
+            if not dispatcher.is_captured(table_id) or dispatcher.table(table_id) is None:
                 log.warning("blocking snapshot of %s skipped: the table is not captured", table_id)
             else:
                 wanted.append(table_id)
         jobs = []
         for order, table_id in enumerate(wanted):
-            table = dispatcher.schema.model.table(table_id)
+            table = dispatcher.table(table_id)
             assert table is not None
             query = ChunkQuery(table_id, table.column_names, (), conditions.get(table_id))
             jobs.append(TableJob(table_id, query.full_sql(), None, order, len(wanted)))

@@ -540,14 +540,14 @@ class StreamingSource:
     def _on_signal_table_rows(self, raw: RawEvent, table_id: TableId, op: str, skip: int) -> None:
         """The signal table's rows: signals and window markers act first (Debezium emits the rows a
         closing window releases before the marker's own record), then the rows are dispatched."""
-        table = self.dispatcher.schema.model.table(table_id)
+        table = self.dispatcher.table(table_id)
         if table is None:
             self.dispatcher.dispatch_rows(  # no structure known: the dispatcher reports it
                 table_id, op, lambda _s: [], self.context.position(raw), self.offset(), form=RowForm.BINLOG
             )
             self.context.count()
             return
-        rows = self._decoder(self.dispatcher.builder.table_schema(table)).rows(raw.event, op == "u")
+        rows = self._decoder(self.dispatcher.table_schema(table)).rows(raw.event, op == "u")
         images = rows if op != "c" else [(None, image) for image, _ in rows]
         self.signals.on_signal_rows(op, images, first_row=skip)
         self.dispatcher.dispatch_rows(
