@@ -19,12 +19,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddl.errors import DdlError
 from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange, TableId
-from ddl.parsing.dialect import MARIADB, MYSQL, DdlDialect, SqlTokenError, split_statements
-from ddl.parsing.grammar import parse_statement
 from ddl.parsing.statements import (
     AlterDatabase,
     AlterTable,
@@ -51,6 +49,9 @@ from ddl.parsing.table_draft import (
     charset_of_collation,
     table_charset,
 )
+
+if TYPE_CHECKING:
+    from ddl.parsing.dialect import DdlDialect
 
 # --- public API -------------------------------------------------------------------------------------
 
@@ -94,7 +95,7 @@ class DdlResult:
 class DdlParser:
     """Parses MySQL-family DDL into model changes. Use ``parser_for(flavor)``."""
 
-    dialect: DdlDialect = MYSQL
+    _flavor = "mysql"
 
     def __init__(self, include_comments: bool = False) -> None:
         # Debezium's include.schema.comments (default false): table/column comments are dropped.
@@ -102,9 +103,22 @@ class DdlParser:
 
     @property
     def flavor(self) -> str:
-        return self.dialect.name
+        return self._flavor
+
+    @property
+    def dialect(self) -> DdlDialect:
+        # sqlglot (the tokenizer under the grammar) is imported on the first DDL, not at start-up:
+        # a run that streams only rows never pays for it (issue 41, time to the first event).
+        from ddl.parsing import dialect  # noqa: PLC0415 - sqlglot only when a DDL is parsed
+
+        found: DdlDialect = getattr(dialect, self._flavor.upper())
+        return found
 
     def parse(self, sql: str, model: SchemaModel, default_database: str | None = None) -> DdlResult:
+        # Deferred with the dialect above: these modules import sqlglot.
+        from ddl.parsing.dialect import SqlTokenError, split_statements  # noqa: PLC0415 - see dialect
+        from ddl.parsing.grammar import parse_statement  # noqa: PLC0415 - see dialect
+
         try:
             tokens = self.dialect.tokenize(sql)
         except SqlTokenError as exc:
@@ -129,11 +143,11 @@ class DdlParser:
 
 
 class MySqlDdlParser(DdlParser):
-    dialect = MYSQL
+    _flavor = "mysql"
 
 
 class MariaDbDdlParser(DdlParser):
-    dialect = MARIADB
+    _flavor = "mariadb"
 
 
 _PARSERS: dict[str, type[DdlParser]] = {"mysql": MySqlDdlParser, "mariadb": MariaDbDdlParser}
