@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ddl.errors import DdlError
 from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange, TableId
+from ddl.parsing.simple import simple_statement
 from ddl.parsing.statements import (
     AlterDatabase,
     AlterTable,
@@ -140,6 +141,20 @@ class DdlParser:
                     raise DdlParseError(text, line_col(sql, chunk[0].start), str(exc)) from None
                 chunk = chunk[used:]
         return DdlResult(state.model, tuple(parsed), state.default_database)
+
+    def replay(self, sql: str, model: SchemaModel, default_database: str | None = None) -> SchemaModel:
+        """The model after ``sql``, as ``parse`` gives it; a plain USE, SET or CREATE/DROP
+        DATABASE (what a schema history holds besides table DDL) is read without the grammar, so
+        that recovering such records does not load sqlglot (``ddl.parsing.simple``)."""
+        tree = simple_statement(sql)
+        if tree is None:
+            return self.parse(sql, model, default_database).model
+        state = ParseState(model, default_database, self.include_comments)
+        try:
+            _apply(tree, sql.strip(), state)
+        except SchemaConflict as exc:
+            raise DdlParseError(sql, line_col(sql, 0), str(exc)) from None
+        return state.model
 
 
 class MySqlDdlParser(DdlParser):

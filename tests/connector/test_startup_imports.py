@@ -45,6 +45,10 @@ def test_run_into_jsonl_imports_no_optional_dependency(
     assert b'"op":"c"' in output.read_bytes().splitlines()[0]  # the run resumed and streamed the insert
     loaded = {name for name in OPTIONAL_HEAVY if name in state.modules}
     assert not loaded, f"mysql-cdc run into jsonl imported {sorted(loaded)} before its first event"
+    # Recovering the snapshot's history (SET, DROP/CREATE DATABASE, USE records besides the tables'
+    # tableChanges) and streaming rows need no DDL grammar: sqlglot is not loaded (issue 41).
+    assert (properties.parent / "state" / "schema-history.jsonl").read_bytes().count(b"USE ") == 1
+    assert "sqlglot" not in state.modules
     # The launcher paused the collector for the start-up; the run froze what it set up and turned
     # the collector back on for the stream.
     assert state.gc_enabled
@@ -65,9 +69,9 @@ DEFERRED_PARSER = (
 
 def test_the_ddl_parser_imports_sqlglot_on_its_first_ddl() -> None:
     # Issue 41 (time to the first event): the run's modules and a parser set up for the flavor do
-    # not import sqlglot; the first DDL parsed does. A run resuming from a schema history still
-    # imports it during recovery when the history holds records without tableChanges (the
-    # snapshot's SET / DROP / CREATE DATABASE records), which are replayed by parsing them.
+    # not import sqlglot; the first DDL parsed does. (A run resuming from a schema history does
+    # not parse its SET / USE / CREATE / DROP DATABASE records with the grammar: tests/ddl/
+    # test_simple_statements.py and the run above.)
     done = subprocess.run(
         [sys.executable, "-c", DEFERRED_PARSER], capture_output=True, text=True, check=False
     )
