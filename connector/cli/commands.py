@@ -14,7 +14,11 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import FrameType
 
-from connector.cli.allocator import freeze_start_up_objects
+from connector.cli.allocator import (
+    freeze_before_first_records,
+    freeze_start_up_objects,
+    settle_after_first_records,
+)
 from connector.cli.parser import build_parser
 from connector.cli.signal import signal_command
 from connector.cli.snapshot import snapshot_command
@@ -107,7 +111,9 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
         config.topic_prefix,
         ",".join(config.sink_types),
     )
-    freeze_start_up_objects()
+    # The full collection of the freeze waits until the first records are out (issue 41).
+    freeze_before_first_records()
+    engine.delivery.after_first_send = settle_after_first_records
     engine.run()
     log.info("stopped cleanly; %d records delivered", engine.delivery.delivered)
     return 0

@@ -107,6 +107,9 @@ class Delivery:
         self.last_send = self.last_commit = time.monotonic()
         self.delivered = 0
         self.sent_any = False  # the first records go to the sinks without waiting for a batch
+        # Called once those first records are with the sinks (``mysql-cdc run``: the start-up's
+        # deferred full collection, ``connector.cli.allocator.settle_after_first_records``).
+        self.after_first_send: Callable[[], None] | None = None
         off_thread = bool(self.sinks) and all(
             s.flushes_off_thread and not s.commits_offsets for s in self.sinks
         )
@@ -139,6 +142,8 @@ class Delivery:
             # queue holds: a resumed connector's first event is out before a batch has filled.
             self.sent_any = True
             self._send()
+            if self.after_first_send is not None:
+                self.after_first_send()
             return
         if len(self.pending) >= self.max_batch:
             if self.commit_each_batch:

@@ -27,7 +27,13 @@ def report_at_first_event():
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if output.exists() and b"\\n" in output.read_bytes():
-            state = {"modules": sorted(sys.modules), "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
+            modules = sorted(sys.modules)
+            # run's full collection after its first records unfreezes for its duration: the freeze
+            # is read once it is over (within a second).
+            settled = time.monotonic() + 1
+            while gc.get_freeze_count() == 0 and time.monotonic() < settled:
+                time.sleep(0.001)
+            state = {"modules": modules, "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}
             report.write_text(json.dumps(state))
             break
         time.sleep(0.005)

@@ -7,14 +7,17 @@ import os
 import platform
 import subprocess
 import sys
+import weakref
 
 import pytest
 
 from connector.cli.allocator import (
     OPT_OUT,
     TUNED,
+    freeze_before_first_records,
     freeze_start_up_objects,
     pause_collector_for_start_up,
+    settle_after_first_records,
     tuned_environment,
 )
 
@@ -84,6 +87,37 @@ def test_the_collector_paused_for_the_start_up_runs_again_after_the_freeze() -> 
         assert not gc.isenabled()
         freeze_start_up_objects()
         assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+class _Node:
+    """A container that can sit in a reference cycle and be watched by a weak reference."""
+
+    def __init__(self) -> None:
+        self.other: _Node | None = None
+
+
+def test_run_freezes_at_once_and_collects_after_its_first_records() -> None:
+    # ``run`` freezes without the full collection (issue 41: time to the first event) and runs it
+    # once the first records are out: garbage of the start-up is freed then, the rest stays frozen.
+    alive = [[i] for i in range(1000)]
+    first, second = _Node(), _Node()
+    first.other, second.other = second, first
+    garbage = weakref.ref(first)
+    del first, second  # a cycle: only a collection frees it
+    pause_collector_for_start_up()
+    try:
+        freeze_before_first_records()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() >= len(alive)
+        assert garbage() is not None  # not collected before the first records
+        settle_after_first_records()
+        assert garbage() is None
+        assert gc.get_freeze_count() >= len(alive)
+        scanned = {id(o) for generation in range(3) for o in gc.get_objects(generation=generation)}
+        assert not any(id(o) in scanned for o in alive)
     finally:
         gc.enable()
         gc.unfreeze()

@@ -140,3 +140,17 @@ def test_records_are_kept_for_on_delivered_until_the_flush() -> None:
     assert seen == []
     delivery.flush()
     assert seen == records
+
+
+def test_after_first_send_runs_once_the_first_records_are_with_the_sinks() -> None:
+    # mysql-cdc run hangs its start-up's deferred full collection here (issue 41).
+    records = _records(12)
+    plain = MemorySink()
+    delivery = Delivery([plain], MemoryOffsetStore(), max_batch=5, interval_s=3600, commit_interval_s=3600)
+    calls: list[int] = []
+    delivery.after_first_send = lambda: calls.append(delivery.sent_count)
+    delivery.emit(records[:1])
+    assert calls == [1]  # the first record was handed to the sink at once, then the hook ran
+    delivery.emit(records[1:])
+    delivery.flush()
+    assert calls == [1] and len(plain.records) == 12  # once only
