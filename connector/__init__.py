@@ -1,7 +1,8 @@
 """mysql-cdc: MySQL change data capture with Debezium-compatible events."""
 
-import importlib
-from typing import TYPE_CHECKING
+# typing.TYPE_CHECKING without importing typing: a plain ``import connector`` (the launcher of
+# ``mysql-cdc run``, before it re-executes itself) stays at the interpreter's own modules.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from connector.embedded.api import EmbeddedEngine, start_engine
@@ -67,4 +68,5 @@ def __getattr__(name: str) -> object:
     module = _EMBEDDED_API.get(name)
     if module is None:
         raise AttributeError(f"module 'connector' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    # __import__, not importlib.import_module: importing importlib would cost the launcher.
+    return getattr(__import__(module, fromlist=[name]), name)

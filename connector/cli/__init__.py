@@ -2,20 +2,23 @@
 
 The entry point is a small launcher: it decides the memory allocator of the long-running commands
 (``connector.cli.allocator``) before importing the commands, so that a process which re-executes
-itself with the tuned allocator pays its imports once, not twice.
+itself with the tuned allocator pays its imports once, not twice: before that decision, only
+``connector.cli.allocator`` is loaded.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from connector.cli.allocator import (
     LONG_RUNNING_COMMANDS,
+    TYPE_CHECKING,
     pause_collector_for_start_up,
     reexec_with_tuned_allocator,
 )
-from connector.cli.parser import build_parser
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,7 +28,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Until the command freezes its start-up objects (``freeze_start_up_objects``).
         pause_collector_for_start_up()
     # Parsed before the commands are imported: --help, --version and a bad command line end here,
-    # without loading the engine, the DDL parser or the clients (issue 41).
+    # without loading the engine, the DDL parser or the clients (issue 41). Imported after the
+    # re-execution, which would otherwise pay for it twice (argparse, the property groups).
+    from connector.cli.parser import build_parser  # noqa: PLC0415
+
     args = build_parser().parse_args(argv)
     # Imported here, after the allocator decision: importing the commands is most of start-up.
     from connector.cli.commands import main as run_command  # noqa: PLC0415

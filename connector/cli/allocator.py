@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import gc
 import os
-import platform
 import sys
-from collections.abc import Mapping, Sequence
+
+# typing.TYPE_CHECKING without importing typing or collections: the launcher imports this module
+# alone before it decides to re-execute (connector.cli).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 OPT_OUT = "MYSQL_CDC_ALLOCATOR"
 # The commands that run long enough for the allocator to matter (the launcher re-executes for them).
@@ -35,9 +39,18 @@ def tuned_environment(environ: Mapping[str, str]) -> dict[str, str] | None:
     tuned (or set by the operator), or not glibc."""
     if environ.get(OPT_OUT, "").strip().lower() == "default" or "PYTHONMALLOC" in environ:
         return None
-    if platform.libc_ver()[0] != "glibc":
+    if not is_glibc():
         return None
     return {**TUNED, **environ}  # the operator's own MALLOC_* settings win
+
+
+def is_glibc() -> bool:
+    """Whether the C library is glibc (``platform.libc_ver`` reads the interpreter's binary to know;
+    glibc answers this ``confstr`` name, other C libraries do not)."""
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") is not None
+    except (ValueError, OSError):
+        return False
 
 
 def reexec_with_tuned_allocator(arguments: Sequence[str]) -> None:

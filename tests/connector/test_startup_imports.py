@@ -138,3 +138,21 @@ def test_the_version_is_the_installed_distributions() -> None:
     )
     ours, installed = done.stdout.split()
     assert ours == installed
+
+
+def test_the_launcher_loads_only_the_allocator_before_it_re_executes() -> None:
+    # `mysql-cdc run` decides its allocator and re-executes itself first (connector.cli.allocator):
+    # what the first process imports before that is paid twice (issue 41: time to the first event).
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, connector.cli, connector.cli.allocator as a; a.tuned_environment({}); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('connector', 'typing', 'argparse', 'platform', 'collections', 'importlib')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["['connector',", "'connector.cli',", "'connector.cli.allocator']"]
