@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
-import importlib.metadata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from ddl.model import TableId
 from snapshot.errors import SnapshotConfigError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 
 @runtime_checkable
@@ -149,8 +151,16 @@ SNAPSHOT_LOCK: Final = PluginKind(
 )
 
 
-def _entry_point(kind: PluginKind, name: str) -> importlib.metadata.EntryPoint | None:
-    return next((ep for ep in importlib.metadata.entry_points(group=kind.group) if ep.name == name), None)
+def _entry_points(kind: PluginKind) -> list[EntryPoint]:
+    # importlib.metadata (with the email package under it) only when a plugin is looked up: most
+    # runs name none, and its import was some 10 ms of every start (issue 41).
+    from importlib.metadata import entry_points  # noqa: PLC0415
+
+    return list(entry_points(group=kind.group))
+
+
+def _entry_point(kind: PluginKind, name: str) -> EntryPoint | None:
+    return next((ep for ep in _entry_points(kind) if ep.name == name), None)
 
 
 def _import_path(kind: PluginKind, name: str) -> Any:
@@ -177,7 +187,7 @@ def _find(kind: PluginKind, name: str) -> Any:
             ) from exc
     if ":" in name:
         return _import_path(kind, name)
-    known = sorted(ep.name for ep in importlib.metadata.entry_points(group=kind.group))
+    known = sorted(ep.name for ep in _entry_points(kind))
     raise SnapshotConfigError(
         kind.key,
         f"unknown name {name!r}: not an entry point of group {kind.group} "
