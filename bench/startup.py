@@ -17,7 +17,10 @@ Each connector is then stopped with SIGTERM. Medians over the rounds are printed
 time as a ratio of the median of the bare imports of the same run, and per round its ratio to the
 import run just before it.
 
-    .venv/bin/python -m bench.startup [--repeat 5] [--tables 5] [--rows 20] [--json]
+    .venv/bin/python -m bench.startup [--repeat 5] [--tables 5] [--rows 20] [--json] [--baseline REV]
+
+``--baseline REV`` then runs the same (this tree's ``bench/``) with the connector of git revision
+REV, on its own throwaway server, and prints its figures beside these.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.baseline import print_json
+from bench.baseline import figures_at, print_json
 from bench.connector_run import (
     BenchRunError,
     cli,
@@ -183,6 +186,9 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=5, help="captured tables")
     parser.add_argument("--rows", type=int, default=20, help="rows in each table before the start")
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON line")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run the same with the connector of git revision REV, after"
+    )
     args = parser.parse_args()
     with LocalMySQLServer(options=DEFAULT_SERVER_OPTIONS) as server, tempfile.TemporaryDirectory() as tmp:
         create_tables(server, "bench", tables=args.tables, rows=args.rows)
@@ -194,8 +200,18 @@ def main() -> None:
         starts = run_rounds(server, Path(tmp), prepared, args.repeat)
         fig = figures(starts)
         report(fig, starts)
-        if args.json:
-            print_json(fig)
+    if args.baseline:
+        baseline_args = ["--repeat", str(args.repeat), "--tables", str(args.tables), "--rows", str(args.rows)]
+        old = figures_at(args.baseline, "bench.startup", baseline_args)
+        print(f"--- the same at {args.baseline} (its own server, same driver) ---")
+        for key, label in (("first_start", "first start"), ("recovering", "recovering start")):
+            print(
+                f"{label}: {old[key + '_s']:.3f} s = {old[key + '_ratio']:.2f}× its bare import "
+                f"({old['import_s']:.3f} s) at {args.baseline}; here {fig[key + '_s']:.3f} s = "
+                f"{fig[key + '_ratio']:.2f}×"
+            )
+    if args.json:
+        print_json(fig)
 
 
 if __name__ == "__main__":
