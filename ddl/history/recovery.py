@@ -5,7 +5,7 @@ position is at or before the stored offset (Debezium's ``AbstractSchemaHistory.r
 binlog ``HistoryRecordComparator``). Records carrying ``tableChanges`` are applied from them
 (the table definitions as they were); the others (SET, USE, CREATE/DROP DATABASE ...) are applied
 again with the database they were recorded under: the plain shapes of those the snapshot writes
-without the DDL grammar (``DdlParser.replay``), so that a start does not load sqlglot for them.
+without the DDL grammar (``DdlParser.parse``), so that a start does not load sqlglot for them.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _replay(
     if ddl_filter is not None and ddl_filter(record.ddl):
         return model
     try:
-        return parser.replay(record.ddl, model, record.database_name or None)
+        return parser.parse(record.ddl, model, record.database_name or None).model
     except DdlParseError as exc:
         if skip_unparseable:
             log.warning(

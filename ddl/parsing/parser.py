@@ -116,6 +116,25 @@ class DdlParser:
         return found
 
     def parse(self, sql: str, model: SchemaModel, default_database: str | None = None) -> DdlResult:
+        """The model after ``sql`` and its statements. A plain USE, SET or CREATE/DROP DATABASE
+        (what a schema history holds besides table DDL, and the snapshot's first statements) is
+        read without the grammar (``ddl.parsing.simple``), so that it does not load sqlglot; the
+        parser's handlers apply it as any other statement."""
+        plain = simple_statement(sql)
+        if plain is None:
+            return self.parse_with_grammar(sql, model, default_database)
+        tree, text = plain
+        state = ParseState(model, default_database, self.include_comments)
+        try:
+            parsed = _apply(tree, text, state)
+        except SchemaConflict as exc:
+            raise DdlParseError(text, line_col(sql, 0), str(exc)) from None
+        return DdlResult(state.model, tuple(parsed), state.default_database)
+
+    def parse_with_grammar(
+        self, sql: str, model: SchemaModel, default_database: str | None = None
+    ) -> DdlResult:
+        """``parse`` with every statement through the grammar, the plain ones included."""
         # Deferred with the dialect above: these modules import sqlglot.
         from ddl.parsing.dialect import SqlTokenError, split_statements  # noqa: PLC0415 - see dialect
         from ddl.parsing.grammar import parse_statement  # noqa: PLC0415 - see dialect
@@ -141,20 +160,6 @@ class DdlParser:
                     raise DdlParseError(text, line_col(sql, chunk[0].start), str(exc)) from None
                 chunk = chunk[used:]
         return DdlResult(state.model, tuple(parsed), state.default_database)
-
-    def replay(self, sql: str, model: SchemaModel, default_database: str | None = None) -> SchemaModel:
-        """The model after ``sql``, as ``parse`` gives it; a plain USE, SET or CREATE/DROP
-        DATABASE (what a schema history holds besides table DDL) is read without the grammar, so
-        that recovering such records does not load sqlglot (``ddl.parsing.simple``)."""
-        tree = simple_statement(sql)
-        if tree is None:
-            return self.parse(sql, model, default_database).model
-        state = ParseState(model, default_database, self.include_comments)
-        try:
-            _apply(tree, sql.strip(), state)
-        except SchemaConflict as exc:
-            raise DdlParseError(sql, line_col(sql, 0), str(exc)) from None
-        return state.model
 
 
 class MySqlDdlParser(DdlParser):

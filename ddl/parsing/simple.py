@@ -4,7 +4,7 @@ Recovering the schema on restart replays every history record without ``tableCha
 snapshot writes ``SET character_set_server=..., collation_server=...``, ``DROP DATABASE IF EXISTS``,
 ``CREATE DATABASE ... CHARSET ... COLLATE ...`` and ``USE``. Parsing them with the grammar would
 load sqlglot (its tokenizer) on every start, for statements of a handful of fixed shapes (issue 41:
-time to the first event). ``simple_statement`` reads those shapes with one regular expression per
+time to the first event), nor the snapshot's first events. ``simple_statement`` reads those shapes with one regular expression per
 statement kind (a dispatch table keyed by the first word) into the same statement trees the grammar
 gives, so that the parser's handlers apply them alike. Anything else, a comment, an option or a
 quoting these expressions do not know included, gives None: the caller parses it with the grammar.
@@ -20,6 +20,7 @@ from ddl.parsing.statements import CreateDatabase, DropDatabase, SetVariables, S
 # A backquoted identifier (a doubled backquote inside stands for one) or a plain word.
 _NAME = r"(?:`(?P<quoted>(?:[^`]|``)+)`|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
 _END = r"\s*;?\s*"
+_TERMINATOR = re.compile(r"\s*;?\s*\Z")
 _FLAGS = re.IGNORECASE | re.ASCII
 
 _USE = re.compile(rf"USE\s+{_NAME}{_END}", _FLAGS)
@@ -130,12 +131,14 @@ _READERS: dict[str, Callable[[str], Statement | None]] = {
 }
 
 
-def simple_statement(sql: str) -> Statement | None:
-    """The statement tree of ``sql`` when it is one USE, DROP DATABASE, CREATE DATABASE or SET of
+def simple_statement(sql: str) -> tuple[Statement, str] | None:
+    """The statement tree of ``sql`` and its text as the grammar's split gives it (without the
+    blanks around it and its ``;``) when it is one USE, DROP DATABASE, CREATE DATABASE or SET of
     the plain shapes above; None otherwise (including any other statement)."""
     text = sql.strip()
     reader = _READERS.get(text[:6].split(None, 1)[0].upper() if text else "")
-    return reader(text) if reader is not None else None
+    tree = reader(text) if reader is not None else None
+    return (tree, _TERMINATOR.sub("", text)) if tree is not None else None
 
 
 __all__ = ["simple_statement"]

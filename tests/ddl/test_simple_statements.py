@@ -1,8 +1,8 @@
 """The schema history's non-table statements replayed without the DDL grammar (issue 41).
 
 ``ddl.parsing.simple`` reads the plain USE, SET and CREATE/DROP DATABASE statements a history holds
-into the statement trees the grammar gives; recovery applies them with the parser's handlers and
-so does not load sqlglot for them. Each is checked against the grammar itself: the same tree, and
+into the statement trees the grammar gives; the parser applies them with its handlers, so that
+neither recovery nor the snapshot's first statements load sqlglot for them. Each is checked against the grammar itself: the same tree, and
 the same model after it.
 """
 
@@ -76,16 +76,20 @@ def start_model() -> SchemaModel:
 
 @pytest.mark.parametrize("sql", PLAIN)
 def test_plain_statements_read_as_the_grammar_reads_them(sql: str) -> None:
-    assert simple_statement(sql) == grammar_tree(sql)
+    plain = simple_statement(sql)
+    assert plain is not None
+    assert plain[0] == grammar_tree(sql)
 
 
 @pytest.mark.parametrize("sql", PLAIN + OTHERS[:-1])
 @pytest.mark.parametrize("flavor", ["mysql", "mariadb"])
-def test_replay_gives_the_model_parse_gives(sql: str, flavor: str) -> None:
+def test_parse_gives_what_the_grammar_gives(sql: str, flavor: str) -> None:
+    # The model, the statements (text, database, kind: what schema change events are made of) and
+    # the default database after them.
     parser = parser_for(flavor)
     for database in ("shop", None):
-        expected = parser.parse(sql, start_model(), database).model
-        assert parser.replay(sql, start_model(), database) == expected
+        expected = parser.parse_with_grammar(sql, start_model(), database)
+        assert parser.parse(sql, start_model(), database) == expected
 
 
 @pytest.mark.parametrize("sql", OTHERS)
@@ -96,11 +100,14 @@ def test_other_statements_are_left_to_the_grammar(sql: str) -> None:
 def test_plain_statements_change_the_model() -> None:
     # The comparisons above are not between two unchanged models.
     parser = parser_for("mysql")
-    model = parser.replay("SET character_set_server=utf8mb4, collation_server=utf8mb4_bin", start_model())
-    assert (model.server_charset, model.server_collation) == ("utf8mb4", "utf8mb4_bin")
-    model = parser.replay("CREATE DATABASE `a``b` CHARSET latin1 COLLATE latin1_bin", model)
+    set_server = "SET character_set_server=utf8mb4, collation_server=utf8mb4_bin ;"
+    result = parser.parse(set_server, start_model())
+    assert (result.model.server_charset, result.model.server_collation) == ("utf8mb4", "utf8mb4_bin")
+    assert [s.ddl for s in result.statements] == [set_server[:-2]]  # as the grammar's split gives it
+    model = parser.parse("CREATE DATABASE `a``b` CHARSET latin1 COLLATE latin1_bin", result.model).model
     assert model.databases["a`b"] == Database("a`b", "latin1", "latin1_bin")
-    assert "shop" not in parser.replay("DROP DATABASE IF EXISTS shop", model).databases
+    assert "shop" not in parser.parse("DROP DATABASE IF EXISTS shop", model).model.databases
+    assert parser.parse("USE `a``b`", model).default_database == "a`b"
 
 
 # A history as the snapshot writes it: SET, DROP TABLE (with tableChanges), DROP / CREATE DATABASE,
@@ -131,7 +138,7 @@ recovered = recover(history, {"server": "s"}, offset, parser_for("mariadb"))
 loaded = "sqlglot" in sys.modules
 # The same history with every statement without tableChanges parsed by the grammar.
 grammar = parser_for("mariadb")
-grammar.replay = lambda sql, model, database=None: grammar.parse(sql, model, database).model
+grammar.parse = grammar.parse_with_grammar
 expected = recover(history, {"server": "s"}, offset, grammar)
 print(json.dumps({
     "sqlglot_loaded": loaded,
