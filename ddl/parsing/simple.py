@@ -1,13 +1,14 @@
-"""The statements a schema history holds besides table DDL, read without the grammar.
+"""Plain database-level statements read without the DDL grammar, into the grammar's own trees.
 
-Recovering the schema on restart replays every history record without ``tableChanges``: the
-snapshot writes ``SET character_set_server=..., collation_server=...``, ``DROP DATABASE IF EXISTS``,
-``CREATE DATABASE ... CHARSET ... COLLATE ...`` and ``USE``. Parsing them with the grammar would
-load sqlglot (its tokenizer) on every start, for statements of a handful of fixed shapes (issue 41:
-time to the first event), nor the snapshot's first events. ``simple_statement`` reads those shapes with one regular expression per
-statement kind (a dispatch table keyed by the first word) into the same statement trees the grammar
-gives, so that the parser's handlers apply them alike. Anything else, a comment, an option or a
-quoting these expressions do not know included, gives None: the caller parses it with the grammar.
+The snapshot writes, besides the tables' ``CREATE TABLE`` texts, ``SET character_set_server=...,
+collation_server=...``, ``DROP TABLE IF EXISTS`` of each table, ``DROP DATABASE IF EXISTS``,
+``CREATE DATABASE ... CHARSET ... COLLATE ...`` and ``USE``: its first events, and the schema
+history records a restart replays (those without ``tableChanges``). Parsing them with the grammar
+loads sqlglot (its tokenizer), for statements of a handful of fixed shapes (issue 41: time to the
+first event). ``simple_statement`` reads those shapes with one regular expression per statement
+kind (a dispatch table keyed by the first word) into the same statement trees the grammar gives,
+so that the parser's handlers apply them alike. Anything else, a comment, an option or a quoting
+these expressions do not know included, gives None: the caller parses it with the grammar.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ddl.parsing.statements import CreateDatabase, DropDatabase, SetVariables, Statement, UseDatabase
+from ddl.parsing.statements import (
+    CreateDatabase,
+    DropDatabase,
+    DropTable,
+    QualifiedName,
+    SetVariables,
+    Statement,
+    UseDatabase,
+)
 
 # A backquoted identifier (a doubled backquote inside stands for one) or a plain word.
 _NAME = r"(?:`(?P<quoted>(?:[^`]|``)+)`|(?P<plain>[A-Za-z_][A-Za-z0-9_]*))"
@@ -23,6 +32,13 @@ _END = r"\s*;?\s*"
 _TERMINATOR = re.compile(r"\s*;?\s*\Z")
 _FLAGS = re.IGNORECASE | re.ASCII
 
+# One part of a table name: backquoted or plain, as _NAME without its named groups.
+_PART = r"(?:`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)"
+_TABLE = rf"{_PART}(?:\.{_PART})?"
+_DROP_TABLE = re.compile(
+    rf"DROP\s+TABLE\s+(?P<if_exists>IF\s+EXISTS\s+)?(?P<tables>{_TABLE}(?:\s*,\s*{_TABLE})*){_END}", _FLAGS
+)
+_TABLE_NAME = re.compile(rf"(?P<first>{_PART})(?:\.(?P<second>{_PART}))?")
 _USE = re.compile(rf"USE\s+{_NAME}{_END}", _FLAGS)
 _DROP_DATABASE = re.compile(
     rf"DROP\s+(?:DATABASE|SCHEMA)\s+(?P<if_exists>IF\s+EXISTS\s+)?{_NAME}{_END}", _FLAGS
@@ -80,9 +96,26 @@ def _use(sql: str) -> Statement | None:
     return UseDatabase(_name(match)) if match else None
 
 
+def _part(text: str) -> str:
+    return text[1:-1].replace("``", "`") if text.startswith("`") else text
+
+
 def _drop(sql: str) -> Statement | None:
     match = _DROP_DATABASE.fullmatch(sql)
-    return DropDatabase(_name(match), match.group("if_exists") is not None) if match else None
+    if match is not None:
+        return DropDatabase(_name(match), match.group("if_exists") is not None)
+    match = _DROP_TABLE.fullmatch(sql)
+    if match is None:
+        return None
+    names = []
+    for name in _TABLE_NAME.finditer(match.group("tables")):
+        first, second = name.group("first"), name.group("second")
+        names.append(
+            QualifiedName(_part(first), _part(second))
+            if second is not None
+            else QualifiedName(None, _part(first))
+        )
+    return DropTable(tuple(names), False, match.group("if_exists") is not None)
 
 
 def _create(sql: str) -> Statement | None:
@@ -133,8 +166,8 @@ _READERS: dict[str, Callable[[str], Statement | None]] = {
 
 def simple_statement(sql: str) -> tuple[Statement, str] | None:
     """The statement tree of ``sql`` and its text as the grammar's split gives it (without the
-    blanks around it and its ``;``) when it is one USE, DROP DATABASE, CREATE DATABASE or SET of
-    the plain shapes above; None otherwise (including any other statement)."""
+    blanks around it and its ``;``) when it is one USE, DROP DATABASE, CREATE DATABASE, DROP TABLE
+    or SET of the plain shapes above; None otherwise (including any other statement)."""
     text = sql.strip()
     reader = _READERS.get(text[:6].split(None, 1)[0].upper() if text else "")
     tree = reader(text) if reader is not None else None

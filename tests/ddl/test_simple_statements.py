@@ -42,6 +42,9 @@ PLAIN = [
     "CREATE DATABASE d CHAR SET latin1 DEFAULT COLLATE latin1_bin ;",
     "USE `bench`",
     "use shop ;",
+    "DROP TABLE IF EXISTS `shop`.`items`",
+    "drop table items, `shop`.`gone`, other.`x``y`",
+    "DROP TABLE shop.items;",
 ]
 
 # Other shapes and statements: left to the grammar.
@@ -55,7 +58,9 @@ OTHERS = [
     "DROP DATABASE x; DROP DATABASE y",
     'USE "quoted"',
     "CREATE TABLE shop.t (id INT PRIMARY KEY)",
-    "DROP TABLE shop.t",
+    "DROP TEMPORARY TABLE shop.t",
+    "DROP TABLE shop.t CASCADE",
+    "DROP TABLES a, b",
     "",
 ]
 
