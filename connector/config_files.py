@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from connector.properties_text import InvalidUEscapeError, load_properties_text
+import javaproperties
+
 from ddl.errors import ConfigError
 
 EXPECTED_FORMATS = (
@@ -58,8 +59,8 @@ def _reader_for(path: Path, text: str) -> Callable[[Path, str], dict[str, str]]:
 
 def _java_properties(path: Path, text: str) -> dict[str, str]:
     try:
-        return load_properties_text(text)
-    except InvalidUEscapeError as exc:
+        return dict(javaproperties.loads(text))
+    except javaproperties.InvalidUEscapeError as exc:
         line = next((n for n, t in enumerate(text.splitlines(), 1) if exc.escape in t), 0)
         raise ConfigError("--config", f"{path} line {line}: invalid \\u escape {exc.escape!r}") from None
     except ValueError as exc:
