@@ -124,8 +124,8 @@ class TransactionalSink(Protocol):
         ...
 
     def commit_transaction(self) -> None:
-        """Flush and commit the open transaction; ``SinkError`` if it cannot be committed (a
-        fenced producer's error says another instance took over), ``TransactionAbandonedError``
+        """Flush and commit the open transaction; ``SinkError`` if it cannot be committed
+        (``InstanceFencedError`` when another instance took over), ``TransactionAbandonedError``
         if it may be retried after ``restart_transactions``."""
         ...
 
