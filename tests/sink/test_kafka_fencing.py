@@ -21,7 +21,7 @@ from kafka import errors as kafka_errors
 
 from sink.base import InstanceFencedError, TransactionAbandonedError
 from sink.kafka.confluent import ConfluentKafkaSink
-from sink.kafka.confluent_transactions import fenced_kafka_error
+from sink.kafka.confluent_transactions import fenced_kafka_error, is_fenced_error
 from sink.kafka.delivery import is_fenced
 from sink.kafka.sink import KafkaSink
 from tests.kafka_support import KafkaBroker
@@ -49,6 +49,7 @@ KAFKA_PYTHON_FENCED = {
     "producer fenced": kafka_errors.ProducerFencedError(),
 }
 
+# Not fencing: the same forms with another cause (constructed, as kafka-python builds them).
 KAFKA_PYTHON_NOT_FENCED = {
     "timeout": kafka_errors.KafkaTimeoutError("no acknowledgement after 30 s"),
     "send after a lost leader": kafka_errors.KafkaError(
@@ -100,12 +101,6 @@ def _system_error_during_flush() -> SystemError:
 CONFLUENT_FENCED: dict[str, Callable[[], BaseException]] = {
     # poll(), flush(), commit/begin/abort_transaction() once fatally failed
     "fatal": lambda: KafkaException(RdKafkaError(RdKafkaError._FENCED, FENCED_TEXT, fatal=True)),
-    # a record's delivery report
-    "delivery report": lambda: KafkaException(
-        RdKafkaError(
-            RdKafkaError.INVALID_PRODUCER_EPOCH, "Broker: Producer attempted an operation with an old epoch"
-        )
-    ),
     "flush's SystemError": _system_error_during_flush,
 }
 
@@ -113,6 +108,15 @@ CONFLUENT_FENCED: dict[str, Callable[[], BaseException]] = {
 @pytest.mark.parametrize("shape", CONFLUENT_FENCED)
 def test_confluent_fencing_is_recognised_in_every_shape(shape: str) -> None:
     assert fenced_kafka_error(CONFLUENT_FENCED[shape]()) is not None
+
+
+def test_confluent_fenced_delivery_report_is_recognised() -> None:
+    """A record in flight when the fence happened: its delivery report's error (not raised)."""
+    report = RdKafkaError(
+        RdKafkaError.INVALID_PRODUCER_EPOCH, "Broker: Producer attempted an operation with an old epoch"
+    )
+    assert is_fenced_error(report)
+    assert not is_fenced_error(RdKafkaError(RdKafkaError._MSG_TIMED_OUT, "Local: Message timed out"))
 
 
 def test_confluent_fatal_refusal_and_other_failures_are_not_fencing_by_themselves() -> None:
