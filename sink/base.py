@@ -52,6 +52,12 @@ class SinkError(MysqlCdcError, RuntimeError):
     """A sink failed in a way retrying will not fix; the message names the target and the cause."""
 
 
+class InstanceFencedError(SinkError):
+    """Another instance with the same name (Kafka ``transactional.id``) started and fenced this one:
+    this instance must stop, and must not start a new producer (that would fence the newer
+    instance in turn). Nothing it wrote since its last committed transaction becomes visible."""
+
+
 class TransactionAbandonedError(SinkError):
     """The open transaction could not be completed (the brokers did not acknowledge it in time):
     none of it becomes visible. After ``restart_transactions`` the records can be sent again in a
@@ -118,8 +124,8 @@ class TransactionalSink(Protocol):
         ...
 
     def commit_transaction(self) -> None:
-        """Flush and commit the open transaction; ``SinkError`` if it cannot be committed (a
-        fenced producer's error says another instance took over), ``TransactionAbandonedError``
+        """Flush and commit the open transaction; ``SinkError`` if it cannot be committed
+        (``InstanceFencedError`` when another instance took over), ``TransactionAbandonedError``
         if it may be retried after ``restart_transactions``."""
         ...
 

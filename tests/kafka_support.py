@@ -163,11 +163,6 @@ class KafkaBroker(str):
         self.namespace = namespace
         return self
 
-    @property
-    def supports_create_topics(self) -> bool:
-        """The mock answers CreateTopics as unsupported; a real broker supports it."""
-        return self.mock is None
-
     def unique(self, name: str) -> str:
         """A topic/prefix name unique to this test (topics outlive a test on a real broker)."""
         return f"{name}_{self.namespace}"

@@ -35,7 +35,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ddl.errors import ConfigError
-from sink.base import SinkConfig, SinkError, TransactionAbandonedError
+from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.client import (
     PRODUCER_SETTINGS,
     Parser,
@@ -45,6 +45,12 @@ from sink.kafka.client import (
     jaas_credentials,
     parse_int,
 )
+from sink.kafka.confluent_transactions import (
+    RdkafkaTransactions,
+    error_text,
+    fenced_kafka_error,
+    is_fenced_error,
+)
 from sink.kafka.delivery import (
     HINT_BATCH_TOO_LARGE,
     HINT_CLUSTER_AUTHORIZATION,
@@ -52,6 +58,7 @@ from sink.kafka.delivery import (
     HINT_TOO_LARGE,
     HINT_TOPIC_AUTHORIZATION,
     delivery_failure,
+    fenced_failure,
     topic_creator,
 )
 from sink.kafka.settings import BOOTSTRAP_KEY, DEFAULT_BATCH_SIZE, PRODUCER_PREFIX, KafkaSinkSettings
@@ -194,12 +201,10 @@ _HINTS: dict[int, str] = {
     KafkaError.CLUSTER_AUTHORIZATION_FAILED: HINT_CLUSTER_AUTHORIZATION,
     KafkaError.TOPIC_EXCEPTION: HINT_INVALID_TOPIC,
 }
-_FENCED = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
 START_TIMEOUT_S = 10.0
-
-
-def _error_text(error: KafkaError) -> str:
-    return f"{error.name()}: {error.str()}"
+# A failure that may be the producer's fatal state (a fencing): records purged from the queue, or
+# refused because the producer failed fatally.
+_FATAL_SIGNS = ("_PURGE_QUEUE", "_FATAL")
 
 
 # -- the sink --------------------------------------------------------------------------------------
@@ -305,7 +310,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
                 producer.flush(5)
                 producer.purge()
                 producer.poll(0)
-            except KafkaException:  # a producer that failed fatally (fenced ...) says so again
+            except (KafkaException, SystemError):  # a producer that failed fatally (fenced ...)
                 log.debug("closing the librdkafka producer", exc_info=True)
 
     # -- delivery -------------------------------------------------------------------------------
@@ -335,7 +340,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
             except KafkaException as exc:  # refused before sending (e.g. larger than max.request.size)
                 self._fail(topic, partition, exc.args[0])
         self._unacknowledged += len(records)
-        producer.poll(0)  # serve failure reports
+        self._poll(producer, 0)  # serve failure reports
         self._raise_if_failed()
 
     def flush(self) -> None:
@@ -347,19 +352,8 @@ class ConfluentKafkaSink(KafkaSinkBase):
         try:
             remaining = producer.flush(bound)
         except (KafkaException, SystemError) as exc:  # the producer failed fatally (fenced, ...)
-            # (confluent-kafka 2.16's flush of a fatally failed transactional producer can raise
-            # SystemError instead; error_cb has reported the fatal error by then.)
-            if isinstance(exc, KafkaException):
-                error: KafkaError = exc.args[0]
-                if error.code() in _FENCED or "fenced" in error.str().lower():
-                    self._fenced_error = error
-            if self._failure is None:
-                cause = _error_text(exc.args[0]) if isinstance(exc, KafkaException) else str(exc)
-                self._failure = SinkError(
-                    f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: {cause}"
-                )
+            self._producer_failed(exc)
             self._raise_if_failed()  # (says so when the producer was fenced)
-            raise self._failure from None
         self._raise_if_failed()
         if remaining:
             self._failure = delivery_failure(
@@ -405,6 +399,8 @@ class ConfluentKafkaSink(KafkaSinkBase):
         except SinkError as exc:
             self._in_transaction = False
             self._failure = self._transaction_failure(exc)
+            if self._failure is exc:  # already the sink's failure (flush): not its own cause
+                raise
             raise self._failure from exc
         self._in_transaction = False
         self.committed_transactions += 1
@@ -429,21 +425,41 @@ class ConfluentKafkaSink(KafkaSinkBase):
 
     def _raise_if_failed(self) -> None:
         if self._failure is not None and self.transactions is not None and self._producer is not None:
-            # A fenced producer's records fail (purged) before its fatal error is served: serve it,
-            # so the error says the connector was fenced rather than that a record failed.
-            self._producer.poll(0)
-            if self._fenced_error is None and "_PURGE_QUEUE" in str(self._failure):
-                # Records are purged from a transaction we did not abort when the producer failed
-                # fatally; aborting says why (librdkafka does not always call error_cb first).
-                try:
-                    self._producer.abort_transaction(1.0)
-                except KafkaException as exc:
-                    error: KafkaError = exc.args[0]
-                    if error.code() in _FENCED or "fenced" in error.str().lower():
-                        self._fenced_error = error
-            if self._fenced_error is not None and not str(self._failure).startswith("connector '"):
+            self._learn_fencing(self._producer)
+            if self._fenced_error is not None and not isinstance(self._failure, InstanceFencedError):
                 self._failure = self._transaction_failure(self._failure)
         super()._raise_if_failed()
+
+    def _learn_fencing(self, producer: Producer) -> None:
+        """A fenced producer's records fail (purged, or refused as fatal) before its fatal error is
+        served: serve it, so that the error says the connector was fenced rather than that a record
+        failed. When the failure is the producer's fatal state, aborting names its cause (librdkafka
+        does not always call error_cb first)."""
+        try:
+            producer.poll(0)
+            if self._fenced_error is None and any(w in str(self._failure) for w in _FATAL_SIGNS):
+                producer.abort_transaction(1.0)
+        except (KafkaException, SystemError) as exc:
+            self._fenced_error = self._fenced_error or fenced_kafka_error(exc)
+
+    def _poll(self, producer: Producer, timeout: float) -> None:
+        """``producer.poll``: a fatal error it raises (fenced ...) becomes the sink's failure."""
+        try:
+            producer.poll(timeout)
+        except (KafkaException, SystemError) as exc:
+            self._producer_failed(exc)
+            self._raise_if_failed()
+
+    def _producer_failed(self, exc: KafkaException | SystemError) -> None:
+        """The producer failed fatally: ``poll``/``flush`` raised its error, or a ``SystemError``
+        whose context is that error (confluent-kafka 2.x, when a delivery report ran while the fatal
+        error was pending)."""
+        self._fenced_error = self._fenced_error or fenced_kafka_error(exc)
+        if self._failure is None:
+            cause = error_text(exc.args[0]) if isinstance(exc, KafkaException) else str(exc)
+            self._failure = SinkError(
+                f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: {cause}"
+            )
 
     def _begin(self) -> None:
         assert self.transactions is not None
@@ -457,13 +473,11 @@ class ConfluentKafkaSink(KafkaSinkBase):
     def _transaction_failure(self, exc: SinkError) -> SinkError:
         """A fenced producer's error names the connector and says another instance took over;
         any other failure abandons the transaction (a new producer may send it again)."""
-        if self._fenced_error is not None or "fenced" in str(exc):
-            return SinkError(
-                f"connector '{self._owner}' was fenced: another instance with the same name took over "
-                f"(Kafka transactional.id {self._transactional_id} was initialised again on "
-                f"{self.settings.bootstrap}); this instance stops, and nothing it wrote since its last "
-                f"committed transaction becomes visible to read_committed consumers ({exc})"
-            )
+        if isinstance(exc, InstanceFencedError) and exc is self._failure:
+            return exc  # the sink's own (from flush)
+        if self._fenced_error is not None or isinstance(exc, InstanceFencedError):
+            cause = error_text(self._fenced_error) if self._fenced_error is not None else str(exc)
+            return fenced_failure(self._owner, self._transactional_id, self.settings.bootstrap, cause)
         return TransactionAbandonedError(
             f"Kafka sink: could not commit transaction of {self._transactional_id} on "
             f"{self.settings.bootstrap}: {exc}; the connector stops, and a restart resumes from the "
@@ -485,7 +499,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
         while True:
             # Acknowledged records make no delivery report (delivery.report.only.error), so poll()
             # sleeps its whole timeout: keep it short, the queue may have room again at any moment.
-            self._producer.poll(0.005)
+            self._poll(self._producer, 0.005)
             self._raise_if_failed()
             try:
                 self._producer.produce(
@@ -502,6 +516,8 @@ class ConfluentKafkaSink(KafkaSinkBase):
         the first failure, in delivery order, is the one ``flush`` and ``send`` raise."""
         if error is None or self._failure is not None:
             return
+        if is_fenced_error(error):
+            self._fenced_error = error
         self._failure = self._failure_of(error, message.topic(), message.partition())
 
     def _failure_of(self, error: KafkaError, topic: str, partition: int | None) -> SinkError:
@@ -510,7 +526,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
             self.settings,
             topic,
             None if partition is None or partition < 0 else partition,
-            _error_text(error),
+            error_text(error),
             timed_out=timed_out,
             hint=_HINTS.get(error.code()),
         )
@@ -519,20 +535,22 @@ class ConfluentKafkaSink(KafkaSinkBase):
         """Errors of the client rather than of a record: brokers down (retried; records wait and
         fail at delivery.timeout.ms if they stay down) or a fatal producer error."""
         if error.fatal():
-            log.error("Kafka sink: fatal producer error %s (%s)", _error_text(error), self.settings.bootstrap)
+            log.error("Kafka sink: fatal producer error %s (%s)", error_text(error), self.settings.bootstrap)
             # librdkafka reports a fatal error as _FATAL; the fencing is in its text.
-            if error.code() in _FENCED or "fenced" in error.str().lower():
+            if is_fenced_error(error):
                 self._fenced_error = error
             if self._failure is None:
                 self._failure = SinkError(
                     f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: "
-                    f"{_error_text(error)}"
+                    f"{error_text(error)}"
                 )
             return
-        self._client_error = _error_text(error)
+        self._client_error = error_text(error)
         log.warning("Kafka sink: %s (%s)", self._client_error, self.settings.bootstrap)
 
     def _fail(self, topic: str, partition: int | None, error: KafkaError) -> None:
+        if is_fenced_error(error):
+            self._fenced_error = error
         self._failure = self._failure_of(error, topic, partition)
         self._raise_if_failed()
 
@@ -546,74 +564,6 @@ def _librdkafka_version() -> str:
     from confluent_kafka import libversion
 
     return str(libversion()[0])
-
-
-# -- transactions ----------------------------------------------------------------------------------
-
-
-class RdkafkaTransactions:
-    """Kafka transactions on the sink's librdkafka producer (its ``transactional.id`` is set):
-    ``init()`` once after start (fences older producers with the same id and aborts their open
-    transaction), then ``begin()``, records through ``send()``, and ``commit()`` or ``abort()``.
-
-    A producer fenced by a newer one with the same ``transactional.id`` raises ``SinkError`` saying
-    so; an error that requires it aborts the transaction before raising; retriable errors are
-    retried within the bound."""
-
-    def __init__(self, producer: Producer, transactional_id: str, timeout_s: float) -> None:
-        self.producer = producer
-        self.transactional_id = transactional_id
-        self.timeout_s = timeout_s
-
-    def init(self) -> None:
-        self._call("init", lambda: self.producer.init_transactions(self.timeout_s))
-
-    def begin(self) -> None:
-        self._call("begin", self.producer.begin_transaction)
-
-    def produce(self, topic: str, value: bytes | None, key: bytes | None, partition: int = -1) -> None:
-        """One more record in the open transaction beside the sink's, e.g. the source offset for the
-        Kafka offset topic, so that the offset commits or aborts with the records it covers. A
-        failed delivery fails the sink as its own records do."""
-        self.producer.produce(topic, value, key, partition)
-
-    def commit(self) -> None:
-        """Every record sent in the transaction becomes visible to read_committed consumers, or
-        none does (``SinkError``)."""
-        self._call("commit", lambda: self.producer.commit_transaction(self.timeout_s))
-
-    def abort(self) -> None:
-        self._call("abort", lambda: self.producer.abort_transaction(self.timeout_s))
-
-    def _call(self, what: str, operation: Callable[[], None]) -> None:
-        for _ in range(3):
-            try:
-                operation()
-                return
-            except KafkaException as exc:
-                error: KafkaError = exc.args[0]
-                if error.retriable():
-                    continue
-                if error.code() in _FENCED:
-                    raise SinkError(
-                        f"Kafka sink: fenced: another producer with transactional.id="
-                        f"{self.transactional_id} started, so this one stops ({what} refused: "
-                        f"{_error_text(error)}); nothing it sent since its last commit is visible"
-                    ) from None
-                if error.txn_requires_abort() and what != "abort":
-                    self.producer.abort_transaction(self.timeout_s)
-                    raise SinkError(
-                        f"Kafka sink: transaction {what} failed and was aborted "
-                        f"(transactional.id={self.transactional_id}): {_error_text(error)}"
-                    ) from None
-                raise SinkError(
-                    f"Kafka sink: transaction {what} failed (transactional.id={self.transactional_id}): "
-                    f"{_error_text(error)}"
-                ) from None
-        raise SinkError(
-            f"Kafka sink: transaction {what} still failing after 3 attempts "
-            f"(transactional.id={self.transactional_id})"
-        )
 
 
 __all__ = [

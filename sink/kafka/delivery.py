@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kafka import errors as kafka_errors
 
-from sink.base import SinkError
+from sink.base import InstanceFencedError, SinkError
 from sink.kafka.client import describe_reachability
 from sink.kafka.settings import (
     KafkaSinkSettings,
@@ -89,16 +89,44 @@ FENCING_ERRORS = (
     kafka_errors.InvalidProducerEpochError,
     kafka_errors.TransactionCoordinatorFencedError,
 )
+_FENCING_NAMES = tuple(error.__name__ for error in FENCING_ERRORS)
 
 
 def is_fenced(exc: BaseException | None) -> bool:
-    """Another producer with our transactional.id was initialised (kafka-python reports it as the
-    error itself, or as a fatal transaction-manager error wrapping it)."""
-    while exc is not None:
-        if isinstance(exc, FENCING_ERRORS):
+    """Another producer with our transactional.id was initialised. kafka-python reports it as the
+    error itself (a record's future, ``abort_transaction``), as a plain ``KafkaError`` carrying it
+    in its arguments (``send`` once the producer is in its error state), or as a plain
+    ``KafkaError`` naming it in its text (``begin_transaction``, ``commit_transaction``); the
+    error may also be the cause or context of another."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc] if exc is not None else []
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, FENCING_ERRORS):
             return True
-        exc = exc.__cause__ or exc.__context__
+        if type(current) is kafka_errors.KafkaError and any(
+            name in str(arg) for arg in current.args if isinstance(arg, str) for name in _FENCING_NAMES
+        ):
+            return True
+        pending.extend(arg for arg in current.args if isinstance(arg, BaseException))
+        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return False
+
+
+def fenced_failure(
+    owner: str, transactional_id: str | None, bootstrap: str, cause: str
+) -> InstanceFencedError:
+    """The error a fenced instance stops with, for either client: the connector, its
+    transactional.id, that another instance took over, and the client's own words last."""
+    return InstanceFencedError(
+        f"connector '{owner}' was fenced: another instance with the same name took over "
+        f"(Kafka transactional.id {transactional_id} was initialised again on {bootstrap}); this "
+        "instance stops, and nothing it wrote since its last committed transaction becomes visible "
+        f"to read_committed consumers ({cause})"
+    )
 
 
 def error_text(exc: BaseException) -> str:

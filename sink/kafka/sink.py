@@ -43,12 +43,13 @@ from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
-from sink.base import Sink, SinkConfig, SinkError, TransactionAbandonedError
+from sink.base import InstanceFencedError, Sink, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.client import bootstrap_list, describe_reachability, unreachable_message
 from sink.kafka.delivery import (
     HINTS,
     delivery_failure,
     error_text,
+    fenced_failure,
     is_fenced,
     topic_creator,
 )
@@ -398,13 +399,8 @@ class KafkaSink(KafkaSinkBase):
             raise self._failure from exc
         self._in_transaction = True
 
-    def _fenced(self, exc: BaseException) -> SinkError:
-        return SinkError(
-            f"connector '{self._owner}' was fenced: another instance with the same name took over "
-            f"(Kafka transactional.id {self.transactional_id} was initialised again on "
-            f"{self.settings.bootstrap}); this instance stops, and nothing it wrote since its last "
-            f"committed transaction becomes visible to read_committed consumers ({error_text(exc)})"
-        )
+    def _fenced(self, exc: BaseException) -> InstanceFencedError:
+        return fenced_failure(self._owner, self.transactional_id, self.settings.bootstrap, error_text(exc))
 
     @staticmethod
     def _abort_quietly(producer: KafkaProducer) -> None:

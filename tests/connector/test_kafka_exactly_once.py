@@ -2,10 +2,12 @@
 
 * start-up refuses every configuration that cannot be exactly once, naming the key;
   ``requested`` falls back to at least once with a warning naming it;
-* two instances with the same name: the second's start fences the first, which stops at its next
-  commit with an error naming the connector and saying another instance took over; a
-  ``read_committed`` consumer then sees every change of the binlog exactly once (no duplicate from
-  the fenced instance, no gap at the hand-over).
+* two instances with the same name, with either client: the second's start fences the first while
+  it holds an open transaction, and the first stops at its next send or commit with an error naming
+  the connector and its transactional.id and saying another instance took over; the records of its
+  aborted transaction stay in the topic (a ``read_uncommitted`` reader sees more than a
+  ``read_committed`` one), and a ``read_committed`` consumer sees every change of the binlog
+  exactly once (no duplicate from the fenced instance, no gap at the hand-over).
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from tests.connector.kafka_eos_support import (
     MixedWriter,
     binlog_changes,
     create_table,
+    end_offset,
     eos_props,
     exactly_once_report,
     java_console_consumer,
     topic_changes,
+    topic_records,
     wait_for,
 )
 from tests.kafka_support import KafkaBroker
@@ -132,6 +136,9 @@ def test_exactly_once_disabled_keeps_the_sink_non_transactional() -> None:
 def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_no_gap(
     kafka_broker: KafkaBroker, tmp_path: Path, client: str
 ) -> None:
+    """The first instance commits every 15 s (``transaction.boundary=interval``), so when the second
+    starts, the first holds an open transaction with records in the topic. The second's start
+    aborts it: a ``read_uncommitted`` reader sees those records, a ``read_committed`` one does not."""
     db = "fence"
     prefix = kafka_broker.unique("fence")
     topic = f"{prefix}.{db}.t"
@@ -140,27 +147,29 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
         props = eos_props(
             server, kafka_broker, prefix, db, tmp_path / "data", **{"sink.kafka.client": client}
         )
-        first = Daemon(props, tmp_path / "first")
+        slow = {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "15000"}
+        first = Daemon({**props, **slow}, tmp_path / "first")
         writer = MixedWriter(server, db, seed=26, per_second=120)
         second: Daemon | None = None
         try:
             first.wait_streaming()
             writer.start()
-            wait_for(lambda: writer.transactions > 300, 60, "300 transactions written", first)
-            time.sleep(1.0)
+            # The first interval's transaction commits; the second one is open, with records.
+            wait_for(lambda: topic_changes(kafka_broker, topic), 60, "the first transaction", first)
+            committed_before = end_offset(kafka_broker, topic)
+            wait_for(
+                lambda: end_offset(kafka_broker, topic) > committed_before + 100,
+                30,
+                "records of the open transaction",
+                first,
+            )
             second = Daemon(props, tmp_path / "second")
-            # The first instance stops at its next commit, naming the connector and the takeover.
+            # The first instance stops at its next send or commit, naming the takeover.
             assert first.proc.wait(timeout=120) == 1, first.log()
-            errors = [
-                line for line in first.log(100_000).splitlines() if line.startswith("mysql-cdc: error:")
-            ]
-            assert errors, first.log()
-            message = errors[-1]
-            assert f"connector '{prefix}' was fenced" in message, message
-            assert "another instance with the same name took over" in message, message
-            assert f"mysql-cdc-{prefix}" in message, message
+            assert_fenced_error(first, prefix, secret=props["database.password"])
             second.wait_streaming()
-            wait_for(lambda: writer.transactions > 700, 60, "400 more transactions", second)
+            handed_over = writer.transactions
+            wait_for(lambda: writer.transactions > handed_over + 400, 60, "400 more transactions", second)
             writer.finish()
             expected = binlog_changes(server, db)
             wait_for(
@@ -182,9 +191,30 @@ def test_a_second_instance_fences_the_first_and_the_output_has_no_duplicate_and_
         )
         # Per key, the changes are in binlog order.
         assert seen == expected, "a read_committed consumer sees the binlog's order (one partition)"
+        # The fenced instance's open transaction was aborted: its records are in the log, invisible
+        # to read_committed consumers.
+        uncommitted = len(topic_records(kafka_broker, topic, "read_uncommitted"))
+        committed = len(topic_records(kafka_broker, topic, "read_committed"))
+        assert uncommitted > committed, (uncommitted, committed)
         # Kafka's own Java console consumer, read_committed, sees the same.
         assert java_console_consumer(kafka_broker, topic) == expected
-        print(f"\nfencing ({client}): {len(expected)} changes, exactly once across the hand-over")
+        print(
+            f"\nfencing ({client}): {len(expected)} changes, exactly once across the hand-over; "
+            f"{uncommitted - committed} aborted records of the fenced instance"
+        )
+
+
+def assert_fenced_error(daemon: Daemon, prefix: str, secret: str) -> None:
+    """The daemon's last error says it was fenced, naming the connector and its transactional.id;
+    it is not a client's raw error, and it holds no secret."""
+    errors = [line for line in daemon.log(100_000).splitlines() if line.startswith("mysql-cdc: error:")]
+    assert errors, daemon.log()
+    message = errors[-1]
+    assert f"connector '{prefix}' was fenced" in message, message
+    assert "another instance with the same name took over" in message, message
+    assert f"transactional.id mysql-cdc-{prefix}" in message, message
+    assert "Traceback" not in daemon.log(100_000), daemon.log()
+    assert secret and secret not in daemon.log(100_000)
 
 
 def test_transaction_boundary_poll_commits_every_batch_and_interval_once_per_interval(
