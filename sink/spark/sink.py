@@ -4,9 +4,10 @@ For every captured MySQL table the sink keeps two Delta tables under ``sink.spar
 (``<warehouse>/<database>/<table>``), registered in the session's catalog under their names:
 
 * **current state** ``<database>.<table>`` (``sink.spark.table.name.format``): exactly the rows the
-  MySQL table holds as of the last committed event, applied per batch with one MERGE on the key
-  (net effect per key: deletes remove, truncate empties, key changes move the row). Change Data
-  Feed is on. Tables without a primary key (and no ``message.key.columns``) get none.
+  MySQL table holds as of the last event it has folded, with one MERGE on the key (net effect per
+  key: deletes remove, truncate empties, key changes move the row), deferred on its own cadence
+  (``sink.spark.merge.interval.ms``, sink/spark/deferred.py; docs/guides/delta-freshness.md). Change
+  Data Feed is on. Tables without a primary key (and no ``message.key.columns``) get none.
 * **changelog** ``<database>.<table>_changelog`` (``sink.spark.changelog.name.format``):
   append-only, one row per change event: the typed row image (``after``, or ``before`` for
   deletes; all null for a truncate) followed by ``__op, __ts_ms, __source_ts_ms, __file, __pos,
@@ -14,10 +15,11 @@ For every captured MySQL table the sink keeps two Delta tables under ``sink.spar
 
 Exactly once: every commit carries the source offset of the last event the table holds (see
 ``sink/spark/commits.py``). On start the sink reads those offsets back from the tables' Delta
-logs: the resume point is the last batch every table completed, and replayed events a table
-already holds are skipped, table by table. An interrupted initial or blocking snapshot is undone
-with Delta's RESTORE (to the versions before it) and runs again, so no changelog holds a snapshot
-row twice.
+logs: the resume point is the last batch every table completed (never past a change a current
+state has not folded), and replayed events a table already holds are skipped, table by table.
+An interrupted initial or blocking snapshot is undone with Delta's RESTORE (to the versions
+before it) and runs again, so no changelog holds a snapshot row twice. Record handlers are in
+sink/spark/handlers.py, recovery in sink/spark/recovery.py.
 
 Batching (``sink/spark/cadence.py``): ``send`` buffers; a batch is applied when
 ``sink.spark.batch.max.events`` events are buffered (extended to the end of the transaction in
@@ -504,9 +506,13 @@ def _empty_before_snapshot(state: TableState, path: str, writer: DeltaWriter) ->
 
 
 def _in_snapshot(batch: list[ChangeRecord]) -> bool:
-    """Does the batch hold events of an initial or blocking snapshot?"""
-    offsets = (SourceOffset.coerce(r.offset) for r in batch if r.offset is not None)
-    return any(o is not None and o.in_snapshot for o in offsets)
+    """Is the batch a snapshot's (its commits restored if the snapshot is interrupted)? As for its
+    commits' ``in_snapshot``, its last event decides."""
+    for record in reversed(batch):
+        if record.offset is not None:
+            offset = SourceOffset.coerce(record.offset)
+            return offset is not None and offset.in_snapshot
+    return False
 
 
 def _path_of(kind: str, state: TableState) -> str:
