@@ -30,6 +30,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
     return spark_for_tests(tmp_path_factory.mktemp("spark-deferred"))
 
 
+@pytest.mark.timeout(1800)  # three sinks on a loaded machine
 def test_current_state_lags_until_due_and_a_crash_replays_the_unmerged_changes(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -64,6 +65,7 @@ def test_current_state_lags_until_due_and_a_crash_replays_the_unmerged_changes(
     restarted.close()
 
 
+@pytest.mark.timeout(1800)
 def test_a_due_merge_runs_while_no_event_comes_and_close_merges_the_rest(
     spark: SparkSession, tmp_path: Path
 ) -> None:
