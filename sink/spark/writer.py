@@ -282,7 +282,7 @@ class DeltaWriter:
         """MERGE the step's net effect into the table; ``append``: the table holds none of the
         step's keys (see ``RowsStep.inserts_only``), so its rows are appended, a fraction of a
         MERGE's cost (no join with the table, no file rewritten)."""
-        if not meta.in_snapshot:
+        if not (meta.in_snapshot or step.snapshot_rows):
             _kill_point(self.spark, path, "merge")
         schema = step.schema
         if step.truncated or append:
