@@ -77,6 +77,44 @@ def test_many_small_commits_keep_files_bounded_and_the_tables_whole(
     assert new_sink(wh).committed_offset() == sent[-1].offset
 
 
+def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The bound the issue asks for after 500 commits, shown cheaply: at the default
+    ``sink.spark.optimize.interval.commits`` (10) the file count is periodic, so 25 commits (two
+    compactions and a half cycle) show every state 500 commits can reach."""
+    rng = random.Random(40)
+    em, model = Emitter(), Model()
+    wh = tmp_path / "wh"
+    sink = new_sink(wh)  # every maintenance setting at its default
+    interval = sink.settings.optimize_interval_commits
+    assert interval == 10
+    paths = (wh / "shop" / "orders_changelog", wh / "shop" / "orders")
+    seen: dict[Path, list[int]] = {path: [] for path in paths}
+    commits_at: dict[Path, list[int]] = {path: [] for path in paths}
+    sent = []
+    for _ in range(25):
+        records = workload(em, model, rng, 2)
+        sent.extend(records)
+        sink.send(records)
+        sink.flush()
+        for path in paths:
+            seen[path].append(active_files(spark, path))
+            commits_at[path].append(operations(spark, path).count("OPTIMIZE"))
+    sink.close()
+    for path in paths:
+        files, compactions = seen[path], commits_at[path]
+        assert compactions[-1] >= 2, (path, compactions)  # compacted every 10 of the sink's commits
+        after = [files[i] for i in range(1, len(files)) if compactions[i] > compactions[i - 1]]
+        assert after and max(after) <= 2, (path, files)  # a compaction leaves this small table 1-2 files
+        # The count falls back at every compaction, so it does not grow from cycle to cycle: the
+        # most a cycle reaches is the bound for any number of commits, 500 included.
+        assert max(files[20:]) <= max(files[:10]), (path, files)
+        assert max(files) <= 50, (path, files)
+    assert current_rows(spark) == model.expected()
+    assert changelog_ids(spark) == data_ids(sent)
+
+
 def test_maintenance_is_spread_over_batches_most_behind_first() -> None:
     now = [0.0]
     plan = MaintenancePlan(optimize_every=3, vacuum_interval_s=100, clock=lambda: now[0])
