@@ -44,7 +44,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
-from bench.oltp import OltpWriter, create_tables  # noqa: E402
+from bench.oltp import TABLES, OltpWriter, create_tables  # noqa: E402
 from bench.spark import jvm_peak_rss_mb, peak_rss_mb  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
@@ -221,6 +221,7 @@ def main() -> None:
         default="bulk",
         help="oltp: bench/oltp.py's 40 tables and small transactions (--rows changes)",
     )
+    parser.add_argument("--tables", type=int, default=TABLES, help="oltp: the number of tables")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds (alternating order)")
     parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
     args = parser.parse_args()
@@ -231,8 +232,8 @@ def main() -> None:
         tmp = Path(tmp_name)
         kafka.start()
         if args.workload == "oltp":
-            create_tables(server, "bench")
-            oltp = OltpWriter("bench")
+            create_tables(server, "bench", args.tables)
+            oltp = OltpWriter("bench", args.tables)
 
             def write(first: int, rows: int) -> int:
                 return oltp.write(server, rows)
@@ -318,7 +319,7 @@ def report(
     rss: dict[str, tuple[float, float]],
 ) -> None:
     what = (
-        f"{changes} row changes in transactions of 1-4 statements over 40 tables"
+        f"{changes} row changes in transactions of 1-4 statements over {args.tables} tables"
         if args.workload == "oltp"
         else f"{args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes = {changes} change events"
     )
