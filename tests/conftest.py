@@ -88,3 +88,34 @@ from tests.kafka_support import (  # noqa: E402, F401
     local_kafka_broker,
     mock_kafka,
 )
+
+# The longest test modules, started first when the suite runs in parallel (`pytest -n 3 --dist
+# loadfile`, .ci/run): a worker that picked one of them last would finish long after the others.
+# The slowest modules of a parallel run; order within each module is unchanged.
+SLOW_FIRST: tuple[str, ...] = (
+    "tests/sink/test_spark_crash.py",
+    "tests/sink/test_spark_apply_cluster.py",
+    "tests/sink/test_spark_cluster.py",
+    "tests/sink/test_spark_apply.py",
+    "tests/sink/test_spark_sink.py",
+    "tests/sink/test_spark_deferred.py",
+    "tests/connector/test_kafka_exactly_once_chaos.py",
+    "tests/connector/test_grafana_dashboard.py",
+    "tests/sink/test_spark_e2e.py",
+    "tests/sink/test_spark_maintenance.py",
+    "tests/sink/test_spark_replays.py",
+    "tests/sink/test_spark_apply_schema.py",
+    "tests/connector/test_kafka_exactly_once_broker_loss.py",
+    "tests/connector/test_kafka_exactly_once.py",
+    "tests/connector/test_online_schema_change.py",
+    "tests/connector/test_kafka_engine.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(SLOW_FIRST)}
+
+    def module_rank(item: pytest.Item) -> int:
+        return rank.get(Path(str(item.fspath)).relative_to(REPO).as_posix(), len(rank))
+
+    items.sort(key=module_rank)  # stable: the rest keep their collection order
