@@ -51,7 +51,8 @@ _TXN_APP_CONF = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 # Test-only fault injection (tests/sink/test_spark_crash.py): ``create:<path suffix>`` makes the
 # process SIGKILL itself in the middle of creating the Delta table whose path ends with the suffix,
-# a moment no timing of an outside kill hits reliably. Never set it in production.
+# a moment no timing of an outside kill hits reliably; ``merge:<path suffix>`` right before a
+# streaming (not snapshot) commit of the current state (a deferred MERGE). Never set it in production.
 KILL_AT_ENV = "MYSQL_CDC_TEST_KILL_AT"
 
 
@@ -281,6 +282,8 @@ class DeltaWriter:
         """MERGE the step's net effect into the table; ``append``: the table holds none of the
         step's keys (see ``RowsStep.inserts_only``), so its rows are appended, a fraction of a
         MERGE's cost (no join with the table, no file rewritten)."""
+        if not (meta.in_snapshot or step.snapshot_rows):
+            _kill_point(self.spark, path, "merge")
         schema = step.schema
         if step.truncated or append:
             upserts = [row for row in step.net.values() if row is not None]
@@ -383,21 +386,23 @@ class DeltaWriter:
             DeltaTable.forPath(self.spark, path).restoreToVersion(version)
 
 
-def _kill_point(spark: SparkSession, path: str) -> None:
+def _kill_point(spark: SparkSession, path: str, point: str = "create") -> None:
     """Test only (``MYSQL_CDC_TEST_KILL_AT``): take the first step of Delta's own create, the log
     directories (``_delta_log/_staged_commits``; its commit makes them right before writing commit
-    0), and die as a SIGKILL would: what a kill inside the create's ``execute()`` leaves."""
+    0), and die as a SIGKILL would: what a kill inside the create's ``execute()`` leaves.
+    ``merge``: die right before the current state's commit."""
     spec = os.environ.get(KILL_AT_ENV)
     if not spec:
         return
     action, _, suffix = spec.partition(":")
-    if action != "create" or not suffix or not path.endswith(suffix):
+    if action != point or not suffix or not path.endswith(suffix):
         return
-    jvm: Any = spark._jvm
-    jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-        spark._jsparkSession, path
-    ).createLogDirectoriesIfNotExists()
-    log.warning("%s=%s: killing the process at the create of %s", KILL_AT_ENV, spec, path)
+    if point == "create":
+        jvm: Any = spark._jvm
+        jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, path
+        ).createLogDirectoriesIfNotExists()
+    log.warning("%s=%s: killing the process at the %s of %s", KILL_AT_ENV, spec, point, path)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
