@@ -34,6 +34,7 @@ import logging
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -53,6 +54,7 @@ from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, Ta
 from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit
 from sink.spark.evolution import add_renames, delta_row, field_of_column, renames_in_ddl
+from sink.spark.faults import kill_point
 from sink.spark.maintenance import MaintenancePlan
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
@@ -99,6 +101,10 @@ class SparkSink(Sink):
         self.commits_written = 0
         self.events_applied = 0
         self.events_skipped = 0
+        # Per Delta table (its catalog name), the replayed events it already held and was not
+        # given again; each batch that skips some logs them.
+        self.replay_skipped: Counter[str] = Counter()
+        self._batch_skipped: Counter[str] = Counter()
         # Wall time spent in the batches' Delta operations (DataFrames, commits), for benchmarks:
         # what a batch costs beyond the connector's own work.
         self.delta_seconds = 0.0
@@ -390,6 +396,13 @@ class SparkSink(Sink):
             handler = _HANDLERS.get(record.kind)
             if handler is not None:
                 handler(self, record, last, work)
+        if self._batch_skipped:
+            log.info(
+                "replayed events skipped, the Delta tables already hold them: %s",
+                ", ".join(f"{name}={n}" for name, n in sorted(self._batch_skipped.items())),
+            )
+            self.replay_skipped.update(self._batch_skipped)
+            self._batch_skipped.clear()
         if last is None:
             return
         for tb in work.values():
@@ -435,6 +448,7 @@ class SparkSink(Sink):
                 # (a class attribute): the application's session is that again, not a child.
                 SparkSession._activeSession = self.spark
         self.delta_seconds += time.perf_counter() - started
+        kill_point("batch", self.settings.warehouse)
         for table_id in {state.table_id for kind, state, _ in ops if kind == "current"}:
             if table_id in self._updated:
                 self._prepare(table_id)
@@ -590,6 +604,7 @@ class SparkSink(Sink):
         if self._replay_until is not None or self.settings.kafka_input:
             to_changelog = not is_replay(offset, state.changelog_offset)
             to_current = not is_replay(offset, state.current_offset)
+            self._note_skipped(state, to_changelog, to_current)
             if not (to_changelog or to_current):
                 return
         key: tuple[str, ...] | None = ()
@@ -598,6 +613,12 @@ class SparkSink(Sink):
         if record.value.get("op") == "t":
             key = None  # truncate events carry no key
         tb.add(record, self._schema_info(value_schema), key, offset, to_changelog, to_current)
+
+    def _note_skipped(self, state: TableState, to_changelog: bool, to_current: bool) -> None:
+        if not to_changelog:
+            self._batch_skipped[state.changelog_name] += 1
+        if not to_current and state.keyed:
+            self._batch_skipped[state.current_name] += 1
 
     def _on_schema_change(self, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
         value = record.value if isinstance(record.value, dict) else {}
