@@ -217,7 +217,7 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
         for n, (spec, before, check) in enumerate(points):
             if before is not None:
                 before()
-            wait_killed(killed_at(spec, config, log), log)
+            wait_killed(killed_at(spec, config, log), log, timeout=600)
             check()
             if n % 2 == 1:
                 kill_at_random(start_connector(config, log), wh, log, rng)
