@@ -5,6 +5,7 @@ steps from the schema change events' ``tableChanges``."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -34,6 +35,7 @@ class RecordHandlers:
     # Tables whose records arrive unwrapped (ExtractNewRecordState): their tombstones are deletes.
     _unwrapped: set[TableId]
     _unwrapped_row_schema: dict[TableId, ConnectSchema]
+    _batch_skipped: Counter[str]  # per Delta table, the replayed events of this batch it held
 
     def _state_for(self, table_id: TableId) -> TableState:
         raise NotImplementedError
@@ -83,6 +85,7 @@ class RecordHandlers:
         if self._replay_until is not None or self.settings.kafka_input:
             to_changelog = not is_replay(offset, state.changelog_offset)
             to_current = not is_replay(offset, state.current_offset)
+            self._note_skipped(state, to_changelog, to_current)
             if not (to_changelog or to_current):
                 return
         key: tuple[str, ...] | None = ()
@@ -91,6 +94,12 @@ class RecordHandlers:
         if record.value.get("op") == "t":
             key = None  # truncate events carry no key
         tb.add(record, self._schema_info(value_schema), key, offset, to_changelog, to_current)
+
+    def _note_skipped(self, state: TableState, to_changelog: bool, to_current: bool) -> None:
+        if not to_changelog:
+            self._batch_skipped[state.changelog_name] += 1
+        if not to_current and state.keyed:
+            self._batch_skipped[state.current_name] += 1
 
     def _on_schema_change(self, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
         value = record.value if isinstance(record.value, dict) else {}

@@ -36,6 +36,7 @@ import logging
 import queue
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -53,6 +54,7 @@ from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, Ta
 from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit
 from sink.spark.deferred import DeferredMerges
+from sink.spark.faults import kill_point
 from sink.spark.handlers import RecordHandlers, Work
 from sink.spark.maintenance import MaintenancePlan
 from sink.spark.recovery import Recovery
@@ -100,6 +102,10 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         self.commits_written = 0
         self.events_applied = 0
         self.events_skipped = 0
+        # Per Delta table (its catalog name), the replayed events it already held and was not
+        # given again; each batch that skips some logs them.
+        self.replay_skipped: Counter[str] = Counter()
+        self._batch_skipped: Counter[str] = Counter()
         # Wall time spent in the batches' Delta operations (DataFrames, commits), for benchmarks:
         # what a batch costs beyond the connector's own work.
         self.delta_seconds = 0.0
@@ -293,6 +299,13 @@ class SparkSink(Recovery, RecordHandlers, Sink):
                 else:
                     self._replay_until = None
             self.handle(record, last, work)
+        if self._batch_skipped:
+            log.info(
+                "replayed events skipped, the Delta tables already hold them: %s",
+                ", ".join(f"{name}={n}" for name, n in sorted(self._batch_skipped.items())),
+            )
+            self.replay_skipped.update(self._batch_skipped)
+            self._batch_skipped.clear()
         if last is None:
             return
         for tb in work.values():
@@ -382,6 +395,7 @@ class SparkSink(Recovery, RecordHandlers, Sink):
                 # (a class attribute): the application's session is that again, not a child.
                 SparkSession._activeSession = self.spark
         self.delta_seconds += time.perf_counter() - started
+        kill_point("batch", self.settings.warehouse)
         for table_id in {state.table_id for kind, state, _ in ops if kind == "current"}:
             if table_id in self._updated:
                 self._prepare(table_id)

@@ -19,7 +19,7 @@ from connector.cli.verify import run_verify
 from connector.config import ConfigError, ConnectorConfig
 from sink.spark import SparkSink, in_snapshot
 from sink.spark.deferred import fold
-from sink.spark.writer import KILL_AT_ENV
+from sink.spark.faults import KILL_AT_ENV
 from tests.sink.spark_orders import Model, changelog_ids, current_rows, data_ids, workload
 from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
 from tests.sink.test_spark_crash import kill, latest_meta, start_connector, wait_for, wait_killed
