@@ -16,7 +16,7 @@ empty suffix matches every table). The points (any name a caller passes is one):
 * ``batch``: right after every commit of a batch has landed, before the sink records the batch
   (its offset for the engine, the commit counts of maintenance); the path is the warehouse's;
 * ``merge``: right before a streaming (not snapshot) commit to a current-state table: a deferred
-  MERGE, or its append (``DeltaWriter.merge_current``);
+  MERGE, or its append (``DeltaWriter.apply_rows``);
 * ``compact``: during maintenance, right after the table's OPTIMIZE has committed, before the sink
   records that the table was compacted.
 
