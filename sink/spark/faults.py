@@ -9,10 +9,11 @@ empty suffix matches every table). The points (any name a caller passes is one):
 * ``create``: in the middle of creating the table: Delta has made its log directories
   (``_delta_log/_staged_commits``), not yet its commit 0 (``DeltaWriter.create``);
 * ``commit``: right after one of the sink's data commits to the table has landed (a changelog
-  append, a current-state MERGE or append), before the batch's next commit to that table and
-  before anything else records it. The tables of a batch are written side by side, so commits of
-  other tables of the batch in flight at that moment are killed with it, and those that landed
-  before it stay;
+  append, a current-state MERGE or append), before the batch's next commit and before anything
+  else records it. The tables of a batch are written side by side, except while a ``commit``
+  point is set: then one after another (``commits_in_turn``), so that the kill lands between two
+  tables' commits and not while another table's commit is in flight (two side by side commits
+  land nearly together);
 * ``batch``: right after every commit of a batch has landed, before the sink records the batch
   (its offset for the engine, the commit counts of maintenance); the path is the warehouse's;
 * ``merge``: right before a streaming (not snapshot) commit to a current-state table: a deferred
@@ -52,6 +53,11 @@ def parse(spec: str) -> tuple[str, str, int]:
             "for example commit:items_changelog#3"
         )
     return point, suffix, int(count) if hash_ else 1
+
+
+def commits_in_turn() -> bool:
+    """Write a batch's tables one after another: a ``commit`` point is set."""
+    return os.environ.get(KILL_AT_ENV, "").startswith("commit:")
 
 
 def kill_point(point: str, path: str, before: Callable[[], None] | None = None) -> None:

@@ -54,7 +54,7 @@ from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, Ta
 from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit
 from sink.spark.deferred import DeferredMerges
-from sink.spark.faults import kill_point
+from sink.spark.faults import commits_in_turn, kill_point
 from sink.spark.handlers import RecordHandlers, Work
 from sink.spark.maintenance import MaintenancePlan
 from sink.spark.recovery import Recovery
@@ -380,8 +380,9 @@ class SparkSink(Recovery, RecordHandlers, Sink):
             for chain in chains.values()
         ]
         started = time.perf_counter()
-        if len(tasks) == 1:
-            self._run_chain(tasks[0], self.writer)
+        if len(tasks) == 1 or commits_in_turn():
+            for task in tasks:
+                self._run_chain(task, self.writer)
         elif tasks:
             # A commit is mostly fixed latency (planning, the Delta log, small jobs): the tables
             # of a batch are written side by side, each by its own session (its commit settings).
