@@ -69,6 +69,9 @@ class Recovery:
                 # Streaming resumes where it was before the snapshot; an initial snapshot's own
                 # offset tells the engine to take it again.
                 self._offset = latest.stable or latest.batch_offset
+                # Tables may hold events past it: changes a current state had not folded yet.
+                held = [m for m, _ in commits.values() if m is not None]
+                self._replay_until = _newest_held(held)
             else:
                 finished = sum(1 for m in ours if m.batch == latest.batch and m.final)
                 # (the resume point stays before the events a current state has not folded yet)
@@ -92,11 +95,17 @@ class Recovery:
     def _roll_back_snapshot(
         self, commits: dict[str, tuple[CommitMeta | None, int]], latest: CommitMeta
     ) -> dict[str, tuple[CommitMeta | None, int]]:
-        """Undo an interrupted initial/blocking snapshot: it restarts from scratch."""
+        """Undo an interrupted initial/blocking snapshot: it restarts from scratch. Only the tables
+        it wrote are restored: a table's newest commit may be an earlier, completed snapshot's,
+        when no batch since has written to it (a current state whose MERGEs are deferred, a table
+        with no change since), and that snapshot stays."""
+        streamed = max(
+            (m.batch for m, _ in commits.values() if m is not None and not m.in_snapshot), default=-1
+        )
         undo = {
             p: m
             for p, (m, _) in commits.items()
-            if m is not None and m.in_snapshot and m.base_version is not None
+            if m is not None and m.in_snapshot and m.base_version is not None and m.batch > streamed
         }
         self._batch_no += 1
         out = dict(commits)

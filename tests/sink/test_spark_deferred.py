@@ -20,7 +20,16 @@ from connector.config import ConfigError, ConnectorConfig
 from sink.spark import SparkSink, in_snapshot
 from sink.spark.deferred import fold
 from sink.spark.faults import KILL_AT_ENV
-from tests.sink.spark_orders import Model, changelog_ids, current_rows, data_ids, workload
+from tests.sink.spark_orders import (
+    AUDIT,
+    ORDERS,
+    Model,
+    changelog_ids,
+    current_rows,
+    data_ids,
+    random_order,
+    workload,
+)
 from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
 from tests.sink.test_spark_crash import kill, latest_meta, start_connector, wait_for, wait_killed
 
@@ -99,6 +108,49 @@ def test_a_due_merge_runs_while_no_event_comes_and_close_merges_the_rest(
     slow.close()
     assert current_rows(spark) == model.expected()
     assert changelog_ids(spark) == data_ids(first + records + more)
+
+
+@pytest.mark.timeout(1800)
+def test_an_interrupted_second_snapshot_restores_only_the_tables_it_wrote(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A current state whose MERGE is deferred keeps the first snapshot's commit as its newest one.
+    A second snapshot, interrupted before writing to it (a restart whose offset store still held
+    the first snapshot's offset takes it again), must not restore that table to its version
+    before the first snapshot: only what the interrupted snapshot wrote is undone."""
+    rng = random.Random(29)
+    em, model = Emitter(), Model()
+    wh = tmp_path / "wh"
+    model.rows = {k: random_order(rng, k) for k in range(1, 21)}
+    snapshot = em.snapshot_rows(AUDIT, [["snapshot", 1]]) + em.snapshot_rows(
+        ORDERS, list(model.rows.values()), last=True
+    )
+    snapshotted = model.expected()
+    sink = new_sink(wh)  # merge.interval.ms at its default: streamed MERGEs wait
+    sink.send(snapshot)
+    sink._cadence.drain()
+    streamed = workload(em, model, rng, 20)
+    sink.send(streamed)
+    sink._cadence.drain()
+    assert current_rows(spark) == snapshotted  # the streamed changes wait for their MERGE
+    del sink  # a crash
+
+    again = new_sink(wh)
+    again.send(em.snapshot_rows(AUDIT, [["snapshot", 2]]))  # a second snapshot, then a crash
+    again._cadence.drain()
+    del again
+
+    restarted = new_sink(wh)
+    assert current_rows(spark) == snapshotted  # not restored to before the first snapshot
+    assert changelog_ids(spark) == data_ids(snapshot + streamed)
+    restarted.send(streamed)  # the replay from the resume point
+    restarted.flush()
+    assert current_rows(spark) == model.expected()
+    assert changelog_ids(spark) == data_ids(snapshot + streamed)
+    assert sorted(
+        tuple(r) for r in spark.sql("SELECT what, n FROM shop.audit_changelog WHERE __op = 'r'").collect()
+    ) == [("snapshot", 1)]
+    restarted.close()
 
 
 def test_folding_steps_keeps_the_net_effect() -> None:
