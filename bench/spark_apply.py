@@ -8,14 +8,19 @@ spark-apply`` job (its own process and Spark driver, local[2]) applies the Kafka
 workload goes through all of them first (JVM and plan warm-up is a one-off cost); then N inserts,
 N/2 updates and N/4 deletes are written and timed, one after another so they do not share the CPU:
 
-* in-process: the Spark sink's catch-up over the range;
-* Kafka: the Kafka connector's catch-up (the topics hold the range);
-* job: until the job's checkpoint records a finished micro-batch at the end of every topic.
+* in-process: the Spark sink's warm catch-up over the range;
+* Kafka: the Kafka connector's catch-up (the topics then hold the range);
+* job: the job is SIGSTOPped (warm, reading nothing) while the range is written and the Kafka
+  connector runs, then resumed: its warm catch-up until its checkpoint records a finished
+  micro-batch at the end of every topic.
 
-Prints events/s of each and the job's end-to-end rate (Kafka connector + job) against the
-in-process sink.
+``--rounds`` repeats that, alternating whether the in-process sink or the Kafka route goes first.
+Prints events/s of each against the in-process sink (medians), the Delta time per table commit of
+both (the fixed cost a batch pays for each table it touches), and the peak RSS of both (Python and
+Spark's JVM). Data files after 500 commits: ``bench/delta_files.py`` (both write through
+``SparkSink``, with the same maintenance).
 
-    .venv/bin/python bench/spark_apply.py [--rows 20000] [--max-offsets 50000]
+    .venv/bin/python bench/spark_apply.py --workload oltp [--rows 40000] [--rounds 2] [--max-offsets 50000]
 """
 
 from __future__ import annotations
@@ -23,12 +28,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # Run as a script, this directory comes first on sys.path, where bench/snapshot.py and
 # bench/kafka.py would shadow the snapshot package and kafka-python.
@@ -36,7 +44,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from kafka import KafkaConsumer, TopicPartition  # noqa: E402
 
-from bench.oltp import OltpWriter, create_tables  # noqa: E402
+from bench.oltp import TABLES, OltpWriter, create_tables  # noqa: E402
+from bench.spark import jvm_peak_rss_mb, peak_rss_mb  # noqa: E402
 from connector.config import ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
 from connector.testing.local_kafka import LocalKafkaCluster  # noqa: E402
@@ -145,6 +154,22 @@ class Job:
                 raise RuntimeError("the job did not catch up")
             time.sleep(0.2)
 
+    def pause(self) -> None:
+        """SIGSTOP the job (its Python driver and Spark's JVM): it stays warm and reads nothing."""
+        os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGCONT)
+
+    def delta_totals(self) -> tuple[int, float]:
+        """The job's Delta commits and seconds in Delta operations so far (its micro-batch log)."""
+        found = re.findall(r"so far: (\d+) Delta commits, ([\d.]+) s in Delta", self.log.read_text())
+        return (int(found[-1][0]), float(found[-1][1])) if found else (0, 0.0)
+
+    def peak_rss_mb(self) -> tuple[float, float]:
+        """VmHWM of the job's Python driver and of its Spark JVM."""
+        return _vm_hwm_mb(self.proc.pid), sum(_vm_hwm_mb(pid) for pid in _spark_children(self.proc.pid))
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -153,6 +178,30 @@ class Job:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _spark_children(parent: int) -> list[int]:
+    """The Spark JVMs started by process ``parent`` (not the Kafka broker or mysqld)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) != parent:
+                continue
+            if b"org.apache.spark" in (stat.parent / "cmdline").read_bytes():
+                found.append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 def _escaped(value: str) -> str:
@@ -172,6 +221,8 @@ def main() -> None:
         default="bulk",
         help="oltp: bench/oltp.py's 40 tables and small transactions (--rows changes)",
     )
+    parser.add_argument("--tables", type=int, default=TABLES, help="oltp: the number of tables")
+    parser.add_argument("--rounds", type=int, default=1, help="timed rounds (alternating order)")
     parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -181,8 +232,8 @@ def main() -> None:
         tmp = Path(tmp_name)
         kafka.start()
         if args.workload == "oltp":
-            create_tables(server, "bench")
-            oltp = OltpWriter("bench")
+            create_tables(server, "bench", args.tables)
+            oltp = OltpWriter("bench", args.tables)
 
             def write(first: int, rows: int) -> int:
                 return oltp.write(server, rows)
@@ -211,6 +262,11 @@ def main() -> None:
             **{"sink.type": "kafka", "sink.kafka.bootstrap.servers": kafka.bootstrap},
         )
         job = None
+        sink = None
+        times: dict[str, list[float]] = {"in-process": [], "kafka": [], "job": []}
+        costs = {"in-process": [0, 0.0], "job": [0, 0.0]}  # Delta commits, seconds in the rounds
+        rss: dict[str, tuple[float, float]] = {}
+        changes = 0
         try:
             for run in (in_process, to_kafka):
                 run.catch_up(timeout=600)  # positioned at the current binlog end
@@ -219,37 +275,80 @@ def main() -> None:
                 run.catch_up(timeout=600)
             job = Job(kafka.bootstrap, tmp, args.max_offsets)
             job.wait_caught_up()
-            changes = write(0, args.rows)
-            spark_seconds = timed(lambda: in_process.catch_up(timeout=3600))
-            kafka_seconds = timed(lambda: to_kafka.catch_up(timeout=3600))
-            job_seconds = timed(job.wait_caught_up)
             sink = next(s for s in in_process.sinks if isinstance(s, SparkSink))
-            commits = sink.commits_written
+            for round_no in range(args.rounds):
+                job.pause()  # warm, and reads nothing while the Kafka connector writes the range
+                changes = write(round_no * 1_000_000, args.rows)
+
+                def in_process_round() -> None:
+                    before = sink.commits_written, sink.delta_seconds
+                    times["in-process"].append(timed(lambda: in_process.catch_up(timeout=3600)))
+                    costs["in-process"][0] += sink.commits_written - before[0]
+                    costs["in-process"][1] += sink.delta_seconds - before[1]
+
+                def job_round() -> None:
+                    times["kafka"].append(timed(lambda: to_kafka.catch_up(timeout=3600)))
+                    before = job.delta_totals()
+                    job.resume()
+                    times["job"].append(timed(job.wait_caught_up))
+                    after = job.delta_totals()
+                    costs["job"][0] += after[0] - before[0]
+                    costs["job"][1] += after[1] - before[1]
+
+                # Alternating which goes first, so neither always gets the quieter half.
+                steps = (in_process_round, job_round) if round_no % 2 == 0 else (job_round, in_process_round)
+                for step in steps:
+                    step()
+            rss["in-process"] = (peak_rss_mb(), jvm_peak_rss_mb())
+            rss["job"] = job.peak_rss_mb()
         finally:
             if job is not None:
+                job.resume()
                 job.stop()
             in_process.close()
             to_kafka.close()
             kafka.destroy()
+    report(args, changes, times, costs, rss)
+
+
+def report(
+    args: argparse.Namespace,
+    changes: int,
+    times: dict[str, list[float]],
+    costs: dict[str, list[Any]],
+    rss: dict[str, tuple[float, float]],
+) -> None:
     what = (
-        f"{changes} row changes in transactions of 1-4 statements over 40 tables"
+        f"{changes} row changes in transactions of 1-4 statements over {args.tables} tables"
         if args.workload == "oltp"
         else f"{args.rows} inserts, {args.rows // 2} updates, {args.rows // 4} deletes = {changes} change events"
     )
     print(
-        f"workload: {what} (after a {args.warmup}-change warm-up); spark.apply.max.offsets.per.trigger={args.max_offsets}"
+        f"workload: {what} (after a {args.warmup}-change warm-up), {args.rounds} round(s), medians; "
+        f"spark.apply.max.offsets.per.trigger={args.max_offsets}"
     )
-    base = changes / spark_seconds
+    median = {name: statistics.median(values) for name, values in times.items()}
+    base = changes / median["in-process"]
     rows = [
-        ("in-process Delta sink", spark_seconds),
-        ("connector -> Kafka", kafka_seconds),
-        ("spark-apply job (Kafka -> Delta)", job_seconds),
-        ("Kafka + job, end to end", kafka_seconds + job_seconds),
+        ("in-process Delta sink, warm catch-up", median["in-process"]),
+        ("connector -> Kafka", median["kafka"]),
+        ("spark-apply job, warm catch-up", median["job"]),
+        ("Kafka + job, one after the other", median["kafka"] + median["job"]),
     ]
     for name, seconds in rows:
         rate = changes / seconds
-        print(f"  {name:<34} {seconds:8.2f} s  {rate:10,.0f} events/s  {rate / base:6.2f}x in-process")
-    print(f"  (in-process sink: {commits} Delta commits in the run)")
+        print(f"  {name:<38} {seconds:8.2f} s  {rate:10,.0f} events/s  {rate / base:6.2f}x in-process")
+    print(
+        f"  job / in-process, per round: {', '.join(f'{b / a:.2f}x' for a, b in zip(times['job'], times['in-process'], strict=True))}"
+    )
+    for name, (commits, seconds) in costs.items():
+        if commits:
+            print(
+                f"  {name}: {commits} Delta commits over the rounds, {seconds:.1f} s in Delta operations: "
+                f"{seconds / commits * 1000:,.0f} ms per table commit (the fixed cost a batch pays per table)"
+            )
+    for name, (python, jvm) in rss.items():
+        print(f"  peak RSS {name}: Python {python:,.0f} MB, Spark JVM {jvm:,.0f} MB")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +41,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from ddl.errors import ConfigError
 from ddl.model import TableId
-from ddl.properties import MappingSource, by_name, parse_bool, split_list, text_of
+from ddl.properties import MappingSource, by_name, int_of, parse_bool, split_list, text_of
 from sink.base import SinkError
 from sink.records import RecordKind
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
@@ -70,6 +71,12 @@ STARTING_OFFSETS = ("earliest", "latest")
 # The sink's declarations, for the keys the job shares with sink.type=spark.
 _SPARK_SINK = by_name(SPARK_SINK_PROPERTIES)
 # Set by the job itself: exactly-once reading and the topics come from their own settings.
+# Table maintenance (sink/spark/maintenance.py): the job's tables are kept as the in-process sink's.
+MAINTENANCE_KEYS = (
+    "sink.spark.optimize.interval.commits",
+    "sink.spark.vacuum.interval.ms",
+    "sink.spark.vacuum.retention.hours",
+)
 _FIXED_KAFKA_OPTIONS = {"isolation.level", "bootstrap.servers", "group.id", "auto.offset.reset"}
 _KNOWN_KEYS = {
     "kafka.bootstrap.servers",
@@ -81,6 +88,7 @@ _KNOWN_KEYS = {
     "sink.spark.schema.evolution",
     "sink.spark.table.name.format",
     "sink.spark.changelog.name.format",
+    *MAINTENANCE_KEYS,
     "spark.apply.checkpoint.location",
     "spark.apply.trigger.interval.ms",
     "spark.apply.max.offsets.per.trigger",
@@ -110,6 +118,9 @@ class ApplySettings:
     query_name: str = DEFAULT_QUERY_NAME
     fail_on_data_loss: bool = True
     kafka_options: Mapping[str, str] = field(default_factory=dict)
+    optimize_interval_commits: int = int(_SPARK_SINK["sink.spark.optimize.interval.commits"].default or 0)
+    vacuum_interval_ms: int = int(_SPARK_SINK["sink.spark.vacuum.interval.ms"].default or 0)
+    vacuum_retention_hours: int = int(_SPARK_SINK["sink.spark.vacuum.retention.hours"].default or 0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warehouse", warehouse_uri(self.warehouse))
@@ -128,6 +139,9 @@ class ApplySettings:
             app_id=f"mysql-cdc-apply:{prefix}",
             converter_settings=None,  # schemas come from the records alone
             kafka_input=True,
+            optimize_interval_commits=self.optimize_interval_commits,
+            vacuum_interval_ms=self.vacuum_interval_ms,
+            vacuum_retention_hours=self.vacuum_retention_hours,
         )
 
     def subscribes(self, topic: str) -> bool:
@@ -239,7 +253,19 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
         query_name=get("spark.apply.query.name") or DEFAULT_QUERY_NAME,
         fail_on_data_loss=fail_on_data_loss,
         kafka_options=kafka_options,
+        **_maintenance(source),
     )
+
+
+def _maintenance(source: MappingSource) -> dict[str, int]:
+    """The table maintenance settings, as ``sink.type=spark`` reads them (0 turns one off)."""
+    out = {}
+    for key in MAINTENANCE_KEYS:
+        value = int_of(source, _SPARK_SINK[key])
+        if value is None or value < 0:
+            raise ConfigError(key, f"must be 0 or a positive integer, got {value!r}")
+        out[key.removeprefix("sink.spark.").replace(".", "_")] = value
+    return out
 
 
 class MicroBatchApplier:
@@ -266,6 +292,7 @@ class MicroBatchApplier:
                 raise
 
     def apply(self, rows: list[Any], batch_id: int) -> None:
+        started = time.perf_counter()
         by_source: dict[str, list[SourceRecord]] = {}
         for r in rows:
             row = KafkaRow(
@@ -291,12 +318,17 @@ class MicroBatchApplier:
             self._sink(prefix).apply_now([s.record for s in records])
         self.batches += 1
         self.records += len(rows)
+        sinks = self.sinks.values()
         log.info(
-            "micro-batch %d: %d Kafka records, %d change events of %d connector(s) applied",
+            "micro-batch %d: %d Kafka records, %d change events of %d connector(s) applied in %.2f s "
+            "(so far: %d Delta commits, %.2f s in Delta operations)",
             batch_id,
             len(rows),
             sum(len(r) for r in by_source.values()),
             len(by_source),
+            time.perf_counter() - started,
+            sum(s.commits_written for s in sinks),
+            sum(s.delta_seconds for s in sinks),
         )
 
     def _schema_changes(self, prefix: str) -> SchemaChanges:

@@ -109,10 +109,19 @@ class BatchCadence:
             batch, self._pending = self._pending, []
             self._apply(batch)
 
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.shutdown(wait=True)
-            self._worker = None
+    def run(self, batch: list[ChangeRecord]) -> None:
+        """Hand ``batch`` to the worker now (after the batch it is applying)."""
+        self._hand_over(batch)
+
+    def close(self, drain: bool = True) -> None:
+        """Stop the worker; ``drain``: apply everything buffered first."""
+        try:
+            if drain:
+                self.drain()
+        finally:
+            if self._worker is not None:
+                self._worker.shutdown(wait=True)
+                self._worker = None
 
     def _due(self) -> bool:
         waited = (time.monotonic() - self._since) * 1000

@@ -38,6 +38,9 @@ class CommitMeta:
     base_version: int | None = None  # the version before the snapshot in progress
     base_offset: SourceOffset | None = None  # the table's offset at that version
     version: int = -1  # the Delta version that holds this commit (read back)
+    # Where the engine resumes once the batch is complete: its end, or before the oldest event a
+    # current-state table has not folded yet (sink/spark/deferred.py); None: batch_offset.
+    resume: SourceOffset | None = None
 
     @property
     def in_snapshot(self) -> bool:
@@ -60,6 +63,8 @@ class CommitMeta:
             "kind": self.kind,
             "final": self.final,
         }
+        if self.resume is not None and self.resume != self.batch_offset:
+            doc["resume"] = offset(self.resume)
         if self.base_version is not None:
             doc["base_version"] = self.base_version
             doc["base_offset"] = offset(self.base_offset)
@@ -89,7 +94,13 @@ class CommitMeta:
             base_version=doc.get("base_version"),
             base_offset=coerce(doc.get("base_offset")),
             version=version,
+            resume=coerce(doc.get("resume")),
         )
+
+    @property
+    def resume_at(self) -> SourceOffset | None:
+        """Where the engine resumes once this commit's batch is complete."""
+        return self.resume or self.batch_offset
 
     @property
     def order(self) -> tuple[int, int]:

@@ -51,6 +51,24 @@ SPARK_SINK_PROPERTIES: tuple[Property, ...] = (
         minimum=1,
     ),
     prop(
+        "sink.spark.merge.interval.ms",
+        "60000",
+        "How long a table's current state may lag its changelog: the changelog is appended every "
+        "batch, the current-state MERGE folds the changes it has not taken yet at most this long "
+        "after the first of them (also at every schema change, snapshot and shutdown); 0: MERGE "
+        "every batch. See docs/guides/delta-freshness.md.",
+        kind="int",
+        minimum=0,
+    ),
+    prop(
+        "sink.spark.merge.max.rows",
+        "100000",
+        "A table's deferred current-state MERGE is due as soon as it holds this many keys (the "
+        "memory bound of sink.spark.merge.interval.ms).",
+        kind="int",
+        minimum=1,
+    ),
+    prop(
         "sink.spark.optimize.interval.commits",
         "10",
         "Compact a Delta table (OPTIMIZE) after this many of the sink's commits to it, so its files "
@@ -153,6 +171,8 @@ class SparkSinkSettings:
     log_level: str | None = None
     batch_max_events: int = int(_default("sink.spark.batch.max.events"))
     batch_max_interval_ms: int = int(_default("sink.spark.batch.max.interval.ms"))
+    merge_interval_ms: int = int(_default("sink.spark.merge.interval.ms"))
+    merge_max_rows: int = int(_default("sink.spark.merge.max.rows"))
     optimize_interval_commits: int = int(_default("sink.spark.optimize.interval.commits"))
     vacuum_interval_ms: int = int(_default("sink.spark.vacuum.interval.ms"))
     vacuum_retention_hours: int = int(_default("sink.spark.vacuum.retention.hours"))
@@ -273,6 +293,8 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         log_level=config.get("sink.spark.log.level") or None,
         batch_max_events=positive("sink.spark.batch.max.events"),
         batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms"),
+        merge_interval_ms=non_negative("sink.spark.merge.interval.ms"),
+        merge_max_rows=positive("sink.spark.merge.max.rows"),
         optimize_interval_commits=non_negative("sink.spark.optimize.interval.commits"),
         vacuum_interval_ms=non_negative("sink.spark.vacuum.interval.ms"),
         vacuum_retention_hours=non_negative("sink.spark.vacuum.retention.hours"),

@@ -4,9 +4,10 @@ For every captured MySQL table the sink keeps two Delta tables under ``sink.spar
 (``<warehouse>/<database>/<table>``), registered in the session's catalog under their names:
 
 * **current state** ``<database>.<table>`` (``sink.spark.table.name.format``): exactly the rows the
-  MySQL table holds as of the last committed event, applied per batch with one MERGE on the key
-  (net effect per key: deletes remove, truncate empties, key changes move the row). Change Data
-  Feed is on. Tables without a primary key (and no ``message.key.columns``) get none.
+  MySQL table holds as of the last event it has folded, with one MERGE on the key (net effect per
+  key: deletes remove, truncate empties, key changes move the row), deferred on its own cadence
+  (``sink.spark.merge.interval.ms``, sink/spark/deferred.py; docs/guides/delta-freshness.md). Change
+  Data Feed is on. Tables without a primary key (and no ``message.key.columns``) get none.
 * **changelog** ``<database>.<table>_changelog`` (``sink.spark.changelog.name.format``):
   append-only, one row per change event: the typed row image (``after``, or ``before`` for
   deletes; all null for a truncate) followed by ``__op, __ts_ms, __source_ts_ms, __file, __pos,
@@ -14,10 +15,11 @@ For every captured MySQL table the sink keeps two Delta tables under ``sink.spar
 
 Exactly once: every commit carries the source offset of the last event the table holds (see
 ``sink/spark/commits.py``). On start the sink reads those offsets back from the tables' Delta
-logs: the resume point is the last batch every table completed, and replayed events a table
-already holds are skipped, table by table. An interrupted initial or blocking snapshot is undone
-with Delta's RESTORE (to the versions before it) and runs again, so no changelog holds a snapshot
-row twice.
+logs: the resume point is the last batch every table completed (never past a change a current
+state has not folded), and replayed events a table already holds are skipped, table by table.
+An interrupted initial or blocking snapshot is undone with Delta's RESTORE (to the versions
+before it) and runs again, so no changelog holds a snapshot row twice. Record handlers are in
+sink/spark/handlers.py, recovery in sink/spark/recovery.py.
 
 Batching (``sink/spark/cadence.py``): ``send`` buffers; a batch is applied when
 ``sink.spark.batch.max.events`` events are buffered (extended to the end of the transaction in
@@ -34,42 +36,42 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from ddl.errors import SchemaHistoryError
-from ddl.history.serialize import table_from_history
-from ddl.model import Table, TableId
+from ddl.model import TableId
 from ddl.position import SourceOffset
 from ddl.properties import split_list
 from sink.base import Sink, SinkError
 from sink.connect import ConnectSchema
-from sink.records import ChangeRecord, RecordKind
-from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableBatch, TableState
+from sink.records import ChangeRecord
+from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableState
 from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit
-from sink.spark.evolution import add_renames, delta_row, field_of_column, renames_in_ddl
+from sink.spark.deferred import DeferredMerges
+from sink.spark.faults import commits_in_turn, kill_point
+from sink.spark.handlers import RecordHandlers, Work
 from sink.spark.maintenance import MaintenancePlan
+from sink.spark.recovery import Recovery
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
-from sink.spark_mapping import changelog_struct_type, row_schema_of, unwrapped_envelope
+from sink.spark_mapping import changelog_struct_type
 
 log = logging.getLogger(__name__)
 
-LEGACY_MARKER = "_mysql_cdc/commits"
 # Delta tables of a batch written side by side (each commit is mostly fixed latency).
 TABLE_WRITERS = 4
 
-Work = dict[TableId, TableBatch]
 Operation = tuple[str, TableState, ChangelogPart | RowsStep | EvolveStep]  # kind, table, what
 
 
-class SparkSink(Sink):
+class SparkSink(Recovery, RecordHandlers, Sink):
     """Writes change events to changelog and current-state Delta tables, exactly once."""
 
     name = "spark"
@@ -85,7 +87,8 @@ class SparkSink(Sink):
         self._failed: BaseException | None = None
         self._batch_no = 0
         self._offset: SourceOffset | None = None  # where the engine resumes (every table holds it)
-        self._stable: SourceOffset | None = None  # the last batch end outside a snapshot
+        self._stable: SourceOffset | None = None  # the last resume point outside a snapshot
+        self._end: SourceOffset | None = None  # the last batch's last event
         self._replay_until: SourceOffset | None = None  # the newest event any table held on start
         self._recovered_commits: dict[str, tuple[CommitMeta | None, int]] = {}
         self._tables: dict[TableId, TableState] = {}
@@ -99,6 +102,10 @@ class SparkSink(Sink):
         self.commits_written = 0
         self.events_applied = 0
         self.events_skipped = 0
+        # Per Delta table (its catalog name), the replayed events it already held and was not
+        # given again; each batch that skips some logs them.
+        self.replay_skipped: Counter[str] = Counter()
+        self._batch_skipped: Counter[str] = Counter()
         # Wall time spent in the batches' Delta operations (DataFrames, commits), for benchmarks:
         # what a batch costs beyond the connector's own work.
         self.delta_seconds = 0.0
@@ -114,6 +121,10 @@ class SparkSink(Sink):
             settings.optimize_interval_commits, settings.vacuum_interval_ms / 1000
         )
         self.tables_compacted = 0
+        # Events from Kafka may repeat any time (spark-apply): their current state is merged every
+        # batch, as the job's own offsets expect.
+        interval = 0 if settings.kafka_input else settings.merge_interval_ms
+        self._merges = DeferredMerges(interval, settings.merge_max_rows)
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
@@ -192,22 +203,31 @@ class SparkSink(Sink):
         with self._lock:
             self._check_usable()
             self._cadence.tick()
+            cadence = self._cadence
+            if self._merges and not cadence.pending and not cadence.busy and self._merges.due():
+                cadence.run([])  # deferred MERGEs due while no event comes
 
     def flush(self) -> None:
+        """Apply everything buffered and every deferred MERGE: the current state is exact."""
         with self._lock:
             self._check_usable()
             self._cadence.drain()
+            self._apply_merges()
 
     def close(self) -> None:
         with self._lock:
             try:
+                self._cadence.close(drain=self._failed is None)
                 if self._failed is None:
-                    self.flush()
+                    self._apply_merges()
             finally:
-                self._cadence.close()
-            if self._preparer is not None:
-                self._preparer.shutdown(wait=True)
-                self._preparer = None
+                if self._preparer is not None:
+                    self._preparer.shutdown(wait=True)
+                    self._preparer = None
+
+    def _apply_merges(self) -> None:
+        if self._merges:
+            self._apply([], merge_all=True)
 
     def _prepare_merges(self, records: Sequence[ChangeRecord]) -> None:
         """An update or delete makes its table's batch a MERGE, and a MERGE first builds the state
@@ -247,125 +267,16 @@ class SparkSink(Sink):
                 "the connector: it resumes from what the Delta tables have committed"
             ) from self._failed
 
-    # -- recovery ------------------------------------------------------------------------------
-    def _recover(self) -> None:
-        if self._recovered:
-            return
-        writer, warehouse = self.writer, self.settings.warehouse
-        if writer.exists(f"{warehouse}/{LEGACY_MARKER}"):
-            raise SinkError(
-                f"{warehouse} holds the Parquet warehouse of mysql-cdc before Delta Lake "
-                f"({LEGACY_MARKER}); this version writes Delta tables and cannot continue it: set "
-                "sink.spark.warehouse to a new location and snapshot again (a fresh offset store, or "
-                "snapshot.mode=always), or delete the old warehouse"
-            )
-        commits = {path: last_commit(self.spark, path) for path in writer.table_paths(warehouse)}
-        ours = [meta for meta, _ in commits.values() if meta is not None]
-        if ours:
-            latest = max(ours, key=lambda m: m.order)
-            self._batch_no = latest.batch
-            self._stable = latest.stable
-            if latest.in_snapshot and not self.settings.kafka_input:
-                commits = self._roll_back_snapshot(commits, latest)
-                # Streaming resumes where it was before the snapshot; an initial snapshot's own
-                # offset tells the engine to take it again.
-                self._offset = latest.stable or latest.batch_offset
-            else:
-                finished = sum(1 for m in ours if m.batch == latest.batch and m.final)
-                self._offset = latest.batch_offset if finished >= latest.of else latest.since
-                if self._offset is not None and self._offset.in_snapshot:
-                    # The first batch after a finished snapshot: stream from the snapshot's
-                    # position, never take the snapshot again.
-                    self._offset = self._offset.with_(snapshot=None)
-                self._replay_until = _newest_held(ours) or latest.batch_offset
-            log.info(
-                "Spark warehouse %s: %d Delta tables, resuming after batch %d (offset %s)",
-                warehouse,
-                len(commits),
-                latest.batch,
-                self._offset,
-            )
-        self._recovered_commits = commits
-        self._exists = set(commits)
-        self._recovered = True
-
-    def _roll_back_snapshot(
-        self, commits: dict[str, tuple[CommitMeta | None, int]], latest: CommitMeta
-    ) -> dict[str, tuple[CommitMeta | None, int]]:
-        """Undo an interrupted initial/blocking snapshot: it restarts from scratch."""
-        undo = {
-            p: m
-            for p, (m, _) in commits.items()
-            if m is not None and m.in_snapshot and m.base_version is not None
-        }
-        self._batch_no += 1
-        out = dict(commits)
-        for seq, (path, meta) in enumerate(sorted(undo.items()), start=1):
-            assert meta.base_version is not None
-            restored = replace(
-                meta,
-                batch=self._batch_no,
-                seq=seq,
-                of=len(undo),
-                offset=meta.base_offset,
-                batch_offset=latest.stable,
-                since=latest.stable,
-                base_version=None,
-                base_offset=None,
-                final=True,
-            )
-            self.writer.restore(path, meta.base_version, restored)
-            out[path] = (restored, meta.base_version)
-        log.warning(
-            "the connector stopped during a snapshot: %d Delta tables are restored to their versions "
-            "before it, and the snapshot starts again",
-            len(undo),
-        )
-        return out
-
-    # -- tables --------------------------------------------------------------------------------
-    def _state_for(self, table_id: TableId) -> TableState:
-        state = self._tables.get(table_id)
-        if state is not None:
-            return state
-        settings = self.settings
-        current_name, changelog_name = settings.names(table_id)
-        state = TableState(
-            table_id,
-            current_name,
-            changelog_name,
-            settings.location(current_name),
-            settings.location(changelog_name),
-            inserts_are_new=settings.inserts_are_new,
-        )
-        for path, kind in ((state.current_path, "current"), (state.changelog_path, "changelog")):
-            if path not in self._recovered_commits and not self.writer.is_table(path):
-                continue
-            meta, _ = self._recovered_commits.get(path) or last_commit(self.spark, path)
-            self._exists.add(path)
-            schema = self.writer.schema(path)
-            if kind == "current":
-                state.current_schema, state.current_offset = schema, meta.offset if meta else None
-                self._unprepared.add(table_id)
-            else:
-                row_fields = [f for f in schema.fields if not f.name.startswith("__")]
-                state.changelog_schema = StructType(row_fields)
-                state.changelog_offset = meta.offset if meta else None
-            if meta is not None and meta.key is not None:
-                state.key = meta.key
-            self._register(path, current_name if kind == "current" else changelog_name)
-        self._tables[table_id] = state
-        return state
-
-    def _register(self, path: str, name: str) -> None:
-        if name not in self._registered:
-            self.writer.register(name, path)
-            self._registered.add(name)
-
     # -- applying a batch ----------------------------------------------------------------------
-    def _apply(self, batch: list[ChangeRecord]) -> None:
+    def _apply(self, batch: list[ChangeRecord], merge_all: bool = False) -> None:
+        """Apply a batch (an empty one: the deferred MERGEs that are due, or all), then maintenance."""
         try:
-            self._apply_batch(batch)
+            if not batch:
+                self._merge_pending(merge_all)
+            else:
+                if self._merges and _in_snapshot(batch):
+                    self._merge_pending(everything=True)  # a snapshot's rollback keeps them
+                self._apply_batch(batch)
             self._maintain()
         except Exception as exc:
             self._failed = exc
@@ -387,15 +298,63 @@ class SparkSink(Sink):
                     self.events_skipped += 1  # (tables that miss it still get it below)
                 else:
                     self._replay_until = None
-            handler = _HANDLERS.get(record.kind)
-            if handler is not None:
-                handler(self, record, last, work)
+            self.handle(record, last, work)
+        if self._batch_skipped:
+            log.info(
+                "replayed events skipped, the Delta tables already hold them: %s",
+                ", ".join(f"{name}={n}" for name, n in sorted(self._batch_skipped.items())),
+            )
+            self.replay_skipped.update(self._batch_skipped)
+            self._batch_skipped.clear()
         if last is None:
             return
         for tb in work.values():
             tb.finish()
         self._batch_no += 1
-        stable = self._stable if last.in_snapshot else last
+        self._defer(work, last)
+        resume = self._merges.resume_point(last)
+        self._commit_work(work, last, self._stable if last.in_snapshot else resume, resume)
+        self.events_applied += sum(tb.events for tb in work.values())
+
+    def _defer(self, work: Work, last: SourceOffset) -> None:
+        """Fold the batch's current-state rows steps into the tables' pending steps (outside
+        snapshots), and take the pending steps that are due into the batch."""
+        merges = self._merges
+        if not merges.enabled or last.in_snapshot or self._offset is None:
+            return
+        for table_id, tb in work.items():
+            if tb.state.keyed and tb.steps:
+                tb.steps = merges.defer(table_id, tb.steps, self._offset, self._batch_no)
+        for table_id in merges.due():
+            step = merges.take(table_id)
+            if step is not None:
+                self._batch_of(table_id, work).steps.insert(0, step)
+
+    def _merge_pending(self, everything: bool = False) -> None:
+        """A batch of deferred MERGEs only (those due, or ``everything``): it ends where the last
+        batch did."""
+        due = self._merges.due(everything)
+        if not due:
+            return
+        work: Work = {}
+        for table_id in due:
+            step = self._merges.take(table_id)
+            if step is not None:
+                self._batch_of(table_id, work).steps.append(step)
+        self._batch_no += 1
+        resume = self._merges.resume_point(self._end)
+        self._commit_work(work, self._end, resume, resume)
+        log.debug("Spark batch %d: deferred MERGEs of %d tables", self._batch_no, len(work))
+
+    def _commit_work(
+        self,
+        work: Work,
+        last: SourceOffset | None,
+        stable: SourceOffset | None,
+        resume: SourceOffset | None,
+    ) -> None:
+        """Commit a batch's operations, the tables side by side; ``resume``: where the engine
+        resumes once they are all committed."""
         ops = self._operations(work)
         chains: dict[str, list[tuple[Operation, CommitMeta]]] = {}
         for seq, (kind, state, item) in enumerate(ops, start=1):
@@ -410,6 +369,7 @@ class SparkSink(Sink):
                 key=state.key,
                 table=(state.table_id.database, state.table_id.table),
                 kind=kind,
+                resume=resume,
             )
             chains.setdefault(_path_of(kind, state), []).append(((kind, state, item), meta))
         tasks = [
@@ -420,8 +380,9 @@ class SparkSink(Sink):
             for chain in chains.values()
         ]
         started = time.perf_counter()
-        if len(tasks) == 1:
-            self._run_chain(tasks[0], self.writer)
+        if len(tasks) == 1 or commits_in_turn():
+            for task in tasks:
+                self._run_chain(task, self.writer)
         elif tasks:
             # A commit is mostly fixed latency (planning, the Delta log, small jobs): the tables
             # of a batch are written side by side, each by its own session (its commit settings).
@@ -435,21 +396,21 @@ class SparkSink(Sink):
                 # (a class attribute): the application's session is that again, not a child.
                 SparkSession._activeSession = self.spark
         self.delta_seconds += time.perf_counter() - started
+        kill_point("batch", self.settings.warehouse)
         for table_id in {state.table_id for kind, state, _ in ops if kind == "current"}:
             if table_id in self._updated:
                 self._prepare(table_id)
             else:
                 with self._prepare_lock:
                     self._unprepared.add(table_id)
-        self._offset, self._stable = last, stable
-        if not last.in_snapshot:
+        self._offset, self._stable, self._end = resume, stable, last
+        if last is not None and not last.in_snapshot:
             for state in self._tables.values():
                 state.snapshot_base.clear()
                 state.snapshot_empty.clear()
         self.commits_written += len(ops)
         for path, chain in chains.items():
             self._maintenance.committed(path, len(chain))
-        self.events_applied += sum(tb.events for tb in work.values())
         log.debug("Spark batch %d: %d commits, offset %s", self._batch_no, len(ops), last)
 
     def _maintain(self) -> None:
@@ -549,140 +510,6 @@ class SparkSink(Sink):
         else:
             writer.evolve_current(path, item, replace(meta, offset=item.offset or state.current_offset))
 
-    # -- record handlers (dispatch table below) --------------------------------------------------
-    def _schema_info(self, value_schema: ConnectSchema) -> SchemaInfo:
-        cached = self._schema_cache.get(id(value_schema))
-        if cached is not None and cached[0] is value_schema:
-            return cached[1]
-        node = row_schema_of(value_schema)
-        row_type, convert = delta_row(node)
-        info = SchemaInfo(row_type, row_type.json(), node, convert)
-        self._schema_cache[id(value_schema)] = (value_schema, info)
-        return info
-
-    def _batch_of(self, table_id: TableId, work: Work) -> TableBatch:
-        tb = work.get(table_id)
-        if tb is None:
-            tb = work[table_id] = TableBatch(self._state_for(table_id))
-        return tb
-
-    def _on_data(self, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
-        value_schema = record.value_schema
-        if value_schema is None:
-            return
-        if not (value_schema.name or "").endswith(".Envelope"):
-            # Unwrapped by ExtractNewRecordState (transforms): the row is the value itself.
-            view = unwrapped_envelope(record.value, record.key)
-            if view is None or record.table_id is None:
-                return
-            self._unwrapped.add(record.table_id)
-            self._unwrapped_row_schema[record.table_id] = value_schema
-            record = replace(record, value=view)
-        elif not isinstance(record.value, dict):
-            return
-        table_id = record.table_id or _table_of(record.value)
-        if table_id is None:
-            return
-        tb = self._batch_of(table_id, work)
-        state = tb.state
-        to_changelog = to_current = True
-        # Past _replay_until no table holds the event yet; events from Kafka may repeat any time.
-        if self._replay_until is not None or self.settings.kafka_input:
-            to_changelog = not is_replay(offset, state.changelog_offset)
-            to_current = not is_replay(offset, state.current_offset)
-            if not (to_changelog or to_current):
-                return
-        key: tuple[str, ...] | None = ()
-        if record.key_schema is not None:
-            key = tuple(f.name for f in record.key_schema.fields or ())
-        if record.value.get("op") == "t":
-            key = None  # truncate events carry no key
-        tb.add(record, self._schema_info(value_schema), key, offset, to_changelog, to_current)
-
-    def _on_schema_change(self, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
-        value = record.value if isinstance(record.value, dict) else {}
-        renames = renames_in_ddl(str(value.get("ddl") or ""))
-        for change in value.get("tableChanges") or ():
-            if change.get("type") == "DROP":
-                # (Snapshots drop and re-create every table in the history; a real DROP TABLE
-                # leaves the Delta tables as they were.)
-                log.debug("schema change drops table %s; its Delta tables are kept", change.get("id"))
-                continue
-            try:
-                table = table_from_history(change)
-            except SchemaHistoryError as exc:
-                log.warning("schema change: %s; the Delta tables follow the table's next change event", exc)
-                continue
-            if change.get("previousId"):
-                log.info(
-                    "table %s is renamed to %s: its Delta tables are kept, %s gets its own",
-                    change["previousId"],
-                    table.id,
-                    table.id,
-                )
-            tb = self._batch_of(table.id, work)
-            tb.note_offset(offset)
-            derived = self._schema_from_table(table, tb.state)
-            tb.state.pending_renames = add_renames(tb.state.pending_renames, renames)
-            if derived is None:
-                # The table's next change event carries its columns; the renames are certain now.
-                tb.rename(tb.state.pending_renames)
-                continue
-            info, key = derived
-            # Events may use a custom key (message.key.columns): keep it while its columns exist.
-            known = tb.state.key
-            live = {f.name.lower() for f in info.row_type.fields}
-            if known and all(k.lower() in live for k in known):
-                key = known
-            if info.row_type_json != tb.state.row_type_json or key != tb.state.key:
-                tb.evolve(info, key)
-
-    def _schema_from_table(
-        self, table: Table, state: TableState
-    ) -> tuple[SchemaInfo, tuple[str, ...]] | None:
-        """The row schema change events of ``table`` will carry, when the table structure alone
-        makes its Spark columns certain (else None)."""
-        modes = self.settings.converter_settings
-        if modes is None:
-            return None
-        column_filter = self.settings.column_filter
-        captured = [c for c in table.columns if column_filter is None or column_filter(table.id, c.name)]
-        existing = (
-            {f.name.lower() for f in state.current_schema.fields}
-            if state.current_schema is not None
-            else None
-        )
-        fields = []
-        for column in captured:
-            new = existing is not None and column.name.lower() not in existing
-            node = field_of_column(column, modes, with_default=new)
-            if node is None:
-                log.debug(
-                    "schema change of %s: column %s (%s) is applied with the table's next change event",
-                    table.id,
-                    column.name,
-                    column.type_name,
-                )
-                return None
-            fields.append(node)
-        row = {"type": "struct", "optional": True, "fields": fields, "field": "after"}
-        envelope = {"type": "struct", "optional": False, "fields": [row]}
-        row_type, convert = delta_row(envelope)
-        names = {c.name.lower() for c in captured}
-        key = tuple(k for k in table.primary_key if k.lower() in names)
-        return SchemaInfo(row_type, row_type.json(), row, convert), key
-
-
-def _newest_held(metas: list[CommitMeta]) -> SourceOffset | None:
-    """The newest streaming event any table holds. After a crash between a batch's table commits,
-    a replay cut shorter than that batch may complete and be followed by another crash: the newest
-    complete batch then ends before what some tables hold, and their events up to here must still
-    be skipped table by table."""
-    held = [
-        m.offset for m in metas if m.offset is not None and m.offset.has_position and not m.offset.in_snapshot
-    ]
-    return max(held, key=lambda o: o.position_key, default=None)
-
 
 def _empty_before_snapshot(state: TableState, path: str, writer: DeltaWriter) -> bool:
     """Did the table hold no row when the snapshot whose rows are committed now began? Asked at
@@ -693,36 +520,15 @@ def _empty_before_snapshot(state: TableState, path: str, writer: DeltaWriter) ->
     return empty
 
 
+def _in_snapshot(batch: list[ChangeRecord]) -> bool:
+    """Is the batch a snapshot's (its commits restored if the snapshot is interrupted)? As for its
+    commits' ``in_snapshot``, its last event decides."""
+    for record in reversed(batch):
+        if record.offset is not None:
+            offset = SourceOffset.coerce(record.offset)
+            return offset is not None and offset.in_snapshot
+    return False
+
+
 def _path_of(kind: str, state: TableState) -> str:
     return state.changelog_path if kind == "changelog" else state.current_path
-
-
-def _table_of(value: dict[str, object]) -> TableId | None:
-    source = value.get("source") or {}
-    if isinstance(source, dict) and source.get("db") and source.get("table"):
-        return TableId(str(source["db"]), str(source["table"]))
-    return None
-
-
-def _ignore(sink: SparkSink, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
-    """Heartbeats and transaction markers only move the offset."""
-
-
-def _on_tombstone(sink: SparkSink, record: ChangeRecord, offset: SourceOffset | None, work: Work) -> None:
-    """After a delete event a tombstone only moves the offset; for a table whose records arrive
-    unwrapped (``delete.tombstone.handling.mode=delete-to-tombstone``) it is the delete, of the row
-    whose key it carries."""
-    if record.table_id in sink._unwrapped and record.key_schema is not None:
-        schema = sink._unwrapped_row_schema.get(record.table_id)
-        if schema is not None:
-            sink._on_data(replace(record, value_schema=schema), offset, work)
-
-
-_HANDLERS: dict[RecordKind, Callable[[SparkSink, ChangeRecord, SourceOffset | None, Work], None]] = {
-    RecordKind.DATA: SparkSink._on_data,
-    RecordKind.SCHEMA_CHANGE: SparkSink._on_schema_change,
-    RecordKind.TOMBSTONE: _on_tombstone,
-    RecordKind.TRANSACTION: _ignore,
-    RecordKind.HEARTBEAT: _ignore,
-    RecordKind.NOTIFICATION: _ignore,
-}

@@ -11,8 +11,6 @@ same code writes to ``file:``, ``hdfs:``, ``s3a:`` or ``abfss:``.
 from __future__ import annotations
 
 import logging
-import os
-import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -40,6 +38,7 @@ from sink.base import SinkError
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
 from sink.spark.commits import CommitMeta
 from sink.spark.evolution import literal
+from sink.spark.faults import kill_point
 from sink.spark_mapping import changelog_struct_type, widen
 from sink.spark_reader import conform
 
@@ -49,10 +48,6 @@ _DELETE_FLAG = "__mysql_cdc_delete"
 _META_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 _TXN_APP_CONF = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-# Test-only fault injection (tests/sink/test_spark_crash.py): ``create:<path suffix>`` makes the
-# process SIGKILL itself in the middle of creating the Delta table whose path ends with the suffix,
-# a moment no timing of an outside kill hits reliably. Never set it in production.
-KILL_AT_ENV = "MYSQL_CDC_TEST_KILL_AT"
 
 
 def quote(name: str) -> str:
@@ -161,7 +156,7 @@ class DeltaWriter:
     def create(self, path: str, schema: StructType, change_data_feed: bool) -> None:
         if not self.is_table(path):
             self._clear_uncommitted_log(path)
-        _kill_point(self.spark, path)
+        kill_point("create", path, lambda: _make_log_dirs(self.spark, path))
         builder = DeltaTable.createIfNotExists(self.spark).location(path).addColumns(schema)
         if change_data_feed:
             builder = builder.property("delta.enableChangeDataFeed", "true")
@@ -250,6 +245,7 @@ class DeltaWriter:
         # No transaction id: looking it up makes Delta rebuild the table state, which costs an
         # append most of its time; the offset in the commit already tells a replay apart.
         self._write(frame, path, meta, "append", txn=False, mergeSchema="true")
+        kill_point("commit", path)
 
     def evolve_changelog(self, path: str, target: StructType, meta: CommitMeta) -> None:
         """Bring the changelog's existing columns to ``target``'s types (new columns arrive with
@@ -281,6 +277,8 @@ class DeltaWriter:
         """MERGE the step's net effect into the table; ``append``: the table holds none of the
         step's keys (see ``RowsStep.inserts_only``), so its rows are appended, a fraction of a
         MERGE's cost (no join with the table, no file rewritten)."""
+        if not (meta.in_snapshot or step.snapshot_rows):
+            kill_point("merge", path)
         schema = step.schema
         if step.truncated or append:
             upserts = [row for row in step.net.values() if row is not None]
@@ -289,6 +287,7 @@ class DeltaWriter:
             # 4-5x the append's own cost; the offset in the commit tells a replay apart. (A MERGE
             # builds that state anyway to find its files, so there the id costs nothing.)
             self._write(frame, path, meta, "overwrite" if step.truncated else "append", txn=False)
+            kill_point("commit", path)
             return
         flagged = StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
         index = [schema.fieldNames().index(k) for k in _field_names(schema, step.key)]
@@ -318,6 +317,7 @@ class DeltaWriter:
                 .whenNotMatchedInsert(condition=f"NOT s.{_DELETE_FLAG}", values=values_map)
                 .execute()
             )
+        kill_point("commit", path)
 
     def evolve_current(self, path: str, step: EvolveStep, meta: CommitMeta) -> None:
         """Make the current-state table's columns ``step.new`` (MySQL's columns after the DDL)."""
@@ -373,6 +373,7 @@ class DeltaWriter:
     def compact(self, path: str) -> None:
         """OPTIMIZE: the table's small files rewritten into few, one commit that changes no data."""
         DeltaTable.forPath(self.spark, path).optimize().executeCompaction()
+        kill_point("compact", path)
 
     def vacuum(self, path: str, retention_hours: int) -> None:
         DeltaTable.forPath(self.spark, path).vacuum(float(retention_hours))
@@ -383,22 +384,13 @@ class DeltaWriter:
             DeltaTable.forPath(self.spark, path).restoreToVersion(version)
 
 
-def _kill_point(spark: SparkSession, path: str) -> None:
-    """Test only (``MYSQL_CDC_TEST_KILL_AT``): take the first step of Delta's own create, the log
-    directories (``_delta_log/_staged_commits``; its commit makes them right before writing commit
-    0), and die as a SIGKILL would: what a kill inside the create's ``execute()`` leaves."""
-    spec = os.environ.get(KILL_AT_ENV)
-    if not spec:
-        return
-    action, _, suffix = spec.partition(":")
-    if action != "create" or not suffix or not path.endswith(suffix):
-        return
+def _make_log_dirs(spark: SparkSession, path: str) -> None:
+    """The first step of Delta's own create: the log directories (``_delta_log/_staged_commits``),
+    made right before commit 0 (the ``create`` kill point dies between the two)."""
     jvm: Any = spark._jvm
     jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
         spark._jsparkSession, path
     ).createLogDirectoriesIfNotExists()
-    log.warning("%s=%s: killing the process at the create of %s", KILL_AT_ENV, spec, path)
-    os.kill(os.getpid(), signal.SIGKILL)
 
 
 # Key types whose order is the same in Python and in Spark (a range of them bounds the keys).

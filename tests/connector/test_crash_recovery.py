@@ -3,8 +3,6 @@ offset had been stored."""
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 from collections import Counter
 
@@ -12,7 +10,15 @@ import orjson
 
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
 from ddl.position import BinlogPosition
-from tests.connector.crash_support import read_lines, start_connector, wait_for
+from tests.connector.crash_support import (
+    kill,
+    log_tail,
+    read_lines,
+    start_connector,
+    stop,
+    wait_for,
+    write_config,
+)
 
 TRANSACTIONS = 10_000
 
@@ -44,8 +50,7 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
                 "offset.flush.interval.ms": "200",
             }
         )
-        config = tmp_path / "connector.properties"
-        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        config = write_config(props, tmp_path / "connector.properties")
         log = tmp_path / "connector.log"
 
         proc = start_connector(config, log)
@@ -69,8 +74,7 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
             120,
             "2,000 delivered events and a stored offset past the snapshot",
         )
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill(proc)
         stored = orjson.loads(offsets.read_bytes())
         (stored_offset,) = stored.values()
         delivered_before_kill = len(ids_of(read_lines(out)))
@@ -85,8 +89,7 @@ def test_sigkill_mid_stream_loses_nothing_and_repeats_no_stored_transaction(tmp_
                 "every transaction after the restart",
             )
         finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+            assert stop(proc) == 0, log_tail(log)
 
         lines = [x for x in read_lines(out) if x["value"] is not None and x["topic"].endswith(".crash.t")]
         counts = Counter(ids_of(lines))

@@ -5,9 +5,7 @@ the table over), and replaying the whole output by key equals the table."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from typing import Any
 import orjson
 
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
-from tests.connector.crash_support import read_lines, start_connector, wait_for
+from tests.connector.crash_support import kill, read_lines, start_connector, wait_for, write_config
 
 ROWS = 200_000
 CHUNK = 1024
@@ -62,8 +60,7 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
                 "offset.flush.interval.ms": "200",
             }
         )
-        config = tmp_path / "connector.properties"
-        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        config = write_config(props, tmp_path / "connector.properties")
 
         proc = start_connector(config, log)
         wait_for(offsets.exists, 60, "the connector to store its first offset")
@@ -97,8 +94,7 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
                 return bool(key) and json.loads(key)[0] > ROWS // 3
 
             wait_for(snapshot_half_stored, 300, "a third of the table read and its offset stored")
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            kill(proc)
             resumed_after = json.loads(stored_offset(offsets)["incremental_snapshot_primary_key"])[0]
             before_kill = len(read_lines(out))
 
@@ -118,8 +114,7 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
                 server.execute("INSERT INTO crash.done VALUES (1)")
                 wait_for(lambda: payloads(read_lines(out), "done"), 120, "the stream to catch up")
             finally:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                kill(proc)
         finally:
             stop.set()
             for thread in writers:

@@ -62,23 +62,7 @@ class ConnectorProcess:
             time.sleep(every)
 
     def lag_bytes(self) -> int | None:
-        """Bytes of binlog between the connector's stored offset and the server's position (None:
-        no offset yet, or still snapshotting). The offset is stored once every sink has the
-        events, so 0 means every sink has applied everything the server logged."""
-        store = build_offset_store(self.config)
-        try:
-            stored = store.load()
-        finally:
-            store.close()
-        if stored is None or not stored.has_position or stored.in_snapshot:
-            return None
-        probe = ServerProbe(self.config)
-        info = probe.check(need_snapshot_locks=False)
-        with connect(self.config) as conn, conn.cursor() as cur:
-            server = probe.current_position(info, cur)
-            cur.execute("SHOW BINARY LOGS")
-            logs = [(str(row[0]), int(row[1])) for row in cur.fetchall()]
-        return byte_lag(stored, server, logs)
+        return lag_bytes(self.config)
 
     def wait_caught_up(self, timeout: float) -> None:
         self.wait_for(
@@ -95,3 +79,23 @@ class ConnectorProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=30)
         return self.proc.returncode
+
+
+def lag_bytes(config: ConnectorConfig) -> int | None:
+    """Bytes of binlog between the connector's stored offset and the server's position (None: no
+    offset yet, or still snapshotting). The offset is stored once every sink has the events, so 0
+    means every sink has applied everything the server logged."""
+    store = build_offset_store(config)
+    try:
+        stored = store.load()
+    finally:
+        store.close()
+    if stored is None or not stored.has_position or stored.in_snapshot:
+        return None
+    probe = ServerProbe(config)
+    info = probe.check(need_snapshot_locks=False)
+    with connect(config) as conn, conn.cursor() as cur:
+        server = probe.current_position(info, cur)
+        cur.execute("SHOW BINARY LOGS")
+        logs = [(str(row[0]), int(row[1])) for row in cur.fetchall()]
+    return byte_lag(stored, server, logs)

@@ -16,8 +16,10 @@ from ddl.errors import ConfigError
 from ddl.model import TableId
 from sink.base import SinkError
 from sink.records import ChangeRecord, RecordKind
+from sink.spark import SparkSink
 from sink.spark.apply import MicroBatchApplier, apply_settings
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader
+from sink.spark.settings import SparkSinkSettings
 from tests.kafka_support import KafkaBroker
 from tests.sink.spark_apply_support import ApplyJob, job_properties, table_paths
 from tests.sink.spark_support import Emitter, col, make_table
@@ -163,6 +165,42 @@ def test_job_settings_name_the_key_that_is_missing_or_wrong() -> None:
         with pytest.raises(ConfigError) as err:
             apply_settings(props)
         assert err.value.key == key, (key, str(err.value))
+
+
+def test_maintenance_properties_reach_the_jobs_tables_and_bad_values_are_refused() -> None:
+    base = {
+        "kafka.bootstrap.servers": "127.0.0.1:9092",
+        "topics": "srv.shop.orders",
+        "sink.spark.warehouse": "/tmp/wh",
+        "spark.apply.checkpoint.location": "/tmp/cp",
+    }
+    default = apply_settings(base).sink_settings("srv")
+    in_process = SparkSinkSettings("/tmp/wh")
+    assert (
+        default.optimize_interval_commits,
+        default.vacuum_interval_ms,
+        default.vacuum_retention_hours,
+    ) == (
+        in_process.optimize_interval_commits,
+        in_process.vacuum_interval_ms,
+        in_process.vacuum_retention_hours,
+    )
+    changed = {
+        "sink.spark.optimize.interval.commits": "3",
+        "sink.spark.vacuum.interval.ms": "60000",
+        "sink.spark.vacuum.retention.hours": "240",
+    }
+    sink = SparkSink(apply_settings({**base, **changed}).sink_settings("srv"))  # not started: no Spark
+    plan = sink._maintenance
+    assert (plan.optimize_every, plan.vacuum_interval_s, sink.settings.vacuum_retention_hours) == (
+        3,
+        60.0,
+        240,
+    )
+    for key in changed:
+        with pytest.raises(ConfigError) as err:
+            apply_settings({**base, key: "-1"})
+        assert err.value.key == key
 
 
 def test_two_connectors_whose_tables_would_get_one_name_stop_the_job_before_anything_is_written() -> None:

@@ -1,26 +1,18 @@
-"""Crash tests: ``mysql-cdc run`` with the Spark sink is killed with SIGKILL while Delta commits are
-being written — during the initial snapshot, then nine times while a writer keeps changing the
-tables — and restarted each time. Afterwards ``verify`` must report every table equal to MySQL and
-each changelog must hold every change exactly once: no two rows share a binlog position and
-operation, and per key the changelog's operations, in binlog order, are exactly the writer's.
-
-A second test kills the connector while it creates Delta tables, at chosen points (the test-only
-``MYSQL_CDC_TEST_KILL_AT`` of ``sink/spark/writer.py``): each restart must recover by itself.
+"""Crash tests: ``mysql-cdc run`` with the Spark sink is SIGKILLed (with its JVM) while it writes
+Delta tables, and restarted. Some kills land at chosen points, through the test-only fault point
+``MYSQL_CDC_TEST_KILL_AT`` (``sink/spark/faults.py``): between two tables' commits of one batch,
+right after all of a batch's commits, in a deferred MERGE, in a table's creation, after a
+compaction's commit; others at random. Afterwards each changelog holds every change MySQL
+committed exactly once, compared with the writer's own log of its changes and the rows they left
+(never with the connector's output), the current state equals ``SELECT *`` and ``verify`` reports every table equal.
 """
 
 from __future__ import annotations
 
-import glob
 import io
-import json
-import os
 import random
-import signal
-import subprocess
-import sys
-import threading
+import re
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +23,34 @@ from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from sink.spark import SparkSink, in_snapshot
-from sink.spark.writer import KILL_AT_ENV
+from sink.spark.faults import KILL_AT_ENV
+from tests.connector.crash_support import (
+    kill,
+    log_tail,
+    start_connector,
+    stop,
+    wait_for,
+    wait_killed,
+    write_config,
+)
+from tests.sink.connector_process import lag_bytes
+from tests.sink.spark_crash_support import (
+    C_DDL,
+    TABLES_DDL,
+    Writer,
+    assert_changelog_exact,
+    assert_current_is_mysql,
+    binlog_end,
+    committed_past,
+    delta_commits,
+    last_operation,
+    latest_meta,
+    log_versions,
+    newest_batch,
+    prefill,
+    skipped_in_log,
+    snapshot_done,
+)
 from tests.sink.spark_support import spark_for_tests
 
 PREFILL_A, PREFILL_B = 3000, 600
@@ -42,276 +61,193 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
     return spark_for_tests(tmp_path_factory.mktemp("spark-crash"))
 
 
-class Writer(threading.Thread):
-    """One connection, small transactions; logs the (table, op, key) of every committed change."""
-
-    def __init__(self, server: Any, db: str, seed: int) -> None:
-        super().__init__(daemon=True)
-        self.server, self.db, self.rng = server, db, random.Random(seed)
-        self.stop_event = threading.Event()
-        self.log: list[tuple[str, str, Any]] = []
-        self.a_keys = set(range(1, PREFILL_A + 1))
-        self.b_keys = {(f"k{i % 50}", i) for i in range(PREFILL_B)}
-        self.next_a = PREFILL_A + 1
-        self.error: BaseException | None = None
-
-    def change(self, cur: Any) -> list[tuple[str, str, Any]]:
-        r = self.rng
-        roll = r.random()
-        if roll < 0.3:
-            key = self.next_a
-            self.next_a += 1
-            cur.execute("INSERT INTO a VALUES (%s, %s, %s)", (key, f"v{key}", r.randint(-(10**12), 10**12)))
-            self.a_keys.add(key)
-            return [("a", "c", key)]
-        if roll < 0.55:
-            key = r.choice(tuple(self.a_keys))
-            cur.execute("UPDATE a SET n = n + 1, v = CONCAT(LEFT(v, 10), '*') WHERE id = %s", (key,))
-            return [("a", "u", key)]
-        if roll < 0.65:
-            key = r.choice(tuple(self.a_keys))
-            cur.execute("DELETE FROM a WHERE id = %s", (key,))
-            self.a_keys.discard(key)
-            return [("a", "d", key)]
-        if roll < 0.75:
-            key = r.choice(tuple(self.a_keys))
-            new = self.next_a
-            self.next_a += 1
-            cur.execute("UPDATE a SET id = %s WHERE id = %s", (new, key))
-            self.a_keys.discard(key)
-            self.a_keys.add(new)
-            return [("a", "d", key), ("a", "c", new)]
-        if roll < 0.9 or not self.b_keys:
-            k = (f"k{r.randint(0, 49)}", r.randint(0, 10**6))
-            if k in self.b_keys:
-                cur.execute("UPDATE b SET amount = amount - 0.01 WHERE k = %s AND i = %s", k)
-                return [("b", "u", k)]
-            cur.execute("INSERT INTO b VALUES (%s, %s, %s)", (*k, f"{r.randint(0, 10**7) / 100:.2f}"))
-            self.b_keys.add(k)
-            return [("b", "c", k)]
-        k = r.choice(tuple(self.b_keys))
-        cur.execute("DELETE FROM b WHERE k = %s AND i = %s", k)
-        self.b_keys.discard(k)
-        return [("b", "d", k)]
-
-    def run(self) -> None:
-        try:
-            with self.server.connect(self.db) as conn, conn.cursor() as cur:
-                while not self.stop_event.is_set():
-                    cur.execute("BEGIN")
-                    done: list[tuple[str, str, Any]] = []
-                    for _ in range(self.rng.randint(1, 4)):
-                        done += self.change(cur)
-                    cur.execute("COMMIT")
-                    self.log += done
-                    time.sleep(0.05)
-        except BaseException as exc:  # surfaced by the test
-            self.error = exc
-
-
-def delta_commits(wh: Path) -> int:
-    """How many Delta commits the warehouse's tables hold (read from their logs, as any reader can)."""
-    return len(glob.glob(str(wh / "*" / "*" / "_delta_log" / "*.json")))
-
-
-def latest_meta(wh: Path) -> dict[str, Any] | None:
-    """The sink's newest commit record (``userMetadata``) over all tables."""
-    newest: dict[str, Any] | None = None
-    for path in glob.glob(str(wh / "*" / "*" / "_delta_log" / "*.json")):
-        for line in Path(path).read_text().splitlines():
-            info = json.loads(line).get("commitInfo") or {}
-            meta = json.loads(info.get("userMetadata") or "{}").get("mysql_cdc")
-            if meta and (newest is None or (meta["batch"], meta["seq"]) > (newest["batch"], newest["seq"])):
-                newest = meta
-    return newest
-
-
-def start_connector(
-    config_file: Path, log_file: Path, extra_env: dict[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **(extra_env or {})}
-    with open(log_file, "ab") as log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "connector.cli", "run", "--config", str(config_file)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=Path(__file__).parents[2],
-        )
-
-
-def wait_for(
-    condition: Any, timeout: float, what: str, proc: subprocess.Popen[bytes], log_file: Path
-) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if proc.poll() is not None:
-            raise AssertionError(
-                f"connector exited ({proc.returncode}) while waiting for {what}:\n"
-                + log_file.read_text(errors="replace")[-4000:]
-            )
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"timed out waiting for {what}:\n" + log_file.read_text(errors="replace")[-4000:]
-            )
-        time.sleep(0.02)
-
-
-def kill(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(2700)  # ten restarts of the connector, each starting Spark anew
-def test_sigkill_during_spark_batches_loses_and_duplicates_nothing(
-    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
-) -> None:
-    db = unique_db
-    mysql_server.execute(
-        "CREATE TABLE a (id INT PRIMARY KEY, v VARCHAR(40), n BIGINT)",
-        "CREATE TABLE b (k VARCHAR(10), i INT, amount DECIMAL(10,2), PRIMARY KEY (k, i))",
-        "INSERT INTO a VALUES " + ", ".join(f"({i}, 'v{i}', {i * 7})" for i in range(1, PREFILL_A + 1)),
-        "INSERT INTO b VALUES " + ", ".join(f"('k{i % 50}', {i}, {i / 100:.2f})" for i in range(PREFILL_B)),
-        database=db,
-    )
-    props = mysql_server.connector_properties(
+def spark_props(server: Any, db: str, tmp_path: Path, prefix: str, **extra: str) -> dict[str, str]:
+    return server.connector_properties(
         **{
-            "topic.prefix": "crash",
+            "topic.prefix": prefix,
             "database.include.list": db,
             "data.dir": str(tmp_path / "data"),
             "skipped.operations": "none",
             "poll.interval.ms": "100",
-            "max.batch.size": "400",
             "sink.type": "spark",
             "sink.spark.warehouse": str(tmp_path / "wh"),
             "sink.spark.master": "local[2]",
             "sink.spark.conf.spark.sql.shuffle.partitions": "2",
-            "sink.spark.batch.max.events": "500",
+            "sink.spark.batch.max.interval.ms": "1000",
+            **extra,
         }
-    )  # the snapshot spans several Spark commits
-    config_file = tmp_path / "connector.properties"
-    config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    log_file = tmp_path / "connector.log"
+    )
+
+
+def killed_at(spec: str, config: Path, log: Path) -> Any:
+    """The connector, to SIGKILL itself at ``spec`` (``MYSQL_CDC_TEST_KILL_AT``)."""
+    return start_connector(config, log, {KILL_AT_ENV: spec})
+
+
+def run_to_end(props: dict[str, str], config: Path, log: Path) -> None:
+    """Start the connector with no kill point, let it commit all the server has logged, stop it."""
+    connector_config = ConnectorConfig.from_mapping(props)
+    proc = start_connector(config, log)
+    try:
+        wait_for(lambda: lag_bytes(connector_config) == 0, 300, "the last change", 1.0, proc, log)
+    finally:
+        assert stop(proc) == 0, log_tail(log)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # three starts of the connector
+def test_sigkill_between_two_tables_commits_of_one_batch_replays_only_what_each_lacks(
+    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
+) -> None:
+    """Transactions over two tables, one batch: the connector dies right after the first
+    changelog commit of that batch lands, while the batch's other tables do not hold it. The
+    replay skips, table by table, exactly the events each table holds (what the sink says it
+    skipped equals what the killed batch's commits wrote), and appends the rest once."""
+    db, rows = unique_db, 20
+    mysql_server.execute(*TABLES_DDL, *prefill(rows, rows), database=db)
     wh = tmp_path / "wh"
+    props = spark_props(mysql_server, db, tmp_path, "between")
+    config, log = write_config(props, tmp_path / "connector.properties"), tmp_path / "connector.log"
+    run_to_end(props, config, log)  # the snapshot
+    writer = Writer(mysql_server, db, seed=3, rows_a=rows, rows_b=rows)
+    writer.write(60)  # while the connector is down: its next batch spans both tables
+    assert {t for t, *_ in writer.log} == {"a", "b"}
+
+    wait_killed(killed_at("commit:_changelog", config, log), log)
+    batch, of, landed = newest_batch(wh)
+    # The batch writes the two changelogs; the current states' MERGEs are deferred (the default
+    # sink.spark.merge.interval.ms), so they are not in it.
+    assert of == 2 and 1 <= len(landed) < of, (batch, of, sorted(landed))  # between two tables
+    held = {
+        f"{db}.{t}": int(i["operationMetrics"]["numOutputRows"])
+        for t, i in landed.items()
+        if "_changelog" in t
+    }
+    assert held and all(n > 0 for n in held.values()), landed
+
+    skipped_before = skipped_in_log(log.read_text())
+    run_to_end(props, config, log)
+    skipped = skipped_in_log(log.read_text())
+    assert skipped_before == {}
+    # What the sink says it skipped: for each table that holds the killed batch, its events (a
+    # changelog: one row each), and nothing for the tables that did not.
+    assert set(skipped) == {f"{db}.{t}" for t in landed}, (skipped, sorted(landed))
+    assert {name: skipped[name] for name in held} == held
+    for table in ("a", "b"):
+        assert_changelog_exact(spark, wh / db / f"{table}_changelog", table, writer.log, rows)
+        assert_current_is_mysql(spark, wh / db / table, mysql_server, db, table)
+    out = io.StringIO()
+    assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
+
+
+def kill_at_random(proc: Any, wh: Path, log: Path, rng: random.Random) -> None:
+    before = delta_commits(wh)
+    wait_for(lambda: delta_commits(wh) > before, 180, "a streaming commit", 0.02, proc, log)
+    time.sleep(rng.uniform(0, 1.5))  # inside a batch's commits, between them, or after
+    kill(proc)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2700)  # eleven starts of the connector, each starting Spark anew
+def test_repeated_sigkills_lose_and_duplicate_nothing(
+    spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
+) -> None:
+    db = unique_db
+    mysql_server.execute(*TABLES_DDL, *prefill(PREFILL_A, PREFILL_B), database=db)
+    props = spark_props(
+        mysql_server,
+        db,
+        tmp_path,
+        "crash",
+        **{
+            "max.batch.size": "400",
+            "sink.spark.batch.max.events": "500",  # the snapshot spans several Spark commits
+            "sink.spark.optimize.interval.commits": "4",  # compactions while streaming
+            "sink.spark.merge.interval.ms": "3000",  # deferred MERGEs while streaming
+        },
+    )
+    config, log = write_config(props, tmp_path / "connector.properties"), tmp_path / "connector.log"
+    wh, tables = tmp_path / "wh", tmp_path / "wh" / db
     rng = random.Random(99)
-    kills = {"snapshot": 0, "batch": 0}
 
     def snapshot_running() -> bool:
         meta = latest_meta(wh)
         return meta is not None and in_snapshot(meta["batch_offset"])
 
     # 1. Killed in the middle of the snapshot (after its first committed batch): it must restart.
-    proc = start_connector(config_file, log_file)
-    wait_for(snapshot_running, 180, "a committed snapshot batch", proc, log_file)
+    proc = start_connector(config, log)
+    wait_for(snapshot_running, 180, "a committed snapshot batch", 0.02, proc, log)
     time.sleep(rng.uniform(0, 0.5))
-    if snapshot_running():
-        kills["snapshot"] += 1
+    assert snapshot_running()
     kill(proc)
-    proc = start_connector(config_file, log_file)
+    proc = start_connector(config, log)
+    wait_for(lambda: snapshot_done(wh), 300, "the snapshot to complete", 0.1, proc, log)
 
-    def snapshot_done() -> bool:
-        meta = latest_meta(wh)
-        return meta is not None and not in_snapshot(meta["batch_offset"]) and meta["batch_offset"] is not None
-
-    wait_for(snapshot_done, 300, "the snapshot to complete", proc, log_file)
-    assert kills["snapshot"] == 1
-
-    # 2. A writer runs; the connector is killed at random points of its commits, nine times.
-    writer = Writer(mysql_server, db, seed=5)
+    # 2. A writer runs; the connector is killed at chosen points and at random ones.
+    writer = Writer(mysql_server, db, seed=5, rows_a=PREFILL_A, rows_b=PREFILL_B)
     writer.start()
+
+    def between() -> None:
+        _, of, landed = newest_batch(wh)
+        assert 1 <= len(landed) < of, (of, sorted(landed))
+
+    def after_all() -> None:
+        _, of, landed = newest_batch(wh)
+        assert len(landed) == of, (of, sorted(landed))
+
+    def in_merge_of_b() -> None:
+        assert re.search(rf"killing the process at merge of \S*/{db}/b\n", log.read_text()), log_tail(log)
+
+    def in_create() -> None:
+        assert (tables / "c_changelog" / "_delta_log" / "_staged_commits").is_dir()
+        assert log_versions(tables / "c_changelog") == []
+
+    def compacted() -> None:
+        assert last_operation(tables / "a_changelog") == "OPTIMIZE"
+
+    def create_c() -> None:
+        mysql_server.execute(C_DDL, database=db)
+        writer.use_c = True
+
+    points = [
+        ("commit:_changelog", None, between),  # the batch's first changelog commit
+        ("batch:", None, after_all),  # every commit of the batch, nothing else
+        (f"merge:/{db}/b", None, in_merge_of_b),  # a deferred MERGE, before its commit
+        ("create:/c_changelog", create_c, in_create),
+        ("compact:/a_changelog", None, compacted),
+    ]
     try:
-        for _ in range(9):
-            before = delta_commits(wh)
-            wait_for(lambda: delta_commits(wh) > before, 180, "a streaming commit", proc, log_file)  # noqa: B023
-            time.sleep(rng.uniform(0, 1.5))  # inside a batch's commits, between them, or after
-            kills["batch"] += 1
-            kill(proc)
-            time.sleep(rng.uniform(0.2, 1.0))  # changes pile up while the connector is down
-            proc = start_connector(config_file, log_file)
-        before = delta_commits(wh)
-        wait_for(lambda: delta_commits(wh) > before, 180, "progress after the last restart", proc, log_file)
+        kill_at_random(proc, wh, log, rng)
+        for n, (spec, before, check) in enumerate(points):
+            if before is not None:
+                before()
+            wait_killed(killed_at(spec, config, log), log, timeout=600)
+            check()
+            if n == 2:
+                kill_at_random(start_connector(config, log), wh, log, rng)
+        proc = start_connector(config, log)
+        before_last = delta_commits(wh)
+        wait_for(lambda: delta_commits(wh) > before_last, 180, "progress after the last kill", 0.1, proc, log)
     finally:
         writer.stop_event.set()
         writer.join()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            kill(proc)
+        stop(proc)
     assert writer.error is None, writer.error
-    assert kills["batch"] == 9
+    assert "c" in {t for t, *_ in writer.log}
 
-    # 3. Catch up with everything written, then compare.
-    config = ConnectorConfig.from_mapping(props)
-    engine = Engine(config, sinks=[SparkSink.from_config(config)])
+    # 3. Catch up with everything written, then compare with the writer's log and MySQL.
+    connector_config = ConnectorConfig.from_mapping(props)
+    engine = Engine(connector_config, sinks=[SparkSink.from_config(connector_config)])
     try:
         engine.catch_up(timeout=900)
     finally:
         engine.close()
     out = io.StringIO()
-    assert run_verify(config, [], out) == 0, out.getvalue()
-
-    for table, key_columns in (("a", ["id"]), ("b", ["k", "i"])):
-        keys = ", ".join(key_columns)
-        rows = spark.sql(
-            f"SELECT __op, __file, __pos, __row, __snapshot, {keys} FROM `{db}`.`{table}_changelog`"
-        ).collect()
-        # zero duplicates: one row per binlog position and operation
-        positions = [(r["__file"], r["__pos"], r["__row"], r["__op"]) for r in rows if r["__op"] != "r"]
-        assert len(positions) == len(set(positions)), f"{table}: duplicated changes"
-        # the snapshot is in the changelog once: all reads from one snapshot, each key once
-        reads = [r for r in rows if r["__op"] == "r"]
-        assert len({(r["__file"], r["__pos"]) for r in reads}) == 1, f"{table}: reads of several snapshots"
-        read_keys = [tuple(r[c] for c in key_columns) for r in reads]
-        assert len(read_keys) == len(set(read_keys)) == (PREFILL_A if table == "a" else PREFILL_B)
-        # zero gaps, right order: per key, the changelog's ops in binlog order are the writer's
-        streamed = sorted(
-            (r for r in rows if r["__op"] != "r"),
-            key=lambda r: (r["__file"], r["__pos"], r["__row"], r["__op"] != "d"),
-        )
-        got: dict[Any, list[str]] = defaultdict(list)
-        for r in streamed:
-            key = r[key_columns[0]] if len(key_columns) == 1 else tuple(r[c] for c in key_columns)
-            got[key].append(r["__op"])
-        expected: dict[Any, list[str]] = defaultdict(list)
-        for t, op, key in writer.log:
-            if t == table:
-                expected[key].append(op)
-        assert dict(got) == dict(expected), f"{table}: changelog differs from the writer's changes"
-        assert sum(len(v) for v in expected.values()) > 20, table
-
-
-def log_versions(table_dir: Path) -> list[int]:
-    """The committed versions in a table's Delta log (its ``NNN.json`` commit files)."""
-    return sorted(int(p.stem) for p in (table_dir / "_delta_log").glob("*.json"))
-
-
-def killed_at(point: str, config_file: Path, log_file: Path) -> subprocess.Popen[bytes]:
-    """Start the connector that SIGKILLs itself in the create of the Delta table whose path ends
-    with ``point``, after Delta made the table's log directories, before its commit 0."""
-    spec = f"create:{point}"
-    with open(log_file, "ab") as log:
-        log.write(f"--- start, {KILL_AT_ENV}={spec}\n".encode())
-    return start_connector(config_file, log_file, {KILL_AT_ENV: spec})
-
-
-def binlog_end(server: Any) -> tuple[str, int]:
-    """The server's binlog file and position: where its next transaction starts."""
-    try:
-        row = server.query("SHOW BINARY LOG STATUS")[0]  # MySQL 8.4 and later
-    except Exception:  # noqa: BLE001 - MariaDB and older MySQL
-        row = server.query("SHOW MASTER STATUS")[0]
-    return str(row[0]), int(row[1])
-
-
-def wait_killed(proc: subprocess.Popen[bytes], log_file: Path) -> None:
-    try:
-        proc.wait(timeout=300)
-    except subprocess.TimeoutExpired:
-        kill(proc)
-        raise AssertionError("the kill point was never reached:\n" + log_file.read_text()[-4000:]) from None
-    assert proc.returncode == -signal.SIGKILL, log_file.read_text(errors="replace")[-4000:]
+    assert run_verify(connector_config, [], out) == 0, out.getvalue()
+    for table, snapshot_rows in (("a", PREFILL_A), ("b", PREFILL_B), ("c", 0)):
+        assert_changelog_exact(spark, tables / f"{table}_changelog", table, writer.log, snapshot_rows)
+        assert_current_is_mysql(spark, tables / table, mysql_server, db, table)
+    assert sum(1 for t, *_ in writer.log if t == "a") > 50
 
 
 @pytest.mark.slow
@@ -334,34 +270,20 @@ def test_sigkill_while_creating_delta_tables_recovers_without_help(
         database=db,
     )
     wh = tmp_path / "wh"
-    props = mysql_server.connector_properties(
-        **{
-            "topic.prefix": "create",
-            "database.include.list": db,
-            "data.dir": str(tmp_path / "data"),
-            "skipped.operations": "none",
-            "poll.interval.ms": "100",
-            "sink.type": "spark",
-            "sink.spark.warehouse": str(wh),
-            "sink.spark.master": "local[2]",
-            "sink.spark.conf.spark.sql.shuffle.partitions": "2",
-            "sink.spark.batch.max.interval.ms": "1000",
-        }
-    )
-    config_file = tmp_path / "connector.properties"
-    config_file.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    props = spark_props(mysql_server, db, tmp_path, "create")
+    config_file = write_config(props, tmp_path / "connector.properties")
     log_file = tmp_path / "connector.log"
     tables = wh / db
 
     # 1. The very first create, killed between Delta's log directories and its commit 0: the
     #    warehouse holds a_changelog/_delta_log/_staged_commits and no commit (the user's report).
-    wait_killed(killed_at(f"/{db}/a_changelog", config_file, log_file), log_file)
+    wait_killed(killed_at(f"create:/{db}/a_changelog", config_file, log_file), log_file)
     assert (tables / "a_changelog" / "_delta_log" / "_staged_commits").is_dir()
     assert delta_commits(wh) == 0
 
     # 2. The same for the last table the snapshot creates, b's current state: b's changelog and
     #    a's tables are created (commit 0: no data, no commit record of the sink's) and no more.
-    wait_killed(killed_at(f"/{db}/b", config_file, log_file), log_file)
+    wait_killed(killed_at(f"create:/{db}/b", config_file, log_file), log_file)
     for table in ("a_changelog", "a", "b_changelog"):
         assert log_versions(tables / table) == [0], table
     assert (tables / "b" / "_delta_log" / "_staged_commits").is_dir()
@@ -369,13 +291,9 @@ def test_sigkill_while_creating_delta_tables_recovers_without_help(
 
     # 3. The snapshot completes; a table created while streaming is killed at its current state's
     #    create, its changelog created, while the other tables hold their rows.
-    proc = killed_at(f"/{db}/c", config_file, log_file)
+    proc = killed_at(f"create:/{db}/c", config_file, log_file)
 
-    def snapshot_done() -> bool:
-        meta = latest_meta(wh)
-        return meta is not None and meta["batch_offset"] is not None and not in_snapshot(meta["batch_offset"])
-
-    wait_for(snapshot_done, 300, "the snapshot to complete", proc, log_file)
+    wait_for(lambda: snapshot_done(wh), 300, "the snapshot to complete", 0.1, proc, log_file)
     mysql_server.execute(
         "CREATE TABLE c (id INT PRIMARY KEY, s VARCHAR(10))",
         "INSERT INTO c VALUES (1, 'x'), (2, 'y')",
@@ -393,21 +311,11 @@ def test_sigkill_while_creating_delta_tables_recovers_without_help(
     mysql_server.execute("INSERT INTO c VALUES (3, 'last')", database=db)
     proc = start_connector(config_file, log_file)
 
-    def last_change_committing() -> bool:
-        meta = latest_meta(wh)
-        offset = (meta or {}).get("batch_offset") or {}
-        return (str(offset.get("file")), int(offset.get("pos") or 0)) >= last
-
     try:
         # (its batch's other commits complete before SIGTERM stops the connector)
-        wait_for(last_change_committing, 300, "the last change", proc, log_file)
+        wait_for(lambda: committed_past(wh, last), 300, "the last change", 0.1, proc, log_file)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            kill(proc)
-    assert proc.returncode == 0, log_file.read_text(errors="replace")[-4000:]
+        assert stop(proc) == 0, log_tail(log_file)
 
     out = io.StringIO()
     assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()

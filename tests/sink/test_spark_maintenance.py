@@ -9,12 +9,21 @@ import random
 from pathlib import Path
 
 import pytest
+from deltalake import DeltaTable as RustDeltaTable
 from pyspark.sql import SparkSession
 
 from connector.config import ConfigError, ConnectorConfig
 from sink.spark import SparkSink
 from sink.spark.maintenance import MaintenancePlan
-from tests.sink.spark_orders import Model, changelog_ids, current_rows, data_ids, workload
+from tests.sink.spark_orders import (
+    ORDERS,
+    Model,
+    changelog_ids,
+    current_rows,
+    data_ids,
+    random_order,
+    workload,
+)
 from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
 
 
@@ -75,6 +84,45 @@ def test_many_small_commits_keep_files_bounded_and_the_tables_whole(
     assert changelog_ids(spark) == data_ids(sent)
     # Maintenance commits are not the sink's: a restart resumes after the last batch.
     assert new_sink(wh).committed_offset() == sent[-1].offset
+
+
+def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(tmp_path: Path) -> None:
+    """The bound the issue asks for after 500 commits, shown cheaply: at the default
+    ``sink.spark.optimize.interval.commits`` (10) the file count falls back at every compaction, so
+    22 commits (two compactions) show every state 500 commits can reach. Insert-only batches are
+    the worst case for files (every commit adds, none removes) and the cheapest commits (appends).
+    The files are counted by delta-rs, from the Delta log alone."""
+    rng = random.Random(40)
+    em, model = Emitter(), Model()
+    wh = tmp_path / "wh"
+    sink = new_sink(wh)  # every maintenance setting at its default
+    assert sink.settings.optimize_interval_commits == 10
+    paths = (wh / "shop" / "orders_changelog", wh / "shop" / "orders")
+    files: dict[Path, list[int]] = {path: [] for path in paths}
+    compactions: dict[Path, list[int]] = {path: [] for path in paths}
+    sent = []
+    for key in range(1, 23):
+        row = random_order(rng, key)
+        model.rows[key] = row
+        records = em.insert(ORDERS, row)
+        sent.extend(records)
+        sink.send(records)
+        sink.flush()  # one batch: one commit to each Delta table
+        for path in paths:
+            table = RustDeltaTable(str(path))
+            files[path].append(len(table.file_uris()))
+            compactions[path].append(sum(h.get("operation") == "OPTIMIZE" for h in table.history()))
+    sink.close()
+    for path in paths:
+        counts, optimized = files[path], compactions[path]
+        assert optimized[9] == 1 and optimized[19] == 2, (path, optimized)  # after commits 10 and 20
+        assert counts[9] <= 2 and counts[19] <= 2, (path, counts)  # a compacted small table: 1-2 files
+        # It does not grow from cycle to cycle: a cycle reaches at most the compacted files plus
+        # what the first cycle reached, a bound for any number of commits, 500 included.
+        assert max(counts[10:20]) <= counts[9] + max(counts[:10]) <= 50, (path, counts)
+        assert max(counts[20:]) <= max(counts[10:20]), (path, counts)
+    assert current_rows(sink.spark) == model.expected()
+    assert changelog_ids(sink.spark) == data_ids(sent)
 
 
 def test_maintenance_is_spread_over_batches_most_behind_first() -> None:
