@@ -122,6 +122,12 @@ class RecordHandlers:
                     table.id,
                     table.id,
                 )
+            if self._not_snapshotted(table.id, offset):
+                log.debug(
+                    "schema change of %s: not snapshotted, its Delta tables come with its first change",
+                    table.id,
+                )
+                continue
             tb = self._batch_of(table.id, work)
             tb.note_offset(offset)
             derived = self._schema_from_table(table, tb.state)
@@ -138,6 +144,15 @@ class RecordHandlers:
                 key = known
             if info.row_type_json != tb.state.row_type_json or key != tb.state.key:
                 tb.evolve(info, key)
+
+    def _not_snapshotted(self, table_id: TableId, offset: SourceOffset | None) -> bool:
+        """A snapshot's schema change of a table whose rows it does not read
+        (``snapshot.include.collection.list``, ``mysql-cdc snapshot --table``) and that has no
+        Delta tables yet: creating them would show an empty table that MySQL holds rows of."""
+        if offset is None or not offset.in_snapshot or self.settings.snapshot_reads(table_id):
+            return False
+        state = self._state_for(table_id)
+        return state.current_schema is None and state.changelog_schema is None
 
     def _schema_from_table(
         self, table: Table, state: TableState

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from ddl.errors import ConfigError
 from ddl.model import TableId
-from ddl.properties import Property, by_name, int_of, prop, text_of
+from ddl.properties import Property, by_name, compile_regex_list, int_of, prop, text_of
 from sink.connect import REPRESENTATION_PROPERTIES
 
 ColumnFilter = Callable[[TableId, str], bool]
@@ -196,6 +196,10 @@ class SparkSinkSettings:
     # key is absent from a current-state table that is in step with MySQL, so batches of new keys
     # are appended instead of merged. Never with ``kafka_input`` (the stream may repeat an event).
     keys_are_primary: bool = True
+    # ``snapshot.include.collection.list`` (``mysql-cdc snapshot --table``): a snapshot's schema
+    # change of a table it does not read creates no Delta tables; they come with the table's first
+    # streamed change. Empty: the snapshot reads every captured table.
+    snapshot_tables: tuple[re.Pattern[str], ...] = ()
 
     @property
     def inserts_are_new(self) -> bool:
@@ -203,6 +207,10 @@ class SparkSinkSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "warehouse", warehouse_uri(str(self.warehouse)))
+
+    def snapshot_reads(self, table_id: TableId) -> bool:
+        """Does a snapshot read ``table_id``'s rows (``snapshot.include.collection.list``)?"""
+        return not self.snapshot_tables or any(p.fullmatch(str(table_id)) for p in self.snapshot_tables)
 
     def names(self, table_id: TableId) -> tuple[str, str]:
         """The catalog names of ``table_id``'s current-state and changelog tables."""
@@ -304,4 +312,7 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         app_id=f"mysql-cdc:{config.get('name') or config.get('topic.prefix') or 'connector'}",
         converter_settings=None if filtered else ValueModes.from_config(config),
         keys_are_primary=not (config.get("message.key.columns") or "").strip(),
+        snapshot_tables=compile_regex_list(
+            "snapshot.include.collection.list", config.get("snapshot.include.collection.list")
+        ),
     )
