@@ -13,6 +13,7 @@ from connector.server.connection import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from sink.base import Sink
+from sink.connect import ValueModes
 
 # -- component factories (name → "module:callable"), so config picks implementations -------------
 # Imported on first use: the Kafka and Spark implementations need kafka-python / pyspark, which a
@@ -81,10 +82,7 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
     # Snapshot connections run in database.connectionTimeZone (UTC unless a fixed offset is set).
     return ConverterSettings(
         server_time_zone=session_time_zone(config)[1],
-        decimal_handling_mode=config.get_choice("decimal.handling.mode"),
-        time_precision_mode=config.get_choice("time.precision.mode"),
-        bigint_unsigned_handling_mode=config.get_choice("bigint.unsigned.handling.mode"),
-        binary_handling_mode=config.get_choice("binary.handling.mode"),
+        **ValueModes.read(config),
         enable_time_adjuster=config.get_bool("enable.time.adjuster"),
         propagate_source_type=tuple(config.get_list("column.propagate.source.type")),
         datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),

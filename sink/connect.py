@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ddl.properties import Property, PropertySource, bool_of, prop
+from ddl.properties import Property, PropertySource, bool_of, by_name, choice_of, prop
 
 # How values are represented (the converters build these; the Spark sink types columns by them).
 REPRESENTATION_PROPERTIES: tuple[Property, ...] = (
@@ -55,6 +55,34 @@ REPRESENTATION_PROPERTIES: tuple[Property, ...] = (
         choices=("bytes", "base64", "base64-url-safe", "hex"),
     ),
 )
+
+_MODES = by_name(REPRESENTATION_PROPERTIES)
+
+
+def _mode_default(key: str) -> str:
+    return _MODES[key].default or ""
+
+
+@dataclass(frozen=True)
+class ValueModes:
+    """How values are represented, typed: the REPRESENTATION_PROPERTIES, built once from the
+    property table. The one value-modes type: the connector's converters extend it
+    (``ConverterSettings``), the Spark sink types its columns by it."""
+
+    decimal_handling_mode: str = _mode_default("decimal.handling.mode")
+    time_precision_mode: str = _mode_default("time.precision.mode")
+    bigint_unsigned_handling_mode: str = _mode_default("bigint.unsigned.handling.mode")
+    binary_handling_mode: str = _mode_default("binary.handling.mode")
+
+    @classmethod
+    def from_config(cls, config: PropertySource) -> ValueModes:
+        return cls(**cls.read(config))
+
+    @staticmethod
+    def read(config: PropertySource) -> dict[str, str]:
+        """The modes as keyword arguments (for a subclass built with more settings)."""
+        return {spec.name.replace(".", "_"): choice_of(config, spec) for spec in REPRESENTATION_PROPERTIES}
+
 
 # The JSON converter's envelope: whether keys and values carry their schema.
 CONVERTER_PROPERTIES: tuple[Property, ...] = (

@@ -28,7 +28,7 @@ from pyspark.sql.types import (
 
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, canonical_type
 from ddl.model import Column as MysqlColumn
-from sink.spark.settings import RepresentationModes
+from sink.connect import ValueModes
 from sink.spark_mapping import RowConvert, field_mapping, row_converter, row_struct_type
 
 _IDENT = r"(?:`((?:[^`]|``)+)`|([A-Za-z0-9_$\u0080-\uffff]+))"
@@ -98,7 +98,7 @@ def _decimal_node(precision: int, scale: int) -> dict[str, Any]:
     }
 
 
-def _column_type_node(column: MysqlColumn, modes: RepresentationModes) -> dict[str, Any] | None:
+def _column_type_node(column: MysqlColumn, modes: ValueModes) -> dict[str, Any] | None:
     """The Connect type of a column's values (without name, optionality and default); None when it
     is not certain from the column alone."""
     kind = canonical_type(column.data_type)
@@ -166,9 +166,7 @@ def _column_default(column: MysqlColumn, node: Mapping[str, Any]) -> Any:
     return None
 
 
-def field_of_column(
-    column: MysqlColumn, modes: RepresentationModes, with_default: bool
-) -> dict[str, Any] | None:
+def field_of_column(column: MysqlColumn, modes: ValueModes, with_default: bool) -> dict[str, Any] | None:
     """The Connect field (JSON layout) a change event carries for ``column``, as far as its Spark
     column shows; ``with_default``: the default matters (the column is new and fills old rows).
     None when that is not certain from the ``tableChanges`` column alone."""

@@ -11,7 +11,7 @@ from typing import Protocol
 from ddl.errors import ConfigError
 from ddl.model import TableId
 from ddl.properties import Property, by_name, compile_regex_list, int_of, prop, text_of
-from sink.connect import REPRESENTATION_PROPERTIES
+from sink.connect import REPRESENTATION_PROPERTIES, ValueModes
 
 ColumnFilter = Callable[[TableId, str], bool]
 
@@ -129,40 +129,6 @@ class SparkSinkConfig(Protocol):
     def subset(self, prefix: str) -> Mapping[str, str]: ...
 
 
-class RepresentationModes(Protocol):
-    """The value representation properties that decide a column's Connect type (the connector's
-    ``ConverterSettings`` has these attributes, as has :class:`ValueModes`)."""
-
-    @property
-    def decimal_handling_mode(self) -> str: ...
-
-    @property
-    def bigint_unsigned_handling_mode(self) -> str: ...
-
-    @property
-    def binary_handling_mode(self) -> str: ...
-
-
-@dataclass(frozen=True)
-class ValueModes:
-    """``decimal.handling.mode``, ``bigint.unsigned.handling.mode`` and ``binary.handling.mode``."""
-
-    decimal_handling_mode: str = _default("decimal.handling.mode")
-    bigint_unsigned_handling_mode: str = _default("bigint.unsigned.handling.mode")
-    binary_handling_mode: str = _default("binary.handling.mode")
-
-    @classmethod
-    def from_config(cls, config: SparkSinkConfig) -> ValueModes:
-        def mode(key: str) -> str:
-            return (text_of(config, _REPRESENTATION[key]) or "").strip().lower()
-
-        return cls(
-            mode("decimal.handling.mode"),
-            mode("bigint.unsigned.handling.mode"),
-            mode("binary.handling.mode"),
-        )
-
-
 @dataclass(frozen=True)
 class SparkSinkSettings:
     warehouse: str  # a Hadoop file system URI (file:, hdfs:, s3a:, abfss: ...), no trailing slash
@@ -183,7 +149,7 @@ class SparkSinkSettings:
     app_id: str = "mysql-cdc"
     # Lets schema change events evolve the tables before the table's next change event arrives
     # (the events' value representation modes). None: tables follow the change events only.
-    converter_settings: RepresentationModes | None = None
+    converter_settings: ValueModes | None = None
     # The columns the change events carry, when the connector leaves some out.
     column_filter: ColumnFilter | None = None
     # Events arrive through Kafka (``mysql-cdc spark-apply``), not from this process's connector:

@@ -18,11 +18,11 @@ from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError
 from ddl.model import TableId
 from ddl.properties import MappingSource, by_name
-from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES
+from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES, ValueModes
 from sink.jsonl import JSONL_PROPERTIES
 from sink.kafka.client import client_kwargs
 from sink.kafka.settings import KAFKA_SINK_PROPERTIES
-from sink.spark.settings import SPARK_SINK_PROPERTIES, ValueModes, settings_from_config
+from sink.spark.settings import SPARK_SINK_PROPERTIES, settings_from_config
 from snapshot.errors import SnapshotConfigError
 from snapshot.settings import SNAPSHOT_PROPERTIES, SnapshotSettings
 
@@ -96,9 +96,7 @@ def test_spark_defaults_are_its_declarations(tmp_path: Path):
     assert settings.evolution == declared["sink.spark.schema.evolution"].default
     representation = by_name(REPRESENTATION_PROPERTIES)
     assert settings.converter_settings == ValueModes(
-        representation["decimal.handling.mode"].default or "",
-        representation["bigint.unsigned.handling.mode"].default or "",
-        representation["binary.handling.mode"].default or "",
+        **{key.replace(".", "_"): spec.default or "" for key, spec in representation.items()}
     )
 
 

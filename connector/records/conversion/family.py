@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddl.model import Column
-from sink.connect import ConnectSchema, Field
+from sink.connect import ConnectSchema, Field, ValueModes
 
 Convert = Callable[[Any], Any]
 
@@ -19,13 +19,10 @@ UTC = dt.UTC
 
 
 @dataclass(frozen=True)
-class ConverterSettings:
-    """The connector properties that change how values are represented (reference section 2.3)."""
+class ConverterSettings(ValueModes):
+    """The connector properties that change how values are represented (reference section 2.3):
+    the value modes, and what the converters need besides."""
 
-    decimal_handling_mode: str = "precise"  # precise | double | string
-    time_precision_mode: str = "adaptive_time_microseconds"  # adaptive_time_microseconds | adaptive | connect
-    bigint_unsigned_handling_mode: str = "long"  # long | precise
-    binary_handling_mode: str = "bytes"  # bytes | base64 | base64-url-safe | hex
     enable_time_adjuster: bool = True
     # Time zone of the snapshot connection's session: TIMESTAMP text is in this zone.
     server_time_zone: dt.tzinfo = UTC
