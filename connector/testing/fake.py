@@ -60,7 +60,7 @@ from connector.binlog.server_stream import RawEvent
 from connector.config import ConnectorConfig, property_texts
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.dispatch.schema_state import SchemaState
-from connector.embedded.api import EventLog, EventStream
+from connector.embedded.events import EventLog, EventStream
 from connector.factories import SINK_FACTORIES, converter_settings, load_factory
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.filters import TableFilter
