@@ -48,11 +48,11 @@ from ddl.position import BinlogPosition
 from snapshot.binlog_status import Connect, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
-from snapshot.policy.locking import LockingStrategy
+from snapshot.policy.locking import LockingStrategy, LockState
 from snapshot.policy.queries import SELECT_ALL, quote_identifier, quote_table
 from snapshot.progress import ProgressReporter, auto_progress
 from snapshot.rows.chunked import ReaderPool, plan_chunks, scan_chunked
-from snapshot.rows.scan import SnapshotCancelled, TableJob, scan_parallel, scan_serial
+from snapshot.rows.scan import SnapshotCancelled, TableJob, TableScan
 from snapshot.server_sql import (
     abandon,
     create_database_statement,
@@ -190,72 +190,23 @@ class Snapshotter:
         progress = self.progress or auto_progress()
         main = self._connect()
         connections = [main]
-        state = _LockState()
+        state = LockState()
         pool: ReaderPool | None = None
         try:
             main.autocommit(False)
-            version = main.get_server_info()
-            if flavor_of(version) != self.flavor:
-                log.warning(
-                    "server version %r does not look like %s; using its own flavor", version, self.flavor
-                )
-            flavor = flavor_of(version)
+            version, flavor = self._server_flavor(main)
             cur = main.cursor()
             plan = self._plan(self._list_tables(cur), tables)
             self.planned_tables = tuple(plan.data_tables) if data else ()
-            if data and plan.data_tables and self._chunked():
-                assert self._reader_connect is not None
-                # Connected before the lock, so that the lock is not held while processes start.
-                pool = ReaderPool(self._reader_connect, self.settings.max_threads, self.settings.batch_rows)
-                pool.start(self._cancelled)
-            else:
-                readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
-                for _ in range(readers - 1):
-                    connections.append(self._open_reader())
-
-            # -- lock ------------------------------------------------------------------------------
-            execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            seconds = self.settings.lock_timeout_ms // 1000
-            execute(cur, f"SET SESSION lock_wait_timeout={seconds}")
-            try:
-                execute(cur, f"SET SESSION innodb_lock_wait_timeout={seconds}")
-            except pymysql.MySQLError as exc:
-                reraise_if_disconnected(exc)
-                log.warning("Unable to set innodb_lock_wait_timeout: %s", exc)
-            if strategy.global_lock_sql is not None:
-                self._global_lock(cur, strategy, state)
-                if strategy.reset_isolation_after_lock:
-                    execute(cur, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                if strategy.consistent_snapshot_transaction:
-                    try:
-                        execute(cur, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-                    except pymysql.MySQLError:
-                        log.error(
-                            "It's possible to receive duplicated events between snapshot and streaming. "
-                            "It can be caused by an unsupported engine"
-                        )
-                        raise
-                if not state.global_lock:
-                    if not strategy.table_lock_fallback:
-                        raise SnapshotError(
-                            f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
-                            f"{strategy.mode} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
-                            "connector user, or use snapshot.locking.mode=minimal"
-                        )
-                    self._table_lock(cur, plan.data_tables, state)
+            pool = self._open_readers(plan, data, connections)
+            self._lock(cur, plan, state)
 
             # -- position --------------------------------------------------------------------------
             position = read_binlog_position(cur, flavor, version)
             log.info("Read binlog position %s", position)
             listener.on_position(position)
             if strategy.locking:
-                # Pin the extra readers' views while writes are still blocked: they see exactly the
-                # state at the position, like the main connection.
-                for conn in connections[1:]:
-                    with conn.cursor() as rc:
-                        execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-                if pool is not None:
-                    pool.begin(self._cancelled)
+                self._pin_readers(connections[1:], pool)
 
             # -- structure -------------------------------------------------------------------------
             deferred = (
@@ -265,45 +216,8 @@ class Snapshotter:
             if state.global_lock and strategy.release_after_schema:
                 self._unlock(cur, state)
 
-            # -- rows ------------------------------------------------------------------------------
-            counts: dict[TableId, int] = {}
-            if data and plan.data_tables:
-                jobs = self._jobs(cur, plan.data_tables)
-                self.planned_tables = tuple(job.table_id for job in jobs)
-                progress.planned({job.table_id: job.estimated_rows for job in jobs})
-                if pool is not None:
-                    chunks = plan_chunks(
-                        cur,
-                        jobs,
-                        self.settings.max_threads,
-                        self.settings.max_threads_multiplier,
-                        lambda job: self._splittable(job.table_id),
-                    )
-                    counts = scan_chunked(main, pool, chunks, listener, progress, self._cancelled)
-                elif len(connections) > 1:
-                    counts = scan_parallel(
-                        connections, jobs, listener, progress, self.settings.batch_rows, self._cancelled
-                    )
-                else:
-                    counts = scan_serial(
-                        main, jobs, listener, progress, self.settings.batch_rows, self._cancelled
-                    )
-
-            # -- release ---------------------------------------------------------------------------
-            if state.table_lock:
-                # COMMIT first: UNLOCK TABLES would commit implicitly, but the locks must outlive the
-                # transaction that read under them.
-                execute_commit(main)
-                self._unlock(cur, state)
-                with server_time_zone(cur):
-                    for table_id in deferred:
-                        ddl = show_create_table(cur, table_id)
-                        if ddl is not None:
-                            listener.on_schema_statement(ddl, table_id.database)
-                            statements += 1
-            elif state.global_lock:
-                self._unlock(cur, state)
-            main.rollback()
+            counts = self._read_rows(cur, connections, pool, plan, listener, progress) if data else {}
+            statements += self._release(main, cur, state, deferred, listener)
             self.last_summary = SnapshotSummary(
                 position,
                 MappingProxyType(counts),
@@ -327,6 +241,129 @@ class Snapshotter:
                 if conn.open:
                     with contextlib.suppress(Exception):
                         conn.close()
+
+    # -- the run's steps ---------------------------------------------------------------------------
+    def _server_flavor(self, main: pymysql.connections.Connection) -> tuple[str, str]:
+        """The server's version and the flavor it shows (which wins over the configured one)."""
+        version = main.get_server_info()
+        if flavor_of(version) != self.flavor:
+            log.warning("server version %r does not look like %s; using its own flavor", version, self.flavor)
+        return version, flavor_of(version)
+
+    def _open_readers(
+        self, plan: _Plan, data: bool, connections: list[pymysql.connections.Connection]
+    ) -> ReaderPool | None:
+        """The chunked snapshot's reader processes, or the extra reader connections (appended to
+        ``connections``); connected before the lock, so that the lock is not held while they start."""
+        if data and plan.data_tables and self._chunked():
+            assert self._reader_connect is not None
+            pool = ReaderPool(self._reader_connect, self.settings.max_threads, self.settings.batch_rows)
+            pool.start(self._cancelled)
+            return pool
+        readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
+        for _ in range(readers - 1):
+            connections.append(self._open_reader())
+        return None
+
+    def _lock(self, cur: Any, plan: _Plan, state: LockState) -> None:
+        """Isolation, lock timeouts, then the global read lock or the table locks (the locking mode's)."""
+        strategy = self.settings.strategy
+        execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        seconds = self.settings.lock_timeout_ms // 1000
+        execute(cur, f"SET SESSION lock_wait_timeout={seconds}")
+        try:
+            execute(cur, f"SET SESSION innodb_lock_wait_timeout={seconds}")
+        except pymysql.MySQLError as exc:
+            reraise_if_disconnected(exc)
+            log.warning("Unable to set innodb_lock_wait_timeout: %s", exc)
+        if strategy.global_lock_sql is None:
+            return
+        self._global_lock(cur, strategy, state)
+        if strategy.reset_isolation_after_lock:
+            execute(cur, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        if strategy.consistent_snapshot_transaction:
+            try:
+                execute(cur, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            except pymysql.MySQLError:
+                log.error(
+                    "It's possible to receive duplicated events between snapshot and streaming. "
+                    "It can be caused by an unsupported engine"
+                )
+                raise
+        if not state.global_lock:
+            if not strategy.table_lock_fallback:
+                raise SnapshotError(
+                    f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
+                    f"{strategy.mode} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
+                    "connector user, or use snapshot.locking.mode=minimal"
+                )
+            self._table_lock(cur, plan.data_tables, state)
+
+    def _pin_readers(
+        self, readers: Sequence[pymysql.connections.Connection], pool: ReaderPool | None
+    ) -> None:
+        """Pin the extra readers' views while writes are still blocked: they see exactly the state at
+        the position, like the main connection."""
+        for conn in readers:
+            with conn.cursor() as rc:
+                execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        if pool is not None:
+            pool.begin(self._cancelled)
+
+    def _read_rows(
+        self,
+        cur: Any,
+        connections: Sequence[pymysql.connections.Connection],
+        pool: ReaderPool | None,
+        plan: _Plan,
+        listener: SnapshotListener,
+        progress: ProgressReporter,
+    ) -> dict[TableId, int]:
+        """The planned tables' rows: in chunks on the reader processes, a table per connection, or
+        one table after the other on the main connection. Returns the rows read per table."""
+        if not plan.data_tables:
+            return {}
+        jobs = self._jobs(cur, plan.data_tables)
+        self.planned_tables = tuple(job.table_id for job in jobs)
+        progress.planned({job.table_id: job.estimated_rows for job in jobs})
+        if pool is not None:
+            chunks = plan_chunks(
+                cur,
+                jobs,
+                self.settings.max_threads,
+                self.settings.max_threads_multiplier,
+                lambda job: self._splittable(job.table_id),
+            )
+            return scan_chunked(connections[0], pool, chunks, listener, progress, self._cancelled)
+        scan = TableScan(jobs, listener, progress, self.settings.batch_rows, self._cancelled)
+        return scan.parallel(connections) if len(connections) > 1 else scan.serial(connections[0])
+
+    def _release(
+        self,
+        main: pymysql.connections.Connection,
+        cur: Any,
+        state: LockState,
+        deferred: Sequence[TableId],
+        listener: SnapshotListener,
+    ) -> int:
+        """Locks released and the transaction ended; under table locks, then the structure of the
+        ``deferred`` tables. Returns how many schema statements that added."""
+        statements = 0
+        if state.table_lock:
+            # COMMIT first: UNLOCK TABLES would commit implicitly, but the locks must outlive the
+            # transaction that read under them.
+            execute_commit(main)
+            self._unlock(cur, state)
+            with server_time_zone(cur):
+                for table_id in deferred:
+                    ddl = show_create_table(cur, table_id)
+                    if ddl is not None:
+                        listener.on_schema_statement(ddl, table_id.database)
+                        statements += 1
+        elif state.global_lock:
+            self._unlock(cur, state)
+        main.rollback()
+        return statements
 
     # -- steps -------------------------------------------------------------------------------------
     def _chunked(self) -> bool:
@@ -403,7 +440,7 @@ class Snapshotter:
         )
         return _Plan(schema_tables, data_tables)
 
-    def _global_lock(self, cur: Any, strategy: LockingStrategy, state: _LockState) -> None:
+    def _global_lock(self, cur: Any, strategy: LockingStrategy, state: LockState) -> None:
         assert strategy.global_lock_sql is not None
         log.info("Flush and obtain global read lock to prevent writes to database")
         try:
@@ -420,7 +457,7 @@ class Snapshotter:
             return
         state.lock_acquired("global")
 
-    def _table_lock(self, cur: Any, tables: Sequence[TableId], state: _LockState) -> None:
+    def _table_lock(self, cur: Any, tables: Sequence[TableId], state: LockState) -> None:
         if not has_privilege(cur, "LOCK TABLES"):
             raise SnapshotError(
                 "User does not have the 'LOCK TABLES' privilege required to obtain a consistent snapshot by "
@@ -433,7 +470,7 @@ class Snapshotter:
             execute(cur, "LOCK TABLES " + ", ".join(f"{quote_table(t)} READ" for t in tables))
         state.lock_acquired("table")
 
-    def _unlock(self, cur: Any, state: _LockState) -> None:
+    def _unlock(self, cur: Any, state: LockState) -> None:
         log.info("Releasing %s read lock to enable MySQL writes", "global" if state.global_lock else "table")
         execute(cur, "UNLOCK TABLES")
         held = state.lock_released()
@@ -541,30 +578,6 @@ class Snapshotter:
         return self.settings.select_for(
             table_id, [quote_identifier(c) for c in columns] if columns else ["*"]
         )
-
-
-@dataclass
-class _LockState:
-    global_lock: bool = False
-    table_lock: bool = False
-    used_global: bool = False
-    used_table: bool = False
-    refusal: str = ""
-    acquired_at: float = 0.0
-    blocked_seconds: float = 0.0
-
-    def lock_acquired(self, kind: str) -> None:
-        self.acquired_at = time.monotonic()
-        if kind == "global":
-            self.global_lock = self.used_global = True
-        else:
-            self.table_lock = self.used_table = True
-
-    def lock_released(self) -> float:
-        held = time.monotonic() - self.acquired_at
-        self.blocked_seconds += held
-        self.global_lock = self.table_lock = False
-        return held
 
 
 def _picklable(value: object) -> bool:

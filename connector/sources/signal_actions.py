@@ -57,7 +57,7 @@ from snapshot.binlog_status import gtids_at, position_problem, stream_start_prob
 from snapshot.policy.queries import quote_table
 from snapshot.progress import LogProgress
 from snapshot.rows.chunks import ChunkQuery
-from snapshot.rows.scan import TableJob, scan_serial
+from snapshot.rows.scan import TableJob, TableScan
 from snapshot.server_sql import server_time_zone, show_create_table
 
 log = logging.getLogger(__name__)
@@ -332,7 +332,7 @@ class SignalActions:
                         dispatcher.dispatch_schema_change(
                             statement, job.table_id.database, offset, schema_where, offset
                         )
-            counts = scan_serial(conn, jobs, listener, LogProgress(), 1024, threading.Event())
+            counts = TableScan(jobs, listener, LogProgress(), 1024, threading.Event()).serial(conn)
         finally:
             conn.close()
         dispatcher.emitter.advance(paused_at)

@@ -90,6 +90,34 @@ _FL_STANDALONE = 0x01
 _CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
 
 
+def _dispatcher(
+    config: ConnectorConfig,
+    builder: EventBuilder,
+    table_filter: TableFilter,
+    schema: SchemaState,
+    emitter: Emitter,
+    transactions: TransactionMetadata | None,
+    metrics: ConnectorMetrics | None,
+) -> EventDispatcher:
+    """The stream's dispatcher, with the schema and failure handling modes and
+    ``skip.messages.without.change``."""
+    dispatcher = EventDispatcher(
+        builder,
+        table_filter,
+        schema,
+        emitter,
+        transactions,
+        config.get_choice("inconsistent.schema.handling.mode"),
+        config.get_choice("event.processing.failure.handling.mode"),
+        metrics.streaming if metrics is not None else None,
+    )
+    if config.get_bool("skip.messages.without.change"):
+        dispatcher.skip_unchanged = True
+        if metrics is not None:
+            metrics.streaming.unchanged_skipped = 0
+    return dispatcher
+
+
 class StreamingSource:
     """Follows the binlog from ``offset`` and hands every captured row, DDL statement, transaction
     boundary and heartbeat to the one ``EventDispatcher``."""
@@ -122,20 +150,7 @@ class StreamingSource:
             transactions = TransactionMetadata.from_offset(
                 builder.naming.transaction_topic(), start, builder.transaction_maker
             )
-        self.dispatcher = EventDispatcher(
-            builder,
-            table_filter,
-            schema,
-            emitter,
-            transactions,
-            config.get_choice("inconsistent.schema.handling.mode"),
-            config.get_choice("event.processing.failure.handling.mode"),
-            metrics.streaming if metrics is not None else None,
-        )
-        if config.get_bool("skip.messages.without.change"):
-            self.dispatcher.skip_unchanged = True
-            if metrics is not None:
-                metrics.streaming.unchanged_skipped = 0
+        self.dispatcher = _dispatcher(config, builder, table_filter, schema, emitter, transactions, metrics)
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         # Signals and on-demand snapshots (connector.sources.signal_actions), on this thread.
         self.signals = SignalActions(config, self, flavor, in_process_signals)

@@ -177,6 +177,13 @@ class FakeConnector(EventStream):
         self._log = EventLog()
         self._drain_mark = 0
         self._normalizers = Normalizers()
+        self._create_schema(ddl, database, charset, collation)
+        for sink in sinks:
+            self.add_sink(sink)
+
+    def _create_schema(self, ddl: str | Iterable[str], database: str, charset: str, collation: str) -> None:
+        """The server's charset, ``database`` and the tables of ``ddl``, as if they existed before the
+        connector started (no schema change records)."""
         statements = [ddl] if isinstance(ddl, str) else list(ddl)
         self._apply_silently(f"SET character_set_server={charset}, collation_server={collation};", "")
         self._apply_silently(
@@ -184,8 +191,6 @@ class FakeConnector(EventStream):
         )
         for statement in statements:
             self._apply_silently(statement, database)
-        for sink in sinks:
-            self.add_sink(sink)
 
     @property
     def file(self) -> str:

@@ -283,36 +283,7 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
             _on_update_value(c)
             # Debezium marks ON UPDATE CURRENT_TIMESTAMP columns auto-incremented and generated.
             auto_increment = True
-        elif word in ("COLUMN_FORMAT", "STORAGE"):
-            c.advance()
-            c.advance()
-        elif word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
-            c.advance()
-            c.accept_equals()
-            c.string()
-        elif word == "SRID" or word == "REF_SYSTEM_ID":
-            c.advance()
-            c.accept_equals()
-            c.integer("SRID")
-        elif word == "REFERENCES":
-            parse_reference(c)
-        elif word == "CONSTRAINT" or word == "CHECK":
-            if c.accept("CONSTRAINT") and c.word() != "CHECK":
-                c.identifier("constraint name")
-            c.expect("CHECK")
-            c.skip_parenthesized()
-            enforced(c)
-        elif c.accept("NOT", "SECONDARY"):
-            pass
-        elif word == "COMPRESSED":
-            c.advance()
-            if c.accept_type(TokenType.EQ):
-                c.identifier("compression method")
-        elif c.accept("WITH", "SYSTEM", "VERSIONING") or c.accept("WITHOUT", "SYSTEM", "VERSIONING"):
-            pass
-        elif word in ("BINARY", "ASCII", "UNICODE", "BYTE"):
-            c.advance()
-        else:
+        elif not _skip_ignored_attribute(c, word):
             raise c.error(f"unexpected text in the definition of column {name!r}")
     if serial and nullable is None:
         nullable = False
@@ -329,6 +300,49 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
         serial=serial,
         invisible=invisible,
     )
+
+
+def _skip_ignored_attribute(c: Cursor, word: str) -> bool:
+    """Skips a column attribute that changes nothing in the column's structure (storage, engine
+    attributes, SRID, references, checks, compression, versioning, charset shorthands); False when
+    the text at the cursor is none of them."""
+    if word in ("COLUMN_FORMAT", "STORAGE"):
+        c.advance()
+        c.advance()
+        return True
+    if word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
+        c.advance()
+        c.accept_equals()
+        c.string()
+        return True
+    if word == "SRID" or word == "REF_SYSTEM_ID":
+        c.advance()
+        c.accept_equals()
+        c.integer("SRID")
+        return True
+    if word == "REFERENCES":
+        parse_reference(c)
+        return True
+    if word == "CONSTRAINT" or word == "CHECK":
+        if c.accept("CONSTRAINT") and c.word() != "CHECK":
+            c.identifier("constraint name")
+        c.expect("CHECK")
+        c.skip_parenthesized()
+        enforced(c)
+        return True
+    if c.accept("NOT", "SECONDARY"):
+        return True
+    if word == "COMPRESSED":
+        c.advance()
+        if c.accept_type(TokenType.EQ):
+            c.identifier("compression method")
+        return True
+    if c.accept("WITH", "SYSTEM", "VERSIONING") or c.accept("WITHOUT", "SYSTEM", "VERSIONING"):
+        return True
+    if word in ("BINARY", "ASCII", "UNICODE", "BYTE"):
+        c.advance()
+        return True
+    return False
 
 
 def _with_charset(data_type: DataTypeSpec, charset: str | None, collation: str | None) -> DataTypeSpec:
