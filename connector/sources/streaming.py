@@ -18,7 +18,6 @@ from pymysqlreplication.event import (
     HeartbeatLogEvent,
     MariadbAnnotateRowsEvent,
     MariadbGtidEvent,
-    QueryEvent,
     RotateEvent,
     RowsQueryLogEvent,
     XidEvent,
@@ -60,7 +59,7 @@ from connector.sources.heartbeat import Heartbeat
 from connector.sources.offset_context import BinlogOffsetContext
 from connector.sources.signal_actions import SignalActions
 from connector.sources.signals import InProcessSignalChannel
-from connector.sources.transaction_buffer import TransactionBuffer
+from connector.sources.transaction_buffer import QueryStatement, TransactionBuffer
 from ddl.flavor import ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
@@ -178,7 +177,6 @@ class StreamingSource:
         self._handlers: dict[type, Callable[[RawEvent], None]] = {
             GtidEvent: self._on_gtid,
             MariadbGtidEvent: self._on_gtid,
-            QueryEvent: self._on_query,
             XidEvent: self._on_xid,
             WriteRowsEvent: self._on_rows,
             UpdateRowsEvent: self._on_rows,
@@ -351,7 +349,8 @@ class StreamingSource:
             self.dispatcher.dispatch_heartbeat(self.heartbeat, self.offset())
 
     # -- event handling ----------------------------------------------------------------------------
-    def _handle(self, raw: RawEvent) -> None:
+    def _handle(self, raw: RawEvent, statement: QueryStatement | None = None) -> None:
+        """One event from the buffer; a QUERY event comes with its statement, read once there."""
         event = raw.event
         if isinstance(event, HeartbeatLogEvent):
             if self.metrics is not None:
@@ -373,7 +372,9 @@ class StreamingSource:
         context.on_event(raw)
         handler = self._handlers_by_type.get(raw.event_type) or self._handlers.get(type(event))
         self._raw = raw
-        if handler is not None:
+        if statement is not None:
+            self._on_query(raw, statement)
+        elif handler is not None:
             handler(raw)
         else:
             if not context.skip_events:
@@ -420,10 +421,10 @@ class StreamingSource:
         txn_id = txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
         self.dispatcher.dispatch_transaction_begin(txn_id, raw.timestamp * 1000, self.offset())
 
-    def _on_query(self, raw: RawEvent) -> None:
+    def _on_query(self, raw: RawEvent, statement: QueryStatement) -> None:
         event = raw.event
-        sql = event.query.strip()
-        upper = sql.upper()
+        sql = statement.sql
+        upper = statement.keyword
         context = self.context
         if upper == "BEGIN" or upper.startswith("XA START"):
             txn = context.txn or context.begin(raw)
