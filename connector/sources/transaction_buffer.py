@@ -50,7 +50,9 @@ class RolledBackRowsEmitted(ReplicationError):
     """A rollback in the binlog covers rows that were already handed on (no or too small a buffer)."""
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: one is made per QUERY event (every transaction's BEGIN), and a frozen dataclass's
+# __init__ costs three times as much.
+@dataclass(slots=True)
 class QueryStatement:
     """A QUERY event's statement, read once for the buffer and the stream (``StreamingSource``):
     ``sql`` as written, stripped (a DDL statement is recorded with it); ``text`` with its white space
