@@ -42,17 +42,7 @@ __all__ = [
 
 # The public API, importable as ``from connector import EmbeddedEngine`` without making a plain
 # ``import connector`` (the pytest plugin, the CLI) load the engine.
-_ERRORS = (
-    "ConfigError",
-    "DdlError",
-    "MysqlCdcError",
-    "OffsetError",
-    "PrerequisiteError",
-    "ReplicationError",
-    "SchemaHistoryError",
-    "SinkError",
-    "SnapshotError",
-)
+_ERRORS = tuple(name for name in __all__ if name.endswith("Error"))  # from connector.errors
 _EMBEDDED_API = {
     **dict.fromkeys(_ERRORS, "connector.errors"),
     "__version__": "connector.version",

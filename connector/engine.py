@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery.batches import Delivery
-from connector.delivery.exactly_once import exactly_once_from_config
+from connector.delivery.exactly_once import OffsetTransactions, exactly_once_from_config
 from connector.dispatch.schema_state import SchemaState
 from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
 from connector.log_format import set_context
@@ -104,24 +104,9 @@ class Engine:
             self.builder.table_schema,
             self.filter.always,
         )
-        commit_interval_ms = config.int_of("offset.flush.interval.ms")
-        if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
-            commit_interval_ms = self.exactly_once.interval_ms
         # Without exactly-once, a second instance on the same Kafka is refused at start-up.
         self.instance_guard = None if self.exactly_once.enabled else instance_guard(config)
-        self.delivery = Delivery(
-            self.sinks,
-            self.offsets,
-            config.int_of("max.batch.size"),
-            config.int_of("poll.interval.ms") / 1000,
-            on_delivered,
-            commit_interval_s=commit_interval_ms / 1000,
-            transforms=with_post_processors(build_chain(config.raw), self.post_processors),
-            max_queue=config.int_of("max.queue.size"),
-            metrics=self.metrics,
-            transaction=transaction,
-            commit_each_batch=self.exactly_once.enabled and self.exactly_once.boundary == "poll",
-        )
+        self.delivery = self._delivery(on_delivered, transaction)
         self.metrics.queued = lambda: self.delivery.queued
         # notification.enabled.channels: the snapshots' notifications (connector.notifications).
         self.notifications = NotificationService(config)
@@ -148,6 +133,31 @@ class Engine:
                 self, self.notifications, self._scanned_tables, self._planned_tables
             ),
             metrics=self.metrics,
+        )
+
+    def _delivery(
+        self,
+        on_delivered: Callable[[Sequence[ChangeRecord]], None] | None,
+        transaction: OffsetTransactions | None,
+    ) -> Delivery:
+        """The delivery stage: batches to the sinks through the post processors and transforms, the
+        offset committed at the interval (or, exactly once, with each transaction's records)."""
+        config = self.config
+        commit_interval_ms = config.int_of("offset.flush.interval.ms")
+        if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
+            commit_interval_ms = self.exactly_once.interval_ms
+        return Delivery(
+            self.sinks,
+            self.offsets,
+            config.int_of("max.batch.size"),
+            config.int_of("poll.interval.ms") / 1000,
+            on_delivered,
+            commit_interval_s=commit_interval_ms / 1000,
+            transforms=with_post_processors(build_chain(config.raw), self.post_processors),
+            max_queue=config.int_of("max.queue.size"),
+            metrics=self.metrics,
+            transaction=transaction,
+            commit_each_batch=self.exactly_once.enabled and self.exactly_once.boundary == "poll",
         )
 
     # -- lifecycle ----------------------------------------------------------------------------------

@@ -6,16 +6,15 @@ the connector's own families are defined here, and everything is re-exported fro
 
 from __future__ import annotations
 
-from ddl.errors import (
-    ConfigError,
-    DdlError,
-    MysqlCdcError,
-    OffsetError,
-    SchemaHistoryError,
-    StoredStateError,
-)
-from sink.base import SinkError
-from snapshot.errors import SnapshotError
+# Re-exported (``X as X``): the lower layers' error classes, importable from here.
+from ddl.errors import ConfigError as ConfigError
+from ddl.errors import DdlError as DdlError
+from ddl.errors import MysqlCdcError as MysqlCdcError
+from ddl.errors import OffsetError as OffsetError
+from ddl.errors import SchemaHistoryError as SchemaHistoryError
+from ddl.errors import StoredStateError as StoredStateError
+from sink.base import SinkError as SinkError
+from snapshot.errors import SnapshotError as SnapshotError
 
 
 class PrerequisiteError(MysqlCdcError, RuntimeError):
@@ -25,17 +24,3 @@ class PrerequisiteError(MysqlCdcError, RuntimeError):
 class ReplicationError(MysqlCdcError, RuntimeError):
     """The binlog stream cannot be followed (lost connection, refused position, unsupported event,
     a row that does not fit the known table structure)."""
-
-
-__all__ = [
-    "ConfigError",
-    "DdlError",
-    "MysqlCdcError",
-    "OffsetError",
-    "PrerequisiteError",
-    "ReplicationError",
-    "SchemaHistoryError",
-    "SinkError",
-    "SnapshotError",
-    "StoredStateError",
-]

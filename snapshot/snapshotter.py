@@ -34,7 +34,7 @@ import pickle
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -48,19 +48,30 @@ from ddl.position import BinlogPosition
 from snapshot.binlog_status import Connect, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener
-from snapshot.policy.locking import LockingStrategy
+from snapshot.policy.locking import LockingStrategy, LockState
 from snapshot.policy.queries import SELECT_ALL, quote_identifier, quote_table
 from snapshot.progress import ProgressReporter, auto_progress
 from snapshot.rows.chunked import ReaderPool, plan_chunks, scan_chunked
-from snapshot.rows.scan import SnapshotCancelled, TableJob, scan_parallel, scan_serial
+from snapshot.rows.scan import SnapshotCancelled, TableJob, TableScan
+from snapshot.server_sql import (
+    abandon,
+    create_database_statement,
+    execute,
+    execute_commit,
+    has_privilege,
+    optional_text,
+    reraise_if_disconnected,
+    server_time_zone,
+    set_statement_for,
+    show_create_table,
+    sql_string,
+    text_of,
+)
 from snapshot.settings import OVERRIDES_KEY, ROW_COUNT_ORDERS, PropertySource, SnapshotSettings
 
 log = logging.getLogger(__name__)
 
 BUILTIN_DATABASES = frozenset({"mysql", "performance_schema", "sys", "information_schema"})
-# pymysql error codes that mean the connection itself is gone (not a refused statement).
-_CONNECTION_LOST = frozenset({2006, 2013, 2055})
-_NO_SUCH_TABLE = 1146
 
 __all__ = [
     "OVERRIDES_KEY",
@@ -77,31 +88,6 @@ __all__ = [
     "quote_table",
     "set_statement_for",
 ]
-
-
-# -- SQL text helpers (pure) ------------------------------------------------------------------------
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def set_statement_for(variables: Mapping[str, str | None]) -> str:
-    """Debezium's ``setStatementFor``: names sorted, a value quoted only if it holds ``,`` or ``;``."""
-    parts = []
-    for name in sorted(variables):
-        value = variables[name] or ""
-        if "," in value or ";" in value:
-            value = f"'{value}'"
-        parts.append(f"{name}={value}")
-    return "SET " + ", ".join(parts) + ";"
-
-
-def create_database_statement(database: str, charset: str | None, collation: str | None) -> str:
-    ddl = f"CREATE DATABASE {quote_identifier(database)}"
-    if charset:
-        ddl += f" CHARSET {charset}"
-    if collation:
-        ddl += f" COLLATE {collation}"
-    return ddl
 
 
 def order_tables(
@@ -204,72 +190,23 @@ class Snapshotter:
         progress = self.progress or auto_progress()
         main = self._connect()
         connections = [main]
-        state = _LockState()
+        state = LockState()
         pool: ReaderPool | None = None
         try:
             main.autocommit(False)
-            version = main.get_server_info()
-            if flavor_of(version) != self.flavor:
-                log.warning(
-                    "server version %r does not look like %s; using its own flavor", version, self.flavor
-                )
-            flavor = flavor_of(version)
+            version, flavor = self._server_flavor(main)
             cur = main.cursor()
             plan = self._plan(self._list_tables(cur), tables)
             self.planned_tables = tuple(plan.data_tables) if data else ()
-            if data and plan.data_tables and self._chunked():
-                assert self._reader_connect is not None
-                # Connected before the lock, so that the lock is not held while processes start.
-                pool = ReaderPool(self._reader_connect, self.settings.max_threads, self.settings.batch_rows)
-                pool.start(self._cancelled)
-            else:
-                readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
-                for _ in range(readers - 1):
-                    connections.append(self._open_reader())
-
-            # -- lock ------------------------------------------------------------------------------
-            _execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            seconds = self.settings.lock_timeout_ms // 1000
-            _execute(cur, f"SET SESSION lock_wait_timeout={seconds}")
-            try:
-                _execute(cur, f"SET SESSION innodb_lock_wait_timeout={seconds}")
-            except pymysql.MySQLError as exc:
-                _reraise_if_disconnected(exc)
-                log.warning("Unable to set innodb_lock_wait_timeout: %s", exc)
-            if strategy.global_lock_sql is not None:
-                self._global_lock(cur, strategy, state)
-                if strategy.reset_isolation_after_lock:
-                    _execute(cur, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                if strategy.consistent_snapshot_transaction:
-                    try:
-                        _execute(cur, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-                    except pymysql.MySQLError:
-                        log.error(
-                            "It's possible to receive duplicated events between snapshot and streaming. "
-                            "It can be caused by an unsupported engine"
-                        )
-                        raise
-                if not state.global_lock:
-                    if not strategy.table_lock_fallback:
-                        raise SnapshotError(
-                            f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
-                            f"{strategy.mode} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
-                            "connector user, or use snapshot.locking.mode=minimal"
-                        )
-                    self._table_lock(cur, plan.data_tables, state)
+            pool = self._open_readers(plan, data, connections)
+            self._lock(cur, plan, state)
 
             # -- position --------------------------------------------------------------------------
             position = read_binlog_position(cur, flavor, version)
             log.info("Read binlog position %s", position)
             listener.on_position(position)
             if strategy.locking:
-                # Pin the extra readers' views while writes are still blocked: they see exactly the
-                # state at the position, like the main connection.
-                for conn in connections[1:]:
-                    with conn.cursor() as rc:
-                        _execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
-                if pool is not None:
-                    pool.begin(self._cancelled)
+                self._pin_readers(connections[1:], pool)
 
             # -- structure -------------------------------------------------------------------------
             deferred = (
@@ -279,45 +216,8 @@ class Snapshotter:
             if state.global_lock and strategy.release_after_schema:
                 self._unlock(cur, state)
 
-            # -- rows ------------------------------------------------------------------------------
-            counts: dict[TableId, int] = {}
-            if data and plan.data_tables:
-                jobs = self._jobs(cur, plan.data_tables)
-                self.planned_tables = tuple(job.table_id for job in jobs)
-                progress.planned({job.table_id: job.estimated_rows for job in jobs})
-                if pool is not None:
-                    chunks = plan_chunks(
-                        cur,
-                        jobs,
-                        self.settings.max_threads,
-                        self.settings.max_threads_multiplier,
-                        lambda job: self._splittable(job.table_id),
-                    )
-                    counts = scan_chunked(main, pool, chunks, listener, progress, self._cancelled)
-                elif len(connections) > 1:
-                    counts = scan_parallel(
-                        connections, jobs, listener, progress, self.settings.batch_rows, self._cancelled
-                    )
-                else:
-                    counts = scan_serial(
-                        main, jobs, listener, progress, self.settings.batch_rows, self._cancelled
-                    )
-
-            # -- release ---------------------------------------------------------------------------
-            if state.table_lock:
-                # COMMIT first: UNLOCK TABLES would commit implicitly, but the locks must outlive the
-                # transaction that read under them.
-                _execute_commit(main)
-                self._unlock(cur, state)
-                with server_time_zone(cur):
-                    for table_id in deferred:
-                        ddl = show_create_table(cur, table_id)
-                        if ddl is not None:
-                            listener.on_schema_statement(ddl, table_id.database)
-                            statements += 1
-            elif state.global_lock:
-                self._unlock(cur, state)
-            main.rollback()
+            counts = self._read_rows(cur, connections, pool, plan, listener, progress) if data else {}
+            statements += self._release(main, cur, state, deferred, listener)
             self.last_summary = SnapshotSummary(
                 position,
                 MappingProxyType(counts),
@@ -331,7 +231,7 @@ class Snapshotter:
         except BaseException:
             # Close without draining half-read results; the server releases locks and the transaction.
             for conn in connections:
-                _abandon(conn)
+                abandon(conn)
             raise
         finally:
             progress.close()
@@ -341,6 +241,129 @@ class Snapshotter:
                 if conn.open:
                     with contextlib.suppress(Exception):
                         conn.close()
+
+    # -- the run's steps ---------------------------------------------------------------------------
+    def _server_flavor(self, main: pymysql.connections.Connection) -> tuple[str, str]:
+        """The server's version and the flavor it shows (which wins over the configured one)."""
+        version = main.get_server_info()
+        if flavor_of(version) != self.flavor:
+            log.warning("server version %r does not look like %s; using its own flavor", version, self.flavor)
+        return version, flavor_of(version)
+
+    def _open_readers(
+        self, plan: _Plan, data: bool, connections: list[pymysql.connections.Connection]
+    ) -> ReaderPool | None:
+        """The chunked snapshot's reader processes, or the extra reader connections (appended to
+        ``connections``); connected before the lock, so that the lock is not held while they start."""
+        if data and plan.data_tables and self._chunked():
+            assert self._reader_connect is not None
+            pool = ReaderPool(self._reader_connect, self.settings.max_threads, self.settings.batch_rows)
+            pool.start(self._cancelled)
+            return pool
+        readers = min(self.settings.max_threads, len(plan.data_tables)) if data else 1
+        for _ in range(readers - 1):
+            connections.append(self._open_reader())
+        return None
+
+    def _lock(self, cur: Any, plan: _Plan, state: LockState) -> None:
+        """Isolation, lock timeouts, then the global read lock or the table locks (the locking mode's)."""
+        strategy = self.settings.strategy
+        execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        seconds = self.settings.lock_timeout_ms // 1000
+        execute(cur, f"SET SESSION lock_wait_timeout={seconds}")
+        try:
+            execute(cur, f"SET SESSION innodb_lock_wait_timeout={seconds}")
+        except pymysql.MySQLError as exc:
+            reraise_if_disconnected(exc)
+            log.warning("Unable to set innodb_lock_wait_timeout: %s", exc)
+        if strategy.global_lock_sql is None:
+            return
+        self._global_lock(cur, strategy, state)
+        if strategy.reset_isolation_after_lock:
+            execute(cur, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        if strategy.consistent_snapshot_transaction:
+            try:
+                execute(cur, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            except pymysql.MySQLError:
+                log.error(
+                    "It's possible to receive duplicated events between snapshot and streaming. "
+                    "It can be caused by an unsupported engine"
+                )
+                raise
+        if not state.global_lock:
+            if not strategy.table_lock_fallback:
+                raise SnapshotError(
+                    f"the global read lock was refused ({state.refusal}) and snapshot.locking.mode="
+                    f"{strategy.mode} forbids table locks: grant RELOAD (and BACKUP_ADMIN) to the "
+                    "connector user, or use snapshot.locking.mode=minimal"
+                )
+            self._table_lock(cur, plan.data_tables, state)
+
+    def _pin_readers(
+        self, readers: Sequence[pymysql.connections.Connection], pool: ReaderPool | None
+    ) -> None:
+        """Pin the extra readers' views while writes are still blocked: they see exactly the state at
+        the position, like the main connection."""
+        for conn in readers:
+            with conn.cursor() as rc:
+                execute(rc, "START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        if pool is not None:
+            pool.begin(self._cancelled)
+
+    def _read_rows(
+        self,
+        cur: Any,
+        connections: Sequence[pymysql.connections.Connection],
+        pool: ReaderPool | None,
+        plan: _Plan,
+        listener: SnapshotListener,
+        progress: ProgressReporter,
+    ) -> dict[TableId, int]:
+        """The planned tables' rows: in chunks on the reader processes, a table per connection, or
+        one table after the other on the main connection. Returns the rows read per table."""
+        if not plan.data_tables:
+            return {}
+        jobs = self._jobs(cur, plan.data_tables)
+        self.planned_tables = tuple(job.table_id for job in jobs)
+        progress.planned({job.table_id: job.estimated_rows for job in jobs})
+        if pool is not None:
+            chunks = plan_chunks(
+                cur,
+                jobs,
+                self.settings.max_threads,
+                self.settings.max_threads_multiplier,
+                lambda job: self._splittable(job.table_id),
+            )
+            return scan_chunked(connections[0], pool, chunks, listener, progress, self._cancelled)
+        scan = TableScan(jobs, listener, progress, self.settings.batch_rows, self._cancelled)
+        return scan.parallel(connections) if len(connections) > 1 else scan.serial(connections[0])
+
+    def _release(
+        self,
+        main: pymysql.connections.Connection,
+        cur: Any,
+        state: LockState,
+        deferred: Sequence[TableId],
+        listener: SnapshotListener,
+    ) -> int:
+        """Locks released and the transaction ended; under table locks, then the structure of the
+        ``deferred`` tables. Returns how many schema statements that added."""
+        statements = 0
+        if state.table_lock:
+            # COMMIT first: UNLOCK TABLES would commit implicitly, but the locks must outlive the
+            # transaction that read under them.
+            execute_commit(main)
+            self._unlock(cur, state)
+            with server_time_zone(cur):
+                for table_id in deferred:
+                    ddl = show_create_table(cur, table_id)
+                    if ddl is not None:
+                        listener.on_schema_statement(ddl, table_id.database)
+                        statements += 1
+        elif state.global_lock:
+            self._unlock(cur, state)
+        main.rollback()
+        return statements
 
     # -- steps -------------------------------------------------------------------------------------
     def _chunked(self) -> bool:
@@ -364,23 +387,23 @@ class Snapshotter:
         conn = self._connect()
         conn.autocommit(False)
         with conn.cursor() as cur:
-            _execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            execute(cur, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         return conn
 
     def _list_tables(self, cur: Any) -> list[TableId]:
-        _execute(cur, "SHOW DATABASES")
-        databases = [_text(row[0]) for row in cur.fetchall()]
+        execute(cur, "SHOW DATABASES")
+        databases = [text_of(row[0]) for row in cur.fetchall()]
         table_ids: list[TableId] = []
         for database in databases:
             try:
-                _execute(
+                execute(
                     cur, f"SHOW FULL TABLES IN {quote_identifier(database)} where Table_Type = 'BASE TABLE'"
                 )
             except pymysql.MySQLError as exc:
-                _reraise_if_disconnected(exc)
+                reraise_if_disconnected(exc)
                 log.warning("Error while reading list of tables in database %s: %s", database, exc)
                 continue
-            table_ids.extend(TableId(database, _text(row[0])) for row in cur.fetchall())
+            table_ids.extend(TableId(database, text_of(row[0])) for row in cur.fetchall())
         return table_ids
 
     def _plan(self, all_tables: Sequence[TableId], only: Sequence[TableId] | None) -> _Plan:
@@ -417,13 +440,13 @@ class Snapshotter:
         )
         return _Plan(schema_tables, data_tables)
 
-    def _global_lock(self, cur: Any, strategy: LockingStrategy, state: _LockState) -> None:
+    def _global_lock(self, cur: Any, strategy: LockingStrategy, state: LockState) -> None:
         assert strategy.global_lock_sql is not None
         log.info("Flush and obtain global read lock to prevent writes to database")
         try:
-            _execute(cur, strategy.global_lock_sql)
+            execute(cur, strategy.global_lock_sql)
         except pymysql.MySQLError as exc:
-            _reraise_if_disconnected(exc)
+            reraise_if_disconnected(exc)
             # How "not permitted" (no RELOAD, RDS, Aurora) is detected: the statement fails.
             state.refusal = str(exc)
             log.info(
@@ -434,8 +457,8 @@ class Snapshotter:
             return
         state.lock_acquired("global")
 
-    def _table_lock(self, cur: Any, tables: Sequence[TableId], state: _LockState) -> None:
-        if not _has_privilege(cur, "LOCK TABLES"):
+    def _table_lock(self, cur: Any, tables: Sequence[TableId], state: LockState) -> None:
+        if not has_privilege(cur, "LOCK TABLES"):
             raise SnapshotError(
                 "User does not have the 'LOCK TABLES' privilege required to obtain a consistent snapshot by "
                 f"preventing concurrent writes to tables (the global read lock was refused: {state.refusal}). "
@@ -444,12 +467,12 @@ class Snapshotter:
             )
         log.info("Flush and obtain read lock for %d tables (preventing writes)", len(tables))
         if tables:
-            _execute(cur, "LOCK TABLES " + ", ".join(f"{quote_table(t)} READ" for t in tables))
+            execute(cur, "LOCK TABLES " + ", ".join(f"{quote_table(t)} READ" for t in tables))
         state.lock_acquired("table")
 
-    def _unlock(self, cur: Any, state: _LockState) -> None:
+    def _unlock(self, cur: Any, state: LockState) -> None:
         log.info("Releasing %s read lock to enable MySQL writes", "global" if state.global_lock else "table")
-        _execute(cur, "UNLOCK TABLES")
+        execute(cur, "UNLOCK TABLES")
         held = state.lock_released()
         log.info("Writes to MySQL tables prevented for a total of %.3f s", held)
 
@@ -464,23 +487,23 @@ class Snapshotter:
             listener.on_schema_statement(ddl, database)
             count += 1
 
-        _execute(cur, "SHOW VARIABLES WHERE Variable_name IN ('character_set_server','collation_server')")
-        charset_vars = {_text(name): _text(value) for name, value in cur.fetchall()}
+        execute(cur, "SHOW VARIABLES WHERE Variable_name IN ('character_set_server','collation_server')")
+        charset_vars = {text_of(name): text_of(value) for name, value in cur.fetchall()}
         emit(set_statement_for(charset_vars), "")
-        _execute(cur, "SHOW VARIABLES WHERE Variable_name = 'sql_mode'")
+        execute(cur, "SHOW VARIABLES WHERE Variable_name = 'sql_mode'")
         row = cur.fetchone()
         sql_mode_hook = getattr(listener, "on_sql_mode", None)
         if row is not None and callable(sql_mode_hook):
-            sql_mode_hook(_text(row[1]))
+            sql_mode_hook(text_of(row[1]))
 
         for table_id in plan.schema_tables:
             emit(f"DROP TABLE IF EXISTS {quote_table(table_id)}", table_id.database)
-        _execute(
+        execute(
             cur,
             "SELECT schema_name, default_character_set_name, default_collation_name "
             "FROM information_schema.schemata",
         )
-        locales = {_text(r[0]): (_opt_text(r[1]), _opt_text(r[2])) for r in cur.fetchall()}
+        locales = {text_of(r[0]): (optional_text(r[1]), optional_text(r[2])) for r in cur.fetchall()}
         skip = set(deferred)
         by_database: dict[str, list[TableId]] = {}
         for table_id in plan.schema_tables:
@@ -522,16 +545,16 @@ class Snapshotter:
         if table_id in self.settings.select_overrides or self.settings.query_mode != SELECT_ALL:
             return None  # the statement may filter rows: the table's size says nothing
         try:
-            _execute(cur, f"USE {quote_identifier(table_id.database)}")
-            _execute(cur, f"SHOW TABLE STATUS LIKE {_sql_string(table_id.table)}")
+            execute(cur, f"USE {quote_identifier(table_id.database)}")
+            execute(cur, f"SHOW TABLE STATUS LIKE {sql_string(table_id.table)}")
             rows = cur.fetchall()
         except pymysql.MySQLError as exc:
-            _reraise_if_disconnected(exc)
+            reraise_if_disconnected(exc)
             log.debug("no row estimate for %s: %s", table_id, exc)
             return None
         # LIKE treats _ and % as wildcards: pick the row that is really this table.
         for row in rows:
-            if _text(row[0]) == table_id.table and row[4] is not None:
+            if text_of(row[0]) == table_id.table and row[4] is not None:
                 estimate = int(row[4])
                 log.info("Estimated row count for table %s is %d", table_id, estimate)
                 return estimate
@@ -557,107 +580,9 @@ class Snapshotter:
         )
 
 
-@dataclass
-class _LockState:
-    global_lock: bool = False
-    table_lock: bool = False
-    used_global: bool = False
-    used_table: bool = False
-    refusal: str = ""
-    acquired_at: float = 0.0
-    blocked_seconds: float = 0.0
-
-    def lock_acquired(self, kind: str) -> None:
-        self.acquired_at = time.monotonic()
-        if kind == "global":
-            self.global_lock = self.used_global = True
-        else:
-            self.table_lock = self.used_table = True
-
-    def lock_released(self) -> float:
-        held = time.monotonic() - self.acquired_at
-        self.blocked_seconds += held
-        self.global_lock = self.table_lock = False
-        return held
-
-
-# -- small I/O helpers -------------------------------------------------------------------------------
-def _execute(cur: Any, sql: str) -> None:
-    log.debug("snapshot SQL: %s", sql)
-    cur.execute(sql)
-
-
-def _execute_commit(conn: pymysql.connections.Connection) -> None:
-    log.debug("snapshot SQL: COMMIT")
-    conn.commit()
-
-
-# SHOW CREATE TABLE prints TIMESTAMP defaults in the session's zone: table structures are read in the
-# server's own zone, the zone the DDL was written in and that the binlog's DDL text shows (the
-# session itself may run in UTC or in database.connectionTimeZone).
-_SERVER_ZONE = "SET @mysql_cdc_session_zone = @@session.time_zone, @@session.time_zone = @@global.time_zone"
-_SESSION_ZONE = "SET @@session.time_zone = @mysql_cdc_session_zone"
-
-
-@contextlib.contextmanager
-def server_time_zone(cur: Any) -> Iterator[None]:
-    """Runs the block's statements (``show_create_table``) in the server's zone, then restores the
-    session's zone."""
-    _execute(cur, _SERVER_ZONE)
-    try:
-        yield
-    finally:
-        _execute(cur, _SESSION_ZONE)
-
-
-def show_create_table(cur: Any, table_id: TableId) -> str | None:
-    """The table's ``SHOW CREATE TABLE`` text, or None when the table is gone. Call it inside
-    ``server_time_zone`` so that TIMESTAMP defaults show as written."""
-    try:
-        _execute(cur, f"SHOW CREATE TABLE {quote_table(table_id)}")
-    except pymysql.MySQLError as exc:
-        if exc.args and exc.args[0] == _NO_SUCH_TABLE:
-            log.warning("table %s was dropped while the snapshot started; skipping it", table_id)
-            return None
-        raise
-    row = cur.fetchone()
-    return _text(row[1]) if row else None
-
-
-def _has_privilege(cur: Any, privilege: str) -> bool:
-    # Debezium's userHasPrivileges: any grant line mentioning ALL or the privilege.
-    _execute(cur, "SHOW GRANTS FOR CURRENT_USER")
-    for row in cur.fetchall():
-        grant = _text(row[0]).upper()
-        if "ALL" in grant or privilege.upper() in grant:
-            return True
-    return False
-
-
 def _picklable(value: object) -> bool:
     try:
         pickle.dumps(value)
     except Exception:  # closures, lambdas, bound methods of unpicklable objects: all mean "no"
         return False
     return True
-
-
-def _reraise_if_disconnected(exc: pymysql.MySQLError) -> None:
-    if exc.args and exc.args[0] in _CONNECTION_LOST:
-        raise exc
-
-
-def _abandon(conn: pymysql.connections.Connection) -> None:
-    if conn.open:
-        with contextlib.suppress(Exception):
-            conn.close()
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bytes | bytearray):
-        return bytes(value).decode()
-    return "" if value is None else str(value)
-
-
-def _opt_text(value: Any) -> str | None:
-    return None if value is None else _text(value)

@@ -23,7 +23,7 @@ PRODUCT_PACKAGES = ("connector", "ddl", "snapshot", "sink")
 ALLOWED = {
     # compile_image_reader raises it for a column type it has no reader for; RowDecoder._compiled
     # catches it and falls back to the library's decoder.
-    "connector.binlog.row_decoder._Unsupported",
+    "connector.binlog.image_reader.Unsupported",
     # KafkaSinkBase._settle's inner ``get`` raises it when a future completed while waiting in
     # slices; ``_settle`` catches it at once and re-raises the future's own Kafka error.
     "sink.kafka.sink._Settled",
@@ -69,10 +69,10 @@ def test_the_walk_finds_the_product_exceptions() -> None:
     found = exception_classes()
     for name in (
         "ddl.errors.ConfigError",
-        "connector.binlog.row_decoder.InvalidDateError",
+        "connector.binlog.image_reader.InvalidDateError",
         "snapshot.rows.chunks.ChunkKeyError",
         "sink.spark.kafka_records.BadRecordError",
-        "connector.sources.incremental.ForeignKeyEncoding",
+        "connector.sources.incremental_state.ForeignKeyEncoding",
         "ddl.parsing.table_draft.SchemaConflict",
     ):
         assert name in found
@@ -82,7 +82,7 @@ def test_the_walk_finds_the_product_exceptions() -> None:
 @pytest.mark.parametrize(
     ("name", "builtin"),
     [
-        ("connector.sources.incremental.ForeignKeyEncoding", ValueError),
+        ("connector.sources.incremental_state.ForeignKeyEncoding", ValueError),
         ("ddl.parsing.table_draft.SchemaConflict", ValueError),
         ("connector.post_processors.reselect.ReselectError", RuntimeError),
     ],

@@ -87,6 +87,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mysql-cdc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_run_commands(sub)
+    _add_check_commands(sub)
+    add_signal_parser(sub, _add_config_args)
+    _add_replay_commands(sub)
+    _add_tool_commands(sub)
+    return parser
+
+
+def _add_run_commands(sub: Any) -> None:
+    """``run`` and ``snapshot``."""
     run = sub.add_parser(
         "run",
         help="stream changes continuously (snapshot first if needed)",
@@ -114,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="snapshot only this captured table (repeatable)",
     )
 
+
+def _add_check_commands(sub: Any) -> None:
+    """``status``, ``verify`` and ``check``."""
     status = sub.add_parser(
         "status",
         help="print the stored offset, the server's position and the lag",
@@ -142,8 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_config_args(check, metrics_port=False)
 
-    add_signal_parser(sub, _add_config_args)
 
+def _add_replay_commands(sub: Any) -> None:
+    """``replay-binlog`` and ``spark-apply``."""
     replay = sub.add_parser(
         "replay-binlog",
         help="replay archived binlog files into the sinks, without a server, then exit",
@@ -178,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="log the query's progress this often (default %(default)s)",
     )
 
+
+def _add_tool_commands(sub: Any) -> None:
+    """``demo`` and ``properties``."""
     demo = sub.add_parser(
         "demo",
         help="self-contained demo: throwaway server, sample data, JSON lines",
@@ -199,7 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reference.add_argument("selector", nargs="?", metavar="GROUP|KEY", help="a group, a key or a key prefix")
     reference.add_argument("--log-level", default="WARNING")
-    return parser
 
 
 def add_signal_parser(sub: Any, add_config_args: Callable[..., None]) -> None:

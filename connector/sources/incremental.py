@@ -32,41 +32,44 @@ starts over. Debezium writes the keys as hex of Java-serialized arrays; here the
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
 import pymysql
 
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
-from connector.errors import ReplicationError
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.records.builder import SourcePosition, TableSchema
 from connector.sources.incremental_readers import WindowReaders
+from connector.sources.incremental_state import (
+    COLLECTIONS,
+    CORRELATION_ID,
+    MAXIMUM_KEY,
+    PRIMARY_KEY,
+    Chunk,
+    Collection,
+    ForeignKeyEncoding,
+    Progress,
+    additional_conditions,
+    decode_key,
+    encode_key,
+    window_fields,
+)
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
-from ddl.errors import OffsetError
+from connector.sources.watermarks import INSERT_INSERT, Watermarks
 from ddl.flavor import MYSQL, ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
-from snapshot.binlog_status import executed_gtids
 from snapshot.rows.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
-from snapshot.snapshotter import quote_table
 
 log = logging.getLogger(__name__)
 
-COLLECTIONS = "incremental_snapshot_collections"
-PRIMARY_KEY = "incremental_snapshot_primary_key"
-MAXIMUM_KEY = "incremental_snapshot_maximum_key"
-CORRELATION_ID = "incremental_snapshot_correlation_id"
-OFFSET_KEYS = (COLLECTIONS, PRIMARY_KEY, MAXIMUM_KEY, CORRELATION_ID)
 
-INSERT_INSERT, INSERT_DELETE = "insert_insert", "insert_delete"
 INCREMENTAL = "incremental"  # source.snapshot of the rows
 INCREMENTAL_OFFSET = "INCREMENTAL"  # the offset's snapshot marker on those rows
 # Server errors of a chunk read in a structure the server no longer has (ER_BAD_FIELD_ERROR,
@@ -74,119 +77,6 @@ INCREMENTAL_OFFSET = "INCREMENTAL"  # the offset's snapshot marker on those rows
 _STRUCTURE_AHEAD = frozenset({1054, 1146})
 PROGRESS_LOG_INTERVAL_S = 10.0  # a progress log line at most this often while chunks close
 OffsetItems = tuple[tuple[str, Any], ...]
-
-
-# -- key encoding in the offset ---------------------------------------------------------------------
-def _encode_value(value: Any) -> Any:
-    if isinstance(value, bytes | bytearray):
-        return {"hex": bytes(value).hex()}
-    return value
-
-
-def _decode_value(value: Any) -> Any:
-    if isinstance(value, dict) and "hex" in value:
-        return bytes.fromhex(value["hex"])
-    return value
-
-
-def encode_key(key: Key | None) -> str | None:
-    return None if key is None else orjson.dumps([_encode_value(v) for v in key]).decode()
-
-
-def _reopen_if_lost(conn: pymysql.connections.Connection) -> None:
-    """Debezium's auto-heal before a retry: the same connection object, opened again if it was lost."""
-    try:
-        conn.ping(reconnect=False)
-    except pymysql.MySQLError:
-        with contextlib.suppress(pymysql.MySQLError):
-            conn.connect()
-
-
-class WatermarkWriteError(ReplicationError):
-    """An incremental snapshot's watermark could not be written into the signal table."""
-
-
-class ForeignKeyEncoding(OffsetError, ValueError):
-    """A stored key that is not ours: Debezium's hex of a Java-serialized array."""
-
-
-def decode_key(text: Any) -> Key | None:
-    if not text:
-        return None
-    try:
-        values = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        raise ForeignKeyEncoding(str(text)[:40]) from None
-    if not isinstance(values, list):
-        raise ForeignKeyEncoding(str(text)[:40])
-    return tuple(_decode_value(v) for v in values)
-
-
-@dataclass(frozen=True)
-class Collection:
-    """One table queued for an incremental snapshot, as Debezium keeps it in the offset."""
-
-    table: TableId
-    condition: str | None = None
-    surrogate_key: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "incremental_snapshot_collections_id": str(self.table),
-            "incremental_snapshot_collections_additional_condition": self.condition,
-            "incremental_snapshot_collections_surrogate_key": self.surrogate_key,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Collection:
-        return cls(
-            TableId.parse(str(data["incremental_snapshot_collections_id"])),
-            data.get("incremental_snapshot_collections_additional_condition") or None,
-            data.get("incremental_snapshot_collections_surrogate_key") or None,
-        )
-
-
-@dataclass
-class _Chunk:
-    """The chunk read last: its window of rows (key → converted image) until it closes."""
-
-    id: str
-    collection: Collection
-    schema: TableSchema
-    last_key: Key | None  # the chunk's largest key (None: the chunk was empty)
-    done: bool  # the table has no row after this chunk
-    fields: tuple[str, ...] = ()  # the payload fields of the window's keys
-    # payload key fields → (the row's key as read, its converted image), in key order
-    window: dict[Key, tuple[Key, dict[str, Any]]] = field(default_factory=dict)
-    open: bool = False
-    high: GtidSet | None = None  # read.only: the server's GTID position after the read
-
-
-@dataclass
-class Progress:
-    """Per-table figures for logs, the progress line and the metrics."""
-
-    rows: dict[TableId, int] = field(default_factory=dict)
-    scanned: dict[TableId, int] = field(default_factory=dict)  # rows read (emitted or not)
-    chunks_by_table: dict[TableId, int] = field(default_factory=dict)
-    chunks: int = 0
-    started: float = field(default_factory=time.monotonic)
-    logged: float = field(default_factory=time.monotonic)
-    current: TableId | None = None  # the table being read (None: no snapshot running)
-
-    def on_chunk(self, table: TableId) -> None:
-        self.chunks += 1
-        self.chunks_by_table[table] = self.chunks_by_table.get(table, 0) + 1
-
-    def describe(self) -> str | None:
-        """``db.t 12000 rows/12 chunks (reading), db.u 300 rows/1 chunk``; None when nothing ran."""
-        if not self.chunks_by_table:
-            return None
-        parts = []
-        for table, chunks in self.chunks_by_table.items():
-            state = " (reading)" if table == self.current else ""
-            parts.append(f"{table} {self.rows.get(table, 0)} rows/{chunks} chunks{state}")
-        return ", ".join(parts)
 
 
 class IncrementalSnapshot:
@@ -215,16 +105,12 @@ class IncrementalSnapshot:
         emit_backoff_s: float = 10.0,
     ) -> None:
         self.dispatcher = dispatcher
-        # signal.emit.failure.max.retries / .backoff.ms: a failed watermark write is retried.
-        self.emit_retries = emit_retries
-        self.emit_backoff_s = emit_backoff_s
         self._connect = connect
         self.signal_table = signal_table
         self.chunk_size = chunk_size
         # incremental.snapshot.max.threads > 1: each window reads that many chunks on reader
         # processes (connector.sources.incremental_readers); 1 reads one chunk on this connection.
         self._readers = WindowReaders(connect, threads, chunk_size) if threads > 1 else None
-        self.strategy = strategy
         self.read_only = read_only
         self.allow_schema_changes = allow_schema_changes
         self.flavor = flavor
@@ -235,14 +121,15 @@ class IncrementalSnapshot:
         self.maximum_key: Key | None = None
         self.correlation_id: str | None = None
         self.paused = False
-        self.chunk: _Chunk | None = None
+        self.chunk: Chunk | None = None
         self.progress = Progress()
         self._conn: pymysql.connections.Connection | None = None
         # A table whose structure changed on the server before the stream reached the change: its
         # chunk is read once the stream applies the DDL (the model and the server agree again).
         self._waiting_for_ddl: TableId | None = None
         self._encodings: list[tuple[Any, str] | None] = [None, None]  # see _encoded
-        self._opened_at = ""
+        # signal.emit.failure.max.retries / .backoff.ms: a failed watermark write is retried.
+        self.watermarks = Watermarks(signal_table, strategy, read_only, flavor, emit_retries, emit_backoff_s)
         self.notifier: IncrementalSnapshotNotifier | None = None  # notification.enabled.channels
         self._aborted: list[TableId] = []  # stopped tables whose ABORTED waits for the window's close
 
@@ -428,7 +315,7 @@ class IncrementalSnapshot:
                         self._table_done()
                         continue
                 chunk_id = str(uuid.uuid4())
-                self._open_watermark(conn, chunk_id)
+                self.watermarks.open(conn, chunk_id)
                 rows = self._read_window(conn, query, self.maximum_key)
             except pymysql.err.MySQLError as exc:
                 if not exc.args or exc.args[0] not in _STRUCTURE_AHEAD:
@@ -442,7 +329,7 @@ class IncrementalSnapshot:
                 self._waiting_for_ddl = collection.table
                 return
             schema = self.dispatcher.table_schema(table)
-            chunk = _Chunk(
+            chunk = Chunk(
                 chunk_id,
                 collection,
                 schema,
@@ -458,7 +345,7 @@ class IncrementalSnapshot:
                     # Only a keyless table's surrogate key repeats (NULLs): never drop a row read.
                     known_as = (*known_as, len(chunk.window))
                 chunk.window[known_as] = (query.key_of(row), image)
-            chunk.high = self._close_watermark(conn, chunk_id)
+            chunk.high = self.watermarks.close(conn, chunk_id)
             self.chunk = chunk
             self._notify_read(collection.table, len(rows), chunk.last_key)
             self.progress.on_chunk(collection.table)
@@ -474,76 +361,6 @@ class IncrementalSnapshot:
         if self._readers is None:
             return read_chunk(conn, query, self.emitted_key, maximum, self.chunk_size)
         return self._readers.read(conn, query, self.emitted_key, maximum)
-
-    def _open_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> None:
-        if self.read_only:
-            return
-        self._opened_at = _now_text()
-        data = {"openWindowTimestamp": self._opened_at}
-        self._emit(conn, "open", lambda: self._insert_marker(conn, f"{chunk_id}-open", WINDOW_OPEN, data))
-
-    def _close_watermark(self, conn: pymysql.connections.Connection, chunk_id: str) -> GtidSet | None:
-        if self.read_only:
-            return self._executed_gtids(conn)
-        assert self.signal_table is not None
-        if self.strategy == INSERT_DELETE:
-            self._emit(conn, "close", lambda: self._delete_marker(conn, f"{chunk_id}-open"))
-        else:
-            data = {"openWindowTimestamp": self._opened_at, "closeWindowTimestamp": _now_text()}
-            self._emit(
-                conn, "close", lambda: self._insert_marker(conn, f"{chunk_id}-close", WINDOW_CLOSE, data)
-            )
-        return None
-
-    def _emit(self, conn: pymysql.connections.Connection, window: str, write: Callable[[], None]) -> None:
-        """A watermark write, retried as Debezium's ``RetryingRunnable`` does: up to
-        ``signal.emit.failure.max.retries`` times (-1: without limit), ``backoff.ms`` apart, the
-        connection re-opened before each retry (Debezium's auto-heal)."""
-        attempt = 0
-        while True:
-            try:
-                write()
-                return
-            except pymysql.MySQLError as exc:
-                if 0 <= self.emit_retries <= attempt:
-                    raise WatermarkWriteError(
-                        f"could not write the incremental snapshot's window {window} watermark into "
-                        f"{self.signal_table} ({exc}); check the connector user's INSERT/DELETE grant on "
-                        "it, or let signal.emit.failure.max.retries retry such writes"
-                    ) from exc
-                attempt += 1
-                log.warning(
-                    "window %s watermark write into %s failed (%s); retry %d in %.1fs "
-                    "(signal.emit.failure.max.retries, signal.emit.failure.backoff.ms)",
-                    window,
-                    self.signal_table,
-                    exc,
-                    attempt,
-                    self.emit_backoff_s,
-                )
-                time.sleep(self.emit_backoff_s)
-                _reopen_if_lost(conn)
-
-    def _delete_marker(self, conn: pymysql.connections.Connection, marker: str) -> None:
-        assert self.signal_table is not None
-        with conn.cursor() as cur:
-            cur.execute(f"DELETE FROM {quote_table(self.signal_table)} WHERE id = %s", (marker,))
-
-    def _insert_marker(
-        self, conn: pymysql.connections.Connection, marker: str, kind: str, data: dict[str, str]
-    ) -> None:
-        """A watermark row, its data as Debezium writes it (``{"openWindowTimestamp": ...}``)."""
-        assert self.signal_table is not None
-        text = ", ".join(f'"{k}": "{v}"' for k, v in data.items())
-        with conn.cursor() as cur:
-            cur.execute(
-                f"INSERT INTO {quote_table(self.signal_table)} VALUES (%s, %s, %s)",
-                (marker, kind, "{" + text + "}"),
-            )
-
-    def _executed_gtids(self, conn: pymysql.connections.Connection) -> GtidSet:
-        with conn.cursor() as cur:
-            return executed_gtids(cur, self.flavor)
 
     # -- what the stream tells ----------------------------------------------------------------------
     def on_marker(self, marker_id: str, kind: str, deleted: bool) -> bool:
@@ -686,42 +503,3 @@ class IncrementalSnapshot:
 
 def _one_row(image: dict[str, Any]) -> Callable[[TableSchema], Sequence[tuple[Any, Any]]]:
     return lambda _schema: ((None, image),)
-
-
-def window_fields(schema: TableSchema, collection: Collection) -> tuple[str, ...]:
-    """The payload fields a row is known by in the window: the primary key (what streamed changes
-    are matched by), else the surrogate key (a key column the payload leaves out could not tell
-    rows apart: refused)."""
-    names = schema.table.primary_key or ((collection.surrogate_key,) if collection.surrogate_key else ())
-    emitted = {name.lower(): name for _, name, _ in schema.value_columns}
-    fields = tuple(emitted.get(name.lower()) for name in names)
-    missing = [n for n, f in zip(names, fields, strict=True) if f is None]
-    if missing:
-        raise ChunkKeyError(
-            f"key column(s) {', '.join(missing)} of {collection.table} are excluded from the events "
-            "(column.exclude.list), so streamed changes cannot be matched with snapshot rows"
-        )
-    return tuple(f for f in fields if f is not None)
-
-
-def additional_conditions(data: Mapping[str, Any]) -> dict[TableId, str]:
-    entries = data.get("additional-conditions") or []
-    if not isinstance(entries, list):
-        raise SignalError('additional-conditions must be a JSON list of {"data-collection", "filter"}')
-    out: dict[TableId, str] = {}
-    for entry in entries:
-        if not isinstance(entry, dict) or not entry.get("data-collection") or not entry.get("filter"):
-            raise SignalError(f'additional-conditions entry {entry!r} needs "data-collection" and "filter"')
-        try:
-            # Kept as Debezium keeps it in the offset: in parentheses.
-            out[TableId.parse(str(entry["data-collection"]))] = f"({entry['filter']})"
-        except ValueError:
-            raise SignalError(
-                f"additional-conditions names {entry['data-collection']!r}, not a db.table"
-            ) from None
-    return out
-
-
-def _now_text() -> str:
-    """An ISO-8601 UTC instant as Java's ``Instant.toString`` prints it (the markers' timestamps)."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")

@@ -29,7 +29,8 @@ from connector.config import ConnectorConfig
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition
 from connector.server.connection import snapshot_connection_factory
-from connector.sources.incremental import INSERT_INSERT, IncrementalSnapshot, additional_conditions
+from connector.sources.incremental import INSERT_INSERT, IncrementalSnapshot
+from connector.sources.incremental_state import additional_conditions
 from connector.sources.signals import (
     EXECUTE_SNAPSHOT,
     LOG,
@@ -53,10 +54,11 @@ from ddl.flavor import MARIADB, ServerFlavor
 from ddl.model import TableId
 from ddl.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
+from snapshot.policy.queries import quote_table
 from snapshot.progress import LogProgress
 from snapshot.rows.chunks import ChunkQuery
-from snapshot.rows.scan import TableJob, scan_serial
-from snapshot.snapshotter import quote_table, server_time_zone, show_create_table
+from snapshot.rows.scan import TableJob, TableScan
+from snapshot.server_sql import server_time_zone, show_create_table
 
 log = logging.getLogger(__name__)
 
@@ -330,7 +332,7 @@ class SignalActions:
                         dispatcher.dispatch_schema_change(
                             statement, job.table_id.database, offset, schema_where, offset
                         )
-            counts = scan_serial(conn, jobs, listener, LogProgress(), 1024, threading.Event())
+            counts = TableScan(jobs, listener, LogProgress(), 1024, threading.Event()).serial(conn)
         finally:
             conn.close()
         dispatcher.emitter.advance(paused_at)

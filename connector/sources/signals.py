@@ -63,7 +63,7 @@ from sink.kafka.client import (
     client_kwargs,
     security_kwargs,
 )
-from snapshot.snapshotter import quote_table
+from snapshot.policy.queries import quote_table
 
 log = logging.getLogger(__name__)
 

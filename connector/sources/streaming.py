@@ -18,7 +18,6 @@ from pymysqlreplication.event import (
     HeartbeatLogEvent,
     MariadbAnnotateRowsEvent,
     MariadbGtidEvent,
-    QueryEvent,
     RotateEvent,
     RowsQueryLogEvent,
     XidEvent,
@@ -60,7 +59,7 @@ from connector.sources.heartbeat import Heartbeat
 from connector.sources.offset_context import BinlogOffsetContext
 from connector.sources.signal_actions import SignalActions
 from connector.sources.signals import InProcessSignalChannel
-from connector.sources.transaction_buffer import TransactionBuffer
+from connector.sources.transaction_buffer import QueryStatement, TransactionBuffer
 from ddl.flavor import ServerFlavor
 from ddl.model import TableId
 from ddl.position import GtidSet, SourceOffset
@@ -88,6 +87,34 @@ _OPS = {WriteRowsEvent: "c", UpdateRowsEvent: "u", PartialUpdateRowsEvent: "u", 
 _FL_STANDALONE = 0x01
 # Rotate, format description and heartbeat: sent on every (re)connect, they prove nothing.
 _CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
+
+
+def _dispatcher(
+    config: ConnectorConfig,
+    builder: EventBuilder,
+    table_filter: TableFilter,
+    schema: SchemaState,
+    emitter: Emitter,
+    transactions: TransactionMetadata | None,
+    metrics: ConnectorMetrics | None,
+) -> EventDispatcher:
+    """The stream's dispatcher, with the schema and failure handling modes and
+    ``skip.messages.without.change``."""
+    dispatcher = EventDispatcher(
+        builder,
+        table_filter,
+        schema,
+        emitter,
+        transactions,
+        config.get_choice("inconsistent.schema.handling.mode"),
+        config.get_choice("event.processing.failure.handling.mode"),
+        metrics.streaming if metrics is not None else None,
+    )
+    if config.get_bool("skip.messages.without.change"):
+        dispatcher.skip_unchanged = True
+        if metrics is not None:
+            metrics.streaming.unchanged_skipped = 0
+    return dispatcher
 
 
 class StreamingSource:
@@ -122,20 +149,7 @@ class StreamingSource:
             transactions = TransactionMetadata.from_offset(
                 builder.naming.transaction_topic(), start, builder.transaction_maker
             )
-        self.dispatcher = EventDispatcher(
-            builder,
-            table_filter,
-            schema,
-            emitter,
-            transactions,
-            config.get_choice("inconsistent.schema.handling.mode"),
-            config.get_choice("event.processing.failure.handling.mode"),
-            metrics.streaming if metrics is not None else None,
-        )
-        if config.get_bool("skip.messages.without.change"):
-            self.dispatcher.skip_unchanged = True
-            if metrics is not None:
-                metrics.streaming.unchanged_skipped = 0
+        self.dispatcher = _dispatcher(config, builder, table_filter, schema, emitter, transactions, metrics)
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         # Signals and on-demand snapshots (connector.sources.signal_actions), on this thread.
         self.signals = SignalActions(config, self, flavor, in_process_signals)
@@ -163,7 +177,6 @@ class StreamingSource:
         self._handlers: dict[type, Callable[[RawEvent], None]] = {
             GtidEvent: self._on_gtid,
             MariadbGtidEvent: self._on_gtid,
-            QueryEvent: self._on_query,
             XidEvent: self._on_xid,
             WriteRowsEvent: self._on_rows,
             UpdateRowsEvent: self._on_rows,
@@ -336,7 +349,8 @@ class StreamingSource:
             self.dispatcher.dispatch_heartbeat(self.heartbeat, self.offset())
 
     # -- event handling ----------------------------------------------------------------------------
-    def _handle(self, raw: RawEvent) -> None:
+    def _handle(self, raw: RawEvent, statement: QueryStatement | None = None) -> None:
+        """One event from the buffer; a QUERY event comes with its statement, read once there."""
         event = raw.event
         if isinstance(event, HeartbeatLogEvent):
             if self.metrics is not None:
@@ -358,7 +372,9 @@ class StreamingSource:
         context.on_event(raw)
         handler = self._handlers_by_type.get(raw.event_type) or self._handlers.get(type(event))
         self._raw = raw
-        if handler is not None:
+        if statement is not None:
+            self._on_query(raw, statement)
+        elif handler is not None:
             handler(raw)
         else:
             if not context.skip_events:
@@ -405,10 +421,10 @@ class StreamingSource:
         txn_id = txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
         self.dispatcher.dispatch_transaction_begin(txn_id, raw.timestamp * 1000, self.offset())
 
-    def _on_query(self, raw: RawEvent) -> None:
+    def _on_query(self, raw: RawEvent, statement: QueryStatement) -> None:
         event = raw.event
-        sql = event.query.strip()
-        upper = sql.upper()
+        sql = statement.sql
+        upper = statement.keyword
         context = self.context
         if upper == "BEGIN" or upper.startswith("XA START"):
             txn = context.txn or context.begin(raw)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pymysqlreplication.event import MariadbGtidEvent, QueryEvent, XidEvent
 from pymysqlreplication.row_event import (
@@ -49,8 +50,34 @@ class RolledBackRowsEmitted(ReplicationError):
     """A rollback in the binlog covers rows that were already handed on (no or too small a buffer)."""
 
 
-def _rows_events(events: list[RawEvent]) -> int:
-    return sum(isinstance(e.event, _ROWS_EVENTS) for e in events)
+# Not frozen: one is made per QUERY event (every transaction's BEGIN), and a frozen dataclass's
+# __init__ costs three times as much.
+@dataclass(slots=True)
+class QueryStatement:
+    """A QUERY event's statement, read once for the buffer and the stream (``StreamingSource``):
+    ``sql`` as written, stripped (a DDL statement is recorded with it); ``text`` with its white space
+    folded (savepoint names are read from it); ``keyword`` that upper-cased, what BEGIN, COMMIT,
+    ROLLBACK [TO], SAVEPOINT and the XA statements are told by."""
+
+    sql: str
+    text: str
+    keyword: str
+
+
+def query_statement(event: Any) -> QueryStatement:
+    sql = str(event.query).strip()
+    text = " ".join(sql.split())
+    return QueryStatement(sql, text, text.upper())
+
+
+# An event held until its transaction ends, with its statement when it is a QUERY event.
+Held = tuple[RawEvent, QueryStatement | None]
+# Where the buffer hands events on: the event, and its statement when it is a QUERY event.
+Handler = Callable[[RawEvent, QueryStatement | None], None]
+
+
+def _rows_events(events: list[Held]) -> int:
+    return sum(isinstance(raw.event, _ROWS_EVENTS) for raw, _ in events)
 
 
 def _savepoint_name(statement: str, keyword: str) -> str:
@@ -65,8 +92,8 @@ class TransactionBuffer:
     """Feeds raw events to ``handle``, holding each transaction's until its end (see the module)."""
 
     capacity: int
-    handle: Callable[[RawEvent], None]
-    _held: list[RawEvent] = field(default_factory=list)
+    handle: Handler
+    _held: list[Held] = field(default_factory=list)
     _in_transaction: bool = False
     _overflowed: bool = False  # handed on as it came since the buffer filled
     _passed_rows: int = 0  # rows events handed on unbuffered in this transaction
@@ -81,20 +108,20 @@ class TransactionBuffer:
             kind(self, raw)
 
     def _on_query(self, raw: RawEvent) -> None:
-        text = " ".join(str(raw.event.query).split())
-        statement = text.upper()
-        if statement == "BEGIN":
-            self._begin(raw)
-        elif statement in ("COMMIT", "ROLLBACK") or statement.startswith("ROLLBACK TO "):
-            self._end(raw, statement, text)
+        statement = query_statement(raw.event)
+        keyword = statement.keyword
+        if keyword == "BEGIN":
+            self._begin(raw, statement)
+        elif keyword in ("COMMIT", "ROLLBACK") or keyword.startswith("ROLLBACK TO "):
+            self._end(raw, keyword, statement.text, statement)
         else:
-            if statement.startswith("SAVEPOINT ") and self._in_transaction:
+            if keyword.startswith("SAVEPOINT ") and self._in_transaction:
                 # Savepoint names are case-insensitive.
-                self._savepoints[_savepoint_name(text, "SAVEPOINT").lower()] = (
+                self._savepoints[_savepoint_name(statement.text, "SAVEPOINT").lower()] = (
                     len(self._held),
                     self._passed_rows,
                 )
-            self._pass(raw)
+            self._pass(raw, statement)
 
     def _on_gtid(self, raw: RawEvent) -> None:
         if raw.event.flags & _FL_STANDALONE:
@@ -111,7 +138,7 @@ class TransactionBuffer:
         self._pass(raw)
 
     # -- the transaction --------------------------------------------------------------------------
-    def _begin(self, raw: RawEvent) -> None:
+    def _begin(self, raw: RawEvent, statement: QueryStatement | None = None) -> None:
         if self._in_transaction:
             log.warning(
                 "a transaction starts at %s:%s before the previous one ended; handing the previous one on",
@@ -120,14 +147,14 @@ class TransactionBuffer:
             )
             self._release()
         self._in_transaction = True
-        self._pass(raw)
+        self._pass(raw, statement)
 
-    def _end(self, raw: RawEvent, statement: str, text: str) -> None:
-        if statement == "COMMIT" or not self._in_transaction:
-            self._pass(raw)
+    def _end(self, raw: RawEvent, keyword: str, text: str, statement: QueryStatement | None = None) -> None:
+        if keyword == "COMMIT" or not self._in_transaction:
+            self._pass(raw, statement)
             self._release()
             return
-        if statement == "ROLLBACK":
+        if keyword == "ROLLBACK":
             self._refuse_if_passed(raw, self._passed_rows, "ROLLBACK")
             log.info("dropped a transaction rolled back at %s:%s", raw.file, raw.start_pos)
             self._held.clear()
@@ -139,7 +166,7 @@ class TransactionBuffer:
         if held < len(self._held):
             log.info("dropped %d events rolled back to savepoint %s", len(self._held) - held, name)
             del self._held[held:]
-        self._pass(raw)
+        self._pass(raw, statement)
 
     def _refuse_if_passed(self, raw: RawEvent, rows_events: int, what: str) -> None:
         if rows_events <= 0:
@@ -160,11 +187,11 @@ class TransactionBuffer:
     def _is_passing(self) -> bool:
         return self.capacity == 0 or self._overflowed
 
-    def _pass(self, raw: RawEvent) -> None:
+    def _pass(self, raw: RawEvent, statement: QueryStatement | None = None) -> None:
         if not self._in_transaction or self._is_passing():
-            self.handle(raw)
+            self.handle(raw, statement)
             return
-        self._held.append(raw)
+        self._held.append((raw, statement))
         if len(self._held) >= self.capacity:
             log.info(
                 "transaction at %s:%s outgrew binlog.buffer.size=%d events: handing it on as it comes",
@@ -180,8 +207,8 @@ class TransactionBuffer:
                 for name, (index, passed) in self._savepoints.items()
             }
             self._passed_rows += _rows_events(held)
-            for event in held:
-                self.handle(event)
+            for event, query in held:
+                self.handle(event, query)
 
     def discard(self) -> None:
         """Forget the transaction in hand: the stream re-reads it from its start (a reconnect)."""
@@ -191,8 +218,8 @@ class TransactionBuffer:
     def _release(self) -> None:
         held, self._held = self._held, []
         self._reset()
-        for raw in held:
-            self.handle(raw)
+        for raw, statement in held:
+            self.handle(raw, statement)
 
     def _reset(self) -> None:
         self._in_transaction = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from connector.transforms.base import Options, TransformError, java_replacement, replace_first, struct_like
 from ddl.errors import ConfigError
@@ -38,9 +38,14 @@ class _Part:
 
 KEY, VALUE = _Part(True), _Part(False)
 
+_T = TypeVar("_T")
+
 
 class _KeyOrValue:
     """Kafka's ``$Key`` and ``$Value`` variants of one transform class (the factory table's entries)."""
+
+    part: _Part
+    _derived: dict[int, tuple[ConnectSchema, Any]]  # by id of the struct schema (``_for_schema``)
 
     def __init__(self, options: Options, part: _Part) -> None:
         raise NotImplementedError
@@ -52,6 +57,22 @@ class _KeyOrValue:
     @classmethod
     def value(cls, options: Options) -> Self:
         return cls(options, VALUE)
+
+    def _struct(self, record: ChangeRecord) -> tuple[ConnectSchema, dict[str, Any]] | None:
+        """The part's schema and value when the part is a struct; None: the record passes as it is."""
+        schema, value = self.part.get(record)
+        if value is None or schema is None or schema.fields is None:
+            return None
+        return schema, value
+
+    def _for_schema(self, schema: ConnectSchema, build: Callable[[ConnectSchema], _T]) -> _T:
+        """``build(schema)``, kept per struct schema (the records of a table share theirs)."""
+        cached = self._derived.get(id(schema))
+        if cached is None or cached[0] is not schema:
+            cached = (schema, build(schema))
+            self._derived[id(schema)] = cached
+        result: _T = cached[1]
+        return result
 
 
 class RegexRouter:
@@ -97,23 +118,24 @@ class ReplaceField(_KeyOrValue):
             if not colon or not old.strip() or not new.strip():
                 raise ConfigError(options.key("renames"), f"expected old:new pairs, got {pair!r}")
             self.renames[old.strip()] = new.strip()
-        self._cache: dict[int, tuple[ConnectSchema, ConnectSchema, tuple[tuple[str, str], ...]]] = {}
+        self._derived = {}
 
     def _keep(self, name: str) -> bool:
         return name not in self.exclude and (not self.include or name in self.include)
 
+    def _replaced(self, schema: ConnectSchema) -> tuple[ConnectSchema, tuple[tuple[str, str], ...]]:
+        """The struct schema with the fields kept and renamed, and the (old, new) name of each."""
+        kept = [f for f in schema.fields or () if self._keep(f.name)]
+        moves = tuple((f.name, self.renames.get(f.name, f.name)) for f in kept)
+        fields = tuple(Field(new, f.schema) for f, (_, new) in zip(kept, moves, strict=True))
+        return struct_like(schema, fields), moves
+
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
-        schema, value = self.part.get(record)
-        if value is None or schema is None or schema.fields is None:
+        struct = self._struct(record)
+        if struct is None:
             return record
-        cached = self._cache.get(id(schema))
-        if cached is None or cached[0] is not schema:
-            kept = [f for f in schema.fields if self._keep(f.name)]
-            moves = tuple((f.name, self.renames.get(f.name, f.name)) for f in kept)
-            fields = tuple(Field(new, f.schema) for f, (_, new) in zip(kept, moves, strict=True))
-            cached = (schema, struct_like(schema, fields), moves)
-            self._cache[id(schema)] = cached
-        _, new_schema, moves = cached
+        schema, value = struct
+        new_schema, moves = self._for_schema(schema, self._replaced)
         return self.part.put(record, new_schema, {new: value.get(old) for old, new in moves})
 
 
@@ -164,21 +186,21 @@ class InsertField(_KeyOrValue):
         self.inserts = tuple(
             (name, replace(schema, optional=not required), get) for name, required, schema, get in inserts
         )
-        self._cache: dict[int, tuple[ConnectSchema, ConnectSchema]] = {}
+        self._derived = {}
+
+    def _inserted(self, schema: ConnectSchema) -> ConnectSchema:
+        """The struct schema with the inserted fields after its own."""
+        return struct_like(schema, (*(schema.fields or ()), *(Field(name, s) for name, s, _ in self.inserts)))
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
-        schema, value = self.part.get(record)
-        if value is None or schema is None or schema.fields is None:
+        struct = self._struct(record)
+        if struct is None:
             return record
-        cached = self._cache.get(id(schema))
-        if cached is None or cached[0] is not schema:
-            extra = tuple(Field(name, s) for name, s, _ in self.inserts)
-            cached = (schema, struct_like(schema, schema.fields + extra))
-            self._cache[id(schema)] = cached
+        schema, value = struct
         updated = dict(value)
         for name, _, get in self.inserts:
             updated[name] = get(record)
-        return self.part.put(record, cached[1], updated)
+        return self.part.put(record, self._for_schema(schema, self._inserted), updated)
 
 
 class ValueToKey:

@@ -6,13 +6,10 @@ from sqlglot.tokens import TokenType
 
 from ddl.parsing.columns import (
     at_charset,
-    at_key_definition,
     enforced,
     parse_charset_clause,
     parse_column_definition,
     parse_default_value,
-    parse_key_definition,
-    parse_table_option,
 )
 from ddl.parsing.create import (
     database_options,
@@ -20,6 +17,7 @@ from ddl.parsing.create import (
     skip_partitioning,
 )
 from ddl.parsing.cursor import Cursor
+from ddl.parsing.keys import at_key_definition, parse_key_definition
 from ddl.parsing.statements import (
     AddColumns,
     AddKey,
@@ -43,6 +41,7 @@ from ddl.parsing.statements import (
     Statement,
     SystemVersioning,
 )
+from ddl.parsing.table_options import parse_table_option
 from ddl.parsing.words import (
     DEFINER_PREFIX_WORDS,
     IGNORED_ALTER_OBJECTS,

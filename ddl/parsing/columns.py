@@ -1,4 +1,5 @@
-"""Column-level grammar: data types, column definitions, defaults, keys and table options."""
+"""Column-level grammar: data types, column definitions and defaults (keys: ``ddl.parsing.keys``;
+table options: ``ddl.parsing.table_options``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ from ddl.parsing.statements import (
     DataTypeSpec,
     DdlSyntaxError,
     DefaultValue,
-    KeyDefinition,
-    TableOptions,
 )
 
 # --- data types ------------------------------------------------------------------------------------
@@ -284,36 +283,7 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
             _on_update_value(c)
             # Debezium marks ON UPDATE CURRENT_TIMESTAMP columns auto-incremented and generated.
             auto_increment = True
-        elif word in ("COLUMN_FORMAT", "STORAGE"):
-            c.advance()
-            c.advance()
-        elif word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
-            c.advance()
-            c.accept_equals()
-            c.string()
-        elif word == "SRID" or word == "REF_SYSTEM_ID":
-            c.advance()
-            c.accept_equals()
-            c.integer("SRID")
-        elif word == "REFERENCES":
-            parse_reference(c)
-        elif word == "CONSTRAINT" or word == "CHECK":
-            if c.accept("CONSTRAINT") and c.word() != "CHECK":
-                c.identifier("constraint name")
-            c.expect("CHECK")
-            c.skip_parenthesized()
-            enforced(c)
-        elif c.accept("NOT", "SECONDARY"):
-            pass
-        elif word == "COMPRESSED":
-            c.advance()
-            if c.accept_type(TokenType.EQ):
-                c.identifier("compression method")
-        elif c.accept("WITH", "SYSTEM", "VERSIONING") or c.accept("WITHOUT", "SYSTEM", "VERSIONING"):
-            pass
-        elif word in ("BINARY", "ASCII", "UNICODE", "BYTE"):
-            c.advance()
-        else:
+        elif not _skip_ignored_attribute(c, word):
             raise c.error(f"unexpected text in the definition of column {name!r}")
     if serial and nullable is None:
         nullable = False
@@ -330,6 +300,49 @@ def parse_column_definition(c: Cursor, name: str) -> ColumnDefinition:
         serial=serial,
         invisible=invisible,
     )
+
+
+def _skip_ignored_attribute(c: Cursor, word: str) -> bool:
+    """Skips a column attribute that changes nothing in the column's structure (storage, engine
+    attributes, SRID, references, checks, compression, versioning, charset shorthands); False when
+    the text at the cursor is none of them."""
+    if word in ("COLUMN_FORMAT", "STORAGE"):
+        c.advance()
+        c.advance()
+        return True
+    if word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
+        c.advance()
+        c.accept_equals()
+        c.string()
+        return True
+    if word == "SRID" or word == "REF_SYSTEM_ID":
+        c.advance()
+        c.accept_equals()
+        c.integer("SRID")
+        return True
+    if word == "REFERENCES":
+        parse_reference(c)
+        return True
+    if word == "CONSTRAINT" or word == "CHECK":
+        if c.accept("CONSTRAINT") and c.word() != "CHECK":
+            c.identifier("constraint name")
+        c.expect("CHECK")
+        c.skip_parenthesized()
+        enforced(c)
+        return True
+    if c.accept("NOT", "SECONDARY"):
+        return True
+    if word == "COMPRESSED":
+        c.advance()
+        if c.accept_type(TokenType.EQ):
+            c.identifier("compression method")
+        return True
+    if c.accept("WITH", "SYSTEM", "VERSIONING") or c.accept("WITHOUT", "SYSTEM", "VERSIONING"):
+        return True
+    if word in ("BINARY", "ASCII", "UNICODE", "BYTE"):
+        c.advance()
+        return True
+    return False
 
 
 def _with_charset(data_type: DataTypeSpec, charset: str | None, collation: str | None) -> DataTypeSpec:
@@ -501,233 +514,4 @@ def parse_reference(c: Cursor) -> None:
 # --- keys -------------------------------------------------------------------------------------------
 
 
-def parse_key_columns(c: Cursor) -> tuple[str, ...]:
-    """``(col [(len)] [ASC|DESC], ... )``; functional key parts ``((expr))`` are not columns."""
-    c.expect_type(TokenType.L_PAREN, "'(' with the key columns")
-    columns: list[str] = []
-    while True:
-        if c.at_type(TokenType.L_PAREN):
-            c.skip_parenthesized()
-        else:
-            columns.append(c.name_or_string("column name"))
-            if c.at_type(TokenType.L_PAREN):
-                c.skip_parenthesized()
-        c.accept_any(frozenset({"ASC", "DESC"}))
-        if c.accept_type(TokenType.COMMA):
-            continue
-        c.expect_type(TokenType.R_PAREN, "')'")
-        return tuple(columns)
-
-
-def index_options(c: Cursor) -> None:
-    while True:
-        word = c.word()
-        if word == "USING" or word == "TYPE":
-            c.advance()
-            c.identifier("index type")
-        elif word == "KEY_BLOCK_SIZE":
-            c.advance()
-            c.accept_equals()
-            c.advance()
-        elif word == "COMMENT":
-            c.advance()
-            c.string("comment text")
-        elif word == "WITH" and c.word(1) == "PARSER":
-            c.advance()
-            c.advance()
-            c.identifier("parser name")
-        elif word in ("VISIBLE", "INVISIBLE", "IGNORED", "CLUSTERING"):
-            c.advance()
-            if c.accept_type(TokenType.EQ):
-                c.advance()
-        elif c.accept("NOT", "IGNORED"):
-            pass
-        elif word in ("ENGINE_ATTRIBUTE", "SECONDARY_ENGINE_ATTRIBUTE"):
-            c.advance()
-            c.accept_equals()
-            c.string()
-        else:
-            return
-
-
-def _optional_index_name(c: Cursor) -> str | None:
-    if c.at_type(TokenType.L_PAREN) or c.word() in ("USING", "TYPE"):
-        return None
-    return c.identifier("index name")
-
-
-def parse_key_definition(c: Cursor) -> KeyDefinition:
-    """A table-level key or constraint inside CREATE TABLE (...) or after ALTER TABLE ... ADD."""
-    constraint_name: str | None = None
-    if c.accept("CONSTRAINT") and c.word() not in ("PRIMARY", "UNIQUE", "FOREIGN", "CHECK"):
-        constraint_name = c.identifier("constraint name")
-    word = c.word()
-    if c.accept("PRIMARY", "KEY"):
-        if not c.at_type(TokenType.L_PAREN) and c.word() not in ("USING", "TYPE"):
-            c.identifier("index name")  # accepted and ignored by MySQL
-        index_options(c)
-        columns = parse_key_columns(c)
-        index_options(c)
-        return KeyDefinition("primary", constraint_name, columns)
-    if word == "UNIQUE":
-        c.advance()
-        c.accept_any(frozenset({"KEY", "INDEX"}))
-        c.accept("IF", "NOT", "EXISTS")
-        name = _optional_index_name(c) or constraint_name
-        index_options(c)
-        columns = parse_key_columns(c)
-        index_options(c)
-        return KeyDefinition("unique", name, columns)
-    if word == "FOREIGN":
-        c.advance()
-        c.expect("KEY")
-        c.accept("IF", "NOT", "EXISTS")
-        name = constraint_name
-        if not c.at_type(TokenType.L_PAREN):
-            name = c.identifier("foreign key name")
-        columns = parse_key_columns(c)
-        parse_reference(c)
-        return KeyDefinition("foreign", name, columns)
-    if word == "CHECK":
-        c.advance()
-        c.skip_parenthesized()
-        enforced(c)
-        return KeyDefinition("check", constraint_name)
-    if constraint_name is not None:
-        raise c.error("expected PRIMARY KEY, UNIQUE, FOREIGN KEY or CHECK after CONSTRAINT")
-    if word in ("FULLTEXT", "SPATIAL"):
-        c.advance()
-        c.accept_any(frozenset({"KEY", "INDEX"}))
-        kind = word.lower()
-    elif word in ("KEY", "INDEX"):
-        c.advance()
-        kind = "index"
-    else:
-        raise c.error("expected a key definition")
-    c.accept("IF", "NOT", "EXISTS")
-    name = _optional_index_name(c)
-    index_options(c)
-    columns = parse_key_columns(c)
-    index_options(c)
-    return KeyDefinition(kind, name, columns)
-
-
-_KEY_START_WORDS = frozenset(
-    {"CONSTRAINT", "PRIMARY", "UNIQUE", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL", "KEY", "INDEX"}
-)
-
-
-def at_key_definition(c: Cursor) -> bool:
-    # These words are reserved: unquoted, they never name a column.
-    return c.word() in _KEY_START_WORDS
-
-
 # --- table options ----------------------------------------------------------------------------------
-
-# Options taking one value, with or without '=' (CREATE/ALTER TABLE table_option).
-_VALUE_OPTIONS = frozenset(
-    {
-        "ENGINE",
-        "TYPE",
-        "AUTO_INCREMENT",
-        "AVG_ROW_LENGTH",
-        "CHECKSUM",
-        "TABLE_CHECKSUM",
-        "COMPRESSION",
-        "CONNECTION",
-        "DELAY_KEY_WRITE",
-        "ENCRYPTION",
-        "INSERT_METHOD",
-        "KEY_BLOCK_SIZE",
-        "MAX_ROWS",
-        "MIN_ROWS",
-        "PACK_KEYS",
-        "PASSWORD",
-        "ROW_FORMAT",
-        "STATS_AUTO_RECALC",
-        "STATS_PERSISTENT",
-        "STATS_SAMPLE_PAGES",
-        "ENGINE_ATTRIBUTE",
-        "SECONDARY_ENGINE_ATTRIBUTE",
-        "SECONDARY_ENGINE",
-        "AUTOEXTEND_SIZE",
-        "PAGE_CHECKSUM",
-        "PAGE_COMPRESSED",
-        "PAGE_COMPRESSION_LEVEL",
-        "TRANSACTIONAL",
-        "ENCRYPTED",
-        "ENCRYPTION_KEY_ID",
-        "IETF_QUOTES",
-        "SEQUENCE",
-        "START",
-        "STATS_MODE",
-    }
-)
-
-
-def parse_table_option(c: Cursor) -> TableOptions | None:
-    """One table option; returns the charset/collation/comment it sets, or None when it is none of
-    those. Raises when the next tokens are not a table option."""
-    if c.at("DEFAULT") and (_at_charset_after_default(c) or c.word(1) == "COLLATE"):
-        c.advance()
-    if at_charset(c):
-        return TableOptions(charset=parse_charset_clause(c))
-    word = c.word()
-    if word == "COLLATE":
-        c.advance()
-        c.accept_equals()
-        return TableOptions(collation=c.name_or_string("collation name"))
-    if word == "COMMENT":
-        c.advance()
-        c.accept_equals()
-        return TableOptions(comment=c.string("comment text"))
-    if word in ("DATA", "INDEX") and c.word(1) == "DIRECTORY":
-        c.advance()
-        c.advance()
-        c.accept_equals()
-        c.string("directory")
-        return None
-    if word == "UNION":
-        c.advance()
-        c.accept_equals()
-        c.skip_parenthesized()
-        return None
-    if word == "TABLESPACE":
-        c.advance()
-        c.accept_equals()
-        c.identifier("tablespace name")
-        if c.accept("STORAGE"):
-            c.advance()
-        return None
-    if c.accept("WITH", "SYSTEM", "VERSIONING"):
-        return TableOptions(system_versioning=True)
-    if c.accept("START", "TRANSACTION"):
-        return None
-    if c.at("STORAGE") and c.word(1) in ("DISK", "MEMORY"):
-        c.advance()
-        c.advance()
-        return None
-    if word and (word in _VALUE_OPTIONS or c.at_type(TokenType.EQ, 1)):
-        c.advance()
-        c.accept_equals()
-        value = c.peek()
-        if value is None or value.token_type in (TokenType.COMMA, TokenType.L_PAREN, TokenType.R_PAREN):
-            raise c.error(f"expected a value for table option {word}")
-        c.advance()
-        return None
-    raise c.error("expected a table option")
-
-
-def _at_charset_after_default(c: Cursor) -> bool:
-    return c.word(1) == "CHARSET" or (c.word(1) in ("CHARACTER", "CHAR") and c.word(2) == "SET")
-
-
-def merge_options(a: TableOptions, b: TableOptions | None) -> TableOptions:
-    if b is None:
-        return a
-    return TableOptions(
-        charset=b.charset or a.charset,
-        collation=b.collation or a.collation,
-        comment=b.comment if b.comment is not None else a.comment,
-        system_versioning=a.system_versioning or b.system_versioning,
-    )

@@ -4,18 +4,9 @@ from __future__ import annotations
 
 from sqlglot.tokens import TokenType
 
-from ddl.parsing.columns import (
-    at_charset,
-    at_key_definition,
-    index_options,
-    merge_options,
-    parse_charset_clause,
-    parse_column_definition,
-    parse_key_columns,
-    parse_key_definition,
-    parse_table_option,
-)
+from ddl.parsing.columns import at_charset, parse_charset_clause, parse_column_definition
 from ddl.parsing.cursor import Cursor
+from ddl.parsing.keys import at_key_definition, index_options, parse_key_columns, parse_key_definition
 from ddl.parsing.statements import (
     ColumnDefinition,
     CreateDatabase,
@@ -26,6 +17,7 @@ from ddl.parsing.statements import (
     Statement,
     TableOptions,
 )
+from ddl.parsing.table_options import merge_options, parse_table_option
 from ddl.parsing.words import (
     DEFINER_PREFIX_WORDS,
     IGNORED_CREATE_OBJECTS,

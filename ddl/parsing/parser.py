@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ddl.errors import DdlError
 from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange, TableId
+from ddl.parsing.alter_specs import ALTER_SPEC_HANDLERS
 from ddl.parsing.simple import simple_statement
 from ddl.parsing.statements import (
     AlterDatabase,
@@ -43,7 +44,6 @@ from ddl.parsing.statements import (
     UseDatabase,
 )
 from ddl.parsing.table_draft import (
-    ALTER_SPEC_HANDLERS,
     ParseState,
     SchemaConflict,
     TableDraft,

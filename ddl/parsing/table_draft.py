@@ -8,31 +8,19 @@ is the key (MySQL's own rule for an implicit primary key).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ddl.errors import DdlError
 from ddl.model import Column, JdbcType, SchemaModel, Table, TableId
 from ddl.parsing.statements import (
-    AddColumns,
-    AddKey,
-    AlterColumnDefault,
-    AlterColumnVisibility,
-    ChangeColumn,
     ColumnDefinition,
     ColumnPosition,
-    ConvertCharset,
     DefaultValue,
-    DropColumn,
     DropKey,
     KeyDefinition,
     QualifiedName,
-    RenameColumn,
-    RenameKey,
-    RenameTo,
-    SetTableOptions,
-    SystemVersioning,
     TableOptions,
 )
 
@@ -102,6 +90,7 @@ TYPE_MAPPINGS: dict[str, TypeMapping] = _type_mappings()
 CHARSET_JDBC_TYPES = frozenset(
     {JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB, JdbcType.NCHAR, JdbcType.NVARCHAR}
 )
+_CONVERTIBLE_JDBC_TYPES = CHARSET_JDBC_TYPES - {JdbcType.NCHAR, JdbcType.NVARCHAR}
 
 # --- applying statements ----------------------------------------------------------------------------
 
@@ -505,101 +494,3 @@ def default_fields(default: DefaultValue | None) -> tuple[bool, str | None]:
     if default is None or default.is_null or default.ignored:
         return False, None
     return True, default.expression
-
-
-# --- ALTER TABLE specifications ----------------------------------------------------------------------
-
-
-def _alter_add_columns(draft: TableDraft, spec: AddColumns, state: ParseState) -> None:
-    for definition in spec.columns:
-        if spec.if_not_exists and draft.index_of(definition.name) is not None:
-            continue
-        draft.add_column(definition, spec.position, state.include_comments)
-
-
-def _alter_drop_column(draft: TableDraft, spec: DropColumn, state: ParseState) -> None:
-    draft.drop_column(spec.name, spec.if_exists)
-
-
-def _alter_change_column(draft: TableDraft, spec: ChangeColumn, state: ParseState) -> None:
-    if spec.if_exists and draft.index_of_original(spec.old_name) is None:
-        return
-    draft.replace_column(spec.old_name, spec.column, spec.position, state.include_comments)
-
-
-def _alter_rename_column(draft: TableDraft, spec: RenameColumn, state: ParseState) -> None:
-    draft.rename_column(spec.old_name, spec.new_name)
-
-
-def _alter_column_default(draft: TableDraft, spec: AlterColumnDefault, state: ParseState) -> None:
-    draft.set_default(spec.name, spec.default)
-
-
-def _alter_column_visibility(draft: TableDraft, spec: AlterColumnVisibility, state: ParseState) -> None:
-    index = draft.require(spec.name)
-    draft.columns[index] = draft.columns[index].with_(invisible=spec.invisible)
-
-
-def _alter_add_key(draft: TableDraft, spec: AddKey, state: ParseState) -> None:
-    draft.add_key(spec.key)
-
-
-def _alter_drop_key(draft: TableDraft, spec: DropKey, state: ParseState) -> None:
-    draft.drop_key(spec)
-
-
-def _alter_rename_key(draft: TableDraft, spec: RenameKey, state: ParseState) -> None:
-    draft.rename_key(spec.old_name, spec.new_name)
-
-
-def _alter_rename_to(draft: TableDraft, spec: RenameTo, state: ParseState) -> None:
-    draft.id = TableId(
-        spec.name.database if spec.name.database is not None else draft.id.database, spec.name.name
-    )
-
-
-def _alter_convert_charset(draft: TableDraft, spec: ConvertCharset, state: ParseState) -> None:
-    charset = spec.charset
-    if charset is None and spec.collation is not None:
-        charset = charset_of_collation(spec.collation)
-    if charset is None:
-        charset = state.model.charset_for(draft.id.database)
-    draft.default_charset = charset
-    draft.convert_charset(charset, spec.collation)
-
-
-_CONVERTIBLE_JDBC_TYPES = CHARSET_JDBC_TYPES - {JdbcType.NCHAR, JdbcType.NVARCHAR}
-
-
-def _alter_system_versioning(draft: TableDraft, spec: SystemVersioning, state: ParseState) -> None:
-    if spec.enable:
-        draft.add_system_versioning()
-    else:
-        draft.drop_system_versioning()
-
-
-def _alter_table_options(draft: TableDraft, spec: SetTableOptions, state: ParseState) -> None:
-    options = spec.options
-    if options.system_versioning:
-        draft.add_system_versioning()
-    if options.charset is not None or options.collation is not None:
-        draft.default_charset = table_charset(options, draft.id.database, state)
-    if options.comment is not None and state.include_comments:
-        draft.comment = options.comment
-
-
-ALTER_SPEC_HANDLERS: dict[type, Callable[[TableDraft, Any, ParseState], None]] = {
-    AddColumns: _alter_add_columns,
-    DropColumn: _alter_drop_column,
-    ChangeColumn: _alter_change_column,
-    RenameColumn: _alter_rename_column,
-    AlterColumnDefault: _alter_column_default,
-    AlterColumnVisibility: _alter_column_visibility,
-    AddKey: _alter_add_key,
-    DropKey: _alter_drop_key,
-    RenameKey: _alter_rename_key,
-    RenameTo: _alter_rename_to,
-    ConvertCharset: _alter_convert_charset,
-    SetTableOptions: _alter_table_options,
-    SystemVersioning: _alter_system_versioning,
-}

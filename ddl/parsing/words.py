@@ -78,49 +78,6 @@ IGNORED_FIRST_WORDS = frozenset(
         "SOURCE",
     }
 )
-IGNORED_CREATE_OBJECTS = frozenset(
-    {
-        "VIEW",
-        "PROCEDURE",
-        "FUNCTION",
-        "TRIGGER",
-        "EVENT",
-        "USER",
-        "ROLE",
-        "SERVER",
-        "TABLESPACE",
-        "LOGFILE",
-        "SPATIAL",
-        "RESOURCE",
-        "SEQUENCE",
-        "PACKAGE",
-        "UNDO",
-        "AGGREGATE",
-        "SYNONYM",
-    }
-)
-IGNORED_ALTER_OBJECTS = frozenset(
-    {
-        "VIEW",
-        "PROCEDURE",
-        "FUNCTION",
-        "EVENT",
-        "USER",
-        "SERVER",
-        "TABLESPACE",
-        "LOGFILE",
-        "INSTANCE",
-        "RESOURCE",
-        "SEQUENCE",
-        "UNDO",
-        "ROLE",
-        "PACKAGE",
-    }
-)
-IGNORED_DROP_OBJECTS = IGNORED_CREATE_OBJECTS | frozenset({"PREPARE"})
-DEFINER_PREFIX_WORDS = frozenset({"DEFINER", "ALGORITHM", "SQL"})
-# Ignored statements that may hold stored-program bodies (never split inside them).
-COMPOUND_FIRST_WORDS = frozenset({"BEGIN", "IF", "CASE", "LOOP", "WHILE", "REPEAT", "DECLARE"})
 # Objects whose definitions hold no stored-program body.
 SIMPLE_OBJECTS = frozenset(
     {
@@ -138,6 +95,14 @@ SIMPLE_OBJECTS = frozenset(
         "INSTANCE",
     }
 )
+# Objects that are stored programs (their bodies may hold ';').
+_PROGRAM_OBJECTS = frozenset({"PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE", "AGGREGATE"})
+IGNORED_CREATE_OBJECTS = SIMPLE_OBJECTS - {"INSTANCE"} | _PROGRAM_OBJECTS
+IGNORED_ALTER_OBJECTS = SIMPLE_OBJECTS - {"SPATIAL", "SYNONYM"} | _PROGRAM_OBJECTS - {"TRIGGER", "AGGREGATE"}
+IGNORED_DROP_OBJECTS = IGNORED_CREATE_OBJECTS | frozenset({"PREPARE"})
+DEFINER_PREFIX_WORDS = frozenset({"DEFINER", "ALGORITHM", "SQL"})
+# Ignored statements that may hold stored-program bodies (never split inside them).
+COMPOUND_FIRST_WORDS = frozenset({"BEGIN", "IF", "CASE", "LOOP", "WHILE", "REPEAT", "DECLARE"})
 # First words of statements: where a script without ';' starts its next statement.
 BOUNDARY_WORDS = frozenset(
     {

@@ -7,6 +7,7 @@ The snapshotter follows the row; no mode-specific branches elsewhere.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Final
@@ -98,3 +99,29 @@ def custom_locking(lock: SnapshotLock, lock_timeout: dt.timedelta) -> LockingStr
     if statement is None:
         return replace(LOCKING_STRATEGIES["none"], mode=CUSTOM_LOCKING)
     return replace(LOCKING_STRATEGIES["minimal"], mode=CUSTOM_LOCKING, global_lock_sql=statement)
+
+
+@dataclass
+class LockState:
+    """Which locks a snapshot run holds and has held, since when, and how long writes were blocked."""
+
+    global_lock: bool = False
+    table_lock: bool = False
+    used_global: bool = False
+    used_table: bool = False
+    refusal: str = ""
+    acquired_at: float = 0.0
+    blocked_seconds: float = 0.0
+
+    def lock_acquired(self, kind: str) -> None:
+        self.acquired_at = time.monotonic()
+        if kind == "global":
+            self.global_lock = self.used_global = True
+        else:
+            self.table_lock = self.used_table = True
+
+    def lock_released(self) -> float:
+        held = time.monotonic() - self.acquired_at
+        self.blocked_seconds += held
+        self.global_lock = self.table_lock = False
+        return held

@@ -129,22 +129,38 @@ def source_ts_ms(cursor: Any) -> int:
     return int(value) * 1000
 
 
-def scan_serial(
-    conn: pymysql.connections.Connection,
-    jobs: Sequence[TableJob],
-    listener: SnapshotListener,
-    progress: ProgressReporter,
-    batch_rows: int,
-    cancelled: threading.Event,
-) -> dict[TableId, int]:
-    counts: dict[TableId, int] = {}
-    cur = conn.cursor()
-    for job in jobs:
-        batches = (
-            (rows, specials) for rows, specials, _final in scan_batches(conn, job, batch_rows, cancelled)
-        )
-        counts[job.table_id] = emit_table(cur, job, batches, listener, progress)
-    return counts
+@dataclass(frozen=True)
+class TableScan:
+    """Reading the rows of ``jobs`` to ``listener``, ``batch_rows`` at a time, until ``cancelled``:
+    ``serial`` on one connection, or ``parallel`` on several. Each returns the rows read per table."""
+
+    jobs: Sequence[TableJob]
+    listener: SnapshotListener
+    progress: ProgressReporter
+    batch_rows: int
+    cancelled: threading.Event
+
+    def serial(self, conn: pymysql.connections.Connection) -> dict[TableId, int]:
+        """One table after the other on ``conn``."""
+        counts: dict[TableId, int] = {}
+        cur = conn.cursor()
+        for job in self.jobs:
+            batches = (
+                (rows, specials)
+                for rows, specials, _final in scan_batches(conn, job, self.batch_rows, self.cancelled)
+            )
+            counts[job.table_id] = emit_table(cur, job, batches, self.listener, self.progress)
+        return counts
+
+    def parallel(self, connections: Sequence[pymysql.connections.Connection]) -> dict[TableId, int]:
+        """Each connection (already inside the shared consistent snapshot) reads whole tables, taking
+        the next table in snapshot order when done. Listener calls stay on the calling thread."""
+        readers = _TableReaders(self.jobs, self.batch_rows, self.cancelled)
+        threads = readers.start(connections)
+        try:
+            return readers.deliver(self.listener, self.progress)
+        finally:
+            readers.close(threads)
 
 
 def emit_table(
@@ -199,43 +215,52 @@ class _Coordinator:
                 self._cond.wait(0.1)
 
 
-def scan_parallel(
-    connections: Sequence[pymysql.connections.Connection],
-    jobs: Sequence[TableJob],
-    listener: SnapshotListener,
-    progress: ProgressReporter,
-    batch_rows: int,
-    cancelled: threading.Event,
-) -> dict[TableId, int]:
-    """Each connection (already inside the shared consistent snapshot) reads whole tables, taking the
-    next table in snapshot order when done. Listener calls stay on the calling thread."""
-    todo: queue.SimpleQueue[TableJob] = queue.SimpleQueue()
-    for job in jobs:
-        todo.put(job)
-    messages: queue.Queue[tuple[str, Any, Any]] = queue.Queue(maxsize=PARALLEL_QUEUE_BATCHES)
-    stop = threading.Event()
-    coord = _Coordinator(len(jobs), stop)
+class _TableReaders:
+    """``TableScan.parallel``'s reader threads, one per connection, and the queue of their messages
+    (``start``/``rows``/``end`` of a table, ``exit``, ``error``) that the calling thread delivers."""
 
-    def put(message: tuple[str, Any, Any]) -> None:
+    def __init__(self, jobs: Sequence[TableJob], batch_rows: int, cancelled: threading.Event) -> None:
+        self.todo: queue.SimpleQueue[TableJob] = queue.SimpleQueue()
+        for job in jobs:
+            self.todo.put(job)
+        self.messages: queue.Queue[tuple[str, Any, Any]] = queue.Queue(maxsize=PARALLEL_QUEUE_BATCHES)
+        self.stop = threading.Event()
+        self.coord = _Coordinator(len(jobs), self.stop)
+        self.batch_rows = batch_rows
+        self.cancelled = cancelled
+        self.running = 0  # reader threads that have not said ``exit`` yet
+
+    def start(self, connections: Sequence[pymysql.connections.Connection]) -> list[threading.Thread]:
+        threads = [
+            threading.Thread(target=self.worker, args=(conn,), name=f"snapshot-reader-{i}", daemon=True)
+            for i, conn in enumerate(connections)
+        ]
+        for thread in threads:
+            thread.start()
+        self.running = len(threads)
+        return threads
+
+    def put(self, message: tuple[str, Any, Any]) -> None:
         while True:
-            if stop.is_set():
+            if self.stop.is_set():
                 raise SnapshotCancelled("snapshot aborted")
             try:
-                messages.put(message, timeout=0.1)
+                self.messages.put(message, timeout=0.1)
                 return
             except queue.Full:
                 continue
 
-    def read_table(conn: pymysql.connections.Connection, cur: Any, job: TableJob) -> None:
-        put(("start", job, source_ts_ms(cur)))
+    def read_table(self, conn: pymysql.connections.Connection, cur: Any, job: TableJob) -> None:
+        coord = self.coord
+        self.put(("start", job, source_ts_ms(cur)))
         if not job.first_table:
             coord.wait_first()
         done = 0
         try:
-            for rows, specials, final in scan_batches(conn, job, batch_rows, cancelled):
+            for rows, specials, final in scan_batches(conn, job, self.batch_rows, self.cancelled):
                 if final and job.last_table:
                     coord.wait_others()
-                put(("rows", job, (rows, specials)))
+                self.put(("rows", job, (rows, specials)))
                 done += len(rows)
                 if job.first_table:
                     coord.first_emitted.set()
@@ -243,34 +268,30 @@ def scan_parallel(
             if job.first_table:
                 coord.first_emitted.set()  # also when the first table is empty
         coord.table_done(job)
-        put(("end", job, done))
+        self.put(("end", job, done))
 
-    def worker(conn: pymysql.connections.Connection) -> None:
+    def worker(self, conn: pymysql.connections.Connection) -> None:
         try:
             cur = conn.cursor()
-            while not stop.is_set():
+            while not self.stop.is_set():
                 try:
-                    job = todo.get_nowait()
+                    job = self.todo.get_nowait()
                 except queue.Empty:
                     break
-                read_table(conn, cur, job)
-            put(("exit", None, None))
+                self.read_table(conn, cur, job)
+            self.put(("exit", None, None))
         except BaseException as exc:  # handed to the listener's thread, which re-raises it
             with contextlib.suppress(SnapshotCancelled):
-                put(("error", None, exc))
+                self.put(("error", None, exc))
 
-    threads = [
-        threading.Thread(target=worker, args=(conn,), name=f"snapshot-reader-{i}", daemon=True)
-        for i, conn in enumerate(connections)
-    ]
-    for thread in threads:
-        thread.start()
-    counts: dict[TableId, int] = {}
-    done_rows: dict[TableId, int] = {}
-    running = len(threads)
-    on_row = listener.on_row
-    try:
-        while running:
+    def deliver(self, listener: SnapshotListener, progress: ProgressReporter) -> dict[TableId, int]:
+        """The readers' messages to the listener and the progress, on this thread, until every reader
+        has exited (an error one of them hands over is raised here). Returns the rows per table."""
+        counts: dict[TableId, int] = {}
+        done_rows: dict[TableId, int] = {}
+        on_row = listener.on_row
+        messages = self.messages
+        while self.running:
             kind, job, payload = messages.get()
             if kind == "rows":
                 rows, specials = payload
@@ -285,16 +306,17 @@ def scan_parallel(
                 progress.table_finished(job.table_id, payload)
                 listener.on_table_end(job.table_id, payload)
             elif kind == "exit":
-                running -= 1
+                self.running -= 1
             else:  # error
                 raise payload
-    finally:
-        stop.set()
-        if running:
+        return counts
+
+    def close(self, threads: Sequence[threading.Thread]) -> None:
+        self.stop.set()
+        if self.running:
             # Unblock readers waiting on a full queue so they can see ``stop`` and exit.
             while any(t.is_alive() for t in threads):
                 with contextlib.suppress(queue.Empty):
-                    messages.get(timeout=0.05)
+                    self.messages.get(timeout=0.05)
         for thread in threads:
             thread.join(timeout=5)
-    return counts

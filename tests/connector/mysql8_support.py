@@ -143,8 +143,8 @@ def full_image_partial_json_copy(target: Path) -> Path:
     an after image holding the id plus the event's own diff, name and age columns. Every event is
     rewritten with its new position and CRC32, as in ``binlog_file_support.uncompressed_twin``."""
     from connector.binlog.files import read_file_events
+    from connector.binlog.image_reader import compile_image_reader
     from connector.binlog.json.diff import read_length_encoded
-    from connector.binlog.row_decoder import compile_image_reader
     from tests.connector.binlog_file_support import with_crc, with_header
 
     source = sample(PARTIAL_JSON_SAMPLE)

@@ -1,15 +1,70 @@
 """Topic naming strategy plugins for the tests (``package.module:Class`` paths and a tiny installed
-distribution with entry points, as ``tests/snapshot/spi_plugins.py`` does for the snapshotter SPI)."""
+distribution with entry points, as ``tests/snapshot/spi_plugins.py`` does for the snapshotter SPI),
+and the harness the naming and struct maker tests share: the properties of a connector that never
+connects (``BASE``), a real run with the plugins (``plugin_engine``), and the refusal that names the
+key (``names_the_key``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from connector.config import ConfigError, ConnectorConfig
+from connector.engine import Engine
+from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
 from sink.connect import ConnectSchema, Field, primitive
+from sink.memory import MemorySink
+
+# A connector that never connects (port 1): what start-up refuses is refused before any connection.
+BASE = {
+    "database.hostname": "127.0.0.1",
+    "database.port": "1",
+    "database.user": "cdc",
+    "database.password": "s3cret-pass",
+    "database.server.id": "5400",
+    "topic.prefix": "shop",
+}
+
+
+def names_the_key(key: str, message: str = "") -> pytest.RaisesExc[ConfigError]:
+    """The refusal of a plugin (or value) that cannot be used: a ``ConfigError`` naming ``key``."""
+    return pytest.raises(ConfigError, match=f"^{key}: .*{message}")
+
+
+@contextlib.contextmanager
+def plugin_engine(
+    server: MySQLServerHandle, db: str, tmp_path: Path, props: Mapping[str, str]
+) -> Iterator[tuple[Engine, MemorySink]]:
+    """An engine with ``props`` (the plugins under test) capturing database ``db`` (created empty,
+    dropped afterwards) into a memory sink, with transaction metadata, offsets and history in memory;
+    closed when the block ends."""
+    server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}`")
+    memory = MemorySink()
+    cfg = ConnectorConfig.from_mapping(
+        server.connector_properties(
+            **{
+                "topic.prefix": "shop",
+                "database.include.list": db,
+                "data.dir": str(tmp_path),
+                "offset.storage": "memory",
+                "schema.history.internal": "memory",
+                "provide.transaction.metadata": "true",
+                **props,
+            }
+        )
+    )
+    engine = Engine(cfg, sinks=[memory])
+    try:
+        yield engine, memory
+    finally:
+        engine.close()
+        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
 
 
 class RoutingStrategy:

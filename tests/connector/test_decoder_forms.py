@@ -20,7 +20,7 @@ import pytest
 from pymysqlreplication.constants import FIELD_TYPE
 
 from connector.binlog.calendar import adjusted_days, civil_from_days, days_from_civil
-from connector.binlog.row_decoder import InvalidDateError, compile_image_reader
+from connector.binlog.image_reader import InvalidDateError, compile_image_reader
 from connector.records.conversion import ConverterSettings, column_converter
 from ddl.model import Column, JdbcType, Table, TableId
 

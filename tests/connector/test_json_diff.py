@@ -20,6 +20,7 @@ from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import PartialUpdateRowsEvent
 
 from connector.binlog.guard import EventGuard, UnsafeEventError, incomplete_image
+from connector.binlog.image_reader import compile_image_reader
 from connector.binlog.json.binary import BinaryJson
 from connector.binlog.json.diff import (
     INSERT,
@@ -32,7 +33,7 @@ from connector.binlog.json.diff import (
     parse_path,
     read_length_encoded,
 )
-from connector.binlog.row_decoder import compile_image_reader, read_partial_update_rows
+from connector.binlog.row_decoder import read_partial_update_rows
 from ddl.model import TableId
 from tests.connector.mysql8_support import bodies, rows_event_parts
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from connector.binlog.image_reader import compile_image_reader
 from connector.binlog.json.binary import JsonOpaque, JsonTime, decimal_from_binary, parse_mysql_json
 from connector.binlog.json.diff import read_length_encoded
-from connector.binlog.row_decoder import compile_image_reader
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
 from connector.records.conversion import ConverterSettings

@@ -27,13 +27,9 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
-from connector.binlog.row_decoder import (
-    BinlogRowDecoder,
-    EnumIndexError,
-    _all_present,
-    _LibraryRows,
-    compile_image_reader,
-)
+from connector.binlog.image_reader import EnumIndexError, compile_image_reader
+from connector.binlog.library_rows import LibraryRows
+from connector.binlog.row_decoder import BinlogRowDecoder, _all_present
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
 from connector.records.conversion import ConverterSettings, UnrepresentableValueError
@@ -287,8 +283,8 @@ Images = list[tuple[str, list[Any] | None, list[Any] | None]]
 def read_images(
     server: MySQLServerHandle, schema: TableSchema, start: tuple[str, int], end: tuple[str, int], ours: bool
 ) -> Images:
-    decoder: BinlogRowDecoder | _LibraryRows = (
-        BinlogRowDecoder(schema) if ours else _LibraryRows(schema.binlog_encodings)
+    decoder: BinlogRowDecoder | LibraryRows = (
+        BinlogRowDecoder(schema) if ours else LibraryRows(schema.binlog_encodings)
     )
     images: Images = []
     for event in _stream(server, start, end):
@@ -307,7 +303,7 @@ def read_payloads(
     class when a value cannot be represented. ``ours``: ``BinlogRowDecoder.payload_rows`` (read and
     converted in one generated function); otherwise the library's images, then the converter."""
     decoder = BinlogRowDecoder(schema)
-    library = _LibraryRows(schema.binlog_encodings)
+    library = LibraryRows(schema.binlog_encodings)
     events: list[Any] = []
     for event in _stream(server, start, end):
         update, insert = isinstance(event, UpdateRowsEvent), isinstance(event, WriteRowsEvent)

@@ -9,44 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from connector.config import ConfigError, ConnectorConfig
+from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.records.builder import EventBuilder
 from connector.testing.local_server import MySQLServerHandle
-from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
-from tests.connector.naming_plugins import write_naming_dist
+from tests.connector.naming_plugins import BASE, names_the_key, plugin_engine, write_naming_dist
 
-BASE = {
-    "database.hostname": "127.0.0.1",
-    "database.port": "1",
-    "database.user": "cdc",
-    "database.password": "s3cret-pass",
-    "database.server.id": "5400",
-    "topic.prefix": "shop",
-}
 SOURCE = "sourceinfo.struct.maker"
 TRANSACTION = "transaction.metadata.factory"
 
 
 def run(server: MySQLServerHandle, db: str, tmp_path: Path, props: dict[str, str]) -> list[ChangeRecord]:
-    server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}`")
-    memory = MemorySink()
-    cfg = ConnectorConfig.from_mapping(
-        server.connector_properties(
-            **{
-                "topic.prefix": "shop",
-                "database.include.list": db,
-                "data.dir": str(tmp_path),
-                "offset.storage": "memory",
-                "schema.history.internal": "memory",
-                "provide.transaction.metadata": "true",
-                **props,
-            }
-        )
-    )
-    engine = Engine(cfg, sinks=[memory])
-    try:
+    with plugin_engine(server, db, tmp_path, props) as (engine, memory):
         server.execute(f"CREATE TABLE `{db}`.a (id INT PRIMARY KEY)")
         engine.catch_up()
         with server.connect(db) as conn, conn.cursor() as cur:
@@ -54,9 +29,6 @@ def run(server: MySQLServerHandle, db: str, tmp_path: Path, props: dict[str, str
                 cur.execute(sql)
         engine.catch_up()
         engine.delivery.flush()
-    finally:
-        engine.close()
-        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
     return memory.records
 
 
@@ -132,5 +104,5 @@ def test_a_plugin_that_cannot_be_used_names_the_key(
 ) -> None:
     monkeypatch.syspath_prepend(str(write_naming_dist(tmp_path / "site")))
     engine_config = ConnectorConfig.from_mapping({**BASE, key: value, "data.dir": str(tmp_path)})
-    with pytest.raises(ConfigError, match=f"^{key}: .*{message}"):
+    with names_the_key(key, message):
         Engine(engine_config)  # port 1: nothing is connected before the error

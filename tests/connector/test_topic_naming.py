@@ -12,7 +12,6 @@ import pytest
 
 from connector.cli import main
 from connector.config import ConfigError, ConnectorConfig
-from connector.engine import Engine
 from connector.records.builder import EventBuilder
 from connector.records.topic_naming import (
     DefaultTopicNamingStrategy,
@@ -26,16 +25,14 @@ from connector.sources.heartbeat import heartbeat_topic
 from connector.testing.local_server import MySQLServerHandle
 from ddl.model import TableId
 from sink.memory import MemorySink
-from tests.connector.naming_plugins import RoutingStrategy, write_naming_dist
+from tests.connector.naming_plugins import (
+    BASE,
+    RoutingStrategy,
+    names_the_key,
+    plugin_engine,
+    write_naming_dist,
+)
 
-BASE = {
-    "database.hostname": "127.0.0.1",
-    "database.port": "1",
-    "database.user": "cdc",
-    "database.password": "s3cret-pass",
-    "database.server.id": "5400",
-    "topic.prefix": "shop",
-}
 PLUGIN = "tests.connector.naming_plugins:RoutingStrategy"
 
 
@@ -99,7 +96,7 @@ def test_the_heartbeat_topic_follows_name_prefix_and_delimiter() -> None:
     ],
 )
 def test_a_strategy_that_cannot_be_used_names_the_key(key: str, value: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=f"^{key}: .*{message}"):
+    with names_the_key(key, message):
         EventBuilder(config(**{key: value}))
 
 
@@ -152,24 +149,8 @@ def test_none_changes_nothing_and_two_names_made_equal_stop_the_connector() -> N
 
 
 def run_with(server: MySQLServerHandle, db: str, tmp_path: Path, props: dict[str, str]) -> MemorySink:
-    server.execute(f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}`")
-    memory = MemorySink()
-    cfg = ConnectorConfig.from_mapping(
-        server.connector_properties(
-            **{
-                "topic.prefix": "shop",
-                "database.include.list": db,
-                "data.dir": str(tmp_path),
-                "offset.storage": "memory",
-                "schema.history.internal": "memory",
-                "provide.transaction.metadata": "true",
-                "heartbeat.interval.ms": "600000",
-                **props,
-            }
-        )
-    )
-    engine = Engine(cfg, sinks=[memory])
-    try:
+    props = {"heartbeat.interval.ms": "600000", **props}
+    with plugin_engine(server, db, tmp_path, props) as (engine, memory):
         server.execute(
             f"CREATE TABLE `{db}`.a (id INT PRIMARY KEY)", f"CREATE TABLE `{db}`.b (id INT PRIMARY KEY)"
         )
@@ -179,9 +160,6 @@ def run_with(server: MySQLServerHandle, db: str, tmp_path: Path, props: dict[str
         assert engine.streaming is not None
         engine.streaming.emit_heartbeat()
         engine.delivery.flush()
-    finally:
-        engine.close()
-        server.execute(f"DROP DATABASE IF EXISTS `{db}`")
     return memory
 
 
@@ -210,6 +188,6 @@ def test_a_plugin_by_entry_point_names_the_data_topics(
 
 def test_a_broken_entry_point_names_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(write_naming_dist(tmp_path / "site")))
-    with pytest.raises(ConfigError, match="^topic.naming.strategy: entry point 'broken'"):
+    with names_the_key("topic.naming.strategy", "entry point 'broken'"):
         topic_naming_strategy(config(**{"topic.naming.strategy": "broken"}))
     assert isinstance(topic_naming_strategy(config(**{"topic.naming.strategy": PLUGIN})), RoutingStrategy)

@@ -11,7 +11,7 @@ import pytest
 
 from connector import EmbeddedEngine
 from connector.config import ConfigError
-from connector.embedded.api import EngineFailed, EventWaitTimeout
+from connector.embedded.events import EngineFailed, EventWaitTimeout
 from connector.server.connection import PrerequisiteError
 from connector.stores.offsets import MemoryOffsetStore
 from ddl.history.store import MemorySchemaHistory

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from connector.embedded.api import EventWaitTimeout
+from connector.embedded.events import EventWaitTimeout
 from connector.records.transactions import java_hashmap_order
 from connector.testing.fake import FakeConnector
 from sink.records import ChangeRecord, RecordKind, jsonl_line

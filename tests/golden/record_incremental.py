@@ -3,7 +3,7 @@
 
     .venv/bin/python -m tests.golden.record_incremental [--case CASE ...] [--keep]
 
-Same set-up as ``record_debezium.py`` (whose helpers it uses): a throwaway MariaDB passing for MySQL
+Same set-up as ``record_debezium.py`` (the oracle's runs: ``tests/golden/oracle.py``): a throwaway MariaDB passing for MySQL
 8.0, the oracle's ``Oracle`` main. For each case it (re)creates database ``inc`` with ``orders`` (10
 rows), ``pairs`` (6 rows, composite key) and the signal table ``dbz_signal``, starts Debezium with
 ``snapshot.mode=no_data`` (only the signal produces rows), waits for streaming, inserts the case's
@@ -28,10 +28,7 @@ markers into the signal table through JDBC (Debezium's documented requirement).
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -39,12 +36,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from connector.testing.local_server import LocalMySQLServer
-from tests.golden.record_debezium import (
+from tests.golden.oracle import (
     ConfigRejected,
     Debezium,
-    classpath,
+    case_arguments,
+    feed,
     keep,
     oracle_server,
+    scratch_directory,
     write,
     write_text,
 )
@@ -83,6 +82,17 @@ def signal(sig_id: str, kind: str, data: dict[str, object]) -> str:
 ORDERS_INCREMENTAL = signal(
     "sig-1", "execute-snapshot", {"data-collections": [f"{DB}.orders"], "type": "incremental"}
 )
+# An incremental snapshot of inc.orders and inc.pairs, and a stop of inc.pairs in the same transaction.
+SNAPSHOT_AND_STOP_PAIRS = (
+    "BEGIN",
+    signal(
+        "sig-1",
+        "execute-snapshot",
+        {"data-collections": [f"{DB}.orders", f"{DB}.pairs"], "type": "incremental"},
+    ),
+    signal("sig-2", "stop-snapshot", {"data-collections": [f"{DB}.pairs"], "type": "incremental"}),
+    "COMMIT",
+)
 
 
 @dataclass(frozen=True)
@@ -117,18 +127,7 @@ CASES: dict[str, Case] = {
     ),
     # Both signals in one transaction: the stop is read from the binlog before the first chunk's
     # window markers, so inc.pairs is dropped from the snapshot before any of its chunks is read.
-    "stop_snapshot": Case(
-        (
-            "BEGIN",
-            signal(
-                "sig-1",
-                "execute-snapshot",
-                {"data-collections": [f"{DB}.orders", f"{DB}.pairs"], "type": "incremental"},
-            ),
-            signal("sig-2", "stop-snapshot", {"data-collections": [f"{DB}.pairs"], "type": "incremental"}),
-            "COMMIT",
-        )
-    ),
+    "stop_snapshot": Case(SNAPSHOT_AND_STOP_PAIRS),
 }
 
 
@@ -219,12 +218,7 @@ def record_case(server: LocalMySQLServer, name: str, scratch: Path) -> None:
         except ConfigRejected as rejected:
             write_text(OUT / f"{name}_rejected.txt", f"{rejected}\n")
             return
-        dbz.wait_quiet()
-        run_statements(server, case.signals)
-        dbz.wait_quiet(quiet=6.0)
-        if case.after:
-            run_statements(server, case.after)
-            dbz.wait_quiet(quiet=6.0)
+        feed(dbz, server, (case.signals, case.after), quiet=6.0)
     finally:
         dbz.stop()
         offsets = watcher.finish()
@@ -239,22 +233,10 @@ def record_case(server: LocalMySQLServer, name: str, scratch: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--case", action="append", choices=list(CASES), help="case(s); default all")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch directory (Debezium's logs)")
-    args = parser.parse_args(argv)
-    classpath()
-    scratch = Path(tempfile.mkdtemp(prefix="golden-incremental-"))
-    print(f"scratch: {scratch}")
-    try:
-        with oracle_server() as server:
-            for name in args.case or list(CASES):
-                record_case(server, name, scratch)
-    finally:
-        if not args.keep:
-            shutil.rmtree(scratch, ignore_errors=True)
+    args = case_arguments(__doc__, CASES, argv)
+    with scratch_directory("golden-incremental-", args.keep) as scratch, oracle_server() as server:
+        for name in args.case or list(CASES):
+            record_case(server, name, scratch)
     return 0
 
 

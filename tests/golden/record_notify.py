@@ -17,24 +17,24 @@ server with ``--binlog-row-image=NOBLOB``.
 
 from __future__ import annotations
 
-import argparse
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from connector.testing.local_server import LocalMySQLServer
-from tests.golden.record_debezium import (
+from tests.golden.oracle import (
     ConfigRejected,
     Debezium,
-    classpath,
+    case_arguments,
+    feed,
     keep,
     oracle_server,
+    running,
+    scratch_directory,
     write,
     write_text,
 )
-from tests.golden.record_incremental import BASE_PROPS, DB, ORDERS_INCREMENTAL, SETUP, signal
+from tests.golden.record_incremental import BASE_PROPS, DB, ORDERS_INCREMENTAL, SETUP, SNAPSHOT_AND_STOP_PAIRS
 from tests.golden.workloads import DEBEZIUM, run_statements
 
 OUT = DEBEZIUM / "notify"
@@ -89,19 +89,7 @@ CASES: dict[str, Case] = {
     # The initial snapshot of inc's three tables, then an incremental snapshot of inc.orders.
     "initial_incremental": Case((ORDERS_INCREMENTAL,), {**NOTIFY_PROPS, "snapshot.mode": "initial"}),
     # Two collections, the second stopped in the same transaction: ABORTED for inc.pairs.
-    "stop": Case(
-        (
-            "BEGIN",
-            signal(
-                "sig-1",
-                "execute-snapshot",
-                {"data-collections": [f"{DB}.orders", f"{DB}.pairs"], "type": "incremental"},
-            ),
-            signal("sig-2", "stop-snapshot", {"data-collections": [f"{DB}.pairs"], "type": "incremental"}),
-            "COMMIT",
-        ),
-        NOTIFY_PROPS,
-    ),
+    "stop": Case(SNAPSHOT_AND_STOP_PAIRS, NOTIFY_PROPS),
     "reselect_full": Case(DOCS_WORKLOAD, RESELECT_PROPS, setup=DOCS_SETUP),
     "reselect_noblob": Case(
         DOCS_WORKLOAD, RESELECT_PROPS, server_options=("--binlog-row-image=NOBLOB",), setup=DOCS_SETUP
@@ -122,9 +110,8 @@ def record_case(server: LocalMySQLServer, name: str, scratch: Path) -> None:
     server.execute(f"GRANT INSERT, DELETE ON {DB}.dbz_signal TO '{server.connector.user}'@'%'")
     for stale in OUT.glob(f"{name}[._]*"):
         stale.unlink()
-    dbz = Debezium(server, {**BASE_PROPS, "max.batch.size": "2048", **case.props}, scratch / name)
-    dbz.start()
-    try:
+    props = {**BASE_PROPS, "max.batch.size": "2048", **case.props}
+    with running(Debezium(server, props, scratch / name)) as dbz:
         try:
             dbz.wait_streaming()
         except ConfigRejected as rejected:
@@ -133,33 +120,18 @@ def record_case(server: LocalMySQLServer, name: str, scratch: Path) -> None:
         except RuntimeError as failed:
             write_text(OUT / f"{name}_rejected.txt", f"{dbz.failure() or failed}\n")
             return
-        dbz.wait_quiet()
-        run_statements(server, case.statements)
-        dbz.wait_quiet(quiet=6.0)
-    finally:
-        dbz.stop()
+        feed(dbz, server, (case.statements,), quiet=6.0)
     write(OUT / f"{name}.jsonl", keep(dbz.lines()))
     log = dbz.log.read_text(errors="replace") if dbz.log.exists() else ""
     write_text(OUT / f"{name}.log.txt", "".join(f"{line}\n" for line in logged_lines(log)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--case", action="append", choices=list(CASES), help="case(s); default all")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch directory (Debezium's logs)")
-    args = parser.parse_args(argv)
-    classpath()
-    scratch = Path(tempfile.mkdtemp(prefix="golden-notify-"))
-    print(f"scratch: {scratch}")
-    try:
+    args = case_arguments(__doc__, CASES, argv)
+    with scratch_directory("golden-notify-", args.keep) as scratch:
         for name in args.case or list(CASES):
             with oracle_server(CASES[name].server_options) as server:
                 record_case(server, name, scratch)
-    finally:
-        if not args.keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

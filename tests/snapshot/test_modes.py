@@ -21,14 +21,8 @@ from snapshot.policy.modes import (
     normalize_mode,
 )
 from snapshot.rows.scan import batch_markers
-from snapshot.snapshotter import (
-    SnapshotConfigError,
-    SnapshotSettings,
-    create_database_statement,
-    order_tables,
-    quote_table,
-    set_statement_for,
-)
+from snapshot.server_sql import create_database_statement, set_statement_for
+from snapshot.snapshotter import SnapshotConfigError, SnapshotSettings, order_tables, quote_table
 
 S, OFF, BEG = STREAM_FROM_SNAPSHOT, STREAM_FROM_OFFSET, STREAM_FROM_BEGINNING
 
