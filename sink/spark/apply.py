@@ -192,19 +192,7 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
     for key in sorted(props):
         if key not in _KNOWN_KEYS and not key.startswith(_PREFIXES):
             log.warning("unknown spark-apply property %s is ignored (check its spelling)", key)
-    topics = tuple(split_list(get("topics")))
-    regex = get("topics.regex")
-    if bool(topics) == bool(regex):
-        raise ConfigError(
-            "topics", "set exactly one of topics (a comma-separated list) or topics.regex (a Java regex)"
-        )
-    if regex is not None:
-        try:
-            re.compile(regex)
-        except re.error as exc:
-            raise ConfigError(
-                "topics.regex", f"{regex!r} is not a valid regular expression ({exc})"
-            ) from None
+    topics, regex = _topics(source)
     evolution = (text_of(source, _SPARK_SINK["sink.spark.schema.evolution"]) or "").lower()
     if evolution not in EVOLUTION_MODES:
         raise ConfigError("sink.spark.schema.evolution", f"must be one of {', '.join(EVOLUTION_MODES)}")
@@ -214,22 +202,8 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
     fail_on_data_loss = parse_bool(
         "spark.apply.fail.on.data.loss", get("spark.apply.fail.on.data.loss") or "true"
     )
-    formats = {}
-    for key, default in (
-        ("sink.spark.table.name.format", DEFAULT_TABLE_NAME_FORMAT),
-        ("sink.spark.changelog.name.format", DEFAULT_CHANGELOG_NAME_FORMAT),
-    ):
-        text = get(key) or default
-        check_name_format(key, text.replace("{prefix}", "p"))
-        formats[key] = text
-    kafka_options = source.subset("spark.apply.kafka.")
-    for key in kafka_options:
-        if key in _FIXED_KAFKA_OPTIONS:
-            raise ConfigError(
-                f"spark.apply.kafka.{key}",
-                "is set by the job (read_committed reading, kafka.bootstrap.servers, offsets in the "
-                "checkpoint); remove it",
-            )
+    formats = _name_formats(source)
+    kafka_options = _kafka_options(source)
     return ApplySettings(
         bootstrap_servers=required("kafka.bootstrap.servers", "the Kafka cluster the connectors write to"),
         warehouse=required(
@@ -255,6 +229,48 @@ def apply_settings(props: Mapping[str, str]) -> ApplySettings:
         kafka_options=kafka_options,
         **_maintenance(source),
     )
+
+
+def _topics(source: MappingSource) -> tuple[tuple[str, ...], str | None]:
+    """``topics`` or ``topics.regex``: exactly one of them."""
+    topics = tuple(split_list(source.get("topics")))
+    regex = source.get("topics.regex")
+    if bool(topics) == bool(regex):
+        raise ConfigError(
+            "topics", "set exactly one of topics (a comma-separated list) or topics.regex (a Java regex)"
+        )
+    if regex is not None:
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ConfigError(
+                "topics.regex", f"{regex!r} is not a valid regular expression ({exc})"
+            ) from None
+    return topics, regex
+
+
+def _name_formats(source: MappingSource) -> dict[str, str]:
+    formats = {}
+    for key, default in (
+        ("sink.spark.table.name.format", DEFAULT_TABLE_NAME_FORMAT),
+        ("sink.spark.changelog.name.format", DEFAULT_CHANGELOG_NAME_FORMAT),
+    ):
+        text = source.get(key) or default
+        check_name_format(key, text.replace("{prefix}", "p"))
+        formats[key] = text
+    return formats
+
+
+def _kafka_options(source: MappingSource) -> Mapping[str, str]:
+    kafka_options = source.subset("spark.apply.kafka.")
+    for key in kafka_options:
+        if key in _FIXED_KAFKA_OPTIONS:
+            raise ConfigError(
+                f"spark.apply.kafka.{key}",
+                "is set by the job (read_committed reading, kafka.bootstrap.servers, offsets in the "
+                "checkpoint); remove it",
+            )
+    return kafka_options
 
 
 def _maintenance(source: MappingSource) -> dict[str, int]:
