@@ -129,13 +129,16 @@ SLOW_FIXTURES: frozenset[str] = frozenset(
     }
 )
 
-# ... and every test in a module that imports one of these helpers: each starts `mysql-cdc run` (or
-# Prometheus) as a subprocess and waits on it.
+# ... and every test in a module that imports one of these helpers: the first three start
+# `mysql-cdc run` (or Prometheus) as a subprocess and wait on it, the last two start a Spark session
+# (a Spark sink that has rows to write starts one, whether or not the test uses the `spark` fixture).
 SLOW_HELPERS: frozenset[str] = frozenset(
     {
         "tests.sink.connector_process.ConnectorProcess",
         "tests.connector.crash_support.start_connector",
         "tests.connector.prometheus_support.Prometheus",
+        "tests.sink.spark_support.new_sink",
+        "tests.sink.spark_support.spark_for_tests",
     }
 )
 
