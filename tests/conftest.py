@@ -112,7 +112,57 @@ SLOW_FIRST: tuple[str, ...] = (
 )
 
 
+# The fast tier (`pytest -m "not slow"`, docs/development.md) leaves out every test that needs one of
+# these: a Spark session or Spark cluster, a real Kafka broker (the in-process librdkafka mock
+# `mock_kafka` stays fast), or Java (the binlog client and JSON renderer compiled and run per module).
+SLOW_FIXTURES: frozenset[str] = frozenset(
+    {
+        "spark",
+        "spark_cluster",
+        "kafka_broker",
+        "local_kafka_broker",
+        "kafka_cluster",
+        "acl_kafka",
+        "local_acl_kafka",
+        "java_texts",
+        "comparisons",
+    }
+)
+
+# ... and every test in a module that imports one of these helpers: the first three start
+# `mysql-cdc run` (or Prometheus) as a subprocess and wait on it, the last two start a Spark session
+# (a Spark sink that has rows to write starts one, whether or not the test uses the `spark` fixture).
+SLOW_HELPERS: frozenset[str] = frozenset(
+    {
+        "tests.sink.connector_process.ConnectorProcess",
+        "tests.connector.crash_support.start_connector",
+        "tests.connector.prometheus_support.Prometheus",
+        "tests.sink.spark_support.new_sink",
+        "tests.sink.spark_support.spark_for_tests",
+    }
+)
+
+
+def _qualified(value: object) -> str:
+    return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', '')}"
+
+
+def is_slow(item: pytest.Item) -> bool:
+    """The rule of the fast tier: marked `slow` by hand, using a slow fixture, or in a module that
+    imports a slow helper (see SLOW_FIXTURES and SLOW_HELPERS)."""
+    if item.get_closest_marker("slow") is not None:
+        return True
+    if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and any(_qualified(v) in SLOW_HELPERS for v in vars(module).values())
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if is_slow(item) and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)
     rank = {path: n for n, path in enumerate(SLOW_FIRST)}
 
     def module_rank(item: pytest.Item) -> int:

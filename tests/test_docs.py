@@ -117,6 +117,7 @@ def rendered(url: str) -> _Links:
     return links
 
 
+@pytest.mark.slow  # headless Chromium started for every page: an external program, like the rule's
 def test_every_page_and_link_of_the_site_resolves_in_chromium(site: Path, served: str):
     pages: dict[str, _Links] = {}
     queue = [served]

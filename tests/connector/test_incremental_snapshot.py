@@ -73,6 +73,7 @@ def test_incremental_snapshot_reads_every_row_as_r_events_in_key_order(mysql_ser
     )  # 3 chunks + the empty one
 
 
+@pytest.mark.slow  # a minute of writer races; the chunk and watermark tests above stay in the fast tier
 def test_incremental_snapshot_races_with_writers_and_replays_to_the_table(mysql_server, orders, tmp_path):
     db = orders
     total = 200_000

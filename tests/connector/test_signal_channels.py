@@ -263,6 +263,7 @@ def assert_no_writes(server: MySQLServerHandle) -> None:
     assert writes == [], f"the read-only connector wrote: {writes[:5]}"
 
 
+@pytest.mark.slow  # a minute of writer races (timed out at 60 s once on a loaded machine)
 def test_read_only_snapshot_races_with_writers_writes_nothing_and_replays_to_the_table(
     logged_server, tmp_path
 ):

@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from connector.testing.local_server import MySQLServerHandle
 
 SPARK_NOISE = ("log4j", "Setting default log level", "NativeCodeLoader", "[Stage", "WARN ", "sc.setLogLevel")
 
 
+@pytest.mark.slow  # `mysql-cdc snapshot` as a subprocess, starting Spark (the fast tier's rule)
 def test_a_two_row_snapshot_into_delta_prints_no_spark_banners(
     mysql_server: MySQLServerHandle, unique_db: str, tmp_path: Path
 ) -> None:

@@ -23,6 +23,9 @@ from connector.engine import Engine
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
 from sink.memory import MemorySink
 
+# Three servers and `mysql-cdc run` as a subprocess (its own `_start`): slow by the fast tier's rule.
+pytestmark = pytest.mark.slow
+
 TRANSACTIONS = 1500
 
 
