@@ -35,8 +35,7 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from ddl.errors import ConfigError
-from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka.client import (
+from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     Parser,
     Secret,
@@ -45,6 +44,7 @@ from sink.kafka.client import (
     jaas_credentials,
     parse_int,
 )
+from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.confluent_transactions import (
     RdkafkaTransactions,
     error_text,
