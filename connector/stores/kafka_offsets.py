@@ -25,13 +25,13 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.stores.offsets import OffsetStore, OffsetStoreError, partition_key
 from ddl.errors import OffsetError
 from ddl.kafka.client import (
-    CONSUMER_SETTINGS,
     PRODUCER_SETTINGS,
     SINK_BOOTSTRAP_KEY,
     bootstrap_list,
     client_kwargs,
     describe_reachability,
     security_kwargs,
+    store_client_kwargs,
 )
 from ddl.kafka.log import KafkaTopicLog
 from ddl.kafka.topics import topic_ensurer
@@ -91,8 +91,7 @@ class KafkaOffsetStore(OffsetStore):
                 f"is required for offset.storage=kafka (or set "
                 f"{SINK_BOOTSTRAP_KEY} to keep offsets on the sink's brokers)",
             )
-        producer = client_kwargs(config.subset(PRODUCER_KEY_PREFIX), PRODUCER_KEY_PREFIX, PRODUCER_SETTINGS)
-        consumer = client_kwargs(config.subset(CONSUMER_KEY_PREFIX), CONSUMER_KEY_PREFIX, CONSUMER_SETTINGS)
+        producer, consumer = store_client_kwargs(config, PRODUCER_KEY_PREFIX, CONSUMER_KEY_PREFIX)
         if not own_bootstrap:
             # Same brokers as the sink: same TLS/SASL identity unless told otherwise.
             shared = security_kwargs(

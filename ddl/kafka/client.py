@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddl.errors import ConfigError
-from ddl.properties import parse_bool, parse_int, split_list
+from ddl.properties import PropertySource, parse_bool, parse_int, split_list
 
 # The Kafka sink's logger: topic creation and client messages keep the name they always had.
 log = logging.getLogger("sink.kafka")
@@ -278,6 +278,16 @@ def client_kwargs(
         elif setting.argument is not None:
             kwargs[setting.argument] = value
     return kwargs
+
+
+def store_client_kwargs(
+    config: PropertySource, producer_prefix: str, consumer_prefix: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Kafka-backed store's producer and consumer arguments, from the Java client settings under
+    its two prefixes (``offset.storage.kafka.producer.``, ``schema.history.internal.consumer.`` ...)."""
+    producer = client_kwargs(config.subset(producer_prefix), producer_prefix, PRODUCER_SETTINGS)
+    consumer = client_kwargs(config.subset(consumer_prefix), consumer_prefix, CONSUMER_SETTINGS)
+    return producer, consumer
 
 
 _IDENTITY_ARGUMENTS = frozenset(

@@ -19,13 +19,11 @@ from ddl.history.kafka.store import (
     KafkaSchemaHistory,
 )
 from ddl.kafka.client import (
-    CONSUMER_SETTINGS,
-    PRODUCER_SETTINGS,
     SINK_BOOTSTRAP_KEY,
     bootstrap_list,
-    client_kwargs,
     describe_reachability,
     security_kwargs,
+    store_client_kwargs,
 )
 from ddl.kafka.topics import topic_ensurer
 from ddl.properties import PropertySource, parse_int
@@ -56,8 +54,7 @@ def kafka_schema_history_from_config(config: PropertySource) -> KafkaSchemaHisto
             raise ConfigError(PREFIX + name, f"must be a positive integer, got {value}")
         return value
 
-    producer = client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS)
-    consumer = client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
+    producer, consumer = store_client_kwargs(config, PRODUCER_PREFIX, CONSUMER_PREFIX)
     client_id = config.get(PREFIX + "name") or f"{config.get(TOPIC_PREFIX_KEY) or ''}-schemahistory"
     poll_interval_ms = number("kafka.recovery.poll.interval.ms", 100)
     recovery_attempts = number("kafka.recovery.attempts", 100)
