@@ -26,7 +26,7 @@ SINK_FACTORIES: dict[str, str] = {
     "spark": "sink.spark:SparkSink.from_config",
 }
 KAFKA_OFFSET_STORE = "connector.stores.kafka_offsets:KafkaOffsetStore.from_config"
-KAFKA_SCHEMA_HISTORY = "connector.stores.kafka_history:kafka_schema_history_from_config"
+KAFKA_SCHEMA_HISTORY = "ddl.history.kafka.config:kafka_schema_history_from_config"
 
 
 def load_factory(spec: str) -> Any:

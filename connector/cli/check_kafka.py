@@ -15,7 +15,7 @@ from kafka.admin import KafkaAdminClient
 
 from connector.cli.check import Item, fail, ok
 from connector.config import ConnectorConfig
-from sink.kafka.client import PRODUCER_SETTINGS, client_kwargs, security_kwargs, unreachable_message
+from ddl.kafka.client import PRODUCER_SETTINGS, client_kwargs, security_kwargs, unreachable_message
 from sink.kafka.settings import BOOTSTRAP_KEY, PRODUCER_PREFIX
 
 NAME = "sink kafka"

@@ -72,7 +72,7 @@ def setup_logging(level: str, secrets: Sequence[str] = (), config: ConnectorConf
     # mysql-replication's own reconnect warnings are replaced by ours.
     logging.getLogger("pymysqlreplication").setLevel(logging.ERROR)
     # kafka-python logs each failed connection attempt; the connector's own message names the key
-    # and the address (sink.kafka.client.unreachable_message). Its lines come back with DEBUG.
+    # and the address (ddl.kafka.client.unreachable_message). Its lines come back with DEBUG.
     logging.getLogger("kafka").setLevel(logging.DEBUG if level.upper() == "DEBUG" else logging.CRITICAL)
     logging.getLogger("py4j").setLevel(logging.WARNING)
 

@@ -31,7 +31,7 @@ from kafka.admin import KafkaAdminClient
 
 from connector.config import ConnectorConfig
 from ddl.errors import MysqlCdcError
-from sink.kafka.client import (
+from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     bootstrap_list,
     client_kwargs,

@@ -17,8 +17,8 @@ from kafka import errors as kafka_errors
 
 from connector.sources.signal_names import KAFKA
 from connector.sources.signal_records import SignalError, SignalRecord, parse_data, required_type
-from ddl.kafka_log import KafkaTopicLog
-from sink.kafka.client import bootstrap_list, describe_reachability
+from ddl.kafka.client import bootstrap_list, describe_reachability
+from ddl.kafka.log import KafkaTopicLog
 
 # The channel logs as part of the signals, as before it had a module of its own.
 log = logging.getLogger("connector.sources.signals")
@@ -78,7 +78,7 @@ def signal_log(
     consumer_kwargs: Mapping[str, Any],
     producer_kwargs: Mapping[str, Any] | None = None,
 ) -> KafkaTopicLog:
-    """The signal topic as a ``ddl.kafka_log.KafkaTopicLog`` (the channel follows it with its
+    """The signal topic as a ``ddl.kafka.log.KafkaTopicLog`` (the channel follows it with its
     consumer group; ``mysql-cdc signal`` appends to it)."""
     return KafkaTopicLog(
         bootstrap,

@@ -57,12 +57,12 @@ from connector.sources.signal_records import (
     required_type as required_type,
 )
 from ddl.errors import ConfigError
-from ddl.model import TableId
-from sink.kafka.client import (
+from ddl.kafka.client import (
     CONSUMER_SETTINGS,
     client_kwargs,
     security_kwargs,
 )
+from ddl.model import TableId
 from snapshot.policy.queries import quote_table
 
 log = logging.getLogger(__name__)

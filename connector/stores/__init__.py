@@ -1,2 +1,3 @@
-"""Where a connector keeps its state: offset stores (file, memory, Kafka) and the Kafka schema
-history's configuration (the history itself lives in ``ddl.history.store`` / ``ddl.history.kafka``)."""
+"""Where a connector keeps its state: offset stores (file, memory, Kafka). The schema history, its
+Kafka store and that store's wiring from the properties live in ``ddl.history``
+(``ddl.history.kafka``)."""

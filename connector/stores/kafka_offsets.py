@@ -4,7 +4,7 @@ Key ``["<connector name>",{"server":"<topic.prefix>"}]`` and value the offset ma
 schemas, in a compacted topic (``offset.storage.topic``). A Connect worker that took over this
 connector would find its position, and so would we after a Connect deployment.
 
-The topic is a ``ddl.kafka_log.KafkaTopicLog``. ``save`` produces with ``acks=all`` and waits for
+The topic is a ``ddl.kafka.log.KafkaTopicLog``. ``save`` produces with ``acks=all`` and waits for
 the acknowledgement, so once it returns a crash cannot lose the offset; the engine calls it only
 after every sink has flushed, so the stored offset never points past a record a sink had not
 confirmed. With ``exactly.once.support`` the offset is not saved here but written by the sink's
@@ -24,19 +24,19 @@ import orjson
 from connector.config import ConfigError, ConnectorConfig
 from connector.stores.offsets import OffsetStore, OffsetStoreError, partition_key
 from ddl.errors import OffsetError
-from ddl.kafka_log import KafkaTopicLog
-from ddl.position import SourceOffset
-from sink.kafka.client import (
-    CONSUMER_SETTINGS,
+from ddl.kafka.client import (
     PRODUCER_SETTINGS,
+    SINK_BOOTSTRAP_KEY,
     bootstrap_list,
     client_kwargs,
     describe_reachability,
     security_kwargs,
+    store_client_kwargs,
 )
-from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
+from ddl.kafka.log import KafkaTopicLog
+from ddl.kafka.topics import topic_ensurer
+from ddl.position import SourceOffset
 from sink.kafka.settings import PRODUCER_PREFIX
-from sink.kafka.topics import topic_ensurer
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +91,7 @@ class KafkaOffsetStore(OffsetStore):
                 f"is required for offset.storage=kafka (or set "
                 f"{SINK_BOOTSTRAP_KEY} to keep offsets on the sink's brokers)",
             )
-        producer = client_kwargs(config.subset(PRODUCER_KEY_PREFIX), PRODUCER_KEY_PREFIX, PRODUCER_SETTINGS)
-        consumer = client_kwargs(config.subset(CONSUMER_KEY_PREFIX), CONSUMER_KEY_PREFIX, CONSUMER_SETTINGS)
+        producer, consumer = store_client_kwargs(config, PRODUCER_KEY_PREFIX, CONSUMER_KEY_PREFIX)
         if not own_bootstrap:
             # Same brokers as the sink: same TLS/SASL identity unless told otherwise.
             shared = security_kwargs(

@@ -35,10 +35,10 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
-from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka.client import (
+from ddl.kafka.client import (
     describe_reachability,
 )
+from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.confluent_transactions import (
     RdkafkaTransactions,
     error_text,

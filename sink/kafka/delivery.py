@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from kafka import errors as kafka_errors
 
+from ddl.kafka.client import describe_reachability
+from ddl.kafka.topics import TopicCreator
 from sink.base import InstanceFencedError, SinkError
-from sink.kafka.client import describe_reachability
 from sink.kafka.settings import (
     KafkaSinkSettings,
 )
-from sink.kafka.topics import TopicCreator
 
 HINT_TOO_LARGE = (
     "raise sink.kafka.producer.max.request.size and the broker's message.max.bytes / the topic's "

@@ -6,7 +6,7 @@ validates it; a setting librdkafka has no equivalent for is a ``ConfigError`` na
 from __future__ import annotations
 
 from ddl.errors import ConfigError
-from sink.kafka.client import (
+from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     Parser,
     Secret,

@@ -8,18 +8,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ddl.errors import ConfigError
-from ddl.properties import Property, parse_int, prop
-from sink.base import SinkConfig
-from sink.connect import schemas_enabled
-from sink.kafka.client import (
+from ddl.kafka.client import (
     COMMON_SETTINGS,
     PRODUCER_SETTINGS,
+    SINK_BOOTSTRAP_KEY,
     Setting,
     client_kwargs,
     security_kwargs,
 )
+from ddl.properties import Property, parse_int, prop
+from sink.base import SinkConfig
+from sink.connect import schemas_enabled
 
-BOOTSTRAP_KEY = "sink.kafka.bootstrap.servers"
+BOOTSTRAP_KEY = SINK_BOOTSTRAP_KEY
 CLIENT_KEY = "sink.kafka.client"
 CLIENTS = ("kafka-python", "confluent")
 PRODUCER_PREFIX = "sink.kafka.producer."

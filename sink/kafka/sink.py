@@ -43,8 +43,8 @@ from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
 from ddl.errors import ConfigError
+from ddl.kafka.client import bootstrap_list, describe_reachability, unreachable_message
 from sink.base import InstanceFencedError, Sink, SinkConfig, SinkError, TransactionAbandonedError
-from sink.kafka.client import bootstrap_list, describe_reachability, unreachable_message
 from sink.kafka.delivery import (
     HINTS,
     delivery_failure,

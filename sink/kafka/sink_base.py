@@ -3,10 +3,10 @@ librdkafka's ``ConfluentKafkaSink``): its own module, so that neither client mod
 
 from __future__ import annotations
 
+from ddl.kafka.topics import TopicCreator
 from sink.base import Sink, SinkError
 from sink.kafka.delivery import create_topic
 from sink.kafka.settings import KafkaSinkSettings
-from sink.kafka.topics import TopicCreator
 
 
 class KafkaSinkBase(Sink):

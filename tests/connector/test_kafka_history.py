@@ -9,9 +9,8 @@ import orjson
 import pytest
 
 from connector.config import ConfigError, ConnectorConfig
-from connector.stores.kafka_history import kafka_schema_history_from_config
 from ddl.errors import SchemaHistoryError
-from ddl.history.kafka import jackson_pretty
+from ddl.history.kafka import jackson_pretty, kafka_schema_history_from_config
 from ddl.history.record import HistoryRecord
 from ddl.history.record import history_record_to_document as record_to_document
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of

@@ -16,11 +16,11 @@ from connector.records.filters import TableFilter
 from connector.sources.properties import SIGNAL_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
 from ddl.errors import ConfigError
+from ddl.kafka.client import client_kwargs
 from ddl.model import TableId
 from ddl.properties import MappingSource, by_name
 from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES, ValueModes
 from sink.jsonl import JSONL_PROPERTIES
-from sink.kafka.client import client_kwargs
 from sink.kafka.settings import KAFKA_SINK_PROPERTIES
 from sink.spark.settings import SPARK_SINK_PROPERTIES, settings_from_config
 from snapshot.errors import SnapshotConfigError

@@ -24,9 +24,9 @@ import pytest
 
 from connector.config import PROPERTIES, ConnectorConfig
 from connector.engine import Engine
-from connector.stores.kafka_history import kafka_schema_history_from_config
 from connector.testing.local_server import MySQLServerHandle
 from ddl.errors import MysqlCdcError
+from ddl.history.kafka import kafka_schema_history_from_config
 from sink.memory import MemorySink
 from sink.records import ChangeRecord, RecordKind
 from snapshot.settings import SnapshotSettings

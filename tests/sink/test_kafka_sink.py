@@ -15,8 +15,8 @@ import pytest
 from kafka.partitioner.default import murmur2
 
 from connector.config import ConfigError, ConnectorConfig
+from ddl.kafka.client import client_kwargs
 from sink.base import SinkError
-from sink.kafka.client import client_kwargs
 from sink.kafka.sink import KafkaSink
 from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.kafka_support import (

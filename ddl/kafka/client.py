@@ -1,4 +1,5 @@
-"""Kafka client settings shared by the Kafka sink, the Kafka offset store and the Kafka schema history.
+"""Kafka client settings shared by the Kafka sink, the Kafka offset store, the Kafka schema history
+and the Kafka signal channel.
 
 Settings use Kafka's Java client names (``security.protocol``, ``sasl.jaas.config``,
 ``ssl.truststore.location``, ``linger.ms`` ...) under a component's prefix and are translated to
@@ -10,7 +11,7 @@ tuning. ``describe_reachability`` turns a timeout into a cause an operator can a
 
 Nothing here imports kafka-python at module level (only the check of a compression codec does):
 the connector declares these settings on every start, whether or not Kafka is used. Topic creation
-through the admin API is in ``sink.kafka.topics``.
+through the admin API is in ``ddl.kafka.topics``.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddl.errors import ConfigError
-from ddl.properties import parse_bool, parse_int, split_list
+from ddl.properties import PropertySource, parse_bool, parse_int, split_list
 
 # The Kafka sink's logger: topic creation and client messages keep the name they always had.
 log = logging.getLogger("sink.kafka")
+
+# The Kafka sink's brokers: the offset store and the schema history fall back to them.
+SINK_BOOTSTRAP_KEY = "sink.kafka.bootstrap.servers"
 
 
 # -- settings translation: Kafka's Java client names → kafka-python keyword arguments -------------
@@ -274,6 +278,16 @@ def client_kwargs(
         elif setting.argument is not None:
             kwargs[setting.argument] = value
     return kwargs
+
+
+def store_client_kwargs(
+    config: PropertySource, producer_prefix: str, consumer_prefix: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Kafka-backed store's producer and consumer arguments, from the Java client settings under
+    its two prefixes (``offset.storage.kafka.producer.``, ``schema.history.internal.consumer.`` ...)."""
+    producer = client_kwargs(config.subset(producer_prefix), producer_prefix, PRODUCER_SETTINGS)
+    consumer = client_kwargs(config.subset(consumer_prefix), consumer_prefix, CONSUMER_SETTINGS)
+    return producer, consumer
 
 
 _IDENTITY_ARGUMENTS = frozenset(

@@ -5,7 +5,7 @@ Jackson's default layout (Debezium writes it with Jackson's ``DefaultPrettyPrint
 and this connector can read each other's history topics. Order is everything in a history, so a
 topic with more than one partition is refused rather than read in an arbitrary interleaving.
 
-The topic is a ``ddl.kafka_log.KafkaTopicLog``. Writes wait for ``acks=all`` (one request in
+The topic is a ``ddl.kafka.log.KafkaTopicLog``. Writes wait for ``acks=all`` (one request in
 flight), so ``record()`` returning means the DDL is durably stored before any change event that
 depends on it is delivered. Recovery reads partition 0 from the beginning to the end offset observed
 at the start, tolerating ``recovery.attempts`` consecutive empty polls of
@@ -23,7 +23,7 @@ import orjson
 from ddl.errors import SchemaHistoryError
 from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_document
 from ddl.history.store import SchemaHistory
-from ddl.kafka_log import KafkaTopicLog, TopicEnsurer
+from ddl.kafka.log import KafkaTopicLog, TopicEnsurer
 
 log = logging.getLogger(__name__)
 

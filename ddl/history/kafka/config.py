@@ -1,15 +1,16 @@
-"""The Kafka schema history built from the connector's properties.
+"""The Kafka schema history built from the connector's ``schema.history.internal.*`` properties.
 
-``ddl.history.kafka.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are configured
-with the shared Kafka client settings (``sink.kafka.client``): the ``schema.history.internal.producer.*``
-and ``schema.history.internal.consumer.*`` Java client settings, topic creation through the admin API
-and broker reachability for error messages. A bad setting is a ``ConfigError`` naming its key.
+``ddl.history.kafka.store.KafkaSchemaHistory`` keeps the store logic; here its Kafka clients are
+configured with the shared Kafka client settings (``ddl.kafka.client``): the
+``schema.history.internal.producer.*`` and ``schema.history.internal.consumer.*`` Java client
+settings, topic creation through the admin API and broker reachability for error messages. A bad
+setting is a ``ConfigError`` naming its key.
 """
 
 from __future__ import annotations
 
-from connector.config import ConfigError, ConnectorConfig
-from ddl.history.kafka import (
+from ddl.errors import ConfigError
+from ddl.history.kafka.store import (
     BOOTSTRAP_KEY,
     CONSUMER_PREFIX,
     PREFIX,
@@ -17,19 +18,20 @@ from ddl.history.kafka import (
     TOPIC_KEY,
     KafkaSchemaHistory,
 )
-from sink.kafka.client import (
-    CONSUMER_SETTINGS,
-    PRODUCER_SETTINGS,
+from ddl.kafka.client import (
+    SINK_BOOTSTRAP_KEY,
     bootstrap_list,
-    client_kwargs,
     describe_reachability,
     security_kwargs,
+    store_client_kwargs,
 )
-from sink.kafka.settings import BOOTSTRAP_KEY as SINK_BOOTSTRAP_KEY
-from sink.kafka.topics import topic_ensurer
+from ddl.kafka.topics import topic_ensurer
+from ddl.properties import PropertySource, parse_int
+
+TOPIC_PREFIX_KEY = "topic.prefix"
 
 
-def kafka_schema_history_from_config(config: ConnectorConfig) -> KafkaSchemaHistory:
+def kafka_schema_history_from_config(config: PropertySource) -> KafkaSchemaHistory:
     """``schema.history.internal=kafka``: the history topic on its own brokers or the sink's."""
     topic = config.get(TOPIC_KEY)
     if not topic:
@@ -46,14 +48,14 @@ def kafka_schema_history_from_config(config: ConnectorConfig) -> KafkaSchemaHist
         )
 
     def number(name: str, default: int) -> int:
-        value = config.get_int(PREFIX + name, default)
-        if value is None or value < 1:
+        text = config.get(PREFIX + name)
+        value = default if text is None else parse_int(PREFIX + name, text)
+        if value < 1:
             raise ConfigError(PREFIX + name, f"must be a positive integer, got {value}")
         return value
 
-    producer = client_kwargs(config.subset(PRODUCER_PREFIX), PRODUCER_PREFIX, PRODUCER_SETTINGS)
-    consumer = client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
-    client_id = config.get(PREFIX + "name") or f"{config.topic_prefix}-schemahistory"
+    producer, consumer = store_client_kwargs(config, PRODUCER_PREFIX, CONSUMER_PREFIX)
+    client_id = config.get(PREFIX + "name") or f"{config.get(TOPIC_PREFIX_KEY) or ''}-schemahistory"
     poll_interval_ms = number("kafka.recovery.poll.interval.ms", 100)
     recovery_attempts = number("kafka.recovery.attempts", 100)
     query_timeout_ms = number("kafka.query.timeout.ms", 3000)

@@ -1,7 +1,7 @@
 """Kafka topic creation through the admin API (``TopicCreator``, ``topic_ensurer``), for the Kafka
 sink and the Kafka offset and schema-history stores.
 
-Apart from the client settings (``sink.kafka.client``) because it loads kafka-python, which only a
+Apart from the client settings (``ddl.kafka.client``) because it loads kafka-python, which only a
 connector with a Kafka sink or store needs.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from kafka import errors as kafka_errors
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
-from sink.kafka.client import bootstrap_list
+from ddl.kafka.client import bootstrap_list
 
 # The Kafka sink's logger: topic creation messages keep the name they always had.
 log = logging.getLogger("sink.kafka")
@@ -133,7 +133,7 @@ def topic_ensurer(
     bootstrap: str, admin_kwargs: Mapping[str, Any], timeout_ms: int, what: str
 ) -> Callable[[str, int, int, Mapping[str, str]], bool]:
     """``TopicCreator.create`` with a short-lived admin client (closed again before it returns), for
-    a store that creates its one topic once at start (a ``ddl.kafka_log.TopicEnsurer``)."""
+    a store that creates its one topic once at start (a ``ddl.kafka.log.TopicEnsurer``)."""
 
     def ensure(topic: str, partitions: int, replication_factor: int, configs: Mapping[str, str]) -> bool:
         creator = TopicCreator(bootstrap, admin_kwargs, timeout_ms, what)
