@@ -18,6 +18,7 @@ COPY connector ./connector
 COPY ddl ./ddl
 COPY snapshot ./snapshot
 COPY sink ./sink
+COPY mysql_cdc_base ./mysql_cdc_base
 RUN python -m pip wheel --no-deps --wheel-dir /dist .
 
 # ---- runtime stage: only the wheel and its dependencies -------------------------------------------

@@ -87,7 +87,7 @@ def cli(*arguments: str) -> list[str]:
 
 
 # The connector's own packages (in the current directory, where ``python -m connector.cli`` finds them).
-CONNECTOR_PACKAGES = ("connector", "ddl", "sink", "snapshot")
+CONNECTOR_PACKAGES = ("connector", "ddl", "sink", "snapshot", "mysql_cdc_base")
 
 
 def compile_connector() -> None:

@@ -56,10 +56,10 @@ from bench.workload import TABLE, write_workload  # noqa: E402
 from connector.config import PROPERTIES, ConfigError, ConnectorConfig  # noqa: E402
 from connector.engine import Engine  # noqa: E402
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer  # noqa: E402
+from mysql_cdc_base.records import ChangeRecord  # noqa: E402
 from sink.base import Sink  # noqa: E402
 from sink.jsonl import JsonlSink  # noqa: E402
 from sink.memory import MemorySink  # noqa: E402
-from sink.records import ChangeRecord  # noqa: E402
 
 KNOWN = {p.name for p in PROPERTIES}
 BATCH = 2048

@@ -1,6 +1,6 @@
 """Connector configuration: Debezium's property names, read from a Java ``.properties`` file.
 
-Every component declares its properties next to its code (``ddl.properties.Property``: name, kind,
+Every component declares its properties next to its code (``mysql_cdc_base.properties.Property``: name, kind,
 default, doc, validation; the connector core's in ``connector.core_properties``); this module
 assembles all of them into one table that drives parsing and validation (a bad value names the key
 and the expected form), defaults, the ``--help`` reference, unknown-key warnings, refused Debezium
@@ -30,8 +30,9 @@ from connector.notifications.properties import NOTIFICATION_PROPERTIES
 from connector.post_processors.properties import POST_PROCESSOR_PROPERTIES
 from connector.sources.properties import SIGNAL_PROPERTIES, STREAMING_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
-from ddl.errors import ConfigError
-from ddl.properties import (
+from mysql_cdc_base.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import (
     Property,
     by_name,
     check_value,
@@ -39,7 +40,6 @@ from ddl.properties import (
     parse_int,
     split_list,
 )
-from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES
 from sink.jsonl import JSONL_PROPERTIES
 from sink.kafka.settings import KAFKA_SINK_PROPERTIES
 from sink.spark.settings import SPARK_SINK_PROPERTIES

@@ -18,7 +18,7 @@ from typing import Any
 
 import javaproperties
 
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 
 EXPECTED_FORMATS = (
     "expected a Java .properties file (key=value lines) or Kafka Connect's REST JSON "

@@ -28,7 +28,7 @@ from connector.stores.offsets import OffsetStore
 from ddl.history.recovery import recover
 from ddl.history.store import SchemaHistory
 from ddl.parsing.parser import parser_for
-from ddl.position import BLOCKING_SNAPSHOT, SourceOffset
+from mysql_cdc_base.position import BLOCKING_SNAPSHOT, SourceOffset
 from sink.base import Sink
 from snapshot import spi
 from snapshot.binlog_status import Connect, earliest_position, position_unavailable

@@ -4,7 +4,7 @@ to their code; ``connector.config`` assembles them all into one table."""
 
 from __future__ import annotations
 
-from ddl.properties import (
+from mysql_cdc_base.properties import (
     Property,
     prop,
 )

@@ -34,12 +34,13 @@ from connector.sources.signals import IN_PROCESS, InProcessSignalChannel, enable
 from connector.sources.streaming import StreamingSource
 from connector.stores.offsets import OffsetStore
 from connector.transforms import build_chain
-from ddl.errors import ConfigError
 from ddl.history.store import SchemaHistory
-from ddl.model import Table, TableId
-from ddl.position import BinlogPosition
+from ddl.model import Table
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 from sink.base import Sink
-from sink.records import ChangeRecord
 from snapshot.snapshotter import Snapshotter
 
 if TYPE_CHECKING:

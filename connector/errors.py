@@ -1,18 +1,18 @@
 """Every error mysql-cdc raises on purpose, in one hierarchy under ``MysqlCdcError``.
 
-The base classes that lower layers raise live there (``ddl.errors``, ``snapshot``, ``sink.base``);
+The base classes that lower layers raise live there (``mysql_cdc_base.errors``, ``snapshot``, ``sink.base``);
 the connector's own families are defined here, and everything is re-exported from ``connector``.
 """
 
 from __future__ import annotations
 
 # Re-exported (``X as X``): the lower layers' error classes, importable from here.
-from ddl.errors import ConfigError as ConfigError
-from ddl.errors import DdlError as DdlError
-from ddl.errors import MysqlCdcError as MysqlCdcError
-from ddl.errors import OffsetError as OffsetError
-from ddl.errors import SchemaHistoryError as SchemaHistoryError
-from ddl.errors import StoredStateError as StoredStateError
+from mysql_cdc_base.errors import ConfigError as ConfigError
+from mysql_cdc_base.errors import DdlError as DdlError
+from mysql_cdc_base.errors import MysqlCdcError as MysqlCdcError
+from mysql_cdc_base.errors import OffsetError as OffsetError
+from mysql_cdc_base.errors import SchemaHistoryError as SchemaHistoryError
+from mysql_cdc_base.errors import StoredStateError as StoredStateError
 from sink.base import SinkError as SinkError
 from snapshot.errors import SnapshotError as SnapshotError
 

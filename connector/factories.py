@@ -12,8 +12,8 @@ from connector.records.custom_converters import build_converters
 from connector.server.connection import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from mysql_cdc_base.connect import ValueModes
 from sink.base import Sink
-from sink.connect import ValueModes
 
 # -- component factories (name → "module:callable"), so config picks implementations -------------
 # Imported on first use: the Kafka and Spark implementations need kafka-python / pyspark, which a

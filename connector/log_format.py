@@ -13,7 +13,7 @@ import time
 
 import orjson
 
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 # Chosen by mysql-cdc run/snapshot when logging is set up.
 LOG_FORMAT_PROPERTIES: tuple[Property, ...] = (

@@ -90,7 +90,7 @@ MODULE_GROUPS: tuple[tuple[str, str], ...] = (
     ("sink.jsonl", "sink-jsonl"),
     ("sink.kafka", "sink-kafka"),
     ("sink.spark", "sink-spark"),
-    ("sink.connect", "converters"),
+    ("mysql_cdc_base.connect", "converters"),
     ("snapshot", "snapshot"),
     ("connector.sources", "streaming"),
     ("connector.stores", "stores"),

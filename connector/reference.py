@@ -26,7 +26,7 @@ from connector.property_groups import (
     PREFIX_GROUPS,
     Group,
 )
-from ddl.properties import Property
+from mysql_cdc_base.properties import Property
 
 
 def group_of(spec: Property) -> str:

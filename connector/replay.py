@@ -43,13 +43,13 @@ from connector.errors import ReplicationError
 from connector.server.connection import ServerInfo
 from connector.sources.streaming import EventReader, StreamingSource
 from connector.stores.offsets import OffsetStore
-from ddl.flavor import ServerFlavor
 from ddl.history.recovery import recover
 from ddl.history.store import SchemaHistory
-from ddl.model import TableId
-from ddl.position import BinlogPosition, SourceOffset
+from mysql_cdc_base.flavor import ServerFlavor
+from mysql_cdc_base.position import BinlogPosition, SourceOffset
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 from sink.base import Sink
-from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
+from mysql_cdc_base.table_id import TableId
+
 
 class JdbcType:
     """``java.sql.Types`` codes, as Debezium writes them into ``jdbcType``."""
@@ -113,29 +115,6 @@ GEOMETRY_TYPES = frozenset(
         "GEOMETRYCOLLECTION",
     }
 )
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class TableId:
-    """A table's identity: ``database.table`` (MySQL has no schema level)."""
-
-    database: str
-    table: str
-
-    def __str__(self) -> str:
-        return f"{self.database}.{self.table}"
-
-    @property
-    def quoted(self) -> str:
-        """Debezium's history/schema-change form: ``"db"."table"``, a ``"`` inside a name doubled."""
-        return _double_quoted(self.database) + "." + _double_quoted(self.table)
-
-    @classmethod
-    def parse(cls, text: str) -> TableId:
-        database, _, table = text.partition(".")
-        if not table:
-            raise ValueError(f"table id {text!r} must be of the form database.table")
-        return cls(database, table)
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,8 +268,3 @@ class SchemaModel:
         if db is not None and db.default_charset:
             return db.default_charset
         return self.server_charset
-
-
-def _double_quoted(name: str) -> str:
-    """Debezium's ``TableId`` quoting: the name in double quotes, an inner ``"`` doubled."""
-    return '"' + name.replace('"', '""') + '"'

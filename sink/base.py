@@ -12,7 +12,7 @@ A forced ``flush()`` (catch-up, shutdown) still makes everything durable.
 
 Sinks read their settings through ``SinkConfig``, the part of the connector's configuration they use
 (the connector's ``ConnectorConfig`` satisfies it), and report a bad setting as
-``ddl.errors.ConfigError`` naming the key.
+``mysql_cdc_base.errors.ConfigError`` naming the key.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ddl.errors import MysqlCdcError
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 
 
 class SinkConfig(Protocol):

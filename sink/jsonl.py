@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from ddl.properties import Property, prop
+from mysql_cdc_base.connect import schemas_enabled
+from mysql_cdc_base.properties import Property, prop
+from mysql_cdc_base.records import ChangeRecord, jsonl_chunks, jsonl_lines
 from sink.base import Sink, SinkConfig, SinkError
-from sink.connect import schemas_enabled
-from sink.records import ChangeRecord, jsonl_chunks, jsonl_lines
 
 log = logging.getLogger(__name__)
 

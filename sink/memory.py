@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import Sink, SinkConfig
-from sink.records import ChangeRecord
 
 
 class MemorySink(Sink):

@@ -61,7 +61,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from sink.connect import ConnectSchema
+from mysql_cdc_base.connect import ConnectSchema
 
 SchemaNode = Mapping[str, Any]
 """A Connect schema in the JSON converter's layout (``{"type": ..., "fields": [...], ...}``)."""

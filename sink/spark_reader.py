@@ -27,7 +27,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from sink.debezium_schemas import SOURCE_SCHEMA
+from mysql_cdc_base.debezium_schemas import SOURCE_SCHEMA
 from sink.spark_mapping import (
     METADATA_FIELDS,
     METADATA_NAMES,

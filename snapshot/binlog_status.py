@@ -1,6 +1,6 @@
 """Reading the server's binlog coordinates, MySQL 8.x and MariaDB 10.11 alike.
 
-The statements differ by server kind; they are data of its ``ddl.flavor.FlavorDialect``:
+The statements differ by server kind; they are data of its ``mysql_cdc_base.flavor.FlavorDialect``:
 
 * MySQL ≥ 8.4: ``SHOW BINARY LOG STATUS`` (8.4 removed ``SHOW MASTER STATUS``); older MySQL:
   ``SHOW MASTER STATUS``. Columns: 1 file, 2 position, 5 ``Executed_Gtid_Set`` (newlines removed).
@@ -19,8 +19,8 @@ from typing import Any
 
 import pymysql
 
-from ddl.flavor import MARIADB, MYSQL, ServerFlavor, dialect_of, version_tuple
-from ddl.position import BinlogPosition, GtidSet
+from mysql_cdc_base.flavor import MARIADB, MYSQL, ServerFlavor, dialect_of, version_tuple
+from mysql_cdc_base.position import BinlogPosition, GtidSet
 from snapshot.errors import BinlogStatusError
 
 Connect = Callable[[], pymysql.connections.Connection]

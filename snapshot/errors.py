@@ -1,8 +1,8 @@
-"""The snapshot's errors, in the connector's one hierarchy (``ddl.errors.MysqlCdcError``)."""
+"""The snapshot's errors, in the connector's one hierarchy (``mysql_cdc_base.errors.MysqlCdcError``)."""
 
 from __future__ import annotations
 
-from ddl.errors import ConfigError, MysqlCdcError
+from mysql_cdc_base.errors import ConfigError, MysqlCdcError
 
 
 class SnapshotError(MysqlCdcError, RuntimeError):

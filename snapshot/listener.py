@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from ddl.model import TableId
-from ddl.position import BinlogPosition
+from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.table_id import TableId
 
 # ``source.snapshot`` values of snapshot rows (Debezium ``SnapshotRecord``, lower-cased).
 FIRST: Final = "first"

@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol, TextIO
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 log = logging.getLogger("snapshot.progress")
 

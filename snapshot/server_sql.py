@@ -12,7 +12,7 @@ from typing import Any
 
 import pymysql
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_identifier, quote_table
 
 # pymysql error codes that mean the connection itself is gone (not a refused statement).

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ddl.model import TableId
-from ddl.properties import (
+from mysql_cdc_base.properties import (
     Property,
     PropertySource,
     by_name,
@@ -23,6 +22,7 @@ from ddl.properties import (
     split_list,
     text_of,
 )
+from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotConfigError
 from snapshot.policy.locking import (
     CUSTOM_LOCKING,

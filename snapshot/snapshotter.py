@@ -41,10 +41,11 @@ from typing import Any
 
 import pymysql
 
-from ddl.flavor import flavor_of
-from ddl.model import SchemaModel, TableId
+from ddl.model import SchemaModel
 from ddl.parsing.parser import parser_for
-from ddl.position import BinlogPosition
+from mysql_cdc_base.flavor import flavor_of
+from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import Connect, read_binlog_position
 from snapshot.errors import SnapshotConfigError, SnapshotError
 from snapshot.listener import SnapshotListener

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotConfigError
 
 if TYPE_CHECKING:

@@ -15,9 +15,9 @@ from types import ModuleType
 
 import pytest
 
-from ddl.errors import MysqlCdcError
+from mysql_cdc_base.errors import MysqlCdcError
 
-PRODUCT_PACKAGES = ("connector", "ddl", "snapshot", "sink")
+PRODUCT_PACKAGES = ("connector", "ddl", "snapshot", "sink", "mysql_cdc_base")
 
 # Private control-flow signals: raised and caught inside one function pair, never seen by a caller.
 ALLOWED = {
@@ -68,7 +68,7 @@ def test_the_walk_finds_the_product_exceptions() -> None:
     # The walk must reach deep modules; otherwise the test above would pass on an empty list.
     found = exception_classes()
     for name in (
-        "ddl.errors.ConfigError",
+        "mysql_cdc_base.errors.ConfigError",
         "connector.binlog.image_reader.InvalidDateError",
         "snapshot.rows.chunks.ChunkKeyError",
         "sink.spark.kafka_records.BadRecordError",

@@ -35,8 +35,8 @@ from connector.binlog.packets import (
 )
 from connector.binlog.server_stream import RawEvent
 from connector.errors import ReplicationError
-from ddl.flavor import MARIADB, ServerFlavor, flavor_of
-from ddl.position import BinlogPosition
+from mysql_cdc_base.flavor import MARIADB, ServerFlavor, flavor_of
+from mysql_cdc_base.position import BinlogPosition
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from connector.errors import ReplicationError
-from ddl.position import GtidSet
+from mysql_cdc_base.position import GtidSet
 
 GTID_TAGGED_LOG_EVENT = 0x2A
 PREVIOUS_GTIDS_EVENT = 0x23

@@ -29,7 +29,7 @@ from pymysqlreplication.row_event import PartialUpdateRowsEvent, RowsEvent, Upda
 
 from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 log = logging.getLogger(__name__)
 

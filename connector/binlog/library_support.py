@@ -26,7 +26,7 @@ from pymysqlreplication import row_event as library_rows
 
 from connector.binlog.gtid_events import decode_previous_gtids, encode_gtid_set
 from connector.binlog.json.diff import read_length_encoded
-from ddl.position import GtidSet
+from mysql_cdc_base.position import GtidSet
 
 VECTOR = 242
 _PARSER_NAME = "_Column__parse_column_definition"  # Column.__parse_column_definition, name-mangled

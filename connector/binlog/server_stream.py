@@ -32,8 +32,8 @@ from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
 from connector.server.tls import tls_settings
-from ddl.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
-from ddl.position import GtidSet
+from mysql_cdc_base.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
+from mysql_cdc_base.position import GtidSet
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from connector.config_files import did_you_mean, load_properties_file
 from connector.errors import PrerequisiteError
 from connector.factories import SINK_FACTORIES, build_offset_store
 from connector.server.connection import ServerInfo, ServerProbe, connect
-from ddl.errors import ConfigError, MysqlCdcError
+from mysql_cdc_base.errors import ConfigError, MysqlCdcError
 from snapshot.binlog_status import position_problem
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"

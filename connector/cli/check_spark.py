@@ -14,7 +14,7 @@ from pathlib import Path
 
 from connector.cli.check import Item, fail, ok, writable_problem
 from connector.config import ConnectorConfig
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 from sink.spark.session import DELTA_PACKAGE, delta_jars, jars_dir
 from sink.spark.settings import settings_from_config
 

@@ -35,7 +35,7 @@ from connector.engine import Engine
 from connector.log_format import HeldRecords, JsonFormatter
 from connector.replay import BinlogReplay
 from connector.version import __version__
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 log = logging.getLogger("mysql_cdc")
 

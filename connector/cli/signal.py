@@ -24,7 +24,7 @@ from connector.sources.signal_names import (
     STOP_SNAPSHOT,
 )
 from connector.sources.signals import send_signal
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 
 def _tables(args: argparse.Namespace) -> list[str]:

@@ -20,9 +20,9 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.records.filters import TableFilter
 from connector.server.connection import connect
-from ddl.model import TableId
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 
 
 def _parse_tables(tables: Sequence[str]) -> list[TableId]:

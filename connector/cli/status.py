@@ -17,7 +17,7 @@ from typing import TextIO
 from connector.config import ConnectorConfig
 from connector.factories import build_offset_store
 from connector.server.connection import ServerProbe, connect
-from ddl.position import BinlogPosition, GtidSet, SourceOffset, binlog_file_key
+from mysql_cdc_base.position import BinlogPosition, GtidSet, SourceOffset, binlog_file_key
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import pymysql.cursors
 from pyspark.sql import functions as F
 
 from connector.server.connection import PrerequisiteError, connect
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, Warehouse, spark_session
 
 Canon = Callable[[Any], Any]

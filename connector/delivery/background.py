@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from connector.stores.offsets import OffsetStore
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
 from sink.base import Sink
 
 

@@ -11,9 +11,9 @@ from connector.delivery.background import BackgroundFlush, FlushOutcome
 from connector.metrics import ConnectorMetrics
 from connector.stores.offsets import OffsetStore
 from connector.transforms import TransformChain
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import Sink, TransactionAbandonedError
-from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 TRANSACTION_ATTEMPTS = 3

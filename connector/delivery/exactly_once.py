@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from connector.config import ConnectorConfig
-from ddl.errors import ConfigError
-from ddl.position import SourceOffset
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.position import SourceOffset
 from sink.base import Sink, TransactionalSink
 
 if TYPE_CHECKING:

@@ -30,7 +30,6 @@ from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
 from connector.config import ConnectorConfig
-from ddl.errors import MysqlCdcError
 from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     bootstrap_list,
@@ -38,6 +37,7 @@ from ddl.kafka.client import (
     security_kwargs,
     unreachable_message,
 )
+from mysql_cdc_base.errors import MysqlCdcError
 
 log = logging.getLogger(__name__)
 

@@ -28,10 +28,11 @@ from connector.metrics import ContextMetrics
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.filters import TableFilter
 from connector.records.transactions import TransactionMetadata
-from ddl.model import Table, TableId
+from ddl.model import Table
 from ddl.parsing.parser import ParsedStatement
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 
 
 class Heartbeat(Protocol):

@@ -16,16 +16,17 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.records.builder import EventBuilder, SourcePosition, schema_change_record
 from connector.records.filters import TableFilter
 from connector.records.transactions import java_hashmap_order
-from ddl.errors import DdlError
 from ddl.history.filters import DdlFilter
 from ddl.history.record import HistoryRecord
 from ddl.history.serialize import table_change_to_history, table_change_to_schema_change_payload
 from ddl.history.store import SchemaHistory
-from ddl.model import SchemaModel, TableId
+from ddl.model import SchemaModel
 from ddl.parsing.parser import DdlParseError, DdlParser, ParsedStatement
 from ddl.parsing.quoting import single_quoted_strings
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.errors import DdlError
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 
 log = logging.getLogger(__name__)
 

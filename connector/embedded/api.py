@@ -42,11 +42,11 @@ from connector.metrics import ConnectorMetrics
 from connector.notifications import Notification
 from connector.server.connection import PrerequisiteError, connect
 from connector.stores.offsets import OffsetStore
-from ddl.errors import MysqlCdcError
 from ddl.history.store import SchemaHistory
-from ddl.position import BinlogPosition
+from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import Sink
-from sink.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddl.errors import MysqlCdcError
-from ddl.model import TableId
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 
 Row = Mapping[str, Any]
 RowPredicate = Callable[[Row], bool]

@@ -7,7 +7,7 @@ prometheus-client) is loaded only when ``metrics.port`` turns the endpoint on.
 
 from __future__ import annotations
 
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 SERVER_PROPERTIES: tuple[Property, ...] = (
     prop(

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 
 def _now_ms() -> int:

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from connector.metrics.figures import ConnectorMetrics
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 # The line keeps the logger it always had (log filters and tests select it by name).
 log = logging.getLogger("connector.metrics")

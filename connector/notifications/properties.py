@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 SINK, LOG, JMX, IN_PROCESS = "sink", "log", "jmx", "in-process"
 CHANNELS = (SINK, LOG, JMX, IN_PROCESS)

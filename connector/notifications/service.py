@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from connector.notifications.java_order import copied_map_capacity, hashmap_order
 from connector.notifications.properties import CHANNELS_KEY, IN_PROCESS, JMX, LOG, SINK, TOPIC_KEY
-from ddl.errors import ConfigError
-from sink.connect import ConnectSchema, Field, primitive, struct
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 if TYPE_CHECKING:
     from connector.config import ConnectorConfig

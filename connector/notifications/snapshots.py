@@ -16,7 +16,7 @@ from typing import Any
 
 from connector.notifications.java_order import hashset_copy_order
 from connector.notifications.service import NotificationService, notification
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 INITIAL = "Initial Snapshot"
 INCREMENTAL = "Incremental Snapshot"

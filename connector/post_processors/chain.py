@@ -13,8 +13,9 @@ from connector.post_processors.reselect import ReselectColumns
 from connector.records.builder import TableSchema
 from connector.transforms import Step, TransformChain
 from connector.transforms.base import options_under
-from ddl.errors import ConfigError
-from ddl.model import Table, TableId
+from ddl.model import Table
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.table_id import TableId
 
 KNOWN_TYPES = (RESELECT_TYPE,)
 RESELECT_OPTIONS = frozenset(

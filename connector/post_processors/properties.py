@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ddl.properties import Property, prop, split_list
+from mysql_cdc_base.properties import Property, prop, split_list
 
 RESELECT_TYPE = "io.debezium.processors.reselect.ReselectColumnsPostProcessor"
 PLACEHOLDER_KEY = "unavailable.value.placeholder"

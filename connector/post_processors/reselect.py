@@ -28,9 +28,10 @@ import pymysql
 
 from connector.records.builder import TableSchema
 from connector.transforms.base import Options
-from ddl.errors import ConfigError, MysqlCdcError
-from ddl.model import Table, TableId
-from sink.records import ChangeRecord, RecordKind
+from ddl.model import Table
+from mysql_cdc_base.errors import ConfigError, MysqlCdcError
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_identifier, quote_table
 
 log = logging.getLogger(__name__)

@@ -36,10 +36,11 @@ from connector.records.topic_naming import (
     topic_naming_strategy,
 )
 from connector.records.transactions import TransactionMetadata
-from ddl.model import Table, TableId
-from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, Field, primitive, struct
-from sink.records import ChangeRecord, Header
+from ddl.model import Table
+from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, Header
+from mysql_cdc_base.table_id import TableId
 
 # Importable from here as before the split.
 __all__ = [

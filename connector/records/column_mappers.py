@@ -37,9 +37,10 @@ from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.records.conversion import ColumnConverter, Convert
-from ddl.model import Column, JdbcType, TableId
-from ddl.properties import compile_regex_list
-from sink.connect import ConnectSchema
+from ddl.model import Column, JdbcType
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.properties import compile_regex_list
+from mysql_cdc_base.table_id import TableId
 
 # java.sql.Types that MaskStrings changes: CHAR, VARCHAR, LONGVARCHAR, CLOB, NCHAR, NVARCHAR,
 # LONGNVARCHAR (-16), NCLOB (2011), DATALINK (70).

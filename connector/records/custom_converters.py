@@ -19,7 +19,7 @@ Built in (outputs recorded from real Debezium 3.6.3 in ``tests/golden/debezium/t
 Your own, in Python (``register_converter``)::
 
     from connector.records.custom_converters import CustomConversion, register_converter
-    from sink.connect import ConnectSchema
+    from mysql_cdc_base.connect import ConnectSchema
 
     class CentsToEuros:
         def __init__(self, options):            # options: connector.transforms.base.Options
@@ -48,10 +48,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from connector.transforms.base import Options, build_plugin, options_under
-from ddl.errors import ConfigError
 from ddl.model import Column, JdbcType, Table
-from ddl.properties import split_list
-from sink.connect import ConnectSchema
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import split_list
 
 
 @dataclass(frozen=True)

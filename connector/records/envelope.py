@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from connector.records.table_schema import TableSchema
-from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, Field, primitive, struct
-from sink.records import ChangeRecord, Header, RecordKind
+from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, Header, RecordKind
 
 TRANSACTION_BLOCK_SCHEMA = struct(
     "event.block",

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from connector.config import ConnectorConfig
-from ddl.errors import ConfigError
-from ddl.model import TableId
-from ddl.properties import compile_regex_list
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import compile_regex_list
+from mysql_cdc_base.table_id import TableId
 
 BUILTIN_DATABASES = frozenset({"mysql", "sys", "information_schema", "performance_schema"})
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from connector.records.topic_naming import TopicNamingStrategy
-from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, Field, primitive, struct
-from sink.debezium_schemas import SOURCE_SCHEMA
-from sink.records import ChangeRecord, Header, RecordKind
+from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.debezium_schemas import SOURCE_SCHEMA
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, Header, RecordKind
 
 
 class SchemaChangeContext(Protocol):

@@ -10,7 +10,7 @@ from typing import Any
 
 from connector.records.struct_makers import SourceInfoStructMaker
 from connector.version import __version__
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 
 
 @dataclass(frozen=True, slots=True)

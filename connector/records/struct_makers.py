@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import Any, Final, Protocol, runtime_checkable
 
 from connector.config import ConfigError, ConnectorConfig
-from sink.connect import ConnectSchema
-from sink.debezium_schemas import SOURCE_SCHEMA
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.debezium_schemas import SOURCE_SCHEMA
 from snapshot.spi import PluginKind, load_plugin
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from connector.records.column_mappers import SOURCE_TYPE_PARAMETER_PREFIX
 from connector.records.conversion import ColumnConverter, identity, null_rule_of
 from ddl.model import Table
-from sink.connect import ConnectSchema
+from mysql_cdc_base.connect import ConnectSchema
 
 
 @dataclass(frozen=True)

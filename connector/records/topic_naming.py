@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
 from connector.config import ConfigError, ConnectorConfig
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.spi import PluginKind, load_plugin
 
 MAX_NAME_LENGTH: Final = 249  # Kafka's longest topic name

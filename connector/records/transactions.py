@@ -21,10 +21,10 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from connector.records.struct_makers import TRANSACTION_MAKER, TransactionStructMaker, plugin_schema
-from ddl.model import TableId
-from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, Field, primitive, struct
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 
 TRANSACTION_KEY_SCHEMA = struct(
     "io.debezium.connector.common.TransactionMetadataKey",

@@ -22,9 +22,9 @@ from connector.errors import PrerequisiteError
 from connector.post_processors.properties import RESELECT_TYPE, reselects
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from connector.server.tls import describe_tls_failure, tls_settings
-from ddl.errors import ConfigError
-from ddl.flavor import ServerFlavor, flavor_of, version_tuple
-from ddl.position import BinlogPosition
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.flavor import ServerFlavor, flavor_of, version_tuple
+from mysql_cdc_base.position import BinlogPosition
 from snapshot.binlog_status import executed_gtids_text
 
 log = logging.getLogger(__name__)

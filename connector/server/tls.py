@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from cryptography.hazmat.primitives import serialization
 from pymysql.constants import CLIENT
 
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes

@@ -19,9 +19,9 @@ import pymysql
 from connector.config import ConnectorConfig
 from connector.records.topic_naming import topic_naming_strategy
 from connector.server.connection import connect
-from ddl.position import SourceOffset
-from sink.connect import Field, primitive, struct
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.connect import Field, primitive, struct
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
 

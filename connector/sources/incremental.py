@@ -62,9 +62,9 @@ from connector.sources.incremental_state import (
 )
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN, SignalError, SignalRecord, data_collections
 from connector.sources.watermarks import INSERT_INSERT, Watermarks
-from ddl.flavor import MYSQL, ServerFlavor
-from ddl.model import TableId
-from ddl.position import GtidSet, SourceOffset
+from mysql_cdc_base.flavor import MYSQL, ServerFlavor
+from mysql_cdc_base.position import GtidSet, SourceOffset
+from mysql_cdc_base.table_id import TableId
 from snapshot.rows.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
 
 log = logging.getLogger(__name__)

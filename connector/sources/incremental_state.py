@@ -14,9 +14,9 @@ import orjson
 
 from connector.records.builder import TableSchema
 from connector.sources.signals import SignalError
-from ddl.errors import OffsetError
-from ddl.model import TableId
-from ddl.position import GtidSet
+from mysql_cdc_base.errors import OffsetError
+from mysql_cdc_base.position import GtidSet
+from mysql_cdc_base.table_id import TableId
 from snapshot.rows.chunks import ChunkKeyError, Key
 
 COLLECTIONS = "incremental_snapshot_collections"

@@ -21,9 +21,9 @@ from connector.notifications.snapshots import InitialSnapshotNotifier
 from connector.records.builder import EventBuilder, SourcePosition
 from connector.records.filters import TableFilter
 from connector.sources.offset_context import BinlogOffsetContext
-from ddl.model import TableId
-from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.position import SNAPSHOT_INITIAL, BinlogPosition, SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 
 
 class EngineParts(Protocol):

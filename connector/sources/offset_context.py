@@ -26,7 +26,7 @@ from typing import Any
 from connector.binlog.server_stream import RawEvent
 from connector.records.builder import SourcePosition
 from connector.records.transactions import TransactionMetadata
-from ddl.position import BinlogPosition, GtidSet, SourceOffset
+from mysql_cdc_base.position import BinlogPosition, GtidSet, SourceOffset
 
 OffsetItems = tuple[tuple[str, Any], ...]
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 SIGNAL_PROPERTIES: tuple[Property, ...] = (
     prop("signal.data.collection", doc="The signal table db.table (id, type, data) for the source channel."),

@@ -49,10 +49,10 @@ from connector.sources.signals import (
     parse_data,
     signal_table,
 )
-from ddl.errors import InvalidGtidSetError
-from ddl.flavor import MARIADB, ServerFlavor
-from ddl.model import TableId
-from ddl.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
+from mysql_cdc_base.errors import InvalidGtidSetError
+from mysql_cdc_base.flavor import MARIADB, ServerFlavor
+from mysql_cdc_base.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
+from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
 from snapshot.policy.queries import quote_table
 from snapshot.progress import LogProgress

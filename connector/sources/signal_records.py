@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 
 from connector.sources.signal_names import IN_PROCESS
-from ddl.errors import MysqlCdcError
-from ddl.model import TableId
+from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.table_id import TableId
 
 
 class SignalError(MysqlCdcError):

@@ -56,13 +56,13 @@ from connector.sources.signal_records import (
 from connector.sources.signal_records import (
     required_type as required_type,
 )
-from ddl.errors import ConfigError
 from ddl.kafka.client import (
     CONSUMER_SETTINGS,
     client_kwargs,
     security_kwargs,
 )
-from ddl.model import TableId
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_table
 
 log = logging.getLogger(__name__)

@@ -60,9 +60,9 @@ from connector.sources.offset_context import BinlogOffsetContext
 from connector.sources.signal_actions import SignalActions
 from connector.sources.signals import InProcessSignalChannel
 from connector.sources.transaction_buffer import QueryStatement, TransactionBuffer
-from ddl.flavor import ServerFlavor
-from ddl.model import TableId
-from ddl.position import GtidSet, SourceOffset
+from mysql_cdc_base.flavor import ServerFlavor
+from mysql_cdc_base.position import GtidSet, SourceOffset
+from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import executed_gtids
 
 __all__ = ["InconsistentSchemaError", "StreamingSource"]

@@ -15,9 +15,9 @@ import pymysql
 
 from connector.errors import ReplicationError
 from connector.sources.signals import WINDOW_CLOSE, WINDOW_OPEN
-from ddl.flavor import ServerFlavor
-from ddl.model import TableId
-from ddl.position import GtidSet
+from mysql_cdc_base.flavor import ServerFlavor
+from mysql_cdc_base.position import GtidSet
+from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import executed_gtids
 from snapshot.policy.queries import quote_table
 

@@ -23,7 +23,6 @@ import orjson
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.stores.offsets import OffsetStore, OffsetStoreError, partition_key
-from ddl.errors import OffsetError
 from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     SINK_BOOTSTRAP_KEY,
@@ -35,7 +34,8 @@ from ddl.kafka.client import (
 )
 from ddl.kafka.log import KafkaTopicLog
 from ddl.kafka.topics import topic_ensurer
-from ddl.position import SourceOffset
+from mysql_cdc_base.errors import OffsetError
+from mysql_cdc_base.position import SourceOffset
 from sink.kafka.settings import PRODUCER_PREFIX
 
 log = logging.getLogger(__name__)

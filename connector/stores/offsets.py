@@ -1,6 +1,6 @@
 """Offset storage: where the connector keeps the source position it has safely delivered up to.
 
-Stores hand out and take the typed ``ddl.position.SourceOffset``. What they store is its
+Stores hand out and take the typed ``mysql_cdc_base.position.SourceOffset``. What they store is its
 ``to_map()``, Debezium's offset map (``file``, ``pos``, ``gtids``, ``event``, ``row``, ``ts_sec``,
 ``server_id``, ``snapshot`` ...), under the source partition ``{"server": <topic.prefix>}``, so the
 Kafka-backed store writes exactly what Kafka Connect writes to its offsets topic: key
@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from ddl.errors import OffsetError
-from ddl.position import SourceOffset
+from mysql_cdc_base.errors import OffsetError
+from mysql_cdc_base.position import SourceOffset
 
 
 def partition_key(connector_name: str, server: str) -> bytes:

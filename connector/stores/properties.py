@@ -3,7 +3,7 @@ table and read by the stores (``connector.stores``) and the history wiring (``co
 
 from __future__ import annotations
 
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 STORE_PROPERTIES: tuple[Property, ...] = (
     prop(

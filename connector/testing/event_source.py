@@ -44,8 +44,8 @@ from connector.records.builder import TableSchema
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.streaming import EventReader, StreamingSource
 from connector.testing.fake import FakeConnector
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 
 # Binlog event type codes (the RawEvent carries them; streaming looks some up).
 _EVENT_TYPES: dict[type, int] = {

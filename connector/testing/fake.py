@@ -67,14 +67,15 @@ from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.sources.offset_context import BinlogOffsetContext
 from connector.testing.fake_values import Normalizers, Row, row_image
 from connector.transforms import build_chain
-from ddl.flavor import MARIADB, ServerFlavor
 from ddl.history.store import MemorySchemaHistory
-from ddl.model import Table, TableId
+from ddl.model import Table
 from ddl.parsing.parser import parser_for
-from ddl.position import SNAPSHOT_INITIAL, SourceOffset
+from mysql_cdc_base.flavor import MARIADB, ServerFlavor
+from mysql_cdc_base.position import SNAPSHOT_INITIAL, SourceOffset
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 from sink.base import Sink
 from sink.jsonl import JsonlSink
-from sink.records import ChangeRecord
 from snapshot.listener import LAST, resolve_marker
 from snapshot.settings import SnapshotSettings
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from connector.records.builder import TableSchema
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, GEOMETRY_TYPES, Column, Table, canonical_type
-from sink.connect import ConnectSchema
+from mysql_cdc_base.connect import ConnectSchema
 
 Row = Mapping[str, Any] | Sequence[Any]
 

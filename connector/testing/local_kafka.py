@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from connector.testing.local_server import free_port
-from ddl.errors import MysqlCdcError
+from mysql_cdc_base.errors import MysqlCdcError
 
 KAFKA_JARS_ENV = "MYSQL_CDC_KAFKA_JARS"
 DEFAULT_KAFKA_JARS = Path.home() / ".cache" / "mysql-cdc" / "kafka"

@@ -26,8 +26,8 @@ from typing import Any
 import pymysql
 
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
-from ddl.errors import MysqlCdcError
-from ddl.flavor import flavor_of
+from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.flavor import flavor_of
 
 log = logging.getLogger(__name__)
 

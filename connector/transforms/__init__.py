@@ -37,9 +37,9 @@ from connector.transforms.base import (
 )
 from connector.transforms.mysql import ReadToInsertEvent
 from connector.transforms.unwrap import ExtractNewRecordState
-from ddl.errors import ConfigError
-from ddl.properties import split_list
-from sink.records import ChangeRecord
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import split_list
+from mysql_cdc_base.records import ChangeRecord
 
 TransformFactory = Callable[[Options], Transformation]
 PredicateFactory = Callable[[Options], Predicate]

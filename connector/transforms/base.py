@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from ddl.errors import ConfigError, MysqlCdcError
-from ddl.properties import parse_bool, split_list
-from sink.connect import ConnectSchema, Field
-from sink.records import ChangeRecord
+from mysql_cdc_base.connect import ConnectSchema, Field
+from mysql_cdc_base.errors import ConfigError, MysqlCdcError
+from mysql_cdc_base.properties import parse_bool, split_list
+from mysql_cdc_base.records import ChangeRecord
 
 log = logging.getLogger(__name__)
 

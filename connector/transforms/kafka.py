@@ -13,9 +13,9 @@ from dataclasses import replace
 from typing import Any, Self, TypeVar
 
 from connector.transforms.base import Options, TransformError, java_replacement, replace_first, struct_like
-from ddl.errors import ConfigError
-from sink.connect import ConnectSchema, Field
-from sink.records import ChangeRecord
+from mysql_cdc_base.connect import ConnectSchema, Field
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord
 
 _OPTIONAL_STRING = ConnectSchema("string", optional=True)
 _STRING = ConnectSchema("string")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from connector.transforms.base import Options
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 
 class ReadToInsertEvent:

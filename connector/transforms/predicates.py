@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from connector.transforms.base import Options
-from sink.records import ChangeRecord
+from mysql_cdc_base.records import ChangeRecord
 
 
 class TopicNameMatches:

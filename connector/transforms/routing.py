@@ -15,9 +15,9 @@ from dataclasses import replace
 from typing import Any
 
 from connector.transforms.base import Options, java_replacement, replace_first
-from ddl.errors import ConfigError
-from sink.connect import ConnectSchema, Field
-from sink.records import ChangeRecord
+from mysql_cdc_base.connect import ConnectSchema, Field
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord
 
 OPTIONS = frozenset(
     {

@@ -26,9 +26,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connector.transforms.base import Options, TransformError
-from ddl.errors import ConfigError
-from sink.connect import ConnectSchema, Field
-from sink.records import ChangeRecord, Header, RecordKind
+from mysql_cdc_base.connect import ConnectSchema, Field
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord, Header, RecordKind
 
 MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
 DELETED_FIELD = "__deleted"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ddl.properties import split_list
+from mysql_cdc_base.properties import split_list
 
 # Optional MariaDB ``SET STATEMENT var=value[, ...] FOR`` prefix.
 _SET_STATEMENT = r"(?:SET\s+STATEMENT\s+.+?\s+FOR\s+)?"

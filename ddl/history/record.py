@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from ddl.errors import SchemaHistoryError
+from mysql_cdc_base.errors import SchemaHistoryError
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,13 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.record import HistoryRecord
 from ddl.history.serialize import parse_quoted_table_id, table_from_history
 from ddl.history.store import SchemaHistory
 from ddl.model import SchemaModel
 from ddl.parsing.parser import DdlParseError, DdlParser
-from ddl.position import SourceOffset
+from mysql_cdc_base.errors import SchemaHistoryError
+from mysql_cdc_base.position import SourceOffset
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ddl.errors import SchemaHistoryError
-from ddl.model import ChangeType, Column, Table, TableChange, TableId
+from ddl.model import ChangeType, Column, Table, TableChange
+from mysql_cdc_base.errors import SchemaHistoryError
+from mysql_cdc_base.table_id import TableId
 
 _TYPE_SUFFIXES = ((" UNSIGNED ZEROFILL", True, True), (" ZEROFILL", True, True), (" UNSIGNED", True, False))
 

@@ -16,8 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_json
+from mysql_cdc_base.errors import SchemaHistoryError
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ddl.errors import ConfigError
-from ddl.properties import PropertySource, parse_bool, parse_int, split_list
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertySource, parse_bool, parse_int, split_list
 
 # The Kafka sink's logger: topic creation and client messages keep the name they always had.
 log = logging.getLogger("sink.kafka")

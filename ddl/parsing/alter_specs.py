@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ddl.model import TableId
 from ddl.parsing.statements import (
     AddColumns,
     AddKey,
@@ -28,6 +27,7 @@ from ddl.parsing.table_draft import (
     charset_of_collation,
     table_charset,
 )
+from mysql_cdc_base.table_id import TableId
 
 
 def _alter_add_columns(draft: TableDraft, spec: AddColumns, state: ParseState) -> None:

@@ -31,7 +31,7 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
-from ddl.errors import DdlError
+from mysql_cdc_base.errors import DdlError
 
 
 class SqlTokenError(DdlError, ValueError):

@@ -21,8 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ddl.errors import DdlError
-from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange, TableId
+from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange
 from ddl.parsing.alter_specs import ALTER_SPEC_HANDLERS
 from ddl.parsing.simple import simple_statement
 from ddl.parsing.statements import (
@@ -50,6 +49,8 @@ from ddl.parsing.table_draft import (
     charset_of_collation,
     table_charset,
 )
+from mysql_cdc_base.errors import DdlError
+from mysql_cdc_base.table_id import TableId
 
 if TYPE_CHECKING:
     from ddl.parsing.dialect import DdlDialect

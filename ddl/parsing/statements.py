@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ddl.errors import DdlError
+from mysql_cdc_base.errors import DdlError
 
 
 class DdlSyntaxError(DdlError, ValueError):

@@ -12,8 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddl.errors import DdlError
-from ddl.model import Column, JdbcType, SchemaModel, Table, TableId
+from ddl.model import Column, JdbcType, SchemaModel, Table
 from ddl.parsing.statements import (
     ColumnDefinition,
     ColumnPosition,
@@ -23,6 +22,8 @@ from ddl.parsing.statements import (
     QualifiedName,
     TableOptions,
 )
+from mysql_cdc_base.errors import DdlError
+from mysql_cdc_base.table_id import TableId
 
 
 def charset_of_collation(collation: str) -> str:

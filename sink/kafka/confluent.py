@@ -38,6 +38,7 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from ddl.kafka.client import (
     describe_reachability,
 )
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.confluent_transactions import (
     RdkafkaTransactions,
@@ -60,7 +61,6 @@ from sink.kafka.rdkafka_settings import (
 )
 from sink.kafka.settings import BOOTSTRAP_KEY, DEFAULT_BATCH_SIZE, KafkaSinkSettings
 from sink.kafka.sink_base import KafkaSinkBase
-from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")
 

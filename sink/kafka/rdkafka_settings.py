@@ -5,7 +5,6 @@ validates it; a setting librdkafka has no equivalent for is a ``ConfigError`` na
 
 from __future__ import annotations
 
-from ddl.errors import ConfigError
 from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     Parser,
@@ -14,6 +13,7 @@ from ddl.kafka.client import (
     jaas_credentials,
     parse_int,
 )
+from mysql_cdc_base.errors import ConfigError
 from sink.kafka.settings import PRODUCER_PREFIX
 
 # -- settings: Kafka's Java producer names → librdkafka properties ----------------------------------

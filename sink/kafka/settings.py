@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddl.errors import ConfigError
 from ddl.kafka.client import (
     COMMON_SETTINGS,
     PRODUCER_SETTINGS,
@@ -16,9 +15,10 @@ from ddl.kafka.client import (
     client_kwargs,
     security_kwargs,
 )
-from ddl.properties import Property, parse_int, prop
+from mysql_cdc_base.connect import schemas_enabled
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import Property, parse_int, prop
 from sink.base import SinkConfig
-from sink.connect import schemas_enabled
 
 BOOTSTRAP_KEY = SINK_BOOTSTRAP_KEY
 CLIENT_KEY = "sink.kafka.client"

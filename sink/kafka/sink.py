@@ -42,8 +42,9 @@ from typing import Any, NoReturn
 from kafka import KafkaProducer
 from kafka import errors as kafka_errors
 
-from ddl.errors import ConfigError
 from ddl.kafka.client import bootstrap_list, describe_reachability, unreachable_message
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import InstanceFencedError, Sink, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.delivery import (
     HINTS,
@@ -66,7 +67,6 @@ from sink.kafka.settings import (
     KafkaSinkSettings,
 )
 from sink.kafka.sink_base import KafkaSinkBase
-from sink.records import ChangeRecord
 
 log = logging.getLogger("sink.kafka")  # one logger for the sink, whichever client sends
 

@@ -39,11 +39,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from ddl.errors import ConfigError
-from ddl.model import TableId
-from ddl.properties import MappingSource, by_name, int_of, parse_bool, split_list, text_of
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import MappingSource, by_name, int_of, parse_bool, split_list, text_of
+from mysql_cdc_base.records import RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
-from sink.records import RecordKind
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
 from sink.spark.schema_changes import SchemaChanges
 from sink.spark.session import (

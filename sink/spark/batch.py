@@ -11,9 +11,9 @@ from typing import Any
 
 from pyspark.sql.types import StringType, StructField, StructType
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 from sink.spark.evolution import fill_value
 from sink.spark_mapping import RowConvert, merge_struct, metadata_values
 

@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 
 BEHIND_INTERVALS = 12  # the longest a batch grows while behind, in batch intervals
 _SECOND_MS = 1000  # binlog timestamps have whole seconds

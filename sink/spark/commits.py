@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from pyspark.sql import SparkSession
 
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
 
 MARKER = "mysql_cdc"
 HISTORY_DEPTH = 50  # commits searched for the sink's own (others: OPTIMIZE, VACUUM ... by users)

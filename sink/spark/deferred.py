@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.table_id import TableId
 from sink.spark.batch import EvolveStep, RowsStep
 
 

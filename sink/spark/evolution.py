@@ -28,7 +28,7 @@ from pyspark.sql.types import (
 
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES, canonical_type
 from ddl.model import Column as MysqlColumn
-from sink.connect import ValueModes
+from mysql_cdc_base.connect import ValueModes
 from sink.spark_mapping import RowConvert, field_mapping, row_converter, row_struct_type
 
 _IDENT = r"(?:`((?:[^`]|``)+)`|([A-Za-z0-9_$\u0080-\uffff]+))"

@@ -9,12 +9,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.serialize import table_from_history
-from ddl.model import Table, TableId
-from ddl.position import SourceOffset
-from sink.connect import ConnectSchema
-from sink.records import ChangeRecord, RecordKind
+from ddl.model import Table
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.errors import SchemaHistoryError
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.spark.batch import SchemaInfo, TableBatch, TableState
 from sink.spark.commits import is_replay
 from sink.spark.evolution import add_renames, delta_row, field_of_column, renames_in_ddl

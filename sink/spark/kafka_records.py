@@ -23,11 +23,11 @@ from typing import Any
 
 import orjson
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
+from mysql_cdc_base.connect import ConnectSchema, schema_from_json
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
-from sink.connect import ConnectSchema, schema_from_json
-from sink.records import ChangeRecord, RecordKind
 from sink.spark_mapping import field_mapping, row_schema_of, widen
 
 ENVELOPE_SUFFIX = ".Envelope"

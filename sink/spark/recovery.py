@@ -9,8 +9,8 @@ from dataclasses import replace
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
 from sink.spark.batch import TableState
 from sink.spark.commits import CommitMeta, last_commit

@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ddl.history.serialize import parse_quoted_table_id
-from ddl.model import TableId
-from sink.connect import ConnectSchema
-from sink.records import RecordKind
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.records import RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader, SourceRecord
 from sink.spark.sink import SparkSink
 from sink.spark_mapping import row_schema_of

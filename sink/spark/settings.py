@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ddl.errors import ConfigError
-from ddl.model import TableId
-from ddl.properties import Property, by_name, compile_regex_list, int_of, prop, text_of
-from sink.connect import REPRESENTATION_PROPERTIES, ValueModes
+from mysql_cdc_base.connect import REPRESENTATION_PROPERTIES, ValueModes
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import Property, by_name, compile_regex_list, int_of, prop, text_of
+from mysql_cdc_base.table_id import TableId
 
 ColumnFilter = Callable[[TableId, str], bool]
 

@@ -44,12 +44,12 @@ from dataclasses import replace
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
-from ddl.properties import split_list
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import split_list
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 from sink.base import Sink, SinkError
-from sink.connect import ConnectSchema
-from sink.records import ChangeRecord
 from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableState
 from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.table_id import TableId
 from sink.spark.commits import CommitMeta, last_commit
 from sink.spark.settings import SparkSinkSettings
 from sink.spark.writer import DeltaWriter

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.spi import SnapshotLock
 
 LOCKING_MODE_KEY: Final = "snapshot.locking.mode"

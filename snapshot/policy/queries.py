@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.spi import SnapshotQuery
 
 QUERY_MODE_KEY: Final = "snapshot.query.mode"

@@ -34,7 +34,7 @@ from typing import Any
 
 import pymysql
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotCancelled, SnapshotError
 from snapshot.listener import SnapshotListener
 from snapshot.policy.queries import quote_identifier, quote_table

@@ -17,7 +17,8 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from ddl.model import Table, TableId
+from ddl.model import Table
+from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotError
 from snapshot.policy.queries import quote_identifier, quote_table
 

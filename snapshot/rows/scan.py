@@ -18,7 +18,7 @@ from typing import Any
 import pymysql
 import pymysql.cursors
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotCancelled
 from snapshot.listener import TRUE, SnapshotListener, resolve_marker
 from snapshot.progress import ProgressReporter

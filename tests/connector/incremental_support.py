@@ -11,8 +11,8 @@ from typing import Any
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 SIGNAL_DDL = (
     "CREATE TABLE dbz_signal (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, data VARCHAR(2048))"

@@ -11,7 +11,7 @@ from typing import Any
 import pymysql
 
 from connector.testing.local_server import MySQLServerHandle
-from sink.records import ChangeRecord
+from mysql_cdc_base.records import ChangeRecord
 from tests.connector.incremental_support import payload
 
 

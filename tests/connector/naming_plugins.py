@@ -17,8 +17,8 @@ import pytest
 from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
-from ddl.model import TableId
-from sink.connect import ConnectSchema, Field, primitive
+from mysql_cdc_base.connect import ConnectSchema, Field, primitive
+from mysql_cdc_base.table_id import TableId
 from sink.memory import MemorySink
 
 # A connector that never connects (port 1): what start-up refuses is refused before any connection.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mysql_cdc_base.records import ChangeRecord
 from sink.memory import MemorySink
-from sink.records import ChangeRecord
 
 
 class FailingSink(MemorySink):

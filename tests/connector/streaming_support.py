@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 
 def data(records: list[ChangeRecord], table: str | None = None) -> list[ChangeRecord]:

@@ -13,11 +13,11 @@ import pytest
 from connector.delivery.batches import Delivery
 from connector.stores.offsets import FileOffsetStore
 from connector.testing.fake import FakeConnector
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import SinkError
 from sink.jsonl import JsonlSink
 from sink.memory import MemorySink
-from sink.records import ChangeRecord
 from tests.connector.background_flush_support import FailingFlushJsonlSink, HeldJsonlSink
 
 ITEMS = "CREATE TABLE inventory.items (id INT PRIMARY KEY, name VARCHAR(20))"

@@ -27,8 +27,9 @@ from connector.binlog.packets import (
 )
 from connector.binlog.table_map_ddl import create_table_statement
 from connector.errors import ReplicationError
-from ddl.model import SchemaModel, TableId
+from ddl.model import SchemaModel
 from ddl.parsing.parser import parser_for
+from mysql_cdc_base.table_id import TableId
 from tests.connector.binlog_file_support import sample
 
 QUERY_BIGGER = sample("rust-us/8.0_02_query_bigger.binlog.000733")

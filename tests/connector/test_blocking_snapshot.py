@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, RecordKind, jsonl_line
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.connector.incremental_support import (
     data_records,
     fill,

@@ -17,8 +17,8 @@ from connector.engine import Engine
 from connector.records.builder import EventBuilder
 from connector.records.column_mappers import java_serialized_string, truncate_text
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from tests.connector.streaming_support import data
 from tests.golden.golden_support import snapshot_data_unless_engine_did
 
@@ -98,8 +98,9 @@ def test_hashes_and_truncation_match_java(tmp_path: Path, algorithm: str) -> Non
             }
         )
     )
-    from ddl.model import SchemaModel, TableId
+    from ddl.model import SchemaModel
     from ddl.parsing.parser import parser_for
+    from mysql_cdc_base.table_id import TableId
 
     model = parser_for("mariadb").parse("CREATE TABLE t (v1 TEXT, v2 TEXT)", SchemaModel(), "db").model
     table = model.table(TableId("db", "t"))

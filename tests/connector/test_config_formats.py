@@ -12,7 +12,7 @@ import pytest
 from connector.cli.commands import main
 from connector.config_files import load_properties_file
 from connector.testing.local_server import LocalMySQLServer
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 
 DB = "fmt_db"
 # What differs between two runs: the wall clock and the run's id (a header).

@@ -12,7 +12,7 @@ from connector.cli import main
 from connector.config import NOT_APPLICABLE, REFUSED, ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
-from ddl.errors import MysqlCdcError
+from mysql_cdc_base.errors import MysqlCdcError
 
 BASE = {
     "database.hostname": "127.0.0.1",

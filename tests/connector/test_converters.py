@@ -33,8 +33,9 @@ from connector.records.conversion import (
     column_converter,
 )
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import Column, JdbcType, Table, TableId
-from sink.connect import NO_DEFAULT
+from ddl.model import Column, JdbcType, Table
+from mysql_cdc_base.connect import NO_DEFAULT
+from mysql_cdc_base.table_id import TableId
 from tests.connector.binlog_json_support import encode
 from tests.connector.converter_specs import (
     ALL_BYTES,

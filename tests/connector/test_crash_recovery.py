@@ -9,7 +9,7 @@ from collections import Counter
 import orjson
 
 from connector.testing.local_server import DEFAULT_SERVER_OPTIONS, LocalMySQLServer
-from ddl.position import BinlogPosition
+from mysql_cdc_base.position import BinlogPosition
 from tests.connector.crash_support import (
     kill,
     log_tail,

@@ -20,8 +20,8 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
 from ddl.history.store import FileSchemaHistory
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 
 @pytest.fixture

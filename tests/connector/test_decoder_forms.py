@@ -22,7 +22,8 @@ from pymysqlreplication.constants import FIELD_TYPE
 from connector.binlog.calendar import adjusted_days, civil_from_days, days_from_civil
 from connector.binlog.image_reader import InvalidDateError, compile_image_reader
 from connector.records.conversion import ConverterSettings, column_converter
-from ddl.model import Column, JdbcType, Table, TableId
+from ddl.model import Column, JdbcType, Table
+from mysql_cdc_base.table_id import TableId
 
 EPOCH = dt.datetime(1970, 1, 1)
 US = dt.timedelta(microseconds=1)

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from connector.delivery.batches import Delivery
 from connector.stores.offsets import MemoryOffsetStore
 from connector.testing.fake import FakeConnector
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import Sink
 from sink.memory import MemorySink
-from sink.records import ChangeRecord
 
 ITEMS = "CREATE TABLE inventory.items (id INT PRIMARY KEY, name VARCHAR(20))"
 

@@ -13,8 +13,8 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.records.builder import EventBuilder, topic_name
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from tests.connector.sink_support import FailingSink
 
 

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from connector.stores.offsets import FileOffsetStore, OffsetStoreError, partition_key
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
 
 _OPENED: list[str] = []
 

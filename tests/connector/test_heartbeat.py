@@ -17,9 +17,9 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import CONNECTOR_GRANTS, MySQLServerHandle
-from ddl.position import BinlogPosition
+from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 HEARTBEAT_KEY = {
     "type": "struct",

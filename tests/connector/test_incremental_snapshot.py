@@ -12,7 +12,7 @@ import pytest
 from connector.engine import Engine
 from connector.errors import MysqlCdcError
 from connector.testing.local_server import MySQLServerHandle
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from tests.connector.incremental_support import (
     data_records,
     fill,

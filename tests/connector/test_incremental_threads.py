@@ -10,7 +10,7 @@ import pytest
 
 from connector.sources.incremental_readers import WindowReaders
 from connector.testing.local_server import MySQLServerHandle
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.rows.chunks import ChunkQuery, read_maximum_key
 from tests.connector.incremental_support import (
     data_records,

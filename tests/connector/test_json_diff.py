@@ -34,7 +34,7 @@ from connector.binlog.json.diff import (
     read_length_encoded,
 )
 from connector.binlog.row_decoder import read_partial_update_rows
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from tests.connector.mysql8_support import bodies, rows_event_parts
 
 SAMPLE = "rust_mysql_common/json.binlog.000001"

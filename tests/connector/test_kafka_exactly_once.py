@@ -22,7 +22,7 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 from sink.base import SinkError
 from sink.kafka.sink import KafkaSink
 from tests.connector.kafka_eos_support import (

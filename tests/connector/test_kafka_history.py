@@ -9,10 +9,10 @@ import orjson
 import pytest
 
 from connector.config import ConfigError, ConnectorConfig
-from ddl.errors import SchemaHistoryError
 from ddl.history.kafka import jackson_pretty, kafka_schema_history_from_config
 from ddl.history.record import HistoryRecord
 from ddl.history.record import history_record_to_document as record_to_document
+from mysql_cdc_base.errors import SchemaHistoryError
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 
 BASE_PROPS = {

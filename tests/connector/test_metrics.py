@@ -20,8 +20,8 @@ from connector.config import ConnectorConfig
 from connector.embedded.api import EmbeddedEngine
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle, free_port
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

@@ -22,8 +22,9 @@ from connector.binlog.json.diff import read_length_encoded
 from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
 from connector.records.conversion import ConverterSettings
-from ddl.model import SchemaModel, TableId
+from ddl.model import SchemaModel
 from ddl.parsing.parser import parser_for
+from mysql_cdc_base.table_id import TableId
 from tests.connector.mysql8_support import bodies, events, rows_event_parts, table_map
 
 QUERY, TABLE_MAP, WRITE_ROWS, UPDATE_ROWS = 0x02, 0x13, 0x1E, 0x1F

@@ -23,7 +23,7 @@ from connector.binlog.gtid_events import (
     read_varlen_uint,
 )
 from connector.binlog.guard import HARMLESS_EVENT_TYPES, UNREADABLE_DATA_EVENTS
-from ddl.position import GtidSet, SourceOffset
+from mysql_cdc_base.position import GtidSet, SourceOffset
 from tests.connector.mysql8_support import bodies, events
 
 TAGGED = "rust_mysql_common/binlog_transaction_with_GTID_TAG.000001"

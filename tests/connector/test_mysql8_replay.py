@@ -16,7 +16,7 @@ import orjson
 
 from connector.binlog.files import read_file_events as events_of
 from connector.replay import BinlogReplay
-from ddl.position import GtidSet, SourceOffset
+from mysql_cdc_base.position import GtidSet, SourceOffset
 from tests.connector.binlog_file_support import (
     data_records,
     jsonl,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from connector.sources.incremental import INCREMENTAL_OFFSET
 from connector.sources.offset_context import BinlogOffsetContext
-from ddl.position import SNAPSHOT_INITIAL, BinlogPosition, GtidSet, SourceOffset
+from mysql_cdc_base.position import SNAPSHOT_INITIAL, BinlogPosition, GtidSet, SourceOffset
 
 _UUID = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 _POSITION = BinlogPosition("mysql-bin.000003", 1570, f"{_UUID}:1-42")

@@ -35,9 +35,9 @@ import pytest
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from ddl.model import TableId
+from mysql_cdc_base.records import RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.memory import MemorySink
-from sink.records import RecordKind
 
 KAFKA = "org.apache.kafka.connect.transforms."
 

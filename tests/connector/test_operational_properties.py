@@ -19,8 +19,8 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.dispatch.dispatcher import EventProcessingError
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 
 def make(

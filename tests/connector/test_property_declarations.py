@@ -15,11 +15,11 @@ from connector.metrics import METRICS_PROPERTIES
 from connector.records.filters import TableFilter
 from connector.sources.properties import SIGNAL_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
-from ddl.errors import ConfigError
 from ddl.kafka.client import client_kwargs
-from ddl.model import TableId
-from ddl.properties import MappingSource, by_name
-from sink.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES, ValueModes
+from mysql_cdc_base.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTIES, ValueModes
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import MappingSource, by_name
+from mysql_cdc_base.table_id import TableId
 from sink.jsonl import JSONL_PROPERTIES
 from sink.kafka.settings import KAFKA_SINK_PROPERTIES
 from sink.spark.settings import SPARK_SINK_PROPERTIES, settings_from_config

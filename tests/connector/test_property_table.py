@@ -25,10 +25,10 @@ import pytest
 from connector.config import PROPERTIES, ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
-from ddl.errors import MysqlCdcError
 from ddl.history.kafka import kafka_schema_history_from_config
+from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from snapshot.settings import SnapshotSettings
 
 TESTS = Path(__file__).resolve().parents[1]

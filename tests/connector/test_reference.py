@@ -12,7 +12,7 @@ import pytest
 
 from connector.config import PROPERTIES
 from connector.reference import GROUP_KEYS, group_of, grouped, render_markdown
-from ddl.properties import Property, prop
+from mysql_cdc_base.properties import Property, prop
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "reference" / "properties.md"

@@ -17,7 +17,7 @@ import pytest
 from connector.engine import Engine
 from connector.errors import PrerequisiteError
 from connector.testing.local_server import LocalMySQLServer
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 from sink.memory import MemorySink
 from tests.golden.workloads import golden_config, run_statements
 

@@ -34,8 +34,9 @@ from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, TableSchema
 from connector.records.conversion import ConverterSettings, UnrepresentableValueError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
-from ddl.model import SchemaModel, TableId
+from ddl.model import SchemaModel
 from ddl.parsing.parser import parser_for
+from mysql_cdc_base.table_id import TableId
 
 DB = "row_decoder"
 

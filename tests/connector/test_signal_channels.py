@@ -26,9 +26,9 @@ from connector.engine import Engine
 from connector.sources.incremental import IncrementalSnapshot
 from connector.sources.signals import SignalError
 from connector.testing.local_server import LocalMySQLServer, MySQLServerHandle
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import RecordKind
 from sink.memory import MemorySink
-from sink.records import RecordKind
 from tests.connector.incremental_support import (
     data_records,
     fill,

@@ -14,7 +14,7 @@ from connector.cli.status import byte_lag
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
-from ddl.position import BinlogPosition, SourceOffset
+from mysql_cdc_base.position import BinlogPosition, SourceOffset
 from sink.memory import MemorySink
 
 DB = "status_db"

@@ -11,9 +11,9 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import RecordKind
 from sink.jsonl import JsonlSink
 from sink.memory import MemorySink
-from sink.records import RecordKind
 from tests.connector.streaming_support import data
 
 

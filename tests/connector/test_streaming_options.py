@@ -22,8 +22,8 @@ from connector.sources.transaction_buffer import RolledBackRowsEmitted
 from connector.testing.local_server import MySQLServerHandle
 from connector.transforms.base import Options
 from ddl.model import Column, Table
-from sink.connect import ConnectSchema
-from sink.records import RecordKind
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.records import RecordKind
 from tests.connector.streaming_support import data
 from tests.connector.test_streaming import make_engine
 

@@ -13,7 +13,7 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.records.builder import EventBuilder
 from connector.testing.local_server import MySQLServerHandle
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from tests.connector.naming_plugins import BASE, names_the_key, plugin_engine, write_naming_dist
 
 SOURCE = "sourceinfo.struct.maker"

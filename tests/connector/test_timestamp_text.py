@@ -11,7 +11,8 @@ import random
 import pytest
 
 from connector.records.conversion import ConverterSettings, column_converter
-from ddl.model import Column, JdbcType, Table, TableId
+from ddl.model import Column, JdbcType, Table
+from mysql_cdc_base.table_id import TableId
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICRO = dt.timedelta(microseconds=1)

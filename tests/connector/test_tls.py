@@ -16,8 +16,8 @@ from connector.engine import Engine
 from connector.errors import PrerequisiteError
 from connector.server.connection import connect
 from connector.testing.local_server import CONNECTOR_GRANTS, LocalMySQLServer
+from mysql_cdc_base.records import RecordKind
 from sink.memory import MemorySink
-from sink.records import RecordKind
 
 KEYSTORE_PASSWORD = "ks-pass-123"
 

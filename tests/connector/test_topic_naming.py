@@ -23,7 +23,7 @@ from connector.records.topic_naming import (
 )
 from connector.sources.heartbeat import heartbeat_topic
 from connector.testing.local_server import MySQLServerHandle
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.memory import MemorySink
 from tests.connector.naming_plugins import (
     BASE,

@@ -19,8 +19,8 @@ from connector.records.transactions import (
     java_hashmap_order,
 )
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from tests.connector.sink_support import FailingSink
 
 META = {"provide.transaction.metadata": "true"}

@@ -19,11 +19,11 @@ from connector.records.custom_converters import CONVERTERS, CustomConversion, re
 from connector.stores.offsets import MemoryOffsetStore
 from connector.testing.fake import FakeConnector
 from connector.transforms import TRANSFORMS, Options, build_chain, register_transform
-from ddl.errors import ConfigError
 from ddl.model import Column, Table
-from sink.connect import ConnectSchema
+from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
 KAFKA = "org.apache.kafka.connect.transforms."

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ddl.model import Column, SchemaModel, Table, TableId
+from ddl.model import Column, SchemaModel, Table
 from ddl.parsing.parser import DdlResult, parser_for
+from mysql_cdc_base.table_id import TableId
 
 CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus" / "mysql-ddl"
 

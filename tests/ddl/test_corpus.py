@@ -17,9 +17,10 @@ import pymysql
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import SchemaModel, TableId
+from ddl.model import SchemaModel
 from ddl.parsing.dialect import split_statements
 from ddl.parsing.parser import DdlParseError, DdlParser, parser_for
+from mysql_cdc_base.table_id import TableId
 from tests.ddl.helpers import CORPUS
 
 GROUPS = {

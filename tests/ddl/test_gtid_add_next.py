@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from ddl.errors import InvalidGtidSetError
-from ddl.position import GtidSet, _merge
+from mysql_cdc_base.errors import InvalidGtidSetError
+from mysql_cdc_base.position import GtidSet, _merge
 
 UUID = "3E11FA47-71CA-11E1-9E33-C80AA9429562"
 OTHER = "b5a2c4e0-5f1e-11ef-8d2b-0242ac120002"

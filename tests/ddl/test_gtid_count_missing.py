@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddl.position import GtidSet
+from mysql_cdc_base.position import GtidSet
 
 A = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 B = "4f22fb58-82db-22f2-af44-d91bb0530673"

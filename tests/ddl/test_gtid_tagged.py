@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddl.position import GtidSet, InvalidGtidSetError, SourceOffset
+from mysql_cdc_base.position import GtidSet, InvalidGtidSetError, SourceOffset
 
 A = "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 B = "4e11fa47-71ca-11e1-9e33-c80aa9429562"

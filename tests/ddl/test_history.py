@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.record import HistoryRecord, history_record_to_json
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory
+from mysql_cdc_base.errors import SchemaHistoryError
 
 
 def record(n: int) -> HistoryRecord:

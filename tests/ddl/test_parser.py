@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from ddl.model import ChangeType, JdbcType, SchemaModel, TableId
+from ddl.model import ChangeType, JdbcType, SchemaModel
 from ddl.parsing.parser import DdlParseError, parser_for
+from mysql_cdc_base.table_id import TableId
 from tests.ddl.helpers import column, parse, shape, table
 
 J = JdbcType

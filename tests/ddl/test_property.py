@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import SchemaModel, Table, TableId
+from ddl.model import SchemaModel, Table
 from ddl.parsing.parser import parser_for
+from mysql_cdc_base.table_id import TableId
 
 
 @dataclass(frozen=True)

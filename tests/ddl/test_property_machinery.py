@@ -1,12 +1,12 @@
-"""ddl.properties: the one list parser, the typed parsers and the per-kind validation every
+"""mysql_cdc_base.properties: the one list parser, the typed parsers and the per-kind validation every
 component's declarations go through."""
 
 from __future__ import annotations
 
 import pytest
 
-from ddl.errors import ConfigError
-from ddl.properties import (
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import (
     MappingSource,
     Property,
     bool_of,

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.filters import DdlFilter
 from ddl.history.record import HistoryRecord
 from ddl.history.recovery import is_position_at_or_before, recover
@@ -15,7 +14,8 @@ from ddl.history.serialize import table_change_to_history
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory
 from ddl.model import ChangeType, SchemaModel, TableChange
 from ddl.parsing.parser import parser_for
-from ddl.position import GtidSet
+from mysql_cdc_base.errors import SchemaHistoryError
+from mysql_cdc_base.position import GtidSet
 from tests.ddl.helpers import column, table
 
 UUID = "8a94f357-aab4-11df-86ab-c80aa9429562"

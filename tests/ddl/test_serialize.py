@@ -5,7 +5,6 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_json
 from ddl.history.serialize import (
     parse_quoted_table_id,
@@ -15,7 +14,9 @@ from ddl.history.serialize import (
     table_from_history,
     unquote_enum_value,
 )
-from ddl.model import ChangeType, TableChange, TableId
+from ddl.model import ChangeType, TableChange
+from mysql_cdc_base.errors import SchemaHistoryError
+from mysql_cdc_base.table_id import TableId
 from tests.ddl.helpers import parse, table
 
 CUSTOMERS = "CREATE TABLE `customers` (`id` INT NOT NULL AUTO_INCREMENT PRIMARY KEY) DEFAULT CHARSET=utf8mb4"

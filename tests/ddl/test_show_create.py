@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import JdbcType, SchemaModel, Table, TableId
+from ddl.model import JdbcType, SchemaModel, Table
 from ddl.parsing.parser import parser_for
 from ddl.parsing.table_draft import charset_of_collation
+from mysql_cdc_base.table_id import TableId
 from tests.ddl.helpers import column, parse, table
 
 # Column definitions created on the server, grouped into a few tables (one table per group keeps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddl.position import GtidSet, SourceOffset
+from mysql_cdc_base.position import GtidSet, SourceOffset
 
 
 def test_with_changes_only_the_named_fields_and_serialises_the_copy_afresh() -> None:

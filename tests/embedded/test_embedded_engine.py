@@ -15,7 +15,7 @@ from connector.embedded.events import EngineFailed, EventWaitTimeout
 from connector.server.connection import PrerequisiteError
 from connector.stores.offsets import MemoryOffsetStore
 from ddl.history.store import MemorySchemaHistory
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 
 def dump_threads(server) -> set[int]:

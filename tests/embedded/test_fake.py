@@ -13,7 +13,7 @@ import pytest
 from connector.embedded.events import EventWaitTimeout
 from connector.records.transactions import java_hashmap_order
 from connector.testing.fake import FakeConnector
-from sink.records import ChangeRecord, RecordKind, jsonl_line
+from mysql_cdc_base.records import ChangeRecord, RecordKind, jsonl_line
 from tests.kafka_support import consume_all
 
 # One column per type family (and the odd member of each: unsigned, fractional seconds, negative

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from connector.notifications import Notification
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 
 STATES = ["STARTED", "IN_PROGRESS", "PAUSED", "ABORTED", "RESUMED", "TABLE_SCAN_COMPLETED", "COMPLETED"]
 

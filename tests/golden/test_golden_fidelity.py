@@ -38,8 +38,8 @@ from connector.engine import Engine
 from connector.errors import MysqlCdcError
 from connector.testing.local_server import LocalMySQLServer, local_server
 from ddl.history.serialize import unquote_enum_value
+from mysql_cdc_base.records import jsonl_line
 from sink.memory import MemorySink
-from sink.records import jsonl_line
 from tests.golden.compare import MISSING, Known, compare, load, own_database, recording
 from tests.golden.golden_support import _without_trailing_fraction_zeros, snapshot_data_unless_engine_did
 from tests.golden.workloads import (

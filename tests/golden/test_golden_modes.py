@@ -65,8 +65,8 @@ import pytest
 
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
+from mysql_cdc_base.records import jsonl_line
 from sink.memory import MemorySink
-from sink.records import jsonl_line
 from tests.golden.compare import Known, compare, load, own_database, recording
 from tests.golden.golden_support import snapshot_data_unless_engine_did
 from tests.golden.workloads import CASES, golden_config, mode_db, run_statements

@@ -22,8 +22,8 @@ import pytest
 
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
+from mysql_cdc_base.records import jsonl_line
 from sink.memory import MemorySink
-from sink.records import jsonl_line
 from tests.golden.compare import Known, compare, load, own_database, recording
 from tests.golden.record_incremental import BASE_PROPS, DB, SETUP
 from tests.golden.record_notify import CASES, NOTIFY_TOPIC

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from sink.records import jsonl_line
+from mysql_cdc_base.records import jsonl_line
 from tests.golden.compare import Known, compare, load, own_database, recording
 from tests.golden.record_notify import DB
 from tests.golden.test_golden_notifications import run_case

@@ -30,9 +30,9 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.stores.offsets import MemoryOffsetStore
 from connector.testing.local_server import LocalMySQLServer
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import jsonl_line
 from sink.memory import MemorySink
-from sink.records import jsonl_line
 from tests.golden.compare import BLANK, Known, compare, dump, load, own_database, recording
 from tests.golden.workloads import TRANSFORM_CASES, golden_config, run_statements, transform_db
 

@@ -28,8 +28,8 @@ import pytest
 
 from connector.engine import Engine
 from connector.testing.local_server import LocalMySQLServer
+from mysql_cdc_base.records import ChangeRecord, RecordKind, jsonl_line
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.connector.converter_specs import Spec
 from tests.golden.compare import Known, compare, load, own_database, recording
 from tests.golden.golden_support import _without_trailing_fraction_zeros, snapshot_data_unless_engine_did

@@ -7,8 +7,8 @@ from typing import Any
 import orjson
 
 from connector.config import ConnectorConfig
-from sink.connect import ConnectSchema, primitive, struct
-from sink.records import ChangeRecord, Header, RecordKind
+from mysql_cdc_base.connect import ConnectSchema, primitive, struct
+from mysql_cdc_base.records import ChangeRecord, Header, RecordKind
 
 BASE_PROPS = {
     "database.hostname": "127.0.0.1",

@@ -26,7 +26,7 @@ from connector.cli.verify import verify_table
 from connector.config import ConnectorConfig
 from connector.factories import build_offset_store
 from connector.server.connection import ServerProbe, connect
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import Warehouse
 from sink.spark.apply import ApplySettings, apply_settings
 from tests.kafka_support import consume_all

@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from ddl.model import JdbcType
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from tests.sink.spark_support import Emitter, col, make_table
 
 J = JdbcType

@@ -20,8 +20,9 @@ from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.conversion import ConverterSettings
 from ddl.history.serialize import table_change_to_schema_change_payload
-from ddl.model import ChangeType, Column, Table, TableChange, TableId
-from sink.records import ChangeRecord
+from ddl.model import ChangeType, Column, Table, TableChange
+from mysql_cdc_base.records import ChangeRecord
+from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, SparkSinkSettings
 
 BASE_PROPS = {

@@ -1,5 +1,5 @@
-"""The payload walker generated per Connect schema (``sink.connect._compile_walker``) writes what the
-generic walk (``sink.connect._walk``) writes: defaults for nulls, Java floats, at every depth."""
+"""The payload walker generated per Connect schema (``mysql_cdc_base.connect._compile_walker``) writes what the
+generic walk (``mysql_cdc_base.connect._walk``) writes: defaults for nulls, Java floats, at every depth."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sink.connect import ConnectSchema, Field, _walk, primitive, struct
+from mysql_cdc_base.connect import ConnectSchema, Field, _walk, primitive, struct
 
 INNER = struct(
     "Row",

@@ -26,10 +26,10 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.engine import Engine
 from connector.factories import build_sinks
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.records import ChangeRecord, jsonl_line
 from sink.base import Sink, SinkError
 from sink.kafka.confluent import ConfluentKafkaSink, confluent_settings
 from sink.kafka.sink import KafkaSink
-from sink.records import ChangeRecord, jsonl_line
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
 from tests.sink.kafka_sink_support import Table, jsonl_form, mixed_stream, sink_config
 

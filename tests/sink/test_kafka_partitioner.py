@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as kafka_murmur2
 
-from sink.connect import Field, primitive, struct
+from mysql_cdc_base.connect import Field, primitive, struct
 from sink.kafka.partitioner import KeyPartitioner, murmur2
 
 KEY_SCHEMA = struct(

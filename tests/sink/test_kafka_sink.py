@@ -16,9 +16,9 @@ from kafka.partitioner.default import murmur2
 
 from connector.config import ConfigError, ConnectorConfig
 from ddl.kafka.client import client_kwargs
+from mysql_cdc_base.records import ChangeRecord, RecordKind, jsonl_line
 from sink.base import SinkError
 from sink.kafka.sink import KafkaSink
-from sink.records import ChangeRecord, RecordKind, jsonl_line
 from tests.kafka_support import (
     NOT_LEADER_OR_FOLLOWER,
     KafkaBroker,

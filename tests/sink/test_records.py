@@ -1,4 +1,4 @@
-"""The JSON-lines form of records (``sink.records``): each line is exactly the topic, the key and
+"""The JSON-lines form of records (``mysql_cdc_base.records``): each line is exactly the topic, the key and
 value as the JSON converter writes them (``ChangeRecord.key_bytes``/``value_bytes``) and the headers,
 whatever mix of tables, record kinds and schema settings a batch holds."""
 
@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from connector.testing.fake import FakeConnector
-from sink.records import ChangeRecord, jsonl_chunks, jsonl_line, jsonl_lines, jsonl_parts
+from mysql_cdc_base.records import ChangeRecord, jsonl_chunks, jsonl_line, jsonl_lines, jsonl_parts
 
 DDL = (
     "CREATE TABLE shop.items (id INT PRIMARY KEY, name VARCHAR(20), price DECIMAL(8,2))",

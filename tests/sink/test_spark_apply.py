@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import settings_from_config
 from tests.kafka_support import KafkaBroker
 from tests.sink.connector_process import ConnectorProcess

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from tests.kafka_support import KafkaBroker
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_apply_support import (

@@ -12,10 +12,10 @@ import pytest
 from deltalake import DeltaTable
 from kafka import KafkaProducer
 
-from ddl.errors import ConfigError
-from ddl.model import TableId
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
-from sink.records import ChangeRecord, RecordKind
 from sink.spark import SparkSink
 from sink.spark.apply import MicroBatchApplier, apply_settings
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader

@@ -19,7 +19,8 @@ from pyspark.sql import SparkSession
 
 from connector.config import ConnectorConfig
 from connector.engine import Engine
-from ddl.model import JdbcType, TableId
+from ddl.model import JdbcType
+from mysql_cdc_base.table_id import TableId
 from sink.spark import settings_from_config
 from sink.spark.apply import MicroBatchApplier, apply_settings, apply_stream
 from tests.kafka_support import KafkaBroker

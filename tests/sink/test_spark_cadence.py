@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sink.records import ChangeRecord
+from mysql_cdc_base.records import ChangeRecord
 from sink.spark.cadence import BEHIND_INTERVALS, BatchCadence
 
 

@@ -22,7 +22,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import LongType
 
 from connector.cli.verify import run_verify
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import settings_from_config
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_cluster import SparkCluster

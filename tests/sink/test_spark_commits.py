@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ddl.errors import ConfigError
-from ddl.model import TableId
-from ddl.position import SourceOffset
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.table_id import TableId
 from sink.spark.commits import CommitMeta, in_snapshot, is_replay
 from sink.spark.session import DELTA_PACKAGE, session_settings
 from sink.spark.settings import SparkSinkSettings, warehouse_uri

@@ -19,8 +19,8 @@ from pyspark.sql import SparkSession
 from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from sink.spark import SparkSink
 from sink.spark.session import delta_jars
 from tests.sink.delta_readers import read_with_delta_rs, read_with_plain_pyspark

@@ -15,7 +15,7 @@ from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, read_current_state
 from tests.connector.incremental_support import fill, grant_signal_table, race_writer, send_signal
 from tests.sink.spark_support import spark_for_tests

@@ -39,8 +39,8 @@ from pyspark.sql.types import (
 
 from connector.records.builder import schema_change_record
 from ddl.model import JdbcType
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.jsonl import JsonlSink
-from sink.records import ChangeRecord, RecordKind
 from sink.spark_mapping import (
     METADATA_NAMES,
     changelog_struct_type,

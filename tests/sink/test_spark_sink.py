@@ -20,8 +20,8 @@ from pyspark.sql.types import DecimalType, LongType, StringType
 
 from connector.config import ConfigError, ConnectorConfig
 from ddl.model import ChangeType
+from mysql_cdc_base.records import ChangeRecord
 from sink.base import SinkError
-from sink.records import ChangeRecord
 from sink.spark import SparkSink, read_current_state, session_settings
 from sink.spark.evolution import renames_in_ddl
 from sink.spark.session import quiet_log4j2

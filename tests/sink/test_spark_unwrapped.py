@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from connector.records.conversion import ConverterSettings
 from connector.testing.fake import FakeConnector
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state
 from sink.spark_mapping import METADATA_NAMES
 from sink.spark_reader import debezium_changelog, read_jsonl_values

@@ -20,7 +20,7 @@ from connector.cli.verify import column_rule, run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink
 from tests.sink.spark_support import spark_for_tests
 

@@ -14,7 +14,7 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.position import BinlogPosition
+from mysql_cdc_base.position import BinlogPosition
 
 
 def reader_connect(server: LocalMySQLServer) -> Callable[[], pymysql.connections.Connection]:

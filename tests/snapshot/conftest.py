@@ -13,8 +13,8 @@ import pymysql
 import pytest
 
 from connector.testing.local_server import Credentials, LocalMySQLServer
-from ddl.model import TableId
-from ddl.position import BinlogPosition
+from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.table_id import TableId
 from snapshot.progress import NoProgress
 from snapshot.snapshotter import SnapshotSettings, Snapshotter
 

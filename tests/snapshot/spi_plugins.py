@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_table
 
 MODE = "snapshot.mode.custom."

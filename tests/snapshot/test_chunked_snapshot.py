@@ -14,7 +14,7 @@ import pymysql
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotError
 from snapshot.progress import NoProgress
 from snapshot.rows.chunked import chunk_boundaries

@@ -21,9 +21,9 @@ from connector.engine import Engine
 from connector.errors import PrerequisiteError
 from connector.testing.fake import FakeConnector
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from snapshot.errors import SnapshotError
 from snapshot.settings import SnapshotSettings
 from tests.snapshot.conftest import (

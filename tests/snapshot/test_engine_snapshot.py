@@ -18,9 +18,9 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import Credentials, LocalMySQLServer
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.base import Sink
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 from tests.snapshot.conftest import fill_rows, purge_binlogs
 
 

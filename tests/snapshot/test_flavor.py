@@ -1,4 +1,4 @@
-"""The server-kind dialects (``ddl.flavor``): chosen once from ``SELECT VERSION()``, their status and
+"""The server-kind dialects (``mysql_cdc_base.flavor``): chosen once from ``SELECT VERSION()``, their status and
 GTID SQL runs on the real server, and the snapshot's and the probe's readings of the binlog status
 agree."""
 
@@ -9,9 +9,9 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.server.connection import ServerProbe
 from connector.testing.local_server import LocalMySQLServer
-from ddl.errors import ConfigError
-from ddl.flavor import MARIADB, MYSQL, ServerFlavor, dialect_of, flavor_of, version_tuple
-from ddl.position import GtidSet
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.flavor import MARIADB, MYSQL, ServerFlavor, dialect_of, flavor_of, version_tuple
+from mysql_cdc_base.position import GtidSet
 from snapshot.binlog_status import executed_gtids, read_binlog_position
 
 

@@ -8,7 +8,7 @@ rows one column short, matched to the wrong columns. The snapshot names the colu
 from __future__ import annotations
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from tests.snapshot.conftest import RecordingListener
 
 

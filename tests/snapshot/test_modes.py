@@ -7,8 +7,8 @@ import re
 import pytest
 
 from connector.config import ConnectorConfig
-from ddl.flavor import flavor_of
-from ddl.model import TableId
+from mysql_cdc_base.flavor import flavor_of
+from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import binlog_status_sql
 from snapshot.listener import resolve_marker
 from snapshot.policy.locking import LOCKING_STRATEGIES, locking_strategy

@@ -14,7 +14,7 @@ import pymysql
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.progress import LogProgress, RichProgress, auto_progress
 from snapshot.rows.scan import SnapshotCancelled
 from snapshot.snapshotter import SnapshotError, SnapshotSettings

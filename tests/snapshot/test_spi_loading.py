@@ -13,7 +13,7 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.embedded.api import EmbeddedEngine
 from connector.engine import Engine
 from connector.testing.fake import FakeConnector
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.policy.locking import LOCKING_STRATEGIES
 from snapshot.policy.modes import MODES, decide
 from snapshot.policy.queries import SelectAllQuery

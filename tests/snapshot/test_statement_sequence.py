@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.snapshotter import SnapshotError, SnapshotSettings
 from tests.snapshot.conftest import GeneralLog, RecordingListener, SnapshotterFactory
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from snapshot.snapshotter import SnapshotSettings
 from tests.snapshot.conftest import RecordingListener
 

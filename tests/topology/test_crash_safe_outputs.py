@@ -16,9 +16,9 @@ import pytest
 
 from connector.stores.offsets import FileOffsetStore, OffsetStoreError
 from connector.testing.local_server import LocalMySQLServer
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord
 from sink.jsonl import JsonlSink, repair_torn_tail
-from sink.records import ChangeRecord
 
 ROWS = 400
 PAYLOAD = 64 * 1024  # big rows: batches of megabytes, so a kill often lands inside a write

@@ -11,10 +11,10 @@ from connector.engine import Engine
 from connector.records.filters import gtid_source_filter
 from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import LocalMySQLServer
-from ddl.errors import ConfigError
-from ddl.position import GtidSet
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.position import GtidSet
+from mysql_cdc_base.records import RecordKind
 from sink.memory import MemorySink
-from sink.records import RecordKind
 
 # Samples in MySQL 8.4's own notation (SHOW BINARY LOG STATUS Executed_Gtid_Set, Debezium offsets).
 UUID_A = "3e11fa47-71ca-11e1-9e33-c80aa9429562"

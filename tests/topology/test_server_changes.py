@@ -25,10 +25,10 @@ from connector.engine import Engine
 from connector.errors import PrerequisiteError
 from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import LocalMySQLServer
-from ddl.model import TableId
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
+from mysql_cdc_base.table_id import TableId
 from sink.memory import MemorySink
-from sink.records import ChangeRecord, RecordKind
 
 DB = "shop"
 

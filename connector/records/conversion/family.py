@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddl.model import Column
-from sink.connect import ConnectSchema, Field, ValueModes
+from mysql_cdc_base.connect import ConnectSchema, Field, ValueModes
 
 Convert = Callable[[Any], Any]
 

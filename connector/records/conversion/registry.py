@@ -36,9 +36,9 @@ from connector.records.conversion.family import (
     identity,
     with_null_rule,
 )
-from ddl.errors import MysqlCdcError
 from ddl.model import Column, JdbcType, Table, canonical_type
-from sink.connect import NO_DEFAULT, ConnectSchema
+from mysql_cdc_base.connect import NO_DEFAULT, ConnectSchema
+from mysql_cdc_base.errors import MysqlCdcError
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from connector.records.conversion.family import (
     no_default,
 )
 from ddl.model import GEOMETRY_TYPES, Column
-from sink.connect import ConnectSchema, Field
+from mysql_cdc_base.connect import ConnectSchema, Field
 
 
 # ------------------------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ from connector.records.conversion.family import (
     FamilyMapping,
     identity,
 )
-from ddl.errors import MysqlCdcError
 from ddl.model import Column
+from mysql_cdc_base.errors import MysqlCdcError
 
 log = logging.getLogger(__name__)
 

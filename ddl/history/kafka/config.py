@@ -9,7 +9,6 @@ setting is a ``ConfigError`` naming its key.
 
 from __future__ import annotations
 
-from ddl.errors import ConfigError
 from ddl.history.kafka.store import (
     BOOTSTRAP_KEY,
     CONSUMER_PREFIX,
@@ -26,7 +25,8 @@ from ddl.kafka.client import (
     store_client_kwargs,
 )
 from ddl.kafka.topics import topic_ensurer
-from ddl.properties import PropertySource, parse_int
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertySource, parse_int
 
 TOPIC_PREFIX_KEY = "topic.prefix"
 

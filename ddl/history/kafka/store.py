@@ -20,10 +20,10 @@ from typing import Any
 
 import orjson
 
-from ddl.errors import SchemaHistoryError
 from ddl.history.record import HistoryRecord, history_record_from_json, history_record_to_document
 from ddl.history.store import SchemaHistory
 from ddl.kafka.log import KafkaTopicLog, TopicEnsurer
+from mysql_cdc_base.errors import SchemaHistoryError
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from connector.testing.event_source import InMemoryBinlog
 from connector.testing.fake import FakeConnector
-from ddl.position import SourceOffset
-from sink.records import ChangeRecord, RecordKind, jsonl_line
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind, jsonl_line
 from tests.golden.compare import load, recording
 
 DB = "inventory"

@@ -15,7 +15,7 @@ from connector.testing.event_source import (
     update,
 )
 from connector.version import __version__
-from sink.records import RecordKind
+from mysql_cdc_base.records import RecordKind
 from tests.connector.dispatch.stream_support import header_names, in_memory, shape
 
 T = "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))"

@@ -15,7 +15,7 @@ from connector.config import ConnectorConfig
 from connector.records.builder import EventBuilder, SourcePosition
 from connector.records.transactions import TransactionMetadata
 from connector.testing.fake import FakeConnector
-from ddl.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset
 
 DDL = "CREATE TABLE shop.items (id INT PRIMARY KEY, name VARCHAR(20), qty INT NOT NULL DEFAULT 3)"
 OFFSET = SourceOffset("mysql-bin.000003", 400, server_id=1, ts_sec=1_700_000_000, event=2)

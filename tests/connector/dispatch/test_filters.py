@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from connector.config import ConnectorConfig
 from connector.records.filters import TableFilter
 from connector.testing.event_source import ddl, insert, transaction
-from ddl.model import TableId
+from mysql_cdc_base.table_id import TableId
 from tests.connector.dispatch.stream_support import in_memory, shape
 
 T = "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20), secret VARCHAR(20))"

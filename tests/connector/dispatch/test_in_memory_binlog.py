@@ -17,7 +17,7 @@ from connector.testing.event_source import (
     insert,
     transaction,
 )
-from sink.records import RecordKind
+from mysql_cdc_base.records import RecordKind
 from tests.connector.dispatch.stream_support import data, in_memory, offset_map, shape
 
 T = "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))"

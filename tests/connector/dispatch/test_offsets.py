@@ -21,8 +21,8 @@ from connector.testing.event_source import (
     transaction,
     update,
 )
-from ddl.position import GtidSet, SourceOffset
-from sink.records import ChangeRecord, RecordKind
+from mysql_cdc_base.position import GtidSet, SourceOffset
+from mysql_cdc_base.records import ChangeRecord, RecordKind
 from tests.connector.dispatch.stream_support import data, in_memory, offset_map
 
 T = "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))"

@@ -11,7 +11,7 @@ import pytest
 from connector.dispatch.dispatcher import InconsistentSchemaError
 from connector.dispatch.schema_state import UnparseableDdlError
 from connector.testing.event_source import Begin, Commit, Query, Rows, ddl, insert, transaction
-from sink.records import RecordKind
+from mysql_cdc_base.records import RecordKind
 from tests.connector.dispatch.stream_support import data, header_names, in_memory, shape
 from tests.golden.compare import load, recording
 

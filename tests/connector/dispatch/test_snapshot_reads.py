@@ -5,7 +5,7 @@ of a recorded golden snapshot."""
 from __future__ import annotations
 
 from connector.testing.fake import FakeConnector
-from sink.records import RecordKind
+from mysql_cdc_base.records import RecordKind
 from tests.connector.dispatch.stream_support import as_json
 from tests.golden.compare import compare, load, recording
 from tests.golden.workloads import CASES, mode_db

@@ -5,7 +5,7 @@ the offset at that moment."""
 from __future__ import annotations
 
 from connector.testing.event_source import Begin, Commit, Idle, insert, transaction
-from sink.records import RecordKind
+from mysql_cdc_base.records import RecordKind
 from tests.connector.dispatch.stream_support import in_memory, of_kind, offset_map, shape
 
 T = "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))"

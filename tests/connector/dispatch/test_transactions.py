@@ -5,7 +5,7 @@ through the in-memory binlog. The exact records of a recorded workload are compa
 from __future__ import annotations
 
 from connector.testing.event_source import Begin, Commit, Idle, ddl, delete, insert, transaction, update
-from sink.records import RecordKind
+from mysql_cdc_base.records import RecordKind
 from tests.connector.dispatch.stream_support import data, in_memory, of_kind, shape
 
 T = "CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))"

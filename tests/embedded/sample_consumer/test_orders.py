@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from sink.records import ChangeRecord, RecordKind, jsonl_line
+from mysql_cdc_base.records import ChangeRecord, RecordKind, jsonl_line
 from tests.embedded.sample_consumer.orders import OrderBook
 from tests.embedded.sample_consumer.scenario import (
     EXPECTED_REVENUE,

@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from ddl.model import TableId
-from ddl.position import SourceOffset
-from sink.connect import ConnectSchema, envelope_bytes
+from mysql_cdc_base.connect import ConnectSchema, envelope_bytes
+from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.table_id import TableId
 
 
 class RecordKind(StrEnum):

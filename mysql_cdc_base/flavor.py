@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 
 
 def version_tuple(version_text: str) -> tuple[int, ...]:

@@ -7,7 +7,7 @@ the ``source`` field of Debezium JSON with.
 
 from __future__ import annotations
 
-from sink.connect import Field, primitive, struct
+from mysql_cdc_base.connect import Field, primitive, struct
 
 SOURCE_SCHEMA = struct(
     "io.debezium.connector.mysql.Source",

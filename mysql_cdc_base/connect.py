@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ddl.properties import Property, PropertySource, bool_of, by_name, choice_of, prop
+from mysql_cdc_base.properties import Property, PropertySource, bool_of, by_name, choice_of, prop
 
 # How values are represented (the converters build these; the Spark sink types columns by them).
 REPRESENTATION_PROPERTIES: tuple[Property, ...] = (

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
-from ddl.errors import InvalidGtidSetError, OffsetError
+from mysql_cdc_base.errors import InvalidGtidSetError, OffsetError
 
 # -- binlog file names ----------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from ddl.errors import ConfigError
+from mysql_cdc_base.errors import ConfigError
 
 Kind = Literal["string", "int", "bool", "list", "choice", "choice-list", "regex-list"]
 
