@@ -20,6 +20,8 @@ from connector.config import ConfigError, ConnectorConfig
 from sink.spark import SparkSink, in_snapshot
 from sink.spark.deferred import fold
 from sink.spark.faults import KILL_AT_ENV
+from tests.connector.crash_support import kill, start_connector, wait_for, wait_killed
+from tests.sink.spark_crash_support import latest_meta
 from tests.sink.spark_orders import (
     AUDIT,
     ORDERS,
@@ -31,7 +33,6 @@ from tests.sink.spark_orders import (
     workload,
 )
 from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
-from tests.sink.test_spark_crash import kill, latest_meta, start_connector, wait_for, wait_killed
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +230,7 @@ def test_sigkill_during_a_deferred_merge_loses_and_doubles_nothing(
         changes += len(statements)
 
     try:
-        wait_for(snapshot_done, 300, "the snapshot to complete", proc, log_file)
+        wait_for(snapshot_done, 300, "the snapshot to complete", 0.1, proc, log_file)
         for i in range(1, 21):  # streamed in several batches, their MERGE deferred
             change(f"UPDATE a SET n = n + 1 WHERE id = {i}", f"INSERT INTO a VALUES ({100 + i}, 'new', {i})")
             if i % 5 == 0:
@@ -248,7 +249,7 @@ def test_sigkill_during_a_deferred_merge_loses_and_doubles_nothing(
     proc = start_connector(config_file, log_file)
     try:
         wait_for(
-            lambda: _changelog_changes(spark, wh / db) >= changes, 300, "the last change", proc, log_file
+            lambda: _changelog_changes(spark, wh / db) >= changes, 300, "the last change", 1.0, proc, log_file
         )
     finally:
         proc.send_signal(signal.SIGTERM)  # close merges everything
