@@ -359,6 +359,11 @@ def test_daemon_survives_a_broker_outage_mid_stream_without_losing_acknowledged_
         )
 
 
+def streaming_starts(log: Path) -> int:
+    """How many starts in the connector's log reached streaming."""
+    return log.read_text(errors="replace").count("connector.engine: streaming from") if log.exists() else 0
+
+
 def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged_record(
     kafka_broker: KafkaBroker, tmp_path: Path
 ) -> None:
@@ -374,8 +379,12 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
         checks: list[tuple[int, int]] = []
         kills_mid_stream = 0
         while len(checks) < 6 and not (written.is_set() and len(checks) >= 3):
+            streams_before = streaming_starts(log)
             daemon = start_connector(config, log)
             try:
+                # Past the instance guard (which may wait for the killed instance's group membership
+                # to expire): the kill lands while this start streams.
+                wait_for(lambda: streaming_starts(log) > streams_before, 90, "this start streaming")  # noqa: B023
                 if writer is None:
                     wait_for(lambda: store.load() is not None, 90, "the first stored offset")
                     writer = insert_rows(server, "killed", 1, rows, written, per_second=600)
