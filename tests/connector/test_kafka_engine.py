@@ -387,7 +387,9 @@ def test_sigkill_repeatedly_never_leaves_the_offset_topic_past_an_unacknowledged
                 wait_for(lambda: streaming_starts(log) > streams_before, 90, "this start streaming")  # noqa: B023
                 if writer is None:
                     wait_for(lambda: store.load() is not None, 90, "the first stored offset")
-                    writer = insert_rows(server, "killed", 1, rows, written, per_second=600)
+                    # 300 rows/s: the writes outlast at least three starts, each of which may wait seconds for
+                    # the killed instance's group membership to expire before it streams.
+                    writer = insert_rows(server, "killed", 1, rows, written, per_second=300)
                 time.sleep(rng.uniform(2.0, 4.0))
             finally:
                 os.killpg(daemon.pid, signal.SIGKILL)
