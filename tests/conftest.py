@@ -99,16 +99,16 @@ SLOW_FIRST: tuple[str, ...] = (
     "tests/sink/test_spark_apply.py",
     "tests/sink/test_spark_sink.py",
     "tests/sink/test_spark_deferred.py",
-    "tests/connector/test_kafka_exactly_once_chaos.py",
-    "tests/connector/test_grafana_dashboard.py",
+    "tests/connector/delivery/test_kafka_exactly_once_chaos.py",
+    "tests/connector/metrics/test_grafana_dashboard.py",
     "tests/sink/test_spark_e2e.py",
     "tests/sink/test_spark_maintenance.py",
     "tests/sink/test_spark_replays.py",
     "tests/sink/test_spark_apply_schema.py",
-    "tests/connector/test_kafka_exactly_once_broker_loss.py",
-    "tests/connector/test_kafka_exactly_once.py",
-    "tests/connector/test_online_schema_change.py",
-    "tests/connector/test_kafka_engine.py",
+    "tests/connector/delivery/test_kafka_exactly_once_broker_loss.py",
+    "tests/connector/delivery/test_kafka_exactly_once.py",
+    "tests/connector/sources/test_online_schema_change.py",
+    "tests/connector/delivery/test_kafka_engine.py",
 )
 
 

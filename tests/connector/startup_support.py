@@ -1,5 +1,5 @@
 """``mysql-cdc run`` in a child interpreter that reports, once its first event is written, which
-modules it has imported (for tests/connector/test_startup_imports.py)."""
+modules it has imported (for tests/connector/cli/test_startup_imports.py)."""
 
 from __future__ import annotations
 

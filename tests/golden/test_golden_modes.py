@@ -46,7 +46,7 @@ Debezium classes in brackets):
   key keeps the real value and a plain schema (key fields are built without mappers), so changing it
   is a key change: delete (header ``__debezium.newkey``) + tombstone + create (``__debezium.oldkey``).
   The hash values were checked against Java's own ``MessageDigest``/``ObjectOutputStream``
-  (tests/connector/test_column_mappers.py runs that oracle).
+  (tests/connector/records/test_column_mappers.py runs that oracle).
 * ``savepoints``: a SAVEPOINT statement inside a transaction neither ends it nor is a schema change.
 * ``savepoint_rollback_buffered`` (``binlog.buffer.size``): the rows a ROLLBACK TO undid are not
   emitted (``UNEMITTED``: Debezium emits them; the test checks MySQL lacks the row).

@@ -3,7 +3,7 @@ Debezium 3.6.3 emitted for the same table, statements and properties
 (``tests/golden/debezium/notify/reselect_full.jsonl`` and its log, recorded by ``python -m
 tests.golden.record_notify``): nulls re-read after their transaction (``later``), a row deleted before
 the re-read left as it is with Debezium's warning. Debezium 3.6.3 refuses ``binlog_row_image=NOBLOB``
-(``reselect_noblob_rejected.txt``); ours accepts it with the post-processor (``tests/connector/test_reselect.py``).
+(``reselect_noblob_rejected.txt``); ours accepts it with the post-processor (``tests/connector/sources/test_reselect.py``).
 """
 
 from __future__ import annotations

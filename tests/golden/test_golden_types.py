@@ -13,7 +13,7 @@ transaction ids, the run id header); any other difference fails with a per-recor
 
 The same row must also carry the same value in all three images: the snapshot's ``after``, the
 delete's ``before`` and the insert's ``after``. ``README.md`` next to this file cites, per family, the
-Debezium rules behind the values; ``tests/connector/test_converters.py`` checks each value against
+Debezium rules behind the values; ``tests/connector/records/test_converters.py`` checks each value against
 hand-written expectations.
 """
 

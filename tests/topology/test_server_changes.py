@@ -244,7 +244,7 @@ def _rows_event(cls: type, schema: str, table: str) -> Any:
 
 def test_partial_json_update_is_refused_only_without_the_whole_before_image():
     # Streaming rebuilds a partial JSON update's after image from a full before image
-    # (connector.binlog.json.diff, tests/connector/test_json_diff.py); a MINIMAL one lacks the documents.
+    # (connector.binlog.json.diff, tests/connector/binlog/test_json_diff.py); a MINIMAL one lacks the documents.
     event = _rows_event(PartialUpdateRowsEvent, DB, "t")
     event.number_of_columns = 3
     event.columns_present_bitmap = event.columns_present_bitmap2 = b"\x07"

@@ -23,7 +23,7 @@ import java.util.Map;
 
 /**
  * Decodes binlog files with mysql-binlog-connector-java (Debezium's binlog client) and prints what it
- * decoded, one JSON object per line, for tests/connector/test_mysql8_binlogs_java.py to compare with our
+ * decoded, one JSON object per line, for tests/connector/binlog/test_mysql8_binlogs_java.py to compare with our
  * own decoding of the same files.
  *
  * <p>Lines are either {@code {"kind":"table_map",...}} (a TABLE_MAP: column types, metadata and the

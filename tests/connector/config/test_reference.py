@@ -14,7 +14,7 @@ from connector.config import PROPERTIES
 from connector.reference import GROUP_KEYS, group_of, grouped, render_markdown
 from mysql_cdc_base.properties import Property, prop
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "reference" / "properties.md"
 
 

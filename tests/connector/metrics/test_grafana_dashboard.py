@@ -19,7 +19,7 @@ from tests.kafka_support import KafkaBroker
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_apply_support import connector_props
 
-DASHBOARD = Path(__file__).resolve().parents[2] / "docs" / "grafana" / "mysql-cdc.json"
+DASHBOARD = Path(__file__).resolve().parents[3] / "docs" / "grafana" / "mysql-cdc.json"
 RATE_WINDOW = "30s"  # $__rate_interval: several scrapes of the 2 s interval
 
 

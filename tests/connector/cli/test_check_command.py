@@ -9,7 +9,7 @@ import pytest
 
 from connector.testing.local_server import LocalMySQLServer, free_port
 from tests.connector.check_support import read_only_directory, run_check, write_config
-from tests.connector.test_status_command import catch_up
+from tests.connector.cli.test_status_command import catch_up
 
 DB = "check_db"
 

@@ -95,7 +95,7 @@ def test_an_offset_debezium_stored_mid_snapshot_reads_the_table_again(mysql_serv
     engine.close()
     # Debezium's own offset from the recording (its keys: after id 3, maximum 10), on our position.
     recorded = json.loads(
-        (Path(__file__).parents[1] / "golden/debezium/incremental/insert_insert.offsets.json").read_text()
+        (Path(__file__).parents[2] / "golden/debezium/incremental/insert_insert.offsets.json").read_text()
     )
     theirs = next(
         e["value"]

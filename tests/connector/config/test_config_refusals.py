@@ -37,7 +37,7 @@ def props_text(props: dict[str, str]) -> str:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        # (transforms, predicates and converters are implemented: tests/connector/test_transforms.py)
+        # (transforms, predicates and converters are implemented: tests/connector/records/test_transforms.py)
         ("sink.spark.retain.ms", "1000"),
         ("database.history.kafka.topic", "old"),
     ],

@@ -25,7 +25,7 @@ from tests.connector.incremental_support import (
 )
 from tests.connector.signal_support import FAST, running, streamed, table_state
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "debezium" / "incremental" / "blocking.jsonl"
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "debezium" / "incremental" / "blocking.jsonl"
 
 
 def setup_tables(server: MySQLServerHandle, db: str, orders: int) -> None:

@@ -29,7 +29,7 @@ from connector.testing.local_server import MySQLServerHandle
 from tests.connector.kafka_engine_support import topics_with_prefix
 from tests.kafka_support import KafkaBroker, consume_all
 
-JAVA_SOURCE = Path(__file__).parent / "java" / "JsonConverterCheck.java"
+JAVA_SOURCE = Path(__file__).parents[1] / "java" / "JsonConverterCheck.java"
 SEPARATOR = "\u241e"  # between key and value in the console consumer's output; not in the workload
 
 

@@ -31,7 +31,7 @@ from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
 from snapshot.settings import SnapshotSettings
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 THIS = Path(__file__).resolve()
 
 # Tests that reach a property through another spelling, or set it in a shared workload file.
@@ -46,8 +46,11 @@ TOKENS: dict[str, tuple[str, str]] = {
         "schema.history.internal.store.only.captured.databases.ddl",
     ),
     "schema.history.internal.prefer.ddl": ("ddl/test_recovery.py", "prefer_ddl=prefer_ddl"),
-    "offset.storage.partitions": ("connector/test_kafka_offsets.py", '"offset.storage.partitions": "3"'),
-    "metrics.port": ("connector/test_metrics.py", '"metrics.port": str(port)'),
+    "offset.storage.partitions": (
+        "connector/stores/test_kafka_offsets.py",
+        '"offset.storage.partitions": "3"',
+    ),
+    "metrics.port": ("connector/metrics/test_metrics.py", '"metrics.port": str(port)'),
 }
 
 

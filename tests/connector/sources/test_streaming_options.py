@@ -24,8 +24,8 @@ from connector.transforms.base import Options
 from ddl.model import Column, Table
 from mysql_cdc_base.connect import ConnectSchema
 from mysql_cdc_base.records import RecordKind
+from tests.connector.sources.test_streaming import make_engine
 from tests.connector.streaming_support import data
-from tests.connector.test_streaming import make_engine
 
 MIXED = (
     "CREATE TABLE t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB",
