@@ -17,10 +17,10 @@ from typing import Any
 from connector.config import ConnectorConfig
 from connector.records.column_mappers import ColumnMappers
 from connector.records.conversion import ColumnConverter, ConverterSettings, column_converter
-from connector.records.envelope import TRANSACTION_BLOCK_SCHEMA, envelope, table_record
+from connector.records.envelope import envelope, table_record
 from connector.records.filters import TableFilter
 from connector.records.message_keys import key_column_indexes, parse_message_key_columns
-from connector.records.schema_changes import SCHEMA_CHANGE_VALUE_SCHEMA, schema_change_record
+from connector.records.schema_changes import schema_change_record
 from connector.records.source_info import SourceInfo, SourcePosition
 from connector.records.struct_makers import made_structs, with_field_schema
 from connector.records.table_schema import (
@@ -38,6 +38,7 @@ from connector.records.topic_naming import (
 from connector.records.transactions import TransactionMetadata
 from ddl.model import Table
 from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.debezium_schemas import SCHEMA_CHANGE_VALUE_SCHEMA, TRANSACTION_BLOCK_SCHEMA
 from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.records import ChangeRecord, Header
 from mysql_cdc_base.table_id import TableId

@@ -6,20 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from connector.records.table_schema import TableSchema
-from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.connect import ConnectSchema
 from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.records import ChangeRecord, Header, RecordKind
-
-TRANSACTION_BLOCK_SCHEMA = struct(
-    "event.block",
-    [
-        Field("id", primitive("string")),
-        Field("total_order", primitive("int64")),
-        Field("data_collection_order", primitive("int64")),
-    ],
-    optional=True,
-    version=1,
-)
 
 _DATA, _TOMBSTONE = RecordKind.DATA, RecordKind.TOMBSTONE
 

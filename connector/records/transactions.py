@@ -21,38 +21,10 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 from connector.records.struct_makers import TRANSACTION_MAKER, TransactionStructMaker, plugin_schema
-from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
+from mysql_cdc_base.debezium_schemas import TRANSACTION_KEY_SCHEMA, TRANSACTION_VALUE_SCHEMA
 from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 from mysql_cdc_base.table_id import TableId
-
-TRANSACTION_KEY_SCHEMA = struct(
-    "io.debezium.connector.common.TransactionMetadataKey",
-    [
-        Field("id", primitive("string")),
-    ],
-    version=1,
-)
-EVENT_COLLECTION_SCHEMA = struct(
-    "event.collection",
-    [
-        Field("data_collection", primitive("string")),
-        Field("event_count", primitive("int64")),
-    ],
-    optional=True,
-    version=1,
-)
-TRANSACTION_VALUE_SCHEMA = struct(
-    "io.debezium.connector.common.TransactionMetadataValue",
-    [
-        Field("status", primitive("string")),
-        Field("id", primitive("string")),
-        Field("event_count", primitive("int64", optional=True)),
-        Field("data_collections", ConnectSchema("array", optional=True, items=EVENT_COLLECTION_SCHEMA)),
-        Field("ts_ms", primitive("int64")),
-    ],
-    version=1,
-)
 
 
 def non_gtid_transaction_id(file: str, begin_pos: int) -> str:

@@ -19,26 +19,11 @@ import pymysql
 from connector.config import ConnectorConfig
 from connector.records.topic_naming import topic_naming_strategy
 from connector.server.connection import connect
-from mysql_cdc_base.connect import Field, primitive, struct
+from mysql_cdc_base.debezium_schemas import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA
 from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
-
-HEARTBEAT_KEY_SCHEMA = struct(
-    "io.debezium.connector.common.ServerNameKey",
-    [
-        Field("serverName", primitive("string")),
-    ],
-    version=1,
-)
-HEARTBEAT_VALUE_SCHEMA = struct(
-    "io.debezium.connector.common.Heartbeat",
-    [
-        Field("ts_ms", primitive("int64")),
-    ],
-    version=1,
-)
 
 
 def heartbeat_topic(config: ConnectorConfig) -> str:

@@ -13,12 +13,11 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.records.transactions import (
-    TRANSACTION_KEY_SCHEMA,
-    TRANSACTION_VALUE_SCHEMA,
     TransactionMetadata,
     java_hashmap_order,
 )
 from connector.testing.local_server import MySQLServerHandle
+from mysql_cdc_base.debezium_schemas import TRANSACTION_KEY_SCHEMA, TRANSACTION_VALUE_SCHEMA
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 from sink.memory import MemorySink
 from tests.connector.sink_support import FailingSink
