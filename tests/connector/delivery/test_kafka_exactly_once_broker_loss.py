@@ -98,7 +98,9 @@ def test_killing_the_partition_leader_mid_stream_loses_and_duplicates_nothing_ex
             **{
                 "offset.storage.replication.factor": "3",
                 "sink.kafka.producer.request.timeout.ms": "5000",
-                "sink.kafka.producer.delivery.timeout.ms": "20000",
+                # Long enough for the controller to fence the killed broker and move its
+                # partitions and transaction coordinators under CI load (Kafka's default: 120 s).
+                "sink.kafka.producer.delivery.timeout.ms": "60000",
                 "sink.kafka.client": run.client,
             },
         )
