@@ -91,24 +91,31 @@ from tests.kafka_support import (  # noqa: E402, F401
 
 # The longest test modules, started first when the suite runs in parallel (`pytest -n 3 --dist
 # loadfile`, .ci/run): a worker that picked one of them last would finish long after the others.
-# The slowest modules of a parallel run; order within each module is unchanged.
+# The slowest modules of a parallel run, longest first; order within each module is unchanged.
+# xdist hands files out in this order only with --no-loadscope-reorder (pyproject.toml addopts):
+# by default it reorders them by their number of tests, which put these few-test files last.
 SLOW_FIRST: tuple[str, ...] = (
     "tests/sink/test_spark_crash.py",
-    "tests/sink/test_spark_apply_cluster.py",
-    "tests/sink/test_spark_cluster.py",
     "tests/sink/test_spark_apply.py",
-    "tests/sink/test_spark_sink.py",
-    "tests/sink/test_spark_deferred.py",
-    "tests/connector/delivery/test_kafka_exactly_once_chaos.py",
-    "tests/connector/metrics/test_grafana_dashboard.py",
-    "tests/sink/test_spark_e2e.py",
     "tests/sink/test_spark_maintenance.py",
-    "tests/sink/test_spark_replays.py",
-    "tests/sink/test_spark_apply_schema.py",
-    "tests/connector/delivery/test_kafka_exactly_once_broker_loss.py",
+    "tests/connector/sources/test_incremental_crash.py",
+    "tests/sink/test_spark_deferred.py",
+    "tests/sink/test_spark_e2e.py",
+    "tests/sink/test_spark_incremental.py",
+    "tests/sink/test_spark_cluster.py",
+    "tests/sink/test_spark_apply_cluster.py",
+    "tests/sink/test_spark_sink.py",
+    "tests/connector/delivery/test_kafka_exactly_once_chaos.py",
     "tests/connector/delivery/test_kafka_exactly_once.py",
-    "tests/connector/sources/test_online_schema_change.py",
+    "tests/sink/test_spark_apply_schema.py",
+    "tests/sink/test_spark_replays.py",
+    "tests/connector/delivery/test_kafka_exactly_once_broker_loss.py",
+    "tests/connector/delivery/test_kafka_broker_loss.py",
+    "tests/test_docs.py",
+    "tests/connector/metrics/test_grafana_dashboard.py",
     "tests/connector/delivery/test_kafka_engine.py",
+    "tests/sink/test_spark_apply_input.py",
+    "tests/connector/sources/test_online_schema_change.py",
 )
 
 
