@@ -134,6 +134,13 @@ def compile_regex_list(
     return tuple(patterns)
 
 
+def included_by(patterns: Sequence[re.Pattern[str]], name: object) -> bool:
+    """Does an include list (compiled by :func:`compile_regex_list`) take ``name``? An empty
+    list takes every name, as Debezium's unset ``*.include.list``."""
+    text = str(name)
+    return not patterns or any(p.fullmatch(text) for p in patterns)
+
+
 # -- typed parsers: one wording of each error -----------------------------------------------------
 def parse_int(key: str, text: str, *, error: type[ConfigError] = ConfigError) -> int:
     """An integer setting; the error names ``key`` and the text as given."""

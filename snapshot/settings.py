@@ -16,6 +16,7 @@ from mysql_cdc_base.properties import (
     PropertySource,
     by_name,
     compile_regex_list,
+    included_by,
     int_of,
     parse_bool,
     prop,
@@ -285,9 +286,7 @@ class SnapshotSettings:
         return self.query.snapshot_query(table_id, columns)
 
     def snapshot_included(self, table_id: TableId) -> bool:
-        return not self.include_collections or any(
-            p.fullmatch(str(table_id)) for p in self.include_collections
-        )
+        return included_by(self.include_collections, table_id)
 
     @classmethod
     def from_config(cls, config: PropertySource) -> SnapshotSettings:
