@@ -10,7 +10,16 @@ from typing import Protocol
 
 from mysql_cdc_base.connect import REPRESENTATION_PROPERTIES, ValueModes
 from mysql_cdc_base.errors import ConfigError
-from mysql_cdc_base.properties import Property, by_name, compile_regex_list, int_of, prop, text_of
+from mysql_cdc_base.properties import (
+    Property,
+    by_name,
+    choice_of,
+    compile_regex_list,
+    included_by,
+    int_of,
+    prop,
+    text_of,
+)
 from mysql_cdc_base.table_id import TableId
 
 ColumnFilter = Callable[[TableId, str], bool]
@@ -67,6 +76,16 @@ SPARK_SINK_PROPERTIES: tuple[Property, ...] = (
         "memory bound of sink.spark.merge.interval.ms).",
         kind="int",
         minimum=1,
+    ),
+    prop(
+        "sink.spark.changelog.appends",
+        "auto",
+        "Who commits the changelog appends. auto: delta-rs (deltalake), in milliseconds, where the "
+        "warehouse is a local path and the rows need no new column nor cast (the same Parquet file "
+        "and commit metadata as a Spark append); Spark otherwise. spark: always a Spark job. "
+        "See docs/guides/delta-freshness.md.",
+        kind="choice",
+        choices=("auto", "spark"),
     ),
     prop(
         "sink.spark.optimize.interval.commits",
@@ -139,6 +158,7 @@ class SparkSinkSettings:
     batch_max_interval_ms: int = int(_default("sink.spark.batch.max.interval.ms"))
     merge_interval_ms: int = int(_default("sink.spark.merge.interval.ms"))
     merge_max_rows: int = int(_default("sink.spark.merge.max.rows"))
+    changelog_appends: str = _default("sink.spark.changelog.appends")
     optimize_interval_commits: int = int(_default("sink.spark.optimize.interval.commits"))
     vacuum_interval_ms: int = int(_default("sink.spark.vacuum.interval.ms"))
     vacuum_retention_hours: int = int(_default("sink.spark.vacuum.retention.hours"))
@@ -176,7 +196,7 @@ class SparkSinkSettings:
 
     def snapshot_reads(self, table_id: TableId) -> bool:
         """Does a snapshot read ``table_id``'s rows (``snapshot.include.collection.list``)?"""
-        return not self.snapshot_tables or any(p.fullmatch(str(table_id)) for p in self.snapshot_tables)
+        return included_by(self.snapshot_tables, table_id)
 
     def names(self, table_id: TableId) -> tuple[str, str]:
         """The catalog names of ``table_id``'s current-state and changelog tables."""
@@ -269,6 +289,7 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         batch_max_interval_ms=positive("sink.spark.batch.max.interval.ms"),
         merge_interval_ms=non_negative("sink.spark.merge.interval.ms"),
         merge_max_rows=positive("sink.spark.merge.max.rows"),
+        changelog_appends=choice_of(config, _DECLARED["sink.spark.changelog.appends"]),
         optimize_interval_commits=non_negative("sink.spark.optimize.interval.commits"),
         vacuum_interval_ms=non_negative("sink.spark.vacuum.interval.ms"),
         vacuum_retention_hours=non_negative("sink.spark.vacuum.retention.hours"),

@@ -58,6 +58,7 @@ from sink.spark.faults import commits_in_turn, kill_point
 from sink.spark.handlers import RecordHandlers, Work
 from sink.spark.maintenance import MaintenancePlan
 from sink.spark.recovery import Recovery
+from sink.spark.rust_appends import RustAppender, local_path
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
@@ -125,6 +126,9 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         # batch, as the job's own offsets expect.
         interval = 0 if settings.kafka_input else settings.merge_interval_ms
         self._merges = DeferredMerges(interval, settings.merge_max_rows)
+        # Changelog appends without a Spark job, where delta-rs can commit them (rust_appends.py).
+        local = settings.changelog_appends == "auto" and local_path(settings.warehouse) is not None
+        self._appender = RustAppender() if local else None
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
@@ -147,7 +151,9 @@ class SparkSink(Recovery, RecordHandlers, Sink):
     @property
     def writer(self) -> DeltaWriter:
         if self._writer is None:
-            self._writer = DeltaWriter(self.spark, self.settings.app_id, self.settings.evolution)
+            self._writer = DeltaWriter(
+                self.spark, self.settings.app_id, self.settings.evolution, self._appender
+            )
         return self._writer
 
     def start(self) -> None:
@@ -460,7 +466,9 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         try:
             writer = self._writer_pool.get_nowait()
         except queue.Empty:
-            writer = DeltaWriter(self.spark.newSession(), self.settings.app_id, self.settings.evolution)
+            writer = DeltaWriter(
+                self.spark.newSession(), self.settings.app_id, self.settings.evolution, self._appender
+            )
         try:
             self._run_chain(chain, writer)
         finally:

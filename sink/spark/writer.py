@@ -39,6 +39,7 @@ from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep
 from sink.spark.commits import CommitMeta
 from sink.spark.evolution import literal
 from sink.spark.faults import kill_point
+from sink.spark.rust_appends import RustAppender
 from sink.spark_mapping import changelog_struct_type, widen
 from sink.spark_reader import conform
 
@@ -67,27 +68,38 @@ def txn_version(meta: CommitMeta) -> int:
     return meta.batch * 100_000 + meta.seq
 
 
-def frame_of(spark: SparkSession, rows: Sequence[tuple[Any, ...]], schema: StructType) -> DataFrame:
-    """A DataFrame of Python rows, handed to the JVM as Arrow columns (about twice as fast as
-    Spark's row-by-row path); values Arrow cannot take as they are go the row-by-row way."""
+def arrow_of(rows: Sequence[tuple[Any, ...]], schema: StructType) -> pa.Table | None:
+    """Python rows as Arrow columns of ``schema``'s types; None where Arrow cannot take a value as
+    it is."""
     try:
         arrow_schema = to_arrow_schema(schema)
         columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema.fields]
-        table = pa.Table.from_arrays(
+        return pa.Table.from_arrays(
             [pa.array(column, type=f.type) for column, f in zip(columns, arrow_schema, strict=True)],
             schema=arrow_schema,
         )
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-        log.debug("rows go to Spark row by row (%s)", exc)
+        log.debug("rows are not Arrow columns as they are (%s)", exc)
+        return None
+
+
+def frame_of(spark: SparkSession, rows: Sequence[tuple[Any, ...]], schema: StructType) -> DataFrame:
+    """A DataFrame of Python rows, handed to the JVM as Arrow columns (about twice as fast as
+    Spark's row-by-row path); values Arrow cannot take as they are go the row-by-row way."""
+    table = arrow_of(rows, schema)
+    if table is None:
         return spark.createDataFrame(rows, schema, verifySchema=False)
     return spark.createDataFrame(table, schema)
 
 
 class DeltaWriter:
-    def __init__(self, spark: SparkSession, app_id: str, evolution: str) -> None:
+    def __init__(
+        self, spark: SparkSession, app_id: str, evolution: str, appender: RustAppender | None = None
+    ) -> None:
         self.spark = spark
         self.app_id = app_id
         self.column_mapping = evolution == "column-mapping"
+        self.appender = appender  # commits changelog appends without a Spark job where it can
 
     def activate(self) -> None:
         """Make this writer's session the active one of the calling thread's JVM thread: Delta
@@ -240,12 +252,25 @@ class DeltaWriter:
 
     # -- changelog -----------------------------------------------------------------------------
     def append_changelog(self, path: str, part: ChangelogPart, meta: CommitMeta) -> None:
-        frame = frame_of(self.spark, part.rows, changelog_struct_type(part.row_type))
+        row_type = changelog_struct_type(part.row_type)
+        if self._append_without_spark(path, part, row_type, meta):
+            kill_point("commit", path)
+            return
+        frame = frame_of(self.spark, part.rows, row_type)
         frame = conform(frame, part.row_type, part.table_schema)
         # No transaction id: looking it up makes Delta rebuild the table state, which costs an
         # append most of its time; the offset in the commit already tells a replay apart.
         self._write(frame, path, meta, "append", txn=False, mergeSchema="true")
         kill_point("commit", path)
+
+    def _append_without_spark(
+        self, path: str, part: ChangelogPart, row_type: StructType, meta: CommitMeta
+    ) -> bool:
+        """delta-rs commits the rows where they need no cast nor new column (rust_appends.py)."""
+        if self.appender is None or not _same_columns(row_type, changelog_struct_type(part.table_schema)):
+            return False
+        rows = arrow_of(part.rows, row_type)
+        return rows is not None and self.appender.append(path, rows, row_type, meta)
 
     def evolve_changelog(self, path: str, target: StructType, meta: CommitMeta) -> None:
         """Bring the changelog's existing columns to ``target``'s types (new columns arrive with

@@ -1,0 +1,104 @@
+"""Changelog appends committed by delta-rs (``deltalake``) instead of a Spark job.
+
+An append of a few rows to a changelog costs Spark a fixed few hundred milliseconds (planning, a
+job, the Delta log), and a batch pays it for every table it touches. delta-rs writes the same
+Parquet file and the same commit (the sink's ``userMetadata``, no transaction id, as the Spark
+append) from the driver's Arrow rows in milliseconds.
+
+It is used only where the result is the same Delta table a Spark append gives, and Spark writes
+otherwise:
+
+* the warehouse is a local path (``file:``): delta-rs has no Hadoop file systems;
+* the table's schema is the rows' schema, field by field (a new column needs Spark's
+  ``mergeSchema``), and the table uses no column mapping;
+* ``sink.spark.changelog.appends`` is ``auto`` (``spark``: always Spark).
+
+Spark reads a delta-rs commit like its own: its ``DeltaLog`` lists the log again before every
+query, so the recovery (``commits.last_commit``), OPTIMIZE and reads see it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import DeltaError, TableNotFoundError
+from pyspark.sql.types import StructType
+
+from sink.spark.commits import CommitMeta
+
+log = logging.getLogger(__name__)
+
+APPEND_WRITERS = ("auto", "spark")
+
+
+def local_path(uri: str) -> str | None:
+    """The file-system path of a ``file:`` URI (or a plain path); None for any other scheme."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "":
+        return uri
+    if parsed.scheme == "file" and parsed.netloc in ("", "localhost"):
+        return unquote(parsed.path)
+    return None
+
+
+def _fields(schema: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each field's name and Delta type (as JSON text: struct and array types are objects)."""
+    return [(f["name"], json.dumps(f["type"], sort_keys=True)) for f in schema["fields"]]
+
+
+class RustAppender:
+    """Appends Arrow rows to local Delta tables whose schema they match."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, DeltaTable] = {}
+
+    def append(self, uri: str, rows: pa.Table, schema: StructType, meta: CommitMeta) -> bool:
+        """Commit ``rows`` (in ``schema``) to the table at ``uri``; False, and nothing written,
+        where Spark must write them."""
+        path = local_path(uri)
+        if path is None:
+            return False
+        table = self._table(path)
+        order = None if table is None else self._column_order(table, schema)
+        if table is None or order is None:
+            return False
+        rows = rows.select(order)
+        properties = CommitProperties(custom_metadata={"userMetadata": meta.to_json()})
+        try:
+            write_deltalake(table, rows, mode="append", commit_properties=properties)
+        except (DeltaError, pa.ArrowException, ValueError) as exc:
+            # Raised before the commit (the commit is the write's last step): Spark appends the
+            # rows; a Parquet file delta-rs may have left is in no commit, and VACUUM removes it.
+            log.warning("%s: delta-rs could not append (%s); Spark appends", path, exc)
+            self._tables.pop(path, None)
+            return False
+        return True
+
+    def _table(self, path: str) -> DeltaTable | None:
+        table = self._tables.get(path)
+        try:
+            if table is None:
+                table = self._tables[path] = DeltaTable(path)
+            else:
+                table.update_incremental()  # Spark may have committed since (OPTIMIZE, evolution)
+        except (TableNotFoundError, DeltaError) as exc:
+            log.debug("%s: Spark appends (delta-rs cannot open it: %s)", path, exc)
+            self._tables.pop(path, None)
+            return None
+        return table
+
+    @staticmethod
+    def _column_order(table: DeltaTable, schema: StructType) -> list[str] | None:
+        """The table's column names in its order, where they are ``schema``'s columns with the same
+        types (a column Spark's ``mergeSchema`` added comes after the metadata columns); None where
+        they are not, or the table maps its columns."""
+        if table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none":
+            return None
+        held = _fields(json.loads(table.schema().to_json()))
+        wanted = _fields(schema.jsonValue())
+        return [name for name, _ in held] if sorted(held) == sorted(wanted) else None
