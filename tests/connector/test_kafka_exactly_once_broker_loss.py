@@ -115,7 +115,12 @@ def test_killing_the_partition_leader_mid_stream_loses_and_duplicates_nothing_ex
             )
             leader = leader_of(bootstrap, topic)
             kafka_cluster.kill(kafka_cluster.broker(leader))
-            killed_at = writer.changes
+            killed_at, killed = writer.changes, time.monotonic()
+            # The controller fences the dead broker (broker.session.timeout.ms) and elects another.
+            wait_for(
+                lambda: leader_of(bootstrap, topic) not in (leader, -1), 60, "a new partition leader", daemon
+            )
+            failover_s = time.monotonic() - killed
             wait_for(
                 lambda: writer.changes > killed_at + run.after,
                 90,
@@ -142,5 +147,5 @@ def test_killing_the_partition_leader_mid_stream_loses_and_duplicates_nothing_ex
     assert seen == expected
     print(
         f"\n{run.client}: leader broker {leader} killed mid-stream: {len(expected)} changes, 0 lost, 0 duplicated, "
-        f"new leader {new_leader} ({time.strftime('%H:%M:%S')})"
+        f"new leader {new_leader} after {failover_s:.1f} s ({time.strftime('%H:%M:%S')})"
     )
