@@ -8,6 +8,8 @@ same tests run against the MySQL 8.4 service of ``docker-compose.yml`` instead (
 from __future__ import annotations
 
 import os
+import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,38 @@ def unique_db(mysql_server: MySQLServerHandle, request: pytest.FixtureRequest) -
     """A database name unique to the test, created empty and dropped afterwards."""
     with scratch_database(mysql_server, request.node.name, "t_") as name:
         yield name
+    leaked = binlog_dumps_left(mysql_server, _REPORTED_DUMPS)
+    _REPORTED_DUMPS.update(dump[0] for dump in leaked)
+    if leaked:
+        warnings.warn(
+            LeakedReplicaWarning(f"{request.node.nodeid} left binlog dumps streaming: {leaked}"), stacklevel=1
+        )
+
+
+_REPORTED_DUMPS: set[Any] = set()  # the dump threads' ids warned about: each once, at the test that left it
+
+
+class LeakedReplicaWarning(UserWarning):
+    """A test left a connector streaming from the shared server after it ended."""
+
+
+def binlog_dumps_left(
+    server: MySQLServerHandle, reported: set[Any], wait_s: float = 5.0
+) -> list[tuple[Any, ...]]:
+    """The shared server's binlog dump threads (but the ``reported`` ones) still there ``wait_s``
+    after a test: a connector the
+    test did not stop (its dump ends within a moment of the connector's disconnect). Such a
+    connector kept the next test's connector from streaming while both used one server id."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        dumps = [
+            tuple(row[:6])
+            for row in server.query("SHOW PROCESSLIST")
+            if str(row[4]).startswith("Binlog Dump") and row[0] not in reported
+        ]
+        if not dumps or time.monotonic() > deadline:
+            return dumps
+        time.sleep(0.1)
 
 
 from tests.kafka_support import (  # noqa: E402, F401

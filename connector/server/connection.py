@@ -156,6 +156,11 @@ def _tls_hint(config: ConnectorConfig) -> str:
     return ""
 
 
+# MariaDB's refusal of a second replica with a server id already streaming (MySQL says it in a 1236).
+ER_SLAVE_SAME_ID = 4052
+SAME_ID_TEXT = "same server_uuid/server_id"
+
+
 def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:
     code = exc.args[0] if exc.args else None
     tls_message = describe_tls_failure(config.raw, getattr(exc, "original_exception", None))
@@ -178,6 +183,12 @@ def connection_error(config: ConnectorConfig, exc: BaseException) -> Prerequisit
         return PrerequisiteError(
             f"access denied for user {config.user!r} at {config.hostname}:{config.port}: check "
             f"database.user and database.password{_tls_hint(config)}"
+        )
+    if code == ER_SLAVE_SAME_ID or SAME_ID_TEXT in text:
+        return PrerequisiteError(
+            f"MySQL at {config.hostname}:{config.port} has another replica streaming with "
+            f"database.server.id={config.get('database.server.id')} ({text}): the two disconnect each "
+            "other; give each connector and replica its own database.server.id"
         )
     if code in (2003, 2005, 2006, 2013):
         reason = str(exc.args[1]) if len(exc.args) > 1 else str(exc)

@@ -47,7 +47,14 @@ _BROKER_DEFAULTS = {
     "transaction.state.log.num.partitions": "4",
     "offsets.topic.num.partitions": "4",
     "socket.request.max.bytes": str(200 * 1024 * 1024),
+    # A heartbeat every 0.5 s (default 2 s): the controller's session timeout below needs several.
+    "broker.heartbeat.interval.ms": "500",
 }
+
+# The controller fences a broker silent for broker.session.timeout.ms (default 9 s) and only then
+# elects new leaders for its partitions and transaction coordinators. A broker-loss test's producer
+# must see that within its delivery.timeout.ms on a loaded machine: 5 s (ten missed heartbeats).
+_CONTROLLER_DEFAULTS = {"broker.session.timeout.ms": "5000"}
 
 _LOG4J2 = """\
 status = warn
@@ -299,6 +306,7 @@ class LocalKafkaCluster:
             props.update(extra)
         if "controller" in node.roles:
             listeners.append(f"CONTROLLER://127.0.0.1:{node.controller_port}")
+            props.update(_CONTROLLER_DEFAULTS)
         props["listeners"] = ",".join(listeners)
         props["listener.security.protocol.map"] = ",".join(protocols)
         return props

@@ -9,6 +9,7 @@ the test's own SQL and a connector user holding exactly the documented grants.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import re
@@ -48,6 +49,14 @@ DEFAULT_SERVER_OPTIONS = (
     "--innodb-log-file-size=48M",
     "--max-connections=200",
 )
+
+
+# The replica server ids of the connectors tests point at a server: one of their own per
+# ``connector_properties`` call. A server lets one replica per id stream: with a shared id, a connector
+# that an earlier test left connected to a shared server and the next test's connector kick each
+# other off for good (MariaDB error 4052 "A slave with the same server_uuid/server_id is already
+# connected"), and the later one never reads its first event.
+_REPLICA_SERVER_IDS = itertools.count(1_000_000)
 
 
 class ServerStartError(MysqlCdcError, RuntimeError):
@@ -166,7 +175,7 @@ class MySQLServerHandle:
             "database.port": str(self.port),
             "database.user": self.connector.user,
             "database.password": self.connector.password,
-            "database.server.id": "5400",
+            "database.server.id": str(next(_REPLICA_SERVER_IDS)),
         }
         props.update({k: str(v) for k, v in overrides.items()})
         return props

@@ -228,12 +228,14 @@ class ConfluentKafkaSink(KafkaSinkBase):
             self._raise_if_failed()  # (says so when the producer was fenced)
         self._raise_if_failed()
         if remaining:
-            self._failure = delivery_failure(
-                self.settings,
-                "?",
-                None,
-                f"{remaining} records still unacknowledged after {bound:.0f} s",
-                timed_out=True,
+            self._failure = self._retriable(
+                delivery_failure(
+                    self.settings,
+                    "?",
+                    None,
+                    f"{remaining} records still unacknowledged after {bound:.0f} s",
+                    timed_out=True,
+                )
             )
             raise self._failure
         self.acknowledged += self._unacknowledged
@@ -394,14 +396,25 @@ class ConfluentKafkaSink(KafkaSinkBase):
 
     def _failure_of(self, error: KafkaError, topic: str, partition: int | None) -> SinkError:
         timed_out = error.code() == KafkaError._MSG_TIMED_OUT
-        return delivery_failure(
+        hint = _HINTS.get(error.code())
+        failure = delivery_failure(
             self.settings,
             topic,
             None if partition is None or partition < 0 else partition,
             error_text(error),
             timed_out=timed_out,
-            hint=_HINTS.get(error.code()),
+            hint=hint,
         )
+        # Not when the operator must fix it, nor when another instance took over.
+        return self._retriable(failure, hint is None and not is_fenced_error(error))
+
+    def _retriable(self, failure: SinkError, retriable: bool = True) -> SinkError:
+        """Exactly once: nothing of the open transaction is visible after a record the brokers did
+        not take (e.g. a leader lost for longer than delivery.timeout.ms), so a new producer can
+        send its records again in a new transaction, as with kafka-python."""
+        if self._transactional_id is None or not retriable:
+            return failure
+        return TransactionAbandonedError(str(failure))
 
     def _on_client_error(self, error: KafkaError) -> None:
         """Errors of the client rather than of a record: brokers down (retried; records wait and

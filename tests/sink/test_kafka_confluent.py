@@ -27,7 +27,7 @@ from connector.engine import Engine
 from connector.factories import build_sinks
 from connector.testing.local_server import MySQLServerHandle
 from mysql_cdc_base.records import ChangeRecord, jsonl_line
-from sink.base import Sink, SinkError
+from sink.base import Sink, SinkError, TransactionAbandonedError
 from sink.kafka.confluent import ConfluentKafkaSink, confluent_settings
 from sink.kafka.sink import KafkaSink
 from tests.kafka_support import KafkaBroker, consume_all, partitions_of
@@ -474,3 +474,39 @@ def test_transactions_commit_abort_and_fence(kafka_broker: KafkaBroker) -> None:
     first.close()
     second.close()
     assert committed(kafka_broker, table.topic) == [r.value_bytes() for r in kept + after]
+
+
+def test_a_transaction_whose_records_time_out_is_abandoned_and_sent_again(kafka_broker: KafkaBroker) -> None:
+    """The brokers gone longer than delivery.timeout.ms mid-transaction: under exactly once the
+    failure is ``TransactionAbandonedError`` (none of it is visible, so the connector's delivery
+    restarts the producer and sends it again), as kafka-python's; then a new producer sends it once."""
+    table = Table(kafka_broker.unique("lapse"), "events")
+    create_topic(kafka_broker, table.topic, 1)
+    producer = {
+        "delivery.timeout.ms": "2500",
+        "request.timeout.ms": "1000",
+        "reconnect.backoff.max.ms": "200",
+    }
+    sink = ConfluentKafkaSink(
+        confluent_settings(
+            confluent_config(kafka_broker, **{f"sink.kafka.producer.{k}": v for k, v in producer.items()})
+        )
+    )
+    sink.enable_transactions(kafka_broker.unique("cdc-txn"), "orders")
+    sink.start()
+    kept = [table.change("c", i, 1) for i in range(1, 4)]
+    sink.send(kept)
+    sink.commit_transaction()
+    lapsed = [table.change("c", i, 1) for i in range(10, 20)]
+    kafka_broker.stop()
+    try:
+        sink.send(lapsed)
+        with pytest.raises(TransactionAbandonedError, match=r"delivery\.timeout\.ms=2500"):
+            sink.flush()  # a delivery report, before any commit (as while the connector sends)
+    finally:
+        kafka_broker.start()
+    sink.restart_transactions()  # a new producer with the same transactional.id
+    sink.send(lapsed)
+    sink.commit_transaction()
+    sink.close()
+    assert committed(kafka_broker, table.topic) == [r.value_bytes() for r in kept + lapsed]
