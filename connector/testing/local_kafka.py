@@ -167,11 +167,6 @@ class LocalKafkaCluster:
             )
             voters = f"1@127.0.0.1:{controller_port}"
         else:
-            # A SIGKILLed broker is fenced (its partitions get new leaders) once it has missed
-            # heartbeats for broker.session.timeout.ms: 9 s by default, longer than a loaded test's
-            # producer may wait. Healthy brokers still heartbeat six times within the session.
-            extra.setdefault("broker.session.timeout.ms", "6000")
-            extra.setdefault("broker.heartbeat.interval.ms", "1000")
             controller_port = free_port()
             self.nodes.append(
                 KafkaNode(100, "controller", self.directory / "controller", controller_port, controller_port)
