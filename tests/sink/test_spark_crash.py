@@ -53,9 +53,7 @@ from tests.sink.spark_crash_support import (
 )
 from tests.sink.spark_support import spark_for_tests
 
-# The snapshot spans four Spark commits (sink.spark.batch.max.events=500): enough to be killed
-# after its first and resume; more rows only lengthen every catch-up.
-PREFILL_A, PREFILL_B = 1500, 300
+PREFILL_A, PREFILL_B = 3000, 600
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +119,7 @@ def test_sigkill_between_two_tables_commits_of_one_batch_replays_only_what_each_
     wh = tmp_path / "wh"
     props = spark_props(mysql_server, db, tmp_path, "between")
     config, log = write_config(props, tmp_path / "connector.properties"), tmp_path / "connector.log"
-    catch_up_here(props)  # the snapshot
+    catch_up_here(props)  # the snapshot, in this process: one JVM start less
     writer = Writer(mysql_server, db, seed=3, rows_a=rows, rows_b=rows)
     writer.write(60)  # while the connector is down: its next batch spans both tables
     assert {t for t, *_ in writer.log} == {"a", "b"}
@@ -161,7 +159,7 @@ def kill_at_random(proc: Any, wh: Path, log: Path, rng: random.Random) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2700)  # ten starts of the connector, each starting Spark anew
+@pytest.mark.timeout(2700)  # eleven starts of the connector, each starting Spark anew
 def test_repeated_sigkills_lose_and_duplicate_nothing(
     spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
 ) -> None:
@@ -238,6 +236,9 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
             check()
             if n == 2:
                 kill_at_random(start_connector(config, log), wh, log, rng)
+        proc = start_connector(config, log)
+        before_last = delta_commits(wh)
+        wait_for(lambda: delta_commits(wh) > before_last, 180, "progress after the last kill", 0.1, proc, log)
     finally:
         writer.stop_event.set()
         writer.join()
@@ -245,12 +246,15 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
     assert writer.error is None, writer.error
     assert "c" in {t for t, *_ in writer.log}
 
-    # 3. Recover from the last kill (after a compaction's commit) and catch up with everything
-    #    written, then compare with the writer's log and MySQL. In this process, on the test's warm
-    #    Spark: one JVM start less than another `mysql-cdc run`, and the same recovery code.
-    catch_up_here(props)
+    # 3. Catch up with everything written, then compare with the writer's log and MySQL.
+    connector_config = ConnectorConfig.from_mapping(props)
+    engine = Engine(connector_config, sinks=[SparkSink.from_config(connector_config)])
+    try:
+        engine.catch_up(timeout=900)
+    finally:
+        engine.close()
     out = io.StringIO()
-    assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
+    assert run_verify(connector_config, [], out) == 0, out.getvalue()
     for table, snapshot_rows in (("a", PREFILL_A), ("b", PREFILL_B), ("c", 0)):
         assert_changelog_exact(spark, tables / f"{table}_changelog", table, writer.log, snapshot_rows)
         assert_current_is_mysql(spark, tables / table, mysql_server, db, table)
