@@ -13,6 +13,8 @@ otherwise:
   ``mergeSchema``), and the table uses no column mapping;
 * ``sink.spark.changelog.appends`` is ``auto`` (``spark``: always Spark).
 
+Every tenth version gets a checkpoint, as Spark's appends leave one.
+
 Spark reads a delta-rs commit like its own: its ``DeltaLog`` lists the log again before every
 query, so the recovery (``commits.last_commit``), OPTIMIZE and reads see it.
 """
@@ -34,6 +36,7 @@ from sink.spark.commits import CommitMeta
 log = logging.getLogger(__name__)
 
 APPEND_WRITERS = ("auto", "spark")
+SPARK_CHECKPOINT_INTERVAL = 10  # Delta Spark's default delta.checkpointInterval
 
 
 def local_path(uri: str) -> str | None:
@@ -71,13 +74,24 @@ class RustAppender:
         properties = CommitProperties(custom_metadata={"userMetadata": meta.to_json()})
         try:
             write_deltalake(table, rows, mode="append", commit_properties=properties)
+            table.update_incremental()
         except (DeltaError, pa.ArrowException, ValueError) as exc:
             # Raised before the commit (the commit is the write's last step): Spark appends the
             # rows; a Parquet file delta-rs may have left is in no commit, and VACUUM removes it.
             log.warning("%s: delta-rs could not append (%s); Spark appends", path, exc)
             self._tables.pop(path, None)
             return False
+        self._checkpoint(table)
         return True
+
+    @staticmethod
+    def _checkpoint(table: DeltaTable) -> None:
+        """A checkpoint at Spark's cadence (``delta.checkpointInterval``, 10 versions by default;
+        delta-rs's own is 100), so readers replay as few log files as after Spark's appends."""
+        configuration = table.metadata().configuration
+        interval = int(configuration.get("delta.checkpointInterval") or SPARK_CHECKPOINT_INTERVAL)
+        if table.version() % interval == 0:
+            table.create_checkpoint()
 
     def _table(self, path: str) -> DeltaTable | None:
         table = self._tables.get(path)
