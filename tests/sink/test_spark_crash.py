@@ -95,6 +95,12 @@ def catch_up_here(props: dict[str, str]) -> None:
         engine.close()
 
 
+def appended_rows(metrics: dict[str, Any]) -> int:
+    """The rows a changelog append wrote, from its commit's metrics: Spark names them
+    ``numOutputRows``, delta-rs (sink.spark.changelog.appends=auto) ``num_added_rows``."""
+    return int(metrics["numOutputRows"] if "numOutputRows" in metrics else metrics["num_added_rows"])
+
+
 def run_to_end(props: dict[str, str], config: Path, log: Path) -> None:
     """Start the connector with no kill point, let it commit all the server has logged, stop it."""
     connector_config = ConnectorConfig.from_mapping(props)
@@ -129,11 +135,7 @@ def test_sigkill_between_two_tables_commits_of_one_batch_replays_only_what_each_
     # The batch writes the two changelogs; the current states' MERGEs are deferred (the default
     # sink.spark.merge.interval.ms), so they are not in it.
     assert of == 2 and 1 <= len(landed) < of, (batch, of, sorted(landed))  # between two tables
-    held = {
-        f"{db}.{t}": int(i["operationMetrics"]["numOutputRows"])
-        for t, i in landed.items()
-        if "_changelog" in t
-    }
+    held = {f"{db}.{t}": appended_rows(i["operationMetrics"]) for t, i in landed.items() if "_changelog" in t}
     assert held and all(n > 0 for n in held.values()), landed
 
     skipped_before = skipped_in_log(log.read_text())
