@@ -35,7 +35,6 @@ from sink.spark.commits import CommitMeta
 
 log = logging.getLogger(__name__)
 
-APPEND_WRITERS = ("auto", "spark")
 SPARK_CHECKPOINT_INTERVAL = 10  # Delta Spark's default delta.checkpointInterval
 
 
