@@ -23,7 +23,8 @@ from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics
 from connector.records.builder import EventBuilder
 from connector.records.filters import TableFilter
-from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
+from connector.server.connection import ServerInfo, ServerProbe
+from connector.sources.snapshot_connection import snapshot_connection_factory
 from connector.stores.offsets import OffsetStore
 from ddl.history.recovery import recover
 from ddl.history.store import SchemaHistory

@@ -19,7 +19,13 @@ from connector.coordinator import StartupCoordinator
 from connector.delivery.batches import Delivery
 from connector.delivery.exactly_once import OffsetTransactions, exactly_once_from_config
 from connector.dispatch.schema_state import SchemaState
-from connector.factories import build_offset_store, build_schema_history, build_sinks, converter_settings
+from connector.factories import (
+    build_offset_store,
+    build_schema_history,
+    build_server_probe,
+    build_sinks,
+    converter_settings,
+)
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, ProgressReporter
 from connector.notifications import NotificationService
@@ -27,10 +33,11 @@ from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.post_processors.chain import build_post_processors, with_post_processors
 from connector.records.builder import EventBuilder
 from connector.records.filters import TableFilter
-from connector.server.connection import ServerInfo, ServerProbe, snapshot_connection_factory
+from connector.server.connection import ServerInfo
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.initial_snapshot import SnapshotEmitter
 from connector.sources.signals import IN_PROCESS, InProcessSignalChannel, enabled_channels
+from connector.sources.snapshot_connection import snapshot_connection_factory
 from connector.sources.streaming import StreamingSource
 from connector.stores.offsets import OffsetStore
 from connector.transforms import build_chain
@@ -86,7 +93,7 @@ class Engine:
         self.history = history or build_schema_history(config)
         self.filter = TableFilter.from_config(config)
         self.builder = EventBuilder(config, self.filter, converter_settings(config))
-        self.probe = ServerProbe(config)
+        self.probe = build_server_probe(config)
         # Debezium's metrics (connector.metrics): always kept, served over HTTP when metrics.port is set.
         self.metrics = ConnectorMetrics(config.topic_prefix, config.int_of("max.queue.size"))
         self._metrics_server: MetricsServer | None = None

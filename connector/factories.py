@@ -1,5 +1,6 @@
 """Component factories: the configuration picks the sinks, the offset store and the schema history
-(name → constructor tables), and the converter settings every event builder uses."""
+(name → constructor tables), the converter settings every event builder uses, and the server probe
+(whose row-image check depends on the post-processors configured)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import importlib
 from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
+from connector.post_processors.properties import reselects
 from connector.records.conversion import ConverterSettings
 from connector.records.custom_converters import build_converters
-from connector.server.connection import session_time_zone
+from connector.server.connection import ServerProbe, session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from mysql_cdc_base.connect import ValueModes
@@ -90,3 +92,9 @@ def converter_settings(config: ConnectorConfig) -> ConverterSettings:
         custom=build_converters(config.raw),
         converting_failure_mode=config.get_choice("event.converting.failure.handling.mode"),
     )
+
+
+def build_server_probe(config: ConnectorConfig) -> ServerProbe:
+    """The start-up checks for ``config``: ``binlog_row_image=NOBLOB`` passes when the reselect
+    post-processor re-reads what such images leave out."""
+    return ServerProbe(config, noblob_reselected=reselects(config.raw))

@@ -21,8 +21,8 @@ from typing import TextIO
 from connector.config import PROPERTIES, ConnectorConfig, parse_overrides
 from connector.config_files import did_you_mean, load_properties_file
 from connector.errors import PrerequisiteError
-from connector.factories import SINK_FACTORIES, build_offset_store
-from connector.server.connection import ServerInfo, ServerProbe, connect
+from connector.factories import SINK_FACTORIES, build_offset_store, build_server_probe
+from connector.server.connection import ServerInfo, connect
 from mysql_cdc_base.errors import ConfigError, MysqlCdcError
 from snapshot.binlog_status import position_problem
 
@@ -83,7 +83,7 @@ def check_server(config: ConnectorConfig) -> tuple[list[Item], ServerInfo | None
     reached = ok("server", f"{config.hostname}:{config.port} reached as {config.user!r} ({version})")
     locks = config.get("snapshot.locking.mode") != "none"
     try:
-        info = ServerProbe(config).check(need_snapshot_locks=locks)
+        info = build_server_probe(config).check(need_snapshot_locks=locks)
     except PrerequisiteError as exc:
         return [reached, fail("binlog settings and grants", str(exc))], None
     detail = f"binlog on, ROW, FULL images and metadata; grants complete; gtid_mode={'ON' if info.gtid_mode else 'OFF'}"

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from connector.config import ConnectorConfig
-from connector.factories import build_offset_store
-from connector.server.connection import ServerProbe, connect
+from connector.factories import build_offset_store, build_server_probe
+from connector.server.connection import connect
 from mysql_cdc_base.position import BinlogPosition, GtidSet, SourceOffset, binlog_file_key
 
 
@@ -75,7 +75,7 @@ def status_command(config: ConnectorConfig, *, out: TextIO | None = None) -> int
             file=sys.stderr,
         )
         return 1
-    probe = ServerProbe(config)
+    probe = build_server_probe(config)
     info = probe.check(need_snapshot_locks=False)
     with connect(config) as conn, conn.cursor() as cur:
         server = probe.current_position(info, cur)

@@ -8,10 +8,8 @@ my.cnf setting or the exact GRANT to add), because that is what an operator need
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +17,6 @@ import pymysql
 
 from connector.config import ConnectorConfig
 from connector.errors import PrerequisiteError
-from connector.post_processors.properties import RESELECT_TYPE, reselects
-from connector.records.conversion import SNAPSHOT_CONVERSIONS
 from connector.server.tls import describe_tls_failure, tls_settings
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.flavor import ServerFlavor, flavor_of, version_tuple
@@ -123,16 +119,6 @@ def connect(
     return conn
 
 
-def snapshot_connection_factory(config: ConnectorConfig) -> Callable[[], pymysql.connections.Connection]:
-    """Opens the snapshot's connections (``snapshot.Snapshotter``'s ``connect``): as the connector
-    user, autocommit off, with the snapshot value conversions (``SNAPSHOT_CONVERSIONS``) and the
-    session time zone of ``session_time_zone`` (the converters read TIMESTAMP text in it)."""
-    zone, _ = session_time_zone(config)
-    init = f"SET time_zone = '{zone or '+00:00'}'"
-    # A partial, not a lambda: it pickles, so a chunked snapshot's reader processes can use it.
-    return functools.partial(connect, config, autocommit=False, conv=SNAPSHOT_CONVERSIONS, init_command=init)
-
-
 # Server error codes: a TLS requirement the client did not meet (MySQL 3159; MariaDB 4151 and,
 # before 10.5, the generic access-denied text), and the client's "server offers no TLS" (2026).
 _INSECURE_TRANSPORT = (3159, 4151)
@@ -216,8 +202,11 @@ class ServerInfo:
 class ServerProbe:
     """Start-up checks and status queries over one short-lived client connection."""
 
-    def __init__(self, config: ConnectorConfig) -> None:
+    def __init__(self, config: ConnectorConfig, *, noblob_reselected: bool = False) -> None:
+        """``noblob_reselected``: the configuration re-reads what a NOBLOB image leaves out (the
+        reselect post-processor, which the caller knows of), so ``binlog_row_image=NOBLOB`` passes."""
         self.config = config
+        self.noblob_reselected = noblob_reselected
 
     def _variables(self, cur: Any, *names: str) -> dict[str, str]:
         placeholders = ",".join(["%s"] * len(names))
@@ -279,11 +268,11 @@ class ServerProbe:
     def _check_row_image(self, image: str) -> None:
         """FULL; or NOBLOB with the reselect post-processor, which re-reads the BLOB/TEXT columns
         an update's image leaves out (``connector.post_processors.reselect``)."""
-        if image.upper() == "FULL" or (image.upper() == "NOBLOB" and reselects(self.config.raw)):
+        if image.upper() == "FULL" or (image.upper() == "NOBLOB" and self.noblob_reselected):
             return
         raise PrerequisiteError(
             f"binlog_row_image is {image!r}, the connector needs FULL, or NOBLOB together with the "
-            f"reselect post-processor (post.processors with type {RESELECT_TYPE}) to re-read the "
+            "reselect post-processor (post.processors, see docs/guides/reselect.md) to re-read the "
             "BLOB/TEXT columns NOBLOB leaves out: set binlog_row_image=FULL in my.cnf (or SET GLOBAL "
             "binlog_row_image='FULL'), or configure the post-processor"
         )

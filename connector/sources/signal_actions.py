@@ -28,7 +28,6 @@ from typing import Any, Protocol
 from connector.config import ConnectorConfig
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition
-from connector.server.connection import snapshot_connection_factory
 from connector.sources.incremental import INSERT_INSERT, IncrementalSnapshot
 from connector.sources.incremental_state import additional_conditions
 from connector.sources.signals import (
@@ -49,6 +48,7 @@ from connector.sources.signals import (
     parse_data,
     signal_table,
 )
+from connector.sources.snapshot_connection import snapshot_connection_factory
 from mysql_cdc_base.errors import InvalidGtidSetError
 from mysql_cdc_base.flavor import MARIADB, ServerFlavor
 from mysql_cdc_base.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset

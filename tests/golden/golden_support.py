@@ -19,8 +19,8 @@ def snapshot_data_unless_engine_did(engine: Engine, memory: MemorySink) -> None:
     will: same connection settings, same record builder, same delivery."""
     if any(r.op == "r" for r in memory.records):
         return
-    from connector.server.connection import snapshot_connection_factory as connection_factory
     from connector.sources.initial_snapshot import SnapshotEmitter
+    from connector.sources.snapshot_connection import snapshot_connection_factory as connection_factory
     from snapshot.snapshotter import SnapshotSettings, Snapshotter
 
     assert engine.info is not None
