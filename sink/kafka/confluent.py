@@ -41,6 +41,7 @@ from ddl.kafka.client import (
 from mysql_cdc_base.records import ChangeRecord
 from sink.base import InstanceFencedError, SinkConfig, SinkError, TransactionAbandonedError
 from sink.kafka.confluent_transactions import (
+    ClientLog,
     RdkafkaTransactions,
     error_text,
     fenced_kafka_error,
@@ -129,7 +130,7 @@ class ConfluentKafkaSink(KafkaSinkBase):
             "delivery.report.only.error": True,
             "on_delivery": self._on_failed_delivery,
             "error_cb": self._on_client_error,
-            "logger": log,
+            "logger": ClientLog(log),
         }
         if self._transactional_id is not None:
             config["transactional.id"] = self._transactional_id
@@ -420,10 +421,15 @@ class ConfluentKafkaSink(KafkaSinkBase):
         """Errors of the client rather than of a record: brokers down (retried; records wait and
         fail at delivery.timeout.ms if they stay down) or a fatal producer error."""
         if error.fatal():
-            log.error("Kafka sink: fatal producer error %s (%s)", error_text(error), self.settings.bootstrap)
-            # librdkafka reports a fatal error as _FATAL; the fencing is in its text.
-            if is_fenced_error(error):
+            # librdkafka reports a fatal error as _FATAL; the fencing is in its text. A fencing is
+            # not logged as an error: the sink stops with InstanceFencedError, which says it.
+            fenced = is_fenced_error(error)
+            if fenced:
                 self._fenced_error = error
+            level = logging.INFO if fenced else logging.ERROR
+            log.log(
+                level, "Kafka sink: fatal producer error %s (%s)", error_text(error), self.settings.bootstrap
+            )
             if self._failure is None:
                 self._failure = SinkError(
                     f"Kafka sink: the librdkafka producer for {self.settings.bootstrap} failed: "

@@ -13,11 +13,15 @@ librdkafka reports a fencing in several shapes, all seen against a real broker:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from sink.base import InstanceFencedError, SinkError
+
+# librdkafka's own log lines for a fencing (TXNERR, FATAL), which it logs at its most severe levels.
+FENCED_LOG_PHRASES = ("fenced by newer producer instance", "has been fenced by a newer instance")
 
 FENCED_CODES = frozenset({KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH})
 
@@ -42,6 +46,22 @@ def fenced_kafka_error(exc: BaseException | None) -> KafkaError | None:
             return error
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+class ClientLog:
+    """librdkafka's log lines into the sink's logger (its ``logger`` setting). The lines in which
+    librdkafka reports a fencing come at INFO instead of CRITICAL: the sink stops with
+    ``InstanceFencedError``, which carries the same words, so a fenced instance prints one error
+    (which says that another instance took over), whichever client it uses."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def log(self, level: int, msg: str, *args: object) -> None:
+        text = " ".join(str(arg) for arg in args)
+        if level > logging.INFO and any(phrase in text for phrase in FENCED_LOG_PHRASES):
+            level = logging.INFO
+        self.logger.log(level, msg, *args)
 
 
 class RdkafkaTransactions:
@@ -109,4 +129,12 @@ class RdkafkaTransactions:
         )
 
 
-__all__ = ["FENCED_CODES", "RdkafkaTransactions", "error_text", "fenced_kafka_error", "is_fenced_error"]
+__all__ = [
+    "FENCED_CODES",
+    "FENCED_LOG_PHRASES",
+    "ClientLog",
+    "RdkafkaTransactions",
+    "error_text",
+    "fenced_kafka_error",
+    "is_fenced_error",
+]

@@ -9,6 +9,7 @@ real-broker tests provoke them again, so a client upgrade that changes them fail
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
@@ -212,12 +213,13 @@ SINKS: dict[str, Callable[..., Any]] = {
 
 @pytest.mark.parametrize("client", SINKS)
 def test_a_sink_fenced_mid_transaction_stops_with_the_fencing_error(
-    kafka_broker: KafkaBroker, client: str
+    kafka_broker: KafkaBroker, client: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The first sink holds an open transaction when a second one with its transactional.id
     starts: its next send, flush and commit each raise ``InstanceFencedError`` naming the
     transactional.id, never a raw client error nor an error that would restart the producer
-    (``TransactionAbandonedError``: a new producer would fence the newer instance in turn)."""
+    (``TransactionAbandonedError``: a new producer would fence the newer instance in turn). The
+    client's own reports of the fencing are logged below ERROR: the error says it."""
     table = Table(kafka_broker.unique("fenced"), "events")
     create_topic(kafka_broker, table.topic, 1)
     txn = kafka_broker.unique("cdc-txn")
@@ -226,6 +228,7 @@ def test_a_sink_fenced_mid_transaction_stops_with_the_fencing_error(
     first.enable_transactions(txn, "orders")
     second.enable_transactions(txn, "orders")
     first.start()
+    caplog.set_level(logging.DEBUG, logger="sink.kafka")
     try:
         first.send([table.change("c", i, 1) for i in range(5)])
         first.flush()
@@ -245,3 +248,6 @@ def test_a_sink_fenced_mid_transaction_stops_with_the_fencing_error(
         assert "connector 'orders' was fenced" in str(failure)
         assert "another instance with the same name took over" in str(failure)
         assert f"transactional.id {txn}" in str(failure)
+    fencing_lines = [r for r in caplog.records if "fenced" in r.getMessage()]
+    assert fencing_lines or client == "kafka-python", caplog.text  # librdkafka logs the fencing
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
