@@ -28,12 +28,12 @@ from connector.binlog.fast_events import install as build_events_fast
 from connector.binlog.library_support import teach_the_library
 from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
 from connector.binlog.table_map_cache import install as cache_table_maps
-from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
 from connector.server.tls import tls_settings
 from mysql_cdc_base.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
 from mysql_cdc_base.position import GtidSet
+from mysql_cdc_base.properties import PropertyReader
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ class StreamDropped(ReplicationError):
         self.cause = cause
 
 
-def describe_cause(config: ConnectorConfig, cause: BaseException | None) -> str:
+def describe_cause(config: PropertyReader, cause: BaseException | None) -> str:
     if isinstance(cause, pymysql.err.OperationalError):
         return str(connection_error(config, cause))
     return f"{type(cause).__name__}: {cause}" if cause is not None else "the server closed the binlog dump"
@@ -93,7 +93,7 @@ class BinlogReader:
 
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         file: str,
         pos: int,
         heartbeat_s: float = 0.5,

@@ -36,9 +36,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from connector.config import ConnectorConfig
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from sink.base import Sink, TransactionalSink
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class ExactlyOnceSettings:
     interval_ms: int = 1000
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> ExactlyOnceSettings:
+    def from_config(cls, config: PropertyReader) -> ExactlyOnceSettings:
         support = config.get_choice(SUPPORT_KEY)
         if support == "disabled":
             return cls(False)
@@ -95,7 +95,7 @@ class ExactlyOnceSettings:
         return cls(True, boundary, interval)
 
 
-def incompatibilities(config: ConnectorConfig) -> list[tuple[str, str]]:
+def incompatibilities(config: PropertyReader) -> list[tuple[str, str]]:
     """(key, why) for every setting that rules out exactly-once delivery."""
     problems: list[tuple[str, str]] = []
     sinks = [s.lower() for s in config.sink_types]
@@ -167,12 +167,12 @@ class OffsetTransactions:
         return offset is not None and self.store.load() == offset
 
 
-def transactional_id(config: ConnectorConfig) -> str:
+def transactional_id(config: PropertyReader) -> str:
     return f"mysql-cdc-{config.connector_name}"
 
 
 def exactly_once_from_config(
-    config: ConnectorConfig, sinks: list[Sink], offsets: OffsetStore
+    config: PropertyReader, sinks: list[Sink], offsets: OffsetStore
 ) -> tuple[ExactlyOnceSettings, OffsetTransactions | None]:
     """The settings and, when exactly-once is on, the sink made transactional (before it starts)."""
     settings = ExactlyOnceSettings.from_config(config)

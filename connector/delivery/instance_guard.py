@@ -29,7 +29,6 @@ from kafka import KafkaConsumer
 from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-from connector.config import ConnectorConfig
 from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     bootstrap_list,
@@ -38,6 +37,7 @@ from ddl.kafka.client import (
     unreachable_message,
 )
 from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.properties import PropertyReader
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ class InstanceGuard:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> InstanceGuard | None:
+    def from_config(cls, config: PropertyReader) -> InstanceGuard | None:
         """The guard when the connector uses Kafka, else None (the engine asks only when delivery
         is not exactly once: a transactional producer is fenced by the brokers instead)."""
         uses_kafka_sink = "kafka" in [s.lower() for s in config.sink_types]

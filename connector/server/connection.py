@@ -15,12 +15,12 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.errors import PrerequisiteError
 from connector.server.tls import describe_tls_failure, tls_settings
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.flavor import ServerFlavor, flavor_of, version_tuple
 from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.properties import PropertyReader
 from snapshot.binlog_status import executed_gtids_text
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ _OFFSET_RE = re.compile(r"^([+-])(\d{1,2}):(\d{2})$")
 _UTC_NAMES = frozenset({"UTC", "Z", "GMT", "+00:00", "-00:00"})
 
 
-def session_time_zone(config: ConnectorConfig) -> tuple[str | None, dt.tzinfo]:
+def session_time_zone(config: PropertyReader) -> tuple[str | None, dt.tzinfo]:
     """``database.connectionTimeZone`` as (the session's ``time_zone`` value, its tzinfo); None:
     the server's zone (SERVER, the default), where snapshot connections still run in UTC.
 
@@ -70,7 +70,7 @@ def session_time_zone(config: ConnectorConfig) -> tuple[str | None, dt.tzinfo]:
     return f"{match.group(1)}{int(match.group(2)):02d}:{match.group(3)}", dt.timezone(sign * delta)
 
 
-def initial_statements(config: ConnectorConfig) -> list[str]:
+def initial_statements(config: PropertyReader) -> list[str]:
     """``database.initial.statements`` split as Debezium does: ';' separates, ';;' is a literal ';'."""
     text = config.get("database.initial.statements") or ""
     parts = text.replace(";;", "\0").split(";")
@@ -78,7 +78,7 @@ def initial_statements(config: ConnectorConfig) -> list[str]:
 
 
 def connect(
-    config: ConnectorConfig, *, database: str | None = None, autocommit: bool = True, **kwargs: Any
+    config: PropertyReader, *, database: str | None = None, autocommit: bool = True, **kwargs: Any
 ) -> pymysql.connections.Connection:
     """A client connection as the connector user, under ``database.ssl.*``, in the session time
     zone of ``database.connectionTimeZone``, after ``database.initial.statements``; connection
@@ -125,7 +125,7 @@ _INSECURE_TRANSPORT = (3159, 4151)
 CR_SSL_CONNECTION_ERROR = 2026
 
 
-def _tls_hint(config: ConnectorConfig) -> str:
+def _tls_hint(config: PropertyReader) -> str:
     """What else an access denial can mean under the TLS settings (MariaDB reports a server that
     requires secure transport, and a user created REQUIRE SSL/X509, as a plain access denial)."""
     if (config.get("database.ssl.mode") or "").lower() == "disabled":
@@ -147,7 +147,7 @@ ER_SLAVE_SAME_ID = 4052
 SAME_ID_TEXT = "same server_uuid/server_id"
 
 
-def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:
+def connection_error(config: PropertyReader, exc: BaseException) -> PrerequisiteError:
     code = exc.args[0] if exc.args else None
     tls_message = describe_tls_failure(config.raw, getattr(exc, "original_exception", None))
     if tls_message is not None:
@@ -202,7 +202,7 @@ class ServerInfo:
 class ServerProbe:
     """Start-up checks and status queries over one short-lived client connection."""
 
-    def __init__(self, config: ConnectorConfig, *, noblob_reselected: bool = False) -> None:
+    def __init__(self, config: PropertyReader, *, noblob_reselected: bool = False) -> None:
         """``noblob_reselected``: the configuration re-reads what a NOBLOB image leaves out (the
         reselect post-processor, which the caller knows of), so ``binlog_row_image=NOBLOB`` passes."""
         self.config = config

@@ -16,17 +16,17 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.records.topic_naming import topic_naming_strategy
 from connector.server.connection import connect
 from mysql_cdc_base.debezium_schemas import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
 
 
-def heartbeat_topic(config: ConnectorConfig) -> str:
+def heartbeat_topic(config: PropertyReader) -> str:
     """The naming strategy's heartbeat topic: ``topic.heartbeat.name``, else
     ``<topic.heartbeat.prefix><topic.delimiter><topic.prefix>`` (``AbstractTopicNamingStrategy``)."""
     return topic_naming_strategy(config).heartbeat_topic()
@@ -36,7 +36,7 @@ class Heartbeat:
     """The heartbeat timer, record maker and action query of one stream."""
 
     def __init__(
-        self, config: ConnectorConfig, interval_ms: int, clock: Callable[[], float] = time.monotonic
+        self, config: PropertyReader, interval_ms: int, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.config = config
         self.interval_s = interval_ms / 1000
@@ -48,7 +48,7 @@ class Heartbeat:
         self._connection: Any = None
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> Heartbeat | None:
+    def from_config(cls, config: PropertyReader) -> Heartbeat | None:
         """None when heartbeats are off (``heartbeat.interval.ms`` = 0, the default)."""
         interval = config.int_of("heartbeat.interval.ms")
         return cls(config, interval) if interval > 0 else None

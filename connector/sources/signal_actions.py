@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from connector.config import ConnectorConfig
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition
 from connector.sources.incremental import INSERT_INSERT, IncrementalSnapshot
@@ -52,6 +51,7 @@ from connector.sources.snapshot_connection import snapshot_connection_factory
 from mysql_cdc_base.errors import InvalidGtidSetError
 from mysql_cdc_base.flavor import MARIADB, ServerFlavor
 from mysql_cdc_base.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
 from snapshot.policy.queries import quote_table
@@ -85,7 +85,7 @@ class Stream(Protocol):
 class SignalActions:
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         stream: Stream,
         flavor: ServerFlavor,
         in_process: InProcessSignalChannel | None = None,

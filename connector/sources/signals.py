@@ -31,7 +31,6 @@ from typing import Any, Protocol
 
 import orjson
 
-from connector.config import ConnectorConfig
 from connector.records.filters import TableFilter
 from connector.server.connection import connect
 from connector.sources.signal_names import EXECUTE_SNAPSHOT as EXECUTE_SNAPSHOT
@@ -62,6 +61,7 @@ from ddl.kafka.client import (
     security_kwargs,
 )
 from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_table
 
@@ -154,11 +154,11 @@ class FileSignalChannel:
         pass
 
 
-def kafka_signal_topic(config: ConnectorConfig) -> str:
+def kafka_signal_topic(config: PropertyReader) -> str:
     return config.get("signal.kafka.topic") or f"{config.topic_prefix}-signal"
 
 
-def _kafka_bootstrap(config: ConnectorConfig) -> str:
+def _kafka_bootstrap(config: PropertyReader) -> str:
     bootstrap = config.get("signal.kafka.bootstrap.servers") or config.get("sink.kafka.bootstrap.servers")
     if not bootstrap:
         raise ConfigError(
@@ -168,11 +168,11 @@ def _kafka_bootstrap(config: ConnectorConfig) -> str:
     return bootstrap
 
 
-def enabled_channels(config: ConnectorConfig) -> list[str]:
+def enabled_channels(config: PropertyReader) -> list[str]:
     return [c.lower() for c in config.get_list("signal.enabled.channels")]
 
 
-def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel | None) -> list[SignalChannel]:
+def build_channels(config: PropertyReader, in_process: InProcessSignalChannel | None) -> list[SignalChannel]:
     """The polled channels ``signal.enabled.channels`` names (the source channel is fed by streaming)."""
     channels: list[SignalChannel] = []
     enabled = enabled_channels(config)
@@ -198,7 +198,7 @@ def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel |
     return channels
 
 
-def signal_table(config: ConnectorConfig) -> TableId | None:
+def signal_table(config: PropertyReader) -> TableId | None:
     tables = TableFilter.from_config(config).always
     return next(iter(tables), None)
 
@@ -259,7 +259,7 @@ class SignalProcessor:
 
 # -- sending (mysql-cdc signal) -------------------------------------------------------------------------
 def send_signal(
-    config: ConnectorConfig, type_: str, data: Mapping[str, Any], *, channel: str | None = None
+    config: PropertyReader, type_: str, data: Mapping[str, Any], *, channel: str | None = None
 ) -> tuple[str, str]:
     """Sends one signal through ``channel`` (default: the first enabled of source, kafka, file);
     returns (channel, signal id)."""
