@@ -30,6 +30,7 @@ from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
 from connector.binlog.table_map_cache import install as cache_table_maps
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
+from connector.server.settings import TlsOptions
 from connector.server.tls import tls_settings
 from mysql_cdc_base.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
 from mysql_cdc_base.position import GtidSet
@@ -120,7 +121,7 @@ class BinlogReader:
     def _open(self) -> BinLogStreamReader:
         connections: list[Any] = []
         last_error: list[BaseException] = []
-        tls = tls_settings(self.config.raw)
+        tls = tls_settings(TlsOptions.from_config(self.config))
         # include.query on MariaDB: its ANNOTATE_ROWS events carry the statement (see _TrackingConnection).
         annotate_rows = self.config.get_bool("include.query")
 

@@ -16,6 +16,7 @@ from typing import Any
 import pymysql
 
 from connector.errors import PrerequisiteError
+from connector.server.settings import TlsOptions
 from connector.server.tls import describe_tls_failure, tls_settings
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.flavor import ServerFlavor, flavor_of, version_tuple
@@ -83,7 +84,7 @@ def connect(
     """A client connection as the connector user, under ``database.ssl.*``, in the session time
     zone of ``database.connectionTimeZone``, after ``database.initial.statements``; connection
     failures become messages that name the property to fix (never the password)."""
-    tls = tls_settings(config.raw)
+    tls = tls_settings(TlsOptions.from_config(config))
     zone, _ = session_time_zone(config)
     if zone is not None:
         kwargs.setdefault("init_command", f"SET time_zone = '{zone}'")
@@ -149,7 +150,9 @@ SAME_ID_TEXT = "same server_uuid/server_id"
 
 def connection_error(config: PropertyReader, exc: BaseException) -> PrerequisiteError:
     code = exc.args[0] if exc.args else None
-    tls_message = describe_tls_failure(config.raw, getattr(exc, "original_exception", None))
+    tls_message = describe_tls_failure(
+        TlsOptions.from_config(config), getattr(exc, "original_exception", None)
+    )
     if tls_message is not None:
         return PrerequisiteError(f"cannot connect to MySQL at {config.hostname}:{config.port}: {tls_message}")
     text = str(exc.args[1]) if len(exc.args) > 1 else ""
