@@ -10,7 +10,8 @@ from collections.abc import Callable
 import pymysql
 
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
-from connector.server.connection import connect, session_time_zone
+from connector.server.connection import connect
+from connector.server.settings import session_time_zone
 from mysql_cdc_base.properties import PropertyReader
 
 
