@@ -106,3 +106,31 @@ def incompatibilities(config: PropertyReader) -> list[tuple[str, str]]:
             )
         )
     return problems
+
+
+@dataclass(frozen=True)
+class GuardTarget:
+    """Where the single-instance guard joins its consumer group: the Kafka sink's brokers, else the
+    Kafka offset store's; ``producer_prefix`` and ``producer`` are the pass-through producer
+    settings its client identity (security) is taken from."""
+
+    bootstrap: str
+    bootstrap_key: str
+    producer_prefix: str
+    producer: dict[str, str]
+    connector_name: str
+    topic_prefix: str
+
+    @classmethod
+    def from_config(cls, config: PropertyReader) -> GuardTarget | None:
+        """None when the connector uses no Kafka."""
+        if "kafka" in [s.lower() for s in config.sink_types]:
+            key, prefix = "sink.kafka.bootstrap.servers", "sink.kafka.producer."
+        elif config.get_choice("offset.storage") == "kafka":
+            key, prefix = "offset.storage.kafka.bootstrap.servers", "offset.storage.kafka.producer."
+        else:
+            return None
+        bootstrap = config.get(key)
+        if not bootstrap:
+            return None
+        return cls(bootstrap, key, prefix, config.subset(prefix), config.connector_name, config.topic_prefix)
