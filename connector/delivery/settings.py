@@ -1,4 +1,6 @@
-"""Delivery's typed settings: ``ExactlyOnceSettings`` (``exactly.once.support``,
+"""Delivery's typed settings: ``BatchSettings`` (``max.batch.size``, ``max.queue.size``,
+``poll.interval.ms``, ``offset.flush.interval.ms``), ``GuardTarget`` (the single-instance guard's
+Kafka) and ``ExactlyOnceSettings`` (``exactly.once.support``,
 ``transaction.boundary``, ``transaction.boundary.interval.ms``), built once from the properties and
 validated here against the sink and offset-store settings exactly-once delivery needs (a setting that
 rules it out is named: an error under ``required``, a warning under ``requested``)."""
@@ -8,10 +10,37 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from connector.core_properties import EVENT_PROPERTIES
+from connector.stores.properties import STORE_PROPERTIES
 from mysql_cdc_base.errors import ConfigError
-from mysql_cdc_base.properties import PropertyReader
+from mysql_cdc_base.properties import PropertyReader, PropertySource, by_name, int_of
 
 log = logging.getLogger(__name__)
+
+_SPECS = by_name(EVENT_PROPERTIES, STORE_PROPERTIES)
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How records are batched to the sinks and how often the offset is committed."""
+
+    max_batch_size: int
+    max_queue_size: int
+    poll_interval_s: float
+    offset_flush_interval_ms: int
+
+    @classmethod
+    def from_config(cls, config: PropertySource) -> BatchSettings:
+        def number(key: str) -> int:
+            return int_of(config, _SPECS[key]) or 0
+
+        return cls(
+            number("max.batch.size"),
+            number("max.queue.size"),
+            number("poll.interval.ms") / 1000,
+            number("offset.flush.interval.ms"),
+        )
+
 
 SUPPORT_KEY = "exactly.once.support"
 BOUNDARY_KEY = "transaction.boundary"
