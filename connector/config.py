@@ -14,7 +14,6 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from connector.config_files import load_properties_file, unknown_key_message
@@ -34,10 +33,9 @@ from mysql_cdc_base.connect import CONVERTER_PROPERTIES, REPRESENTATION_PROPERTI
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import (
     Property,
+    PropertyReader,
     by_name,
     check_value,
-    parse_bool,
-    parse_int,
     split_list,
 )
 from sink.jsonl import JSONL_PROPERTIES
@@ -220,11 +218,13 @@ def parse_overrides(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-class ConnectorConfig:
-    """Validated connector properties."""
+class ConnectorConfig(PropertyReader):
+    """Validated connector properties, read through the whole property table."""
+
+    declarations = _BY_NAME
 
     def __init__(self, props: Mapping[str, str], *, warn_unknown: bool = True) -> None:
-        self.raw: dict[str, str] = {k: substitute_env(str(v), k) for k, v in props.items()}
+        super().__init__({k: substitute_env(str(v), k) for k, v in props.items()})
         for key in sorted(self.raw):
             hint = refused_hint(key)
             if hint is not None:
@@ -299,44 +299,6 @@ class ConnectorConfig:
             and not k.startswith(converters)
         )
 
-    # -- generic access -------------------------------------------------------------------------
-    def get(self, key: str, default: str | None = None) -> str | None:
-        value = self.raw.get(key)
-        if value is None or value.strip() == "":
-            spec = _BY_NAME.get(key)
-            return (
-                spec.default if spec is not None and spec.default is not None and default is None else default
-            )
-        return value.strip()
-
-    def get_int(self, key: str, default: int | None = None) -> int | None:
-        value = self.get(key)
-        if value is None:
-            return default
-        return parse_int(key, value)
-
-    def int_of(self, key: str) -> int:
-        """An integer property's value, or its default from the property table."""
-        value = self.get_int(key)
-        if value is None:
-            raise ConfigError(key, "is required (an integer)")
-        return value
-
-    def get_bool(self, key: str, default: bool = False) -> bool:
-        value = self.get(key)
-        if value is None:
-            return default
-        return parse_bool(key, value)
-
-    def get_choice(self, key: str) -> str:
-        return _BY_NAME[key].canonical(self.get(key) or "")
-
-    def get_list(self, key: str) -> list[str]:
-        return split_list(self.get(key))
-
-    def subset(self, prefix: str) -> dict[str, str]:
-        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
-
     def with_overrides(self, **overrides: str) -> ConnectorConfig:
         return ConnectorConfig({**self.raw, **overrides}, warn_unknown=False)
 
@@ -345,44 +307,3 @@ class ConnectorConfig:
 
     def __repr__(self) -> str:
         return f"ConnectorConfig({self.redacted()!r})"
-
-    # -- typed views of the common keys -------------------------------------------------------------
-    @property
-    def connector_name(self) -> str:
-        return self.get("name") or ""  # blank: the declared default
-
-    @property
-    def topic_prefix(self) -> str:
-        return self.get("topic.prefix") or ""
-
-    @property
-    def hostname(self) -> str:
-        return self.get("database.hostname") or ""
-
-    @property
-    def port(self) -> int:
-        return self.int_of("database.port")
-
-    @property
-    def user(self) -> str:
-        return self.get("database.user") or ""
-
-    @property
-    def password(self) -> str:
-        return self.raw.get("database.password", "")
-
-    @property
-    def server_id(self) -> int:
-        return self.int_of("database.server.id")
-
-    @property
-    def data_dir(self) -> Path:
-        return Path(self.get("data.dir") or "")  # blank: the declared default
-
-    @property
-    def sink_types(self) -> list[str]:
-        return self.get_list("sink.type")
-
-    def path_or_default(self, key: str, filename: str) -> Path:
-        value = self.get(key)
-        return Path(value) if value else self.data_dir / filename

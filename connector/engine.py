@@ -18,6 +18,7 @@ from connector.config import ConnectorConfig
 from connector.coordinator import StartupCoordinator
 from connector.delivery.batches import Delivery
 from connector.delivery.exactly_once import OffsetTransactions, exactly_once_from_config
+from connector.delivery.settings import BatchSettings
 from connector.dispatch.schema_state import SchemaState
 from connector.factories import (
     build_offset_store,
@@ -150,19 +151,19 @@ class Engine:
     ) -> Delivery:
         """The delivery stage: batches to the sinks through the post processors and transforms, the
         offset committed at the interval (or, exactly once, with each transaction's records)."""
-        config = self.config
-        commit_interval_ms = config.int_of("offset.flush.interval.ms")
+        batches = BatchSettings.from_config(self.config)
+        commit_interval_ms = batches.offset_flush_interval_ms
         if self.exactly_once.enabled and self.exactly_once.boundary == "interval":
             commit_interval_ms = self.exactly_once.interval_ms
         return Delivery(
             self.sinks,
             self.offsets,
-            config.int_of("max.batch.size"),
-            config.int_of("poll.interval.ms") / 1000,
+            batches.max_batch_size,
+            batches.poll_interval_s,
             on_delivered,
             commit_interval_s=commit_interval_ms / 1000,
-            transforms=with_post_processors(build_chain(config.raw), self.post_processors),
-            max_queue=config.int_of("max.queue.size"),
+            transforms=with_post_processors(build_chain(self.config.raw), self.post_processors),
+            max_queue=batches.max_queue_size,
             metrics=self.metrics,
             transaction=transaction,
             commit_each_batch=self.exactly_once.enabled and self.exactly_once.boundary == "poll",

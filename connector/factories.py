@@ -11,7 +11,8 @@ from connector.config import ConfigError, ConnectorConfig
 from connector.post_processors.properties import reselects
 from connector.records.conversion import ConverterSettings
 from connector.records.custom_converters import build_converters
-from connector.server.connection import ServerProbe, session_time_zone
+from connector.server.connection import ServerProbe
+from connector.server.settings import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from mysql_cdc_base.connect import ValueModes

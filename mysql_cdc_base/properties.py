@@ -7,8 +7,10 @@ separate, ``\\,`` is a literal comma, items are stripped, empty items dropped, a
 ``RegExSplitter``), and every typed value is read by the parsers here, so a default is written
 once (in its declaration) and an error message is worded once.
 
-It lives in ``ddl`` (the bottom layer) because the sinks and the snapshot, which may import only
-``ddl``, declare properties too.
+It lives in the base layer because the sinks and the snapshot declare properties too, and because
+the connector's components read theirs through ``PropertyReader`` (the typed getters, which
+``connector.config.ConnectorConfig`` subclasses): none of them imports ``connector.config``, which
+imports their declarations.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import ClassVar, Literal, Protocol
 
 from mysql_cdc_base.errors import ConfigError
 
@@ -246,3 +249,95 @@ def by_name(*tables: Sequence[Property]) -> dict[str, Property]:
                 raise ValueError(f"property {spec.name} is declared twice")
             out[spec.name] = spec
     return out
+
+
+class PropertyReader:
+    """Properties read through their declarations: the typed getters every component reads with.
+
+    ``connector.config.ConnectorConfig`` subclasses it (it assembles the whole table, validates, and
+    sets ``declarations``); the components type their ``config`` parameter as a ``PropertyReader``,
+    so none of them imports ``connector.config`` (which imports their declarations)."""
+
+    declarations: ClassVar[Mapping[str, Property]] = {}
+
+    def __init__(self, raw: Mapping[str, str]) -> None:
+        self.raw: dict[str, str] = dict(raw)
+
+    # -- generic access -------------------------------------------------------------------------
+    def get(self, key: str, default: str | None = None) -> str | None:
+        value = self.raw.get(key)
+        if value is None or value.strip() == "":
+            spec = self.declarations.get(key)
+            return (
+                spec.default if spec is not None and spec.default is not None and default is None else default
+            )
+        return value.strip()
+
+    def get_int(self, key: str, default: int | None = None) -> int | None:
+        value = self.get(key)
+        if value is None:
+            return default
+        return parse_int(key, value)
+
+    def int_of(self, key: str) -> int:
+        """An integer property's value, or its default from the property table."""
+        value = self.get_int(key)
+        if value is None:
+            raise ConfigError(key, "is required (an integer)")
+        return value
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        value = self.get(key)
+        if value is None:
+            return default
+        return parse_bool(key, value)
+
+    def get_choice(self, key: str) -> str:
+        return self.declarations[key].canonical(self.get(key) or "")
+
+    def get_list(self, key: str) -> list[str]:
+        return split_list(self.get(key))
+
+    def subset(self, prefix: str) -> dict[str, str]:
+        return {k[len(prefix) :]: v for k, v in self.raw.items() if k.startswith(prefix)}
+
+    # -- typed views of the common keys -------------------------------------------------------------
+    @property
+    def connector_name(self) -> str:
+        return self.get("name") or ""  # blank: the declared default
+
+    @property
+    def topic_prefix(self) -> str:
+        return self.get("topic.prefix") or ""
+
+    @property
+    def hostname(self) -> str:
+        return self.get("database.hostname") or ""
+
+    @property
+    def port(self) -> int:
+        return self.int_of("database.port")
+
+    @property
+    def user(self) -> str:
+        return self.get("database.user") or ""
+
+    @property
+    def password(self) -> str:
+        return self.raw.get("database.password", "")
+
+    @property
+    def server_id(self) -> int:
+        return self.int_of("database.server.id")
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.get("data.dir") or "")  # blank: the declared default
+
+    @property
+    def sink_types(self) -> list[str]:
+        return self.get_list("sink.type")
+
+    def path_or_default(self, key: str, filename: str) -> Path:
+        value = self.get(key)
+        return Path(value) if value else self.data_dir / filename

@@ -27,8 +27,8 @@ from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.event import ExecuteLoadQueryEvent, NotImplementedEvent
 from pymysqlreplication.row_event import PartialUpdateRowsEvent, RowsEvent, UpdateRowsEvent
 
-from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 
 log = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ class EventGuard:
     mode: str = "fail"
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> EventGuard:
+    def from_config(cls, config: PropertyReader) -> EventGuard:
         key = MODE_KEY if config.raw.get(MODE_KEY, "").strip() else FALLBACK_MODE_KEY
         mode = config.get_choice(key)
         return cls("skip" if mode == "ignore" else mode)

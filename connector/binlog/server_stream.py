@@ -27,13 +27,14 @@ from pymysqlreplication.event import NotImplementedEvent
 from connector.binlog.fast_events import install as build_events_fast
 from connector.binlog.library_support import teach_the_library
 from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
+from connector.binlog.settings import ReplicationSettings
 from connector.binlog.table_map_cache import install as cache_table_maps
-from connector.config import ConnectorConfig
 from connector.errors import ReplicationError
 from connector.server.connection import connection_error
 from connector.server.tls import tls_settings
 from mysql_cdc_base.flavor import MYSQL, ServerFlavor, dialect_of, flavor_of
 from mysql_cdc_base.position import GtidSet
+from mysql_cdc_base.properties import PropertyReader
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class StreamDropped(ReplicationError):
         self.cause = cause
 
 
-def describe_cause(config: ConnectorConfig, cause: BaseException | None) -> str:
+def describe_cause(config: PropertyReader, cause: BaseException | None) -> str:
     if isinstance(cause, pymysql.err.OperationalError):
         return str(connection_error(config, cause))
     return f"{type(cause).__name__}: {cause}" if cause is not None else "the server closed the binlog dump"
@@ -93,7 +94,7 @@ class BinlogReader:
 
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         file: str,
         pos: int,
         heartbeat_s: float = 0.5,
@@ -105,7 +106,8 @@ class BinlogReader:
         self.pos = pos
         self.gtids = gtids if gtids else None
         self.flavor = flavor
-        self.keep_alive_s = config.int_of("connect.keep.alive.interval.ms") / 1000
+        self.settings = ReplicationSettings.from_config(config)
+        self.keep_alive_s = self.settings.keep_alive_ms / 1000
         # Debezium asks for a server heartbeat every 0.8 × connect.keep.alive.interval.ms. The engine
         # also wakes on them to notice stop() and to hand a partial batch to the sinks once
         # poll.interval.ms (``heartbeat_s``) has passed since the last, as Debezium's queue returns
@@ -113,16 +115,17 @@ class BinlogReader:
         # that, so the server is asked for WAKES_PER_POLL_INTERVAL of them per interval. The server
         # sends them only while it has no event to send.
         self.heartbeat_s = min(heartbeat_s / WAKES_PER_POLL_INTERVAL, 0.8 * self.keep_alive_s)
-        self.max_attempts = config.int_of("connect.max.attempts")
+        self.max_attempts = self.settings.max_attempts
         self._stream: BinLogStreamReader | None = None
         self._closed = False
 
     def _open(self) -> BinLogStreamReader:
         connections: list[Any] = []
         last_error: list[BaseException] = []
-        tls = tls_settings(self.config.raw)
+        connection = self.settings.connection
+        tls = tls_settings(connection.tls)
         # include.query on MariaDB: its ANNOTATE_ROWS events carry the statement (see _TrackingConnection).
-        annotate_rows = self.config.get_bool("include.query")
+        annotate_rows = self.settings.include_query
 
         def connection_factory(**kwargs: Any) -> Any:
             # The library calls this for its stream and its control connection. A third call is
@@ -144,16 +147,16 @@ class BinlogReader:
             return conn
 
         settings = {
-            "host": self.config.hostname,
-            "port": self.config.port,
-            "user": self.config.user,
-            "passwd": self.config.password,
+            "host": connection.hostname,
+            "port": connection.port,
+            "user": connection.user,
+            "passwd": connection.password,
             "charset": "utf8mb4",
-            "connect_timeout": max(1, self.config.int_of("connect.timeout.ms") // 1000),
+            "connect_timeout": connection.connect_timeout_s,
         }
         return BinLogStreamReader(
             connection_settings=settings,
-            server_id=self.config.server_id,
+            server_id=self.settings.server_id,
             log_file=None if self.gtids else self.file,
             log_pos=None if self.gtids else self.pos,
             auto_position=str(self.gtids) if self.gtids else None,

@@ -33,12 +33,12 @@ applies only the DDL up to the offset.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from connector.config import ConnectorConfig
+from connector.delivery.settings import SUPPORT_KEY, ExactlyOnceSettings
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from sink.base import Sink, TransactionalSink
 
 if TYPE_CHECKING:
@@ -46,100 +46,6 @@ if TYPE_CHECKING:
     from connector.stores.offsets import OffsetStore
 
 log = logging.getLogger(__name__)
-
-SUPPORT_KEY = "exactly.once.support"
-BOUNDARY_KEY = "transaction.boundary"
-INTERVAL_KEY = "transaction.boundary.interval.ms"
-TRANSACTION_TIMEOUT_KEY = "sink.kafka.producer.transaction.timeout.ms"
-DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
-
-
-@dataclass(frozen=True, slots=True)
-class ExactlyOnceSettings:
-    enabled: bool
-    boundary: str = "poll"  # poll | interval
-    interval_ms: int = 1000
-
-    @classmethod
-    def from_config(cls, config: ConnectorConfig) -> ExactlyOnceSettings:
-        support = config.get_choice(SUPPORT_KEY)
-        if support == "disabled":
-            return cls(False)
-        boundary = config.get_choice(BOUNDARY_KEY)
-        if boundary == "connector":
-            raise ConfigError(
-                BOUNDARY_KEY,
-                "connector is not implemented (the connector defines no transaction boundaries of "
-                "its own); use poll (a transaction per batch) or interval",
-            )
-        problems = incompatibilities(config)
-        if problems:
-            if support == "required":
-                key, reason = problems[0]
-                raise ConfigError(key, f"{reason} ({SUPPORT_KEY}=required)")
-            log.warning(
-                "%s=requested, but delivery is at least once: %s",
-                SUPPORT_KEY,
-                "; ".join(f"{key} {reason}" for key, reason in problems),
-            )
-            return cls(False)
-        interval = config.get_int(INTERVAL_KEY) or config.int_of("offset.flush.interval.ms") or 1
-        timeout = config.get_int(TRANSACTION_TIMEOUT_KEY, DEFAULT_TRANSACTION_TIMEOUT_MS)
-        assert timeout is not None
-        if boundary == "interval" and interval >= timeout:
-            raise ConfigError(
-                INTERVAL_KEY,
-                f"must be shorter than {TRANSACTION_TIMEOUT_KEY} ({timeout} ms), got {interval}: the "
-                "broker would abort every transaction before it is committed",
-            )
-        return cls(True, boundary, interval)
-
-
-def incompatibilities(config: ConnectorConfig) -> list[tuple[str, str]]:
-    """(key, why) for every setting that rules out exactly-once delivery."""
-    problems: list[tuple[str, str]] = []
-    sinks = [s.lower() for s in config.sink_types]
-    if sinks != ["kafka"]:
-        problems.append(
-            (
-                "sink.type",
-                f"must be kafka alone, got {','.join(sinks) or 'jsonl'}: only the Kafka sink can "
-                "commit its records and the offset in one transaction",
-            )
-        )
-    if config.get_choice("offset.storage") != "kafka":
-        problems.append(
-            (
-                "offset.storage",
-                f"must be kafka, got {config.get_choice('offset.storage')}: the offset is committed in "
-                "the same Kafka transaction as the records, which a file or memory offset cannot be",
-            )
-        )
-    own = config.get("offset.storage.kafka.bootstrap.servers")
-    if own and own != config.get("sink.kafka.bootstrap.servers"):
-        problems.append(
-            (
-                "offset.storage.kafka.bootstrap.servers",
-                "must be unset or equal to sink.kafka.bootstrap.servers: a Kafka transaction cannot "
-                "span two clusters",
-            )
-        )
-    for key in sorted(config.subset("offset.storage.kafka.producer.")):
-        problems.append(
-            (
-                "offset.storage.kafka.producer." + key,
-                "has no effect: the offset is written by the sink's transactional producer "
-                "(set producer settings under sink.kafka.producer.)",
-            )
-        )
-    if (config.get("sink.kafka.producer.enable.idempotence") or "true").strip().lower() == "false":
-        problems.append(
-            (
-                "sink.kafka.producer.enable.idempotence",
-                "must be true (or unset): transactions need the idempotent producer",
-            )
-        )
-    return problems
 
 
 class OffsetTransactions:
@@ -167,12 +73,12 @@ class OffsetTransactions:
         return offset is not None and self.store.load() == offset
 
 
-def transactional_id(config: ConnectorConfig) -> str:
+def transactional_id(config: PropertyReader) -> str:
     return f"mysql-cdc-{config.connector_name}"
 
 
 def exactly_once_from_config(
-    config: ConnectorConfig, sinks: list[Sink], offsets: OffsetStore
+    config: PropertyReader, sinks: list[Sink], offsets: OffsetStore
 ) -> tuple[ExactlyOnceSettings, OffsetTransactions | None]:
     """The settings and, when exactly-once is on, the sink made transactional (before it starts)."""
     settings = ExactlyOnceSettings.from_config(config)

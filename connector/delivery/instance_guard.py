@@ -29,7 +29,7 @@ from kafka import KafkaConsumer
 from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-from connector.config import ConnectorConfig
+from connector.delivery.settings import GuardTarget
 from ddl.kafka.client import (
     PRODUCER_SETTINGS,
     bootstrap_list,
@@ -38,6 +38,7 @@ from ddl.kafka.client import (
     unreachable_message,
 )
 from mysql_cdc_base.errors import MysqlCdcError
+from mysql_cdc_base.properties import PropertyReader
 
 log = logging.getLogger(__name__)
 
@@ -74,32 +75,20 @@ class InstanceGuard:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> InstanceGuard | None:
+    def from_config(cls, config: PropertyReader) -> InstanceGuard | None:
         """The guard when the connector uses Kafka, else None (the engine asks only when delivery
         is not exactly once: a transactional producer is fenced by the brokers instead)."""
-        uses_kafka_sink = "kafka" in [s.lower() for s in config.sink_types]
-        bootstrap, key = None, "sink.kafka.bootstrap.servers"
-        identity: dict[str, Any] = {}
-        if uses_kafka_sink:
-            bootstrap = config.get("sink.kafka.bootstrap.servers")
-            identity = security_kwargs(
-                client_kwargs(
-                    config.subset("sink.kafka.producer."), "sink.kafka.producer.", PRODUCER_SETTINGS
-                )
-            )
-        elif config.get_choice("offset.storage") == "kafka":
-            key = "offset.storage.kafka.bootstrap.servers"
-            bootstrap = config.get(key)
-            identity = security_kwargs(
-                client_kwargs(
-                    config.subset("offset.storage.kafka.producer."),
-                    "offset.storage.kafka.producer.",
-                    PRODUCER_SETTINGS,
-                )
-            )
-        if not bootstrap:
+        target = GuardTarget.from_config(config)
+        if target is None:
             return None
-        return cls(bootstrap, config.connector_name, config.topic_prefix, identity, bootstrap_key=key)
+        identity = security_kwargs(client_kwargs(target.producer, target.producer_prefix, PRODUCER_SETTINGS))
+        return cls(
+            target.bootstrap,
+            target.connector_name,
+            target.topic_prefix,
+            identity,
+            bootstrap_key=target.bootstrap_key,
+        )
 
     def acquire(self) -> None:
         """Join the group, or raise ``SecondInstanceError`` when another instance is in it."""

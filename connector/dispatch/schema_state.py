@@ -12,7 +12,6 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.records.builder import EventBuilder, SourcePosition, schema_change_record
 from connector.records.filters import TableFilter
 from connector.records.transactions import java_hashmap_order
@@ -23,8 +22,9 @@ from ddl.history.store import SchemaHistory
 from ddl.model import SchemaModel
 from ddl.parsing.parser import DdlParseError, DdlParser, ParsedStatement
 from ddl.parsing.quoting import single_quoted_strings
-from mysql_cdc_base.errors import DdlError
+from mysql_cdc_base.errors import ConfigError, DdlError
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.records import ChangeRecord
 from mysql_cdc_base.table_id import TableId
 
@@ -38,7 +38,7 @@ class UnparseableDdlError(DdlError, RuntimeError):
 class SchemaState:
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         parser: DdlParser,
         history: SchemaHistory,
         table_filter: TableFilter,

@@ -32,7 +32,7 @@ from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 if TYPE_CHECKING:
-    from connector.config import ConnectorConfig
+    from mysql_cdc_base.properties import PropertyReader
 
 log = logging.getLogger(__name__)
 # Debezium sends to the other channels first, then to the sink (NotificationService#notify).
@@ -109,7 +109,7 @@ class RecordEmitter(Protocol):
 class NotificationService:
     """Sends notifications to the enabled channels (module docstring)."""
 
-    def __init__(self, config: ConnectorConfig) -> None:
+    def __init__(self, config: PropertyReader) -> None:
         self.connector = config.topic_prefix
         self.channels = frozenset(config.get_list(CHANNELS_KEY))
         self.topic = config.get(TOPIC_KEY)

@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, RESELECT_TYPE, aliases
 from connector.post_processors.reselect import ReselectColumns
 from connector.records.builder import TableSchema
@@ -15,6 +14,7 @@ from connector.transforms import Step, TransformChain
 from connector.transforms.base import options_under
 from ddl.model import Table
 from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 
 KNOWN_TYPES = (RESELECT_TYPE,)
@@ -32,7 +32,7 @@ RESELECT_OPTIONS = frozenset(
 
 
 def build_post_processors(
-    config: ConnectorConfig,
+    config: PropertyReader,
     connect: Callable[[], pymysql.connections.Connection],
     table_of: Callable[[TableId], Table | None],
     schema_of: Callable[[Table], TableSchema],

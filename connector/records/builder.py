@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from connector.config import ConnectorConfig
 from connector.records.column_mappers import ColumnMappers
 from connector.records.conversion import ColumnConverter, ConverterSettings, column_converter
 from connector.records.envelope import envelope, table_record
@@ -40,6 +39,7 @@ from ddl.model import Table
 from mysql_cdc_base.connect import ConnectSchema, Field, primitive, struct
 from mysql_cdc_base.debezium_schemas import SCHEMA_CHANGE_VALUE_SCHEMA, TRANSACTION_BLOCK_SCHEMA
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.records import ChangeRecord, Header
 from mysql_cdc_base.table_id import TableId
 
@@ -59,7 +59,7 @@ class EventBuilder:
 
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         table_filter: TableFilter | None = None,
         converter_settings: ConverterSettings | None = None,
         run_id: str | None = None,

@@ -35,11 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.records.conversion import ColumnConverter, Convert
 from ddl.model import Column, JdbcType
 from mysql_cdc_base.connect import ConnectSchema
-from mysql_cdc_base.properties import compile_regex_list
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertyReader, compile_regex_list
 from mysql_cdc_base.table_id import TableId
 
 # java.sql.Types that MaskStrings changes: CHAR, VARCHAR, LONGVARCHAR, CLOB, NCHAR, NVARCHAR,
@@ -256,7 +256,7 @@ class ColumnMappers:
         return bool(self.leading or self.hashing)
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> ColumnMappers:
+    def from_config(cls, config: PropertyReader) -> ColumnMappers:
         truncates: list[_Rule] = []
         masks: list[_Rule] = []
         hashes: list[_Rule] = []

@@ -6,9 +6,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from connector.config import ConnectorConfig
 from mysql_cdc_base.errors import ConfigError
-from mysql_cdc_base.properties import compile_regex_list
+from mysql_cdc_base.properties import PropertyReader, compile_regex_list
 from mysql_cdc_base.table_id import TableId
 
 BUILTIN_DATABASES = frozenset({"mysql", "sys", "information_schema", "performance_schema"})
@@ -32,7 +31,7 @@ class TableFilter:
     always: frozenset[TableId] = frozenset()
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> TableFilter:
+    def from_config(cls, config: PropertyReader) -> TableFilter:
         def rl(key: str) -> tuple[re.Pattern[str], ...]:
             return compile_regex_list(key, config.get(key))
 
@@ -71,7 +70,7 @@ class TableFilter:
         return not _matches(self.column_exclude, name)
 
 
-def _signal_table(config: ConnectorConfig) -> list[TableId]:
+def _signal_table(config: PropertyReader) -> list[TableId]:
     name = config.get("signal.data.collection")
     if not name:
         return []
@@ -81,7 +80,7 @@ def _signal_table(config: ConnectorConfig) -> list[TableId]:
         raise ConfigError("signal.data.collection", f"{name!r} is not a db.table name") from None
 
 
-def gtid_source_filter(config: ConnectorConfig) -> Callable[[str], bool] | None:
+def gtid_source_filter(config: PropertyReader) -> Callable[[str], bool] | None:
     """``gtid.source.includes`` / ``gtid.source.excludes`` as a predicate on a GTID source (MySQL
     server UUID, MariaDB ``domain-server``; whole-name match, case-insensitive), or None when
     neither is set."""

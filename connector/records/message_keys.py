@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from connector.config import ConfigError
 from ddl.model import Table
+from mysql_cdc_base.errors import ConfigError
 
 _MESSAGE_KEY_PART = re.compile(r"^\s*([^\s:]+):([^:\s]+)\s*$")
 

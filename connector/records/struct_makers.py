@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Final, Protocol, runtime_checkable
 
-from connector.config import ConfigError, ConnectorConfig
 from mysql_cdc_base.connect import ConnectSchema
 from mysql_cdc_base.debezium_schemas import SOURCE_SCHEMA
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertyReader
 from snapshot.spi import PluginKind, load_plugin
 
 
@@ -82,7 +83,7 @@ DEFAULTS: Final[Mapping[str, frozenset[str]]] = {
 }
 
 
-def _load(kind: PluginKind, config: ConnectorConfig) -> Any:
+def _load(kind: PluginKind, config: PropertyReader) -> Any:
     name = (config.get(kind.key) or "").strip()
     if not name or name in DEFAULTS[kind.key]:
         return None
@@ -95,13 +96,13 @@ def _load(kind: PluginKind, config: ConnectorConfig) -> Any:
     return load_plugin(kind, name, config.raw)
 
 
-def source_struct_maker(config: ConnectorConfig) -> SourceInfoStructMaker | None:
+def source_struct_maker(config: PropertyReader) -> SourceInfoStructMaker | None:
     """The configured plugin, or None for Debezium's default."""
     maker: SourceInfoStructMaker | None = _load(SOURCE_MAKER, config)
     return maker
 
 
-def transaction_struct_maker(config: ConnectorConfig) -> TransactionStructMaker | None:
+def transaction_struct_maker(config: PropertyReader) -> TransactionStructMaker | None:
     """The configured plugin, or None for Debezium's default."""
     maker: TransactionStructMaker | None = _load(TRANSACTION_MAKER, config)
     return maker
@@ -125,7 +126,7 @@ def with_field_schema(schema: ConnectSchema, name: str, field_schema: ConnectSch
 
 
 def made_structs(
-    config: ConnectorConfig, transaction_block: ConnectSchema
+    config: PropertyReader, transaction_block: ConnectSchema
 ) -> tuple[SourceInfoStructMaker | None, ConnectSchema, TransactionStructMaker | None, ConnectSchema]:
     """The plugins of both keys (None: the default) and the ``source`` and ``transaction`` block
     schemas they give the envelope."""

@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
-from connector.config import ConfigError, ConnectorConfig
+from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 from snapshot.spi import PluginKind, load_plugin
 
@@ -173,7 +174,7 @@ NOT_FOR_MYSQL: Final = frozenset(
 )
 
 
-def topic_naming_strategy(config: ConnectorConfig) -> TopicNamingStrategy:
+def topic_naming_strategy(config: PropertyReader) -> TopicNamingStrategy:
     """The configured strategy, configured; a plugin problem is a ``ConfigError`` naming the key."""
     name = (config.get("topic.naming.strategy") or "").strip() or "default"
     built_in = BUILT_IN_STRATEGIES.get(name)
@@ -292,15 +293,15 @@ class NameAdjuster:
         return result
 
 
-def _adjuster(config: ConnectorConfig, key: str, table: Mapping[str, Replacement]) -> NameAdjuster:
+def _adjuster(config: PropertyReader, key: str, table: Mapping[str, Replacement]) -> NameAdjuster:
     return NameAdjuster(key, table.get(config.get_choice(key)))
 
 
-def schema_name_adjuster(config: ConnectorConfig) -> NameAdjuster:
+def schema_name_adjuster(config: PropertyReader) -> NameAdjuster:
     return _adjuster(config, "schema.name.adjustment.mode", SCHEMA_REPLACEMENTS)
 
 
-def field_name_adjuster(config: ConnectorConfig) -> NameAdjuster:
+def field_name_adjuster(config: PropertyReader) -> NameAdjuster:
     return _adjuster(config, "field.name.adjustment.mode", FIELD_REPLACEMENTS)
 
 

@@ -7,7 +7,6 @@ my.cnf setting or the exact GRANT to add), because that is what an operator need
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import re
 from dataclasses import dataclass
@@ -15,12 +14,13 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.errors import PrerequisiteError
+from connector.server.settings import ConnectionSettings, TlsOptions
 from connector.server.tls import describe_tls_failure, tls_settings
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.flavor import ServerFlavor, flavor_of, version_tuple
 from mysql_cdc_base.position import BinlogPosition
+from mysql_cdc_base.properties import PropertyReader
 from snapshot.binlog_status import executed_gtids_text
 
 log = logging.getLogger(__name__)
@@ -41,68 +41,32 @@ _PRIVILEGE_SPELLINGS = {
 }
 
 
-_OFFSET_RE = re.compile(r"^([+-])(\d{1,2}):(\d{2})$")
-_UTC_NAMES = frozenset({"UTC", "Z", "GMT", "+00:00", "-00:00"})
-
-
-def session_time_zone(config: ConnectorConfig) -> tuple[str | None, dt.tzinfo]:
-    """``database.connectionTimeZone`` as (the session's ``time_zone`` value, its tzinfo); None:
-    the server's zone (SERVER, the default), where snapshot connections still run in UTC.
-
-    SERVER and UTC read TIMESTAMP text in UTC: exact whatever the server's own zone is. A fixed offset ±hh:mm runs the session there (what session-dependent SQL,
-    e.g. NOW() in heartbeat.action.query or snapshot.select.statement.overrides, sees) and TIMESTAMP
-    text is converted back to UTC. Zone names are refused: with daylight saving their repeated hour
-    is ambiguous, which would make TIMESTAMP values wrong."""
-    value = (config.get("database.connectionTimeZone") or "SERVER").strip()
-    if value.upper() == "SERVER":
-        return None, dt.UTC
-    if value.upper() in _UTC_NAMES:
-        return "+00:00", dt.UTC
-    match = _OFFSET_RE.match(value)
-    if match is None or int(match.group(2)) > 14 or int(match.group(3)) > 59:
-        raise ConfigError(
-            "database.connectionTimeZone",
-            f"expected SERVER, UTC or a fixed offset such as +05:30, got {value!r} (zone names are "
-            "not accepted: their daylight-saving hour is ambiguous)",
-        )
-    sign = 1 if match.group(1) == "+" else -1
-    delta = dt.timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
-    return f"{match.group(1)}{int(match.group(2)):02d}:{match.group(3)}", dt.timezone(sign * delta)
-
-
-def initial_statements(config: ConnectorConfig) -> list[str]:
-    """``database.initial.statements`` split as Debezium does: ';' separates, ';;' is a literal ';'."""
-    text = config.get("database.initial.statements") or ""
-    parts = text.replace(";;", "\0").split(";")
-    return [p.replace("\0", ";").strip() for p in parts if p.strip()]
-
-
 def connect(
-    config: ConnectorConfig, *, database: str | None = None, autocommit: bool = True, **kwargs: Any
+    config: PropertyReader, *, database: str | None = None, autocommit: bool = True, **kwargs: Any
 ) -> pymysql.connections.Connection:
     """A client connection as the connector user, under ``database.ssl.*``, in the session time
     zone of ``database.connectionTimeZone``, after ``database.initial.statements``; connection
     failures become messages that name the property to fix (never the password)."""
-    tls = tls_settings(config.raw)
-    zone, _ = session_time_zone(config)
-    if zone is not None:
-        kwargs.setdefault("init_command", f"SET time_zone = '{zone}'")
+    settings = ConnectionSettings.from_config(config)
+    tls = tls_settings(settings.tls)
+    if settings.session_zone is not None:
+        kwargs.setdefault("init_command", f"SET time_zone = '{settings.session_zone}'")
     try:
         conn = tls.open(
             pymysql.connections.Connection,
-            host=config.hostname,
-            port=config.port,
-            user=config.user,
-            password=config.password,
+            host=settings.hostname,
+            port=settings.port,
+            user=settings.user,
+            password=settings.password,
             database=database,
             autocommit=autocommit,
             charset="utf8mb4",
-            connect_timeout=max(1, config.int_of("connect.timeout.ms") // 1000),
+            connect_timeout=settings.connect_timeout_s,
             **kwargs,
         )
     except pymysql.err.OperationalError as exc:
         raise connection_error(config, exc) from None
-    statements = initial_statements(config)
+    statements = settings.initial_statements
     if statements:
         try:
             with conn.cursor() as cur:
@@ -125,16 +89,16 @@ _INSECURE_TRANSPORT = (3159, 4151)
 CR_SSL_CONNECTION_ERROR = 2026
 
 
-def _tls_hint(config: ConnectorConfig) -> str:
+def _tls_hint(tls: TlsOptions) -> str:
     """What else an access denial can mean under the TLS settings (MariaDB reports a server that
     requires secure transport, and a user created REQUIRE SSL/X509, as a plain access denial)."""
-    if (config.get("database.ssl.mode") or "").lower() == "disabled":
+    if tls.mode == "disabled":
         return (
             "; or the server refuses unencrypted connections (require_secure_transport=ON, or a user "
             "created REQUIRE SSL): database.ssl.mode=disabled never uses TLS, set "
             "database.ssl.mode=verify_identity (or verify_ca, required)"
         )
-    if not (config.get("database.ssl.cert") or config.get("database.ssl.keystore")):
+    if not (tls.cert or tls.keystore):
         return (
             "; a user created REQUIRE X509 also needs a client certificate (database.ssl.cert and "
             "database.ssl.key, or database.ssl.keystore)"
@@ -147,43 +111,45 @@ ER_SLAVE_SAME_ID = 4052
 SAME_ID_TEXT = "same server_uuid/server_id"
 
 
-def connection_error(config: ConnectorConfig, exc: BaseException) -> PrerequisiteError:
+def connection_error(config: PropertyReader, exc: BaseException) -> PrerequisiteError:
+    settings = ConnectionSettings.from_config(config)
+    where = f"{settings.hostname}:{settings.port}"
     code = exc.args[0] if exc.args else None
-    tls_message = describe_tls_failure(config.raw, getattr(exc, "original_exception", None))
+    tls_message = describe_tls_failure(settings.tls, getattr(exc, "original_exception", None))
     if tls_message is not None:
-        return PrerequisiteError(f"cannot connect to MySQL at {config.hostname}:{config.port}: {tls_message}")
+        return PrerequisiteError(f"cannot connect to MySQL at {where}: {tls_message}")
     text = str(exc.args[1]) if len(exc.args) > 1 else ""
     if code in _INSECURE_TRANSPORT or "insecure transport" in text.lower():
         return PrerequisiteError(
-            f"MySQL at {config.hostname}:{config.port} refuses connections without TLS "
-            f"(require_secure_transport=ON) and database.ssl.mode={config.get('database.ssl.mode')}: "
+            f"MySQL at {where} refuses connections without TLS "
+            f"(require_secure_transport=ON) and database.ssl.mode={settings.tls.mode}: "
             "set database.ssl.mode=verify_identity (or verify_ca, required)"
         )
     if code == CR_SSL_CONNECTION_ERROR:
         return PrerequisiteError(
-            f"MySQL at {config.hostname}:{config.port} does not offer TLS but "
-            f"database.ssl.mode={config.get('database.ssl.mode')} requires it: enable TLS on the server "
+            f"MySQL at {where} does not offer TLS but "
+            f"database.ssl.mode={settings.tls.mode} requires it: enable TLS on the server "
             "(ssl_cert, ssl_key in my.cnf) or set database.ssl.mode=preferred"
         )
     if code == 1045:
         return PrerequisiteError(
-            f"access denied for user {config.user!r} at {config.hostname}:{config.port}: check "
-            f"database.user and database.password{_tls_hint(config)}"
+            f"access denied for user {settings.user!r} at {where}: check "
+            f"database.user and database.password{_tls_hint(settings.tls)}"
         )
     if code == ER_SLAVE_SAME_ID or SAME_ID_TEXT in text:
         return PrerequisiteError(
-            f"MySQL at {config.hostname}:{config.port} has another replica streaming with "
-            f"database.server.id={config.get('database.server.id')} ({text}): the two disconnect each "
+            f"MySQL at {where} has another replica streaming with "
+            f"database.server.id={settings.server_id} ({text}): the two disconnect each "
             "other; give each connector and replica its own database.server.id"
         )
     if code in (2003, 2005, 2006, 2013):
         reason = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-        reason = reason.replace(config.password, "********") if config.password else reason
+        reason = reason.replace(settings.password, "********") if settings.password else reason
         return PrerequisiteError(
-            f"cannot reach MySQL at {config.hostname}:{config.port} ({reason}): check "
+            f"cannot reach MySQL at {where} ({reason}): check "
             "database.hostname and database.port, and that the server is running"
         )
-    return PrerequisiteError(f"cannot connect to MySQL at {config.hostname}:{config.port}: {exc}")
+    return PrerequisiteError(f"cannot connect to MySQL at {where}: {exc}")
 
 
 @dataclass(frozen=True)
@@ -202,7 +168,7 @@ class ServerInfo:
 class ServerProbe:
     """Start-up checks and status queries over one short-lived client connection."""
 
-    def __init__(self, config: ConnectorConfig, *, noblob_reselected: bool = False) -> None:
+    def __init__(self, config: PropertyReader, *, noblob_reselected: bool = False) -> None:
         """``noblob_reselected``: the configuration re-reads what a NOBLOB image leaves out (the
         reselect post-processor, which the caller knows of), so ``binlog_row_image=NOBLOB`` passes."""
         self.config = config

@@ -22,14 +22,15 @@ import os
 import secrets
 import ssl
 import tempfile
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from cryptography.hazmat.primitives import serialization
 from pymysql.constants import CLIENT
 
+from connector.server.settings import TlsOptions
 from mysql_cdc_base.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -133,30 +134,34 @@ def _load_keystore(context: ssl.SSLContext, path: str, password: str | None) -> 
         context.load_cert_chain(str(chain), password=one_off)
 
 
-def _context(props: Mapping[str, str], mode: str, hostname_check: bool) -> ssl.SSLContext:
-    ca = props.get("database.ssl.ca")
-    truststore = props.get("database.ssl.truststore")
+def _verify(context: ssl.SSLContext, options: TlsOptions) -> None:
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.check_hostname = options.mode == "verify_identity"
+    if options.ca:
+        try:
+            context.load_verify_locations(cafile=str(_readable("database.ssl.ca", options.ca)))
+        except ssl.SSLError as exc:
+            raise ConfigError(
+                "database.ssl.ca", f"{options.ca} is not a PEM CA certificate ({exc})"
+            ) from None
+    if options.truststore:
+        cadata = _pem_or_pkcs12_cas(
+            "database.ssl.truststore", options.truststore, options.truststore_password or None
+        )
+        context.load_verify_locations(cadata=cadata)
+    if not options.ca and not options.truststore:
+        context.load_default_certs()
+
+
+def _context(options: TlsOptions) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if mode in VERIFYING_MODES:
-        context.verify_mode = ssl.CERT_REQUIRED
-        context.check_hostname = hostname_check
-        if ca:
-            try:
-                context.load_verify_locations(cafile=str(_readable("database.ssl.ca", ca)))
-            except ssl.SSLError as exc:
-                raise ConfigError("database.ssl.ca", f"{ca} is not a PEM CA certificate ({exc})") from None
-        if truststore:
-            cadata = _pem_or_pkcs12_cas(
-                "database.ssl.truststore", truststore, props.get("database.ssl.truststore.password")
-            )
-            context.load_verify_locations(cadata=cadata)
-        if not ca and not truststore:
-            context.load_default_certs()
+    if options.mode in VERIFYING_MODES:
+        _verify(context, options)
     else:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    cert, key = props.get("database.ssl.cert"), props.get("database.ssl.key")
+    cert, key = options.cert, options.key
     if cert or key:
         if not (cert and key):
             raise ConfigError("database.ssl.key" if cert else "database.ssl.cert", "set both or neither")
@@ -164,86 +169,63 @@ def _context(props: Mapping[str, str], mode: str, hostname_check: bool) -> ssl.S
             context.load_cert_chain(
                 str(_readable("database.ssl.cert", cert)),
                 str(_readable("database.ssl.key", key)),
-                password=props.get("database.ssl.key.password") or None,
+                password=options.key_password or None,
             )
         except ssl.SSLError as exc:
             raise ConfigError(
                 "database.ssl.cert", f"cannot load the client certificate {cert} with key {key} ({exc})"
             ) from None
-    keystore = props.get("database.ssl.keystore")
-    if keystore:
-        _load_keystore(context, keystore, props.get("database.ssl.keystore.password"))
+    if options.keystore:
+        _load_keystore(context, options.keystore, options.keystore_password or None)
     return context
 
 
-_TLS_KEYS = (
-    "database.ssl.mode",
-    "database.ssl.ca",
-    "database.ssl.cert",
-    "database.ssl.key",
-    "database.ssl.key.password",
-    "database.ssl.keystore",
-    "database.ssl.keystore.password",
-    "database.ssl.truststore",
-    "database.ssl.truststore.password",
-)
-_FILE_KEYS = (
-    "database.ssl.ca",
-    "database.ssl.cert",
-    "database.ssl.key",
-    "database.ssl.keystore",
-    "database.ssl.truststore",
-)
 _CACHE: dict[tuple[object, ...], TlsSettings] = {}
 _CACHE_LIMIT = 16
 
 
-def _file_stamps(values: Mapping[str, str]) -> tuple[tuple[int, int] | None, ...]:
+def _file_stamps(options: TlsOptions) -> tuple[tuple[int, int] | None, ...]:
     """(modification time, size) of each certificate/key file: a rotated certificate (a file
     replaced in place) makes a new context at the next connection, without a restart."""
     stamps: list[tuple[int, int] | None] = []
-    for key in _FILE_KEYS:
+    for path in (options.ca, options.cert, options.key, options.keystore, options.truststore):
         try:
-            stat = os.stat(values[key]) if values[key] else None
+            stat = os.stat(path) if path else None
         except OSError:
             stat = None  # _context reports the unreadable file, naming the property
         stamps.append((stat.st_mtime_ns, stat.st_size) if stat is not None else None)
     return tuple(stamps)
 
 
-def tls_settings(props: Mapping[str, str]) -> TlsSettings:
-    """The TLS settings these properties ask for (cached per settings and certificate files: every
+def tls_settings(options: TlsOptions) -> TlsSettings:
+    """The TLS settings ``database.ssl.*`` ask for (cached per settings and certificate files: every
     connection reuses one context until a file changes). Missing or unreadable files are
     ``ConfigError`` naming the property."""
-    values = {k: (props.get(k) or "").strip() for k in _TLS_KEYS}
-    mode = (values["database.ssl.mode"] or "preferred").lower()
-    cache_key = (*values.values(), *_file_stamps(values))
+    cache_key = (*astuple(replace(options, hostname="")), *_file_stamps(options))
     cached = _CACHE.get(cache_key)
     if cached is not None:
         return cached
-    settings = TlsSettings(
-        mode, None if mode == "disabled" else _context(values, mode, mode == "verify_identity")
-    )
+    settings = TlsSettings(options.mode, None if options.mode == "disabled" else _context(options))
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()  # superseded contexts of rotated files
     _CACHE[cache_key] = settings
     return settings
 
 
-def describe_tls_failure(props: Mapping[str, str], cause: BaseException | None) -> str | None:
+def describe_tls_failure(options: TlsOptions, cause: BaseException | None) -> str | None:
     """An operator's message for a TLS handshake failure, naming the property to fix; None when
     ``cause`` is no TLS problem."""
-    mode = (props.get("database.ssl.mode") or "preferred").lower()
+    mode = options.mode
     if isinstance(cause, ssl.SSLCertVerificationError):
         reason = cause.verify_message or str(cause)
         if "hostname" in reason.lower() or "ip address mismatch" in reason.lower():
             return (
-                f"the server's TLS certificate does not name {props.get('database.hostname')} "
+                f"the server's TLS certificate does not name {options.hostname} "
                 f"({reason}): database.ssl.mode=verify_identity needs a certificate for the host in "
                 "database.hostname (or use verify_ca)"
             )
-        source = "database.ssl.ca" if props.get("database.ssl.ca") else "database.ssl.truststore"
-        if not props.get("database.ssl.ca") and not props.get("database.ssl.truststore"):
+        source = "database.ssl.ca" if options.ca else "database.ssl.truststore"
+        if not options.ca and not options.truststore:
             source = "database.ssl.ca (unset: the system's CAs were used)"
         return (
             f"the server's TLS certificate is not trusted ({reason}) under database.ssl.mode={mode}: "

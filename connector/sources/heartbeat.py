@@ -16,17 +16,18 @@ from typing import Any
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.records.topic_naming import topic_naming_strategy
 from connector.server.connection import connect
+from connector.sources.settings import HeartbeatSettings
 from mysql_cdc_base.debezium_schemas import HEARTBEAT_KEY_SCHEMA, HEARTBEAT_VALUE_SCHEMA
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 
 log = logging.getLogger(__name__)
 
 
-def heartbeat_topic(config: ConnectorConfig) -> str:
+def heartbeat_topic(config: PropertyReader) -> str:
     """The naming strategy's heartbeat topic: ``topic.heartbeat.name``, else
     ``<topic.heartbeat.prefix><topic.delimiter><topic.prefix>`` (``AbstractTopicNamingStrategy``)."""
     return topic_naming_strategy(config).heartbeat_topic()
@@ -36,22 +37,25 @@ class Heartbeat:
     """The heartbeat timer, record maker and action query of one stream."""
 
     def __init__(
-        self, config: ConnectorConfig, interval_ms: int, clock: Callable[[], float] = time.monotonic
+        self,
+        config: PropertyReader,
+        settings: HeartbeatSettings,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.config = config
-        self.interval_s = interval_ms / 1000
+        self.config = config  # the action query's server connection
+        self.interval_s = settings.interval_ms / 1000
         self.topic = heartbeat_topic(config)
         self.key = {"serverName": config.topic_prefix}
-        self.action_query = config.get("heartbeat.action.query")
+        self.action_query = settings.action_query
         self._clock = clock
         self._next = clock() + self.interval_s
         self._connection: Any = None
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> Heartbeat | None:
+    def from_config(cls, config: PropertyReader) -> Heartbeat | None:
         """None when heartbeats are off (``heartbeat.interval.ms`` = 0, the default)."""
-        interval = config.int_of("heartbeat.interval.ms")
-        return cls(config, interval) if interval > 0 else None
+        settings = HeartbeatSettings.from_config(config)
+        return cls(config, settings) if settings.enabled else None
 
     def due(self) -> bool:
         return self._clock() >= self._next

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from connector.config import ConnectorConfig
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.records.builder import SourcePosition
 from connector.sources.incremental import INSERT_INSERT, IncrementalSnapshot
 from connector.sources.incremental_state import additional_conditions
+from connector.sources.settings import IncrementalSettings, SignalSettings
 from connector.sources.signals import (
     EXECUTE_SNAPSHOT,
     LOG,
@@ -44,7 +44,6 @@ from connector.sources.signals import (
     SignalRecord,
     build_channels,
     data_collections,
-    enabled_channels,
     parse_data,
     signal_table,
 )
@@ -52,6 +51,7 @@ from connector.sources.snapshot_connection import snapshot_connection_factory
 from mysql_cdc_base.errors import InvalidGtidSetError
 from mysql_cdc_base.flavor import MARIADB, ServerFlavor
 from mysql_cdc_base.position import BLOCKING_SNAPSHOT, BinlogPosition, GtidSet, SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import gtids_at, position_problem, stream_start_problem
 from snapshot.policy.queries import quote_table
@@ -85,7 +85,7 @@ class Stream(Protocol):
 class SignalActions:
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         stream: Stream,
         flavor: ServerFlavor,
         in_process: InProcessSignalChannel | None = None,
@@ -94,26 +94,28 @@ class SignalActions:
         self.stream = stream
         self.flavor = flavor
         self.table = signal_table(config)
-        self.source_enabled = SOURCE in enabled_channels(config) and self.table is not None
-        self.read_only = config.get_bool("read.only")
+        signals = SignalSettings.from_config(config)
+        incremental = IncrementalSettings.from_config(config)
+        self.source_enabled = SOURCE in signals.channels and self.table is not None
+        self.read_only = incremental.read_only
         self.incremental = IncrementalSnapshot(
             stream.dispatcher,
             snapshot_connection_factory(config),
             self.table,
-            chunk_size=config.int_of("incremental.snapshot.chunk.size"),
-            threads=config.int_of("incremental.snapshot.max.threads"),
-            strategy=config.get_choice("incremental.snapshot.watermarking.strategy") or INSERT_INSERT,
+            chunk_size=incremental.chunk_size,
+            threads=incremental.threads,
+            strategy=incremental.strategy or INSERT_INSERT,
             read_only=self.read_only,
-            allow_schema_changes=config.get_bool("incremental.snapshot.allow.schema.changes"),
+            allow_schema_changes=incremental.allow_schema_changes,
             flavor=flavor,
             position=self._position,
             is_captured=stream.dispatcher.is_captured,
-            emit_retries=config.int_of("signal.emit.failure.max.retries"),
-            emit_backoff_s=config.int_of("signal.emit.failure.backoff.ms") / 1000,
+            emit_retries=incremental.emit_retries,
+            emit_backoff_s=incremental.emit_backoff_s,
         )
         self.connect = snapshot_connection_factory(config)
         self.processor = SignalProcessor(
-            build_channels(config, in_process),
+            build_channels(signals, in_process),
             {
                 EXECUTE_SNAPSHOT: self.execute_snapshot,
                 STOP_SNAPSHOT: self.incremental.stop,
@@ -122,7 +124,7 @@ class SignalActions:
                 LOG: self.log_message,
                 SET_BINLOG_POSITION: self.set_binlog_position,
             },
-            config.int_of("signal.poll.interval.ms") / 1000,
+            signals.poll_interval_s,
         )
         self._started = False
         # The offset a source-channel signal was read at (a restart from it reads the signal again).

@@ -31,9 +31,9 @@ from typing import Any, Protocol
 
 import orjson
 
-from connector.config import ConnectorConfig
 from connector.records.filters import TableFilter
 from connector.server.connection import connect
+from connector.sources.settings import CONSUMER_PREFIX, SignalSettings
 from connector.sources.signal_names import EXECUTE_SNAPSHOT as EXECUTE_SNAPSHOT
 from connector.sources.signal_names import FILE, IN_PROCESS, KAFKA, SOURCE
 from connector.sources.signal_names import LOG as LOG
@@ -62,12 +62,12 @@ from ddl.kafka.client import (
     security_kwargs,
 )
 from mysql_cdc_base.errors import ConfigError
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_table
 
 log = logging.getLogger(__name__)
 
-CONSUMER_PREFIX = "signal.consumer."
 WINDOW_OPEN = "snapshot-window-open"
 WINDOW_CLOSE = "snapshot-window-close"
 
@@ -154,42 +154,30 @@ class FileSignalChannel:
         pass
 
 
-def kafka_signal_topic(config: ConnectorConfig) -> str:
-    return config.get("signal.kafka.topic") or f"{config.topic_prefix}-signal"
+def enabled_channels(config: PropertyReader) -> list[str]:
+    return list(SignalSettings.from_config(config).channels)
 
 
-def _kafka_bootstrap(config: ConnectorConfig) -> str:
-    bootstrap = config.get("signal.kafka.bootstrap.servers") or config.get("sink.kafka.bootstrap.servers")
-    if not bootstrap:
-        raise ConfigError(
-            "signal.kafka.bootstrap.servers",
-            "is required for signal.enabled.channels=kafka (host:port[,host:port...] of the brokers)",
-        )
-    return bootstrap
-
-
-def enabled_channels(config: ConnectorConfig) -> list[str]:
-    return [c.lower() for c in config.get_list("signal.enabled.channels")]
-
-
-def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel | None) -> list[SignalChannel]:
+def build_channels(
+    settings: SignalSettings, in_process: InProcessSignalChannel | None
+) -> list[SignalChannel]:
     """The polled channels ``signal.enabled.channels`` names (the source channel is fed by streaming)."""
     channels: list[SignalChannel] = []
-    enabled = enabled_channels(config)
+    enabled = settings.channels
     if FILE in enabled:
-        channels.append(FileSignalChannel(config.get("signal.file") or "file-signals.txt"))
+        channels.append(FileSignalChannel(settings.file))
     if KAFKA in enabled:
         # The Kafka channel loads kafka-python: imported only when the channel is enabled.
         from connector.sources.kafka_signals import KafkaSignalChannel  # noqa: PLC0415
 
-        kwargs = client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
+        kwargs = client_kwargs(settings.consumer, CONSUMER_PREFIX, CONSUMER_SETTINGS)
         channels.append(
             KafkaSignalChannel(
-                _kafka_bootstrap(config),
-                kafka_signal_topic(config),
-                config.get("signal.kafka.groupId") or "kafka-signal",
-                config.topic_prefix,
-                config.int_of("signal.kafka.poll.timeout.ms"),
+                settings.kafka_bootstrap(),
+                settings.kafka_topic,
+                settings.kafka_group_id,
+                settings.topic_prefix,
+                settings.kafka_poll_timeout_ms,
                 **kwargs,
             )
         )
@@ -198,7 +186,7 @@ def build_channels(config: ConnectorConfig, in_process: InProcessSignalChannel |
     return channels
 
 
-def signal_table(config: ConnectorConfig) -> TableId | None:
+def signal_table(config: PropertyReader) -> TableId | None:
     tables = TableFilter.from_config(config).always
     return next(iter(tables), None)
 
@@ -259,11 +247,12 @@ class SignalProcessor:
 
 # -- sending (mysql-cdc signal) -------------------------------------------------------------------------
 def send_signal(
-    config: ConnectorConfig, type_: str, data: Mapping[str, Any], *, channel: str | None = None
+    config: PropertyReader, type_: str, data: Mapping[str, Any], *, channel: str | None = None
 ) -> tuple[str, str]:
     """Sends one signal through ``channel`` (default: the first enabled of source, kafka, file);
     returns (channel, signal id)."""
-    enabled = enabled_channels(config)
+    settings = SignalSettings.from_config(config)
+    enabled = settings.channels
     chosen = channel or next((c for c in (SOURCE, KAFKA, FILE) if c in enabled), None)
     if chosen is None or chosen not in enabled or chosen == IN_PROCESS:
         raise ConfigError(
@@ -285,16 +274,14 @@ def send_signal(
         # kafka-python: imported only when a signal goes through the Kafka channel.
         from connector.sources.kafka_signals import signal_log  # noqa: PLC0415
 
-        kwargs = security_kwargs(
-            client_kwargs(config.subset(CONSUMER_PREFIX), CONSUMER_PREFIX, CONSUMER_SETTINGS)
-        )
-        topic_log = signal_log(_kafka_bootstrap(config), kafka_signal_topic(config), {}, kwargs)
+        kwargs = security_kwargs(client_kwargs(settings.consumer, CONSUMER_PREFIX, CONSUMER_SETTINGS))
+        topic_log = signal_log(settings.kafka_bootstrap(), settings.kafka_topic, {}, kwargs)
         try:
-            topic_log.append(config.topic_prefix.encode(), orjson.dumps({"type": type_, "data": data}))
+            topic_log.append(settings.topic_prefix.encode(), orjson.dumps({"type": type_, "data": data}))
         finally:
             topic_log.close()
     else:
         line = orjson.dumps({"id": signal_id, "type": type_, "data": data}) + b"\n"
-        with open(config.get("signal.file") or "file-signals.txt", "ab") as fh:
+        with open(settings.file, "ab") as fh:
             fh.write(line)
     return chosen, signal_id

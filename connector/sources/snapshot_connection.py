@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 import pymysql
 
-from connector.config import ConnectorConfig
 from connector.records.conversion import SNAPSHOT_CONVERSIONS
-from connector.server.connection import connect, session_time_zone
+from connector.server.connection import connect
+from connector.server.settings import session_time_zone
+from mysql_cdc_base.properties import PropertyReader
 
 
-def snapshot_connection_factory(config: ConnectorConfig) -> Callable[[], pymysql.connections.Connection]:
+def snapshot_connection_factory(config: PropertyReader) -> Callable[[], pymysql.connections.Connection]:
     """Opens the snapshot's connections (``snapshot.Snapshotter``'s ``connect``): as the connector
     user, autocommit off, with the snapshot value conversions (``SNAPSHOT_CONVERSIONS``) and the
     session time zone of ``session_time_zone`` (the converters read TIMESTAMP text in it)."""

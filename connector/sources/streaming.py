@@ -46,7 +46,6 @@ from connector.binlog.server_stream import (
     StreamDropped,
     describe_cause,
 )
-from connector.config import ConnectorConfig
 from connector.dispatch.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
@@ -62,6 +61,7 @@ from connector.sources.signals import InProcessSignalChannel
 from connector.sources.transaction_buffer import QueryStatement, TransactionBuffer
 from mysql_cdc_base.flavor import ServerFlavor
 from mysql_cdc_base.position import GtidSet, SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 from snapshot.binlog_status import executed_gtids
 
@@ -90,7 +90,7 @@ _CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
 
 
 def _dispatcher(
-    config: ConnectorConfig,
+    config: PropertyReader,
     builder: EventBuilder,
     table_filter: TableFilter,
     schema: SchemaState,
@@ -123,7 +123,7 @@ class StreamingSource:
 
     def __init__(
         self,
-        config: ConnectorConfig,
+        config: PropertyReader,
         flavor: ServerFlavor,
         schema: SchemaState,
         builder: EventBuilder,

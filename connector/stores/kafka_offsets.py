@@ -21,7 +21,6 @@ from typing import Any
 
 import orjson
 
-from connector.config import ConfigError, ConnectorConfig
 from connector.stores.offsets import OffsetStore, OffsetStoreError, partition_key
 from ddl.kafka.client import (
     PRODUCER_SETTINGS,
@@ -34,8 +33,9 @@ from ddl.kafka.client import (
 )
 from ddl.kafka.log import KafkaTopicLog
 from ddl.kafka.topics import topic_ensurer
-from mysql_cdc_base.errors import OffsetError
+from mysql_cdc_base.errors import ConfigError, OffsetError
 from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.properties import PropertyReader
 from sink.kafka.settings import PRODUCER_PREFIX
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class KafkaOffsetStore(OffsetStore):
         self._topic_checked = False
 
     @classmethod
-    def from_config(cls, config: ConnectorConfig) -> KafkaOffsetStore:
+    def from_config(cls, config: PropertyReader) -> KafkaOffsetStore:
         topic = config.get(TOPIC_KEY)
         if not topic:
             raise ConfigError(

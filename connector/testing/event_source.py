@@ -42,6 +42,7 @@ from connector.binlog.server_stream import RawEvent
 from connector.errors import MysqlCdcError
 from connector.records.builder import TableSchema
 from connector.sources.heartbeat import Heartbeat
+from connector.sources.settings import HeartbeatSettings
 from connector.sources.streaming import EventReader, StreamingSource
 from connector.testing.fake import FakeConnector
 from mysql_cdc_base.position import SourceOffset
@@ -451,7 +452,7 @@ class InMemoryBinlog:
         )
         if source.heartbeat is not None:
             source.heartbeat = Heartbeat(
-                fake.config, fake.config.int_of("heartbeat.interval.ms"), clock=self._heartbeat_clock
+                fake.config, HeartbeatSettings.from_config(fake.config), clock=self._heartbeat_clock
             )
         self.source = source
         first = len(self.recorder.records)
