@@ -65,8 +65,8 @@ class RustAppender:
         path = local_path(uri)
         if path is None:
             return False
-        table = self._table(path)
-        order = None if table is None else self._column_order(table, schema)
+        table = self.table(path)
+        order = None if table is None else self.column_order(table, schema)
         if table is None or order is None:
             return False
         rows = rows.select(order)
@@ -78,13 +78,17 @@ class RustAppender:
             # Raised before the commit (the commit is the write's last step): Spark appends the
             # rows; a Parquet file delta-rs may have left is in no commit, and VACUUM removes it.
             log.warning("%s: delta-rs could not append (%s); Spark appends", path, exc)
-            self._tables.pop(path, None)
+            self.forget(path)
             return False
-        self._checkpoint(table)
+        self.checkpoint(table)
         return True
 
+    def forget(self, path: str) -> None:
+        """Open the table at ``path`` afresh next time (a failed write may leave its state stale)."""
+        self._tables.pop(path, None)
+
     @staticmethod
-    def _checkpoint(table: DeltaTable) -> None:
+    def checkpoint(table: DeltaTable) -> None:
         """A checkpoint at Spark's cadence (``delta.checkpointInterval``, 10 versions by default;
         delta-rs's own is 100), so readers replay as few log files as after Spark's appends."""
         configuration = table.metadata().configuration
@@ -92,7 +96,8 @@ class RustAppender:
         if table.version() % interval == 0:
             table.create_checkpoint()
 
-    def _table(self, path: str) -> DeltaTable | None:
+    def table(self, path: str) -> DeltaTable | None:
+        """The delta-rs table at ``path``, brought up to date; None where delta-rs cannot open it."""
         table = self._tables.get(path)
         try:
             if table is None:
@@ -106,7 +111,7 @@ class RustAppender:
         return table
 
     @staticmethod
-    def _column_order(table: DeltaTable, schema: StructType) -> list[str] | None:
+    def column_order(table: DeltaTable, schema: StructType) -> list[str] | None:
         """The table's column names in its order, where they are ``schema``'s columns with the same
         types (a column Spark's ``mergeSchema`` added comes after the metadata columns); None where
         they are not, or the table maps its columns."""

@@ -88,6 +88,17 @@ SPARK_SINK_PROPERTIES: tuple[Property, ...] = (
         choices=("auto", "spark"),
     ),
     prop(
+        "sink.spark.current.commits",
+        "auto",
+        "Who commits the current-state tables' MERGEs and insert-only appends. auto: delta-rs "
+        "(deltalake), in milliseconds, where sink.spark.changelog.appends would (a local warehouse, "
+        "no cast, no column mapping), with the same rows, commit metadata, transaction identifier "
+        "and change data feed as Spark's MERGE; Spark otherwise, and for truncates. spark: always a "
+        "Spark job. See docs/guides/delta-freshness.md.",
+        kind="choice",
+        choices=("auto", "spark"),
+    ),
+    prop(
         "sink.spark.optimize.interval.commits",
         "10",
         "Compact a Delta table (OPTIMIZE) after this many of the sink's commits to it, so its files "
@@ -159,6 +170,7 @@ class SparkSinkSettings:
     merge_interval_ms: int = int(_default("sink.spark.merge.interval.ms"))
     merge_max_rows: int = int(_default("sink.spark.merge.max.rows"))
     changelog_appends: str = _default("sink.spark.changelog.appends")
+    current_commits: str = _default("sink.spark.current.commits")
     optimize_interval_commits: int = int(_default("sink.spark.optimize.interval.commits"))
     vacuum_interval_ms: int = int(_default("sink.spark.vacuum.interval.ms"))
     vacuum_retention_hours: int = int(_default("sink.spark.vacuum.retention.hours"))
@@ -290,6 +302,7 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         merge_interval_ms=non_negative("sink.spark.merge.interval.ms"),
         merge_max_rows=positive("sink.spark.merge.max.rows"),
         changelog_appends=choice_of(config, _DECLARED["sink.spark.changelog.appends"]),
+        current_commits=choice_of(config, _DECLARED["sink.spark.current.commits"]),
         optimize_interval_commits=non_negative("sink.spark.optimize.interval.commits"),
         vacuum_interval_ms=non_negative("sink.spark.vacuum.interval.ms"),
         vacuum_retention_hours=non_negative("sink.spark.vacuum.retention.hours"),

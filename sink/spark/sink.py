@@ -59,6 +59,7 @@ from sink.spark.handlers import RecordHandlers, Work
 from sink.spark.maintenance import MaintenancePlan
 from sink.spark.recovery import Recovery
 from sink.spark.rust_appends import RustAppender, local_path
+from sink.spark.rust_merges import RustMerger
 from sink.spark.session import spark_session
 from sink.spark.settings import SparkSinkConfig, SparkSinkSettings, settings_from_config
 from sink.spark.writer import DeltaWriter
@@ -127,8 +128,10 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         interval = 0 if settings.kafka_input else settings.merge_interval_ms
         self._merges = DeferredMerges(interval, settings.merge_max_rows)
         # Changelog appends without a Spark job, where delta-rs can commit them (rust_appends.py).
-        local = settings.changelog_appends == "auto" and local_path(settings.warehouse) is not None
-        self._appender = RustAppender() if local else None
+        local = local_path(settings.warehouse) is not None
+        self._appender = RustAppender() if local and settings.changelog_appends == "auto" else None
+        # And current-state MERGEs and appends (rust_merges.py).
+        self._merger = RustMerger(RustAppender()) if local and settings.current_commits == "auto" else None
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
@@ -152,7 +155,7 @@ class SparkSink(Recovery, RecordHandlers, Sink):
     def writer(self) -> DeltaWriter:
         if self._writer is None:
             self._writer = DeltaWriter(
-                self.spark, self.settings.app_id, self.settings.evolution, self._appender
+                self.spark, self.settings.app_id, self.settings.evolution, self._appender, self._merger
             )
         return self._writer
 
@@ -467,7 +470,11 @@ class SparkSink(Recovery, RecordHandlers, Sink):
             writer = self._writer_pool.get_nowait()
         except queue.Empty:
             writer = DeltaWriter(
-                self.spark.newSession(), self.settings.app_id, self.settings.evolution, self._appender
+                self.spark.newSession(),
+                self.settings.app_id,
+                self.settings.evolution,
+                self._appender,
+                self._merger,
             )
         try:
             self._run_chain(chain, writer)

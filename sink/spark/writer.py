@@ -40,6 +40,7 @@ from sink.spark.commits import CommitMeta
 from sink.spark.evolution import literal
 from sink.spark.faults import kill_point
 from sink.spark.rust_appends import RustAppender
+from sink.spark.rust_merges import RustMerger
 from sink.spark_mapping import changelog_struct_type, widen
 from sink.spark_reader import conform
 
@@ -94,12 +95,18 @@ def frame_of(spark: SparkSession, rows: Sequence[tuple[Any, ...]], schema: Struc
 
 class DeltaWriter:
     def __init__(
-        self, spark: SparkSession, app_id: str, evolution: str, appender: RustAppender | None = None
+        self,
+        spark: SparkSession,
+        app_id: str,
+        evolution: str,
+        appender: RustAppender | None = None,
+        merger: RustMerger | None = None,
     ) -> None:
         self.spark = spark
         self.app_id = app_id
         self.column_mapping = evolution == "column-mapping"
         self.appender = appender  # commits changelog appends without a Spark job where it can
+        self.merger = merger  # and current-state MERGEs and appends (rust_merges.py)
 
     def activate(self) -> None:
         """Make this writer's session the active one of the calling thread's JVM thread: Delta
@@ -305,6 +312,9 @@ class DeltaWriter:
         if not (meta.in_snapshot or step.snapshot_rows):
             kill_point("merge", path)
         schema = step.schema
+        if not step.truncated and self._apply_without_spark(path, step, meta, append):
+            kill_point("commit", path)
+            return
         if step.truncated or append:
             upserts = [row for row in step.net.values() if row is not None]
             frame = frame_of(self.spark, upserts, schema)
@@ -314,19 +324,7 @@ class DeltaWriter:
             self._write(frame, path, meta, "overwrite" if step.truncated else "append", txn=False)
             kill_point("commit", path)
             return
-        flagged = StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
-        index = [schema.fieldNames().index(k) for k in _field_names(schema, step.key)]
-        width = len(schema.fields)
-        rows = []
-        for key, row in step.net.items():
-            if row is None:
-                values: list[Any] = [None] * width
-                for i, value in zip(index, key, strict=True):
-                    values[i] = value
-                rows.append((*values, True))
-            else:
-                rows.append((*row, False))
-        source = frame_of(self.spark, rows, flagged)
+        source = frame_of(self.spark, _flagged_rows(step), _flagged(schema))
         key_names = _field_names(schema, step.key)
         matches = " AND ".join(f"t.{quote(k)} <=> s.{quote(k)}" for k in key_names)
         key_range = _key_range(schema, key_names, step.net)
@@ -343,6 +341,24 @@ class DeltaWriter:
                 .execute()
             )
         kill_point("commit", path)
+
+    def _apply_without_spark(self, path: str, step: RowsStep, meta: CommitMeta, append: bool) -> bool:
+        """delta-rs commits the step where the rows need no cast (rust_merges.py)."""
+        if self.merger is None:
+            return False
+        if append:
+            rows = arrow_of([row for row in step.net.values() if row is not None], step.schema)
+            return rows is not None and self.merger.appender.append(path, rows, step.schema, meta)
+        rows = arrow_of(_flagged_rows(step), _flagged(step.schema))
+        return rows is not None and self.merger.merge(
+            path,
+            rows,
+            step.schema,
+            _field_names(step.schema, step.key),
+            _DELETE_FLAG,
+            meta,
+            (self.app_id, txn_version(meta)),
+        )
 
     def evolve_current(self, path: str, step: EvolveStep, meta: CommitMeta) -> None:
         """Make the current-state table's columns ``step.new`` (MySQL's columns after the DDL)."""
@@ -420,6 +436,29 @@ def _make_log_dirs(spark: SparkSession, path: str) -> None:
 
 # Key types whose order is the same in Python and in Spark (a range of them bounds the keys).
 _RANGE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType, DecimalType, DateType)
+
+
+def _flagged(schema: StructType) -> StructType:
+    """``schema`` and the MERGE source's delete flag."""
+    return StructType([*schema.fields, StructField(_DELETE_FLAG, BooleanType(), False)])
+
+
+def _flagged_rows(step: RowsStep) -> list[tuple[Any, ...]]:
+    """The step's net rows for a MERGE: each row and False, or a deleted key (its other columns
+    null) and True."""
+    schema = step.schema
+    index = [schema.fieldNames().index(k) for k in _field_names(schema, step.key)]
+    width = len(schema.fields)
+    rows = []
+    for key, row in step.net.items():
+        if row is None:
+            values: list[Any] = [None] * width
+            for i, value in zip(index, key, strict=True):
+                values[i] = value
+            rows.append((*values, True))
+        else:
+            rows.append((*row, False))
+    return rows
 
 
 def _key_range(
