@@ -132,6 +132,7 @@ SLOW_FIRST: tuple[str, ...] = (
     "tests/sink/test_spark_crash.py",
     "tests/sink/test_spark_apply.py",
     "tests/sink/test_spark_maintenance.py",
+    "tests/sink/test_spark_crash_points.py",
     "tests/connector/sources/test_incremental_crash.py",
     "tests/sink/test_spark_deferred.py",
     "tests/sink/test_spark_e2e.py",
