@@ -189,6 +189,15 @@ def snapshot_done(wh: Path) -> bool:
     return meta is not None and meta["batch_offset"] is not None and not in_snapshot(meta["batch_offset"])
 
 
+def snapshot_complete(wh: Path) -> bool:
+    """Has the snapshot's last batch (the first whose end is outside the snapshot) landed in every
+    table it writes? (A kill between its table commits takes the snapshot again.)"""
+    if not snapshot_done(wh):
+        return False
+    _, of, landed = newest_batch(wh)
+    return len(landed) == of
+
+
 def binlog_end(server: Any) -> tuple[str, int]:
     """The server's binlog file and position: where its next transaction starts."""
     try:

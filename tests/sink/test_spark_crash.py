@@ -47,7 +47,7 @@ from tests.sink.spark_crash_support import (
     log_versions,
     newest_batch,
     prefill,
-    snapshot_done,
+    snapshot_complete,
     spark_props,
 )
 from tests.sink.spark_support import spark_for_tests
@@ -103,7 +103,8 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
     assert snapshot_running()
     kill(proc)
     proc = start_connector(config, log)
-    wait_for(lambda: snapshot_done(wh), 300, "the snapshot to complete", 0.1, proc, log)
+    # (its last batch in every table: the writer's changes all come after the snapshot's reads)
+    wait_for(lambda: snapshot_complete(wh), 300, "the snapshot to complete", 0.1, proc, log)
 
     # 2. A writer runs; the connector is killed at chosen points and at random ones.
     writer = Writer(mysql_server, db, seed=5, rows_a=PREFILL_A, rows_b=PREFILL_B)
@@ -157,7 +158,11 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
     # 3. Recover from the last kill (right after a compaction's commit) in this process, on the
     #    test's warm Spark (one JVM start less, the same recovery code), with the writer stopped:
     #    the catch-up reads to the binlog's end, then folds every deferred MERGE. Then compare with
-    #    the writer's log and MySQL.
+    #    the writer's log and MySQL. (A first try of this once left b's current state 150 rows
+    #    short: not the in-process catch-up but a real gap, shown again by this test once its
+    #    first random kill landed between the table commits of the snapshot's last batch; the
+    #    restart streamed on without b's snapshot rows. Now it takes the snapshot again:
+    #    test_spark_crash_points.py kills there on purpose.)
     catch_up_here(props)
     for table, snapshot_rows in (("a", PREFILL_A), ("b", PREFILL_B), ("c", 0)):
         assert_changelog_exact(spark, tables / f"{table}_changelog", table, writer.log, snapshot_rows)

@@ -36,6 +36,7 @@ from tests.sink.spark_crash_support import (
     prefill,
     run_to_end,
     skipped_in_log,
+    snapshot_complete,
     snapshot_done,
     spark_props,
 )
@@ -156,12 +157,9 @@ def test_sigkill_between_the_table_commits_of_a_snapshots_last_batch_takes_the_s
     _, of, landed = newest_batch(wh)
     assert snapshot_done(wh) and 1 <= len(landed) < of, (of, sorted(landed))  # its last batch
 
-    def snapshot_complete() -> bool:
-        return snapshot_done(wh) and (lambda _, of, landed: len(landed) == of)(*newest_batch(wh))
-
     proc = start_connector(config, log)
     try:
-        wait_for(snapshot_complete, 300, "the snapshot's last batch", 0.2, proc, log)
+        wait_for(lambda: snapshot_complete(wh), 300, "the snapshot's last batch", 0.2, proc, log)
     finally:
         assert stop(proc) == 0, log_tail(log)
     # No writes meanwhile: each changelog holds the snapshot's reads once, no change.
