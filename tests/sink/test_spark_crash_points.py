@@ -90,16 +90,6 @@ def test_sigkill_between_two_tables_commits_of_one_batch_replays_only_what_each_
     assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
 
 
-def run_past(config: Path, log: Path, wh: Path, last: tuple[str, int]) -> None:
-    """``mysql-cdc run`` until a batch reaches the binlog position ``last``, then SIGTERM (which
-    folds the deferred MERGEs: the stored offset stays before them until then)."""
-    proc = start_connector(config, log)
-    try:
-        wait_for(lambda: committed_past(wh, last), 300, "the last change", 0.2, proc, log)
-    finally:
-        assert stop(proc) == 0, log_tail(log)
-
-
 def assert_exact(spark: SparkSession, server: Any, db: str, wh: Path, writer: Writer, rows: int) -> None:
     for table in ("a", "b"):
         assert_changelog_exact(spark, wh / db / f"{table}_changelog", table, writer.log, rows)
@@ -107,32 +97,31 @@ def assert_exact(spark: SparkSession, server: Any, db: str, wh: Path, writer: Wr
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # three starts of the connector
-def test_sigkill_after_changelog_appends_with_deferred_merges_recovers_in_and_out_of_process(
+@pytest.mark.timeout(600)  # one start of the connector
+def test_sigkill_after_changelog_appends_with_deferred_merges_recovers_in_this_process(
     spark: SparkSession, mysql_server: Any, unique_db: str, tmp_path: Path
 ) -> None:
+    """The killed batch holds both changelogs' appends and no current-state commit: only the
+    changelogs hold its changes. An ``Engine`` in this process (the repeated-SIGKILL test's last
+    recovery) re-derives them from the resume point the commits recorded, as a restarted
+    connector does (the between-commits test above recovers that way, MERGEs deferred too)."""
     db, rows = unique_db, 20
     mysql_server.execute(*TABLES_DDL, *prefill(rows, rows), database=db)
     wh, tables = tmp_path / "wh", tmp_path / "wh" / unique_db
-    # MERGEs deferred far longer than the test: only a flush (catch-up, SIGTERM) folds them.
+    # MERGEs deferred far longer than the test: only a flush (the catch-up's end) folds them.
     props = spark_props(mysql_server, db, tmp_path, "deferred", **{"sink.spark.merge.interval.ms": "3600000"})
     config, log = write_config(props, tmp_path / "connector.properties"), tmp_path / "connector.log"
     catch_up_here(props)  # the snapshot
     snapshot_versions = {t: log_versions(tables / t) for t in ("a", "b")}
     writer = Writer(mysql_server, db, seed=11, rows_a=rows, rows_b=rows)
-
-    for recover in (lambda _: catch_up_here(props), lambda last: run_past(config, log, wh, last)):
-        writer.write(40)  # while the connector is down: its next batch spans both tables
-        wait_killed(killed_at("batch:", config, log), log)
-        _, of, landed = newest_batch(wh)
-        # The killed batch is both changelogs' appends, and no current-state commit.
-        assert of == 2 and sorted(landed) == ["a_changelog", "b_changelog"], (of, sorted(landed))
-        assert {t: log_versions(tables / t) for t in ("a", "b")} == snapshot_versions
-        last = binlog_end(mysql_server)
-        writer.write(20)  # more after the kill: the replay is more than the killed batch
-        recover(last)
-        assert_exact(spark, mysql_server, db, wh, writer, rows)
-        snapshot_versions = {t: log_versions(tables / t) for t in ("a", "b")}
+    writer.write(40)  # while the connector is down: its next batch spans both tables
+    wait_killed(killed_at("batch:", config, log), log)
+    _, of, landed = newest_batch(wh)
+    assert of == 2 and sorted(landed) == ["a_changelog", "b_changelog"], (of, sorted(landed))
+    assert {t: log_versions(tables / t) for t in ("a", "b")} == snapshot_versions  # no MERGE yet
+    writer.write(20)  # more after the kill: the replay is more than the killed batch
+    catch_up_here(props)
+    assert_exact(spark, mysql_server, db, wh, writer, rows)
     out = io.StringIO()
     assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
 
