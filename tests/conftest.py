@@ -129,8 +129,9 @@ from tests.kafka_support import (  # noqa: E402, F401
 # xdist hands files out in this order only with --no-loadscope-reorder (pyproject.toml addopts):
 # by default it reorders them by their number of tests, which put these few-test files last.
 SLOW_FIRST: tuple[str, ...] = (
-    "tests/sink/test_spark_crash.py",
     "tests/sink/test_spark_apply.py",
+    "tests/sink/test_spark_crash_points.py",
+    "tests/sink/test_spark_crash.py",
     "tests/sink/test_spark_maintenance.py",
     "tests/connector/sources/test_incremental_crash.py",
     "tests/sink/test_spark_deferred.py",

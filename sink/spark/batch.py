@@ -99,7 +99,7 @@ class ChangelogPart:
     offset: SourceOffset | None  # the last event's
 
 
-_NOT_WHOLE_SNAPSHOT = frozenset({None, "false", "incremental"})
+NOT_WHOLE_SNAPSHOT = frozenset({None, "false", "incremental"})
 
 
 def _snapshot_marker(source: object) -> object:
@@ -193,7 +193,7 @@ class TableBatch:
             self._inserts_only = False
         elif op == "c" and offset.has_position and not offset.in_snapshot:
             pass  # MySQL inserted it: no row had the key at the table's last committed event
-        elif op == "r" and _snapshot_marker(source) not in _NOT_WHOLE_SNAPSHOT:
+        elif op == "r" and _snapshot_marker(source) not in NOT_WHOLE_SNAPSHOT:
             # An initial or blocking snapshot reads each row once (its last row's offset is the
             # completed one); an incremental snapshot's rows race with the table's own events.
             self._snapshot_rows = True

@@ -41,10 +41,20 @@ class CommitMeta:
     # Where the engine resumes once the batch is complete: its end, or before the oldest event a
     # current-state table has not folded yet (sink/spark/deferred.py); None: batch_offset.
     resume: SourceOffset | None = None
+    # The batch holds reads of an initial/blocking snapshot: every batch of one, the last (whose
+    # end is the completed snapshot's offset, outside it) included. Its ``stable`` is the offset
+    # before the snapshot, and each table records ``base_version``: a kill between that last
+    # batch's table commits rolls the whole snapshot back, as one inside it.
+    snapshot: bool = False
 
     @property
     def in_snapshot(self) -> bool:
         return self.batch_offset is not None and self.batch_offset.in_snapshot
+
+    @property
+    def takes_snapshot(self) -> bool:
+        """Does the batch hold snapshot reads (restored if the snapshot is interrupted)?"""
+        return self.snapshot or self.in_snapshot
 
     def to_json(self) -> str:
         def offset(value: SourceOffset | None) -> Any:
@@ -65,6 +75,8 @@ class CommitMeta:
         }
         if self.resume is not None and self.resume != self.batch_offset:
             doc["resume"] = offset(self.resume)
+        if self.snapshot:
+            doc["snapshot"] = True
         if self.base_version is not None:
             doc["base_version"] = self.base_version
             doc["base_offset"] = offset(self.base_offset)
@@ -95,6 +107,7 @@ class CommitMeta:
             base_offset=coerce(doc.get("base_offset")),
             version=version,
             resume=coerce(doc.get("resume")),
+            snapshot=bool(doc.get("snapshot", False)),
         )
 
     @property

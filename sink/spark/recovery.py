@@ -64,16 +64,21 @@ class Recovery:
             self._batch_no = latest.batch
             self._stable = latest.stable
             self._end = latest.batch_offset
-            if latest.in_snapshot and not self.settings.kafka_input:
+            finished = sum(1 for m in ours if m.batch == latest.batch and m.final)
+            # A snapshot is interrupted inside it, or between its last batch's table commits (some
+            # tables would miss that batch's reads for good: a replay has only binlog events).
+            interrupted = latest.in_snapshot or (latest.snapshot and finished < latest.of)
+            if interrupted and not self.settings.kafka_input:
                 commits = self._roll_back_snapshot(commits, latest)
                 # Streaming resumes where it was before the snapshot; an initial snapshot's own
-                # offset tells the engine to take it again.
-                self._offset = latest.stable or latest.batch_offset
+                # offset (or none) tells the engine to take it again.
+                self._offset = latest.stable or (latest.batch_offset if latest.in_snapshot else latest.since)
                 # Tables may hold events past it: changes a current state had not folded yet.
                 held = [m for m, _ in commits.values() if m is not None]
                 self._replay_until = _newest_held(held)
             else:
-                finished = sum(1 for m in ours if m.batch == latest.batch and m.final)
+                if latest.snapshot and not latest.in_snapshot:
+                    self._stable = latest.resume_at  # a completed snapshot's end
                 # (the resume point stays before the events a current state has not folded yet)
                 self._offset = latest.resume_at if finished >= latest.of else latest.since
                 if self._offset is not None and self._offset.in_snapshot:
@@ -99,13 +104,20 @@ class Recovery:
         it wrote are restored: a table's newest commit may be an earlier, completed snapshot's,
         when no batch since has written to it (a current state whose MERGEs are deferred, a table
         with no change since), and that snapshot stays."""
+        # The newest batch outside the interrupted snapshot (a completed snapshot's last batch is
+        # one; the interrupted one's, when it is ``latest``, is not).
         streamed = max(
-            (m.batch for m, _ in commits.values() if m is not None and not m.in_snapshot), default=-1
+            (
+                m.batch
+                for m, _ in commits.values()
+                if m is not None and not m.in_snapshot and not (m.snapshot and m.batch == latest.batch)
+            ),
+            default=-1,
         )
         undo = {
             p: m
             for p, (m, _) in commits.items()
-            if m is not None and m.in_snapshot and m.base_version is not None and m.batch > streamed
+            if m is not None and m.takes_snapshot and m.base_version is not None and m.batch > streamed
         }
         self._batch_no += 1
         out = dict(commits)
@@ -123,6 +135,7 @@ class Recovery:
                 base_offset=None,
                 final=True,
                 resume=None,
+                snapshot=False,
             )
             self.writer.restore(path, meta.base_version, restored)
             out[path] = (restored, meta.base_version)

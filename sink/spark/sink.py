@@ -50,7 +50,7 @@ from mysql_cdc_base.properties import split_list
 from mysql_cdc_base.records import ChangeRecord
 from mysql_cdc_base.table_id import TableId
 from sink.base import Sink, SinkError
-from sink.spark.batch import ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableState
+from sink.spark.batch import NOT_WHOLE_SNAPSHOT, ChangelogPart, EvolveStep, RowsStep, SchemaInfo, TableState
 from sink.spark.cadence import BatchCadence
 from sink.spark.commits import CommitMeta, is_replay, last_commit
 from sink.spark.deferred import DeferredMerges
@@ -322,7 +322,8 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         self._batch_no += 1
         self._defer(work, last)
         resume = self._merges.resume_point(last)
-        self._commit_work(work, last, self._stable if last.in_snapshot else resume, resume)
+        snapshot = last.in_snapshot or _holds_snapshot_reads(batch)
+        self._commit_work(work, last, self._stable if snapshot else resume, resume, snapshot)
         self.events_applied += sum(tb.events for tb in work.values())
 
     def _defer(self, work: Work, last: SourceOffset) -> None:
@@ -361,9 +362,10 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         last: SourceOffset | None,
         stable: SourceOffset | None,
         resume: SourceOffset | None,
+        snapshot: bool = False,
     ) -> None:
         """Commit a batch's operations, the tables side by side; ``resume``: where the engine
-        resumes once they are all committed."""
+        resumes once they are all committed; ``snapshot``: the batch holds snapshot reads."""
         ops = self._operations(work)
         chains: dict[str, list[tuple[Operation, CommitMeta]]] = {}
         for seq, (kind, state, item) in enumerate(ops, start=1):
@@ -379,6 +381,7 @@ class SparkSink(Recovery, RecordHandlers, Sink):
                 table=(state.table_id.database, state.table_id.table),
                 kind=kind,
                 resume=resume,
+                snapshot=snapshot,
             )
             chains.setdefault(_path_of(kind, state), []).append(((kind, state, item), meta))
         tasks = [
@@ -412,7 +415,10 @@ class SparkSink(Recovery, RecordHandlers, Sink):
             else:
                 with self._prepare_lock:
                     self._unprepared.add(table_id)
-        self._offset, self._stable, self._end = resume, stable, last
+        # (a snapshot's last batch records the offset before the snapshot as its stable one; once
+        # it is complete, its end is)
+        self._offset, self._end = resume, last
+        self._stable = stable if last is None or last.in_snapshot else resume
         if last is not None and not last.in_snapshot:
             for state in self._tables.values():
                 state.snapshot_base.clear()
@@ -499,7 +505,7 @@ class SparkSink(Recovery, RecordHandlers, Sink):
         writer: DeltaWriter,
     ) -> None:
         path = _path_of(kind, state)
-        if meta.in_snapshot:
+        if meta.takes_snapshot:
             if path not in state.snapshot_base:
                 # The version to restore if this snapshot is interrupted, and what it held then.
                 _, version = last_commit(writer.spark, path)
@@ -542,6 +548,17 @@ def _in_snapshot(batch: list[ChangeRecord]) -> bool:
         if record.offset is not None:
             offset = SourceOffset.coerce(record.offset)
             return offset is not None and offset.in_snapshot
+    return False
+
+
+def _holds_snapshot_reads(batch: list[ChangeRecord]) -> bool:
+    """Does the batch hold reads of an initial/blocking snapshot (its last read included, whose
+    offset is the completed snapshot's, outside it)? Their ``source.snapshot`` marker says so."""
+    for record in batch:
+        value = record.value
+        source = value.get("source") if isinstance(value, dict) else None
+        if isinstance(source, dict) and source.get("snapshot") not in NOT_WHOLE_SNAPSHOT:
+            return True
     return False
 
 

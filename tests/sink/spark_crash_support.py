@@ -17,7 +17,12 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from sink.spark import in_snapshot
+from connector.config import ConnectorConfig
+from connector.engine import Engine
+from sink.spark import SparkSink, in_snapshot
+from sink.spark.faults import KILL_AT_ENV
+from tests.connector.crash_support import log_tail, start_connector, stop, wait_for
+from tests.sink.connector_process import lag_bytes
 
 # (table, op, key, row): the row a create or update leaves, or the row a delete removes.
 Change = tuple[str, str, Any, tuple[Any, ...]]
@@ -184,6 +189,15 @@ def snapshot_done(wh: Path) -> bool:
     return meta is not None and meta["batch_offset"] is not None and not in_snapshot(meta["batch_offset"])
 
 
+def snapshot_complete(wh: Path) -> bool:
+    """Has the snapshot's last batch (the first whose end is outside the snapshot) landed in every
+    table it writes? (A kill between its table commits takes the snapshot again.)"""
+    if not snapshot_done(wh):
+        return False
+    _, of, landed = newest_batch(wh)
+    return len(landed) == of
+
+
 def binlog_end(server: Any) -> tuple[str, int]:
     """The server's binlog file and position: where its next transaction starts."""
     try:
@@ -251,3 +265,54 @@ def assert_current_is_mysql(spark: SparkSession, table_dir: Path, server: Any, d
     delta = sorted(tuple(r) for r in spark.read.format("delta").load(str(table_dir)).collect())
     mysql = sorted(tuple(r) for r in server.query(f"SELECT * FROM {table}", database=db))
     assert delta == mysql, f"{table}: the current state differs from SELECT *"
+
+
+# -- running the connector ----------------------------------------------------------------------
+def spark_props(server: Any, db: str, tmp_path: Path, prefix: str, **extra: str) -> dict[str, str]:
+    return server.connector_properties(
+        **{
+            "topic.prefix": prefix,
+            "database.include.list": db,
+            "data.dir": str(tmp_path / "data"),
+            "skipped.operations": "none",
+            "poll.interval.ms": "100",
+            "sink.type": "spark",
+            "sink.spark.warehouse": str(tmp_path / "wh"),
+            "sink.spark.master": "local[2]",
+            "sink.spark.conf.spark.sql.shuffle.partitions": "2",
+            "sink.spark.batch.max.interval.ms": "1000",
+            **extra,
+        }
+    )
+
+
+def killed_at(spec: str, config: Path, log: Path) -> Any:
+    """The connector, to SIGKILL itself at ``spec`` (``MYSQL_CDC_TEST_KILL_AT``)."""
+    return start_connector(config, log, {KILL_AT_ENV: spec})
+
+
+def catch_up_here(props: dict[str, str]) -> None:
+    """Run the connector in this process, on the test's warm Spark (no JVM start), until it has
+    committed all the server has logged, then close it."""
+    connector_config = ConnectorConfig.from_mapping(props)
+    engine = Engine(connector_config, sinks=[SparkSink.from_config(connector_config)])
+    try:
+        engine.catch_up(timeout=900)
+    finally:
+        engine.close()
+
+
+def appended_rows(metrics: dict[str, Any]) -> int:
+    """The rows a changelog append wrote, from its commit's metrics: Spark names them
+    ``numOutputRows``, delta-rs (sink.spark.changelog.appends=auto) ``num_added_rows``."""
+    return int(metrics["numOutputRows"] if "numOutputRows" in metrics else metrics["num_added_rows"])
+
+
+def run_to_end(props: dict[str, str], config: Path, log: Path) -> None:
+    """Start the connector with no kill point, let it commit all the server has logged, stop it."""
+    connector_config = ConnectorConfig.from_mapping(props)
+    proc = start_connector(config, log)
+    try:
+        wait_for(lambda: lag_bytes(connector_config) == 0, 300, "the last change", 1.0, proc, log)
+    finally:
+        assert stop(proc) == 0, log_tail(log)

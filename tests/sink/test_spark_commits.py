@@ -32,12 +32,15 @@ def test_commit_record_round_trips_through_delta_user_metadata() -> None:
         kind="current",
         base_version=4,
         base_offset=offset(50),
+        snapshot=True,  # a snapshot's last batch: its end is outside the snapshot
     )
     back = CommitMeta.from_json(meta.to_json(), version=12)
     assert back == CommitMeta(**{**meta.__dict__, "version": 12})
     assert CommitMeta.from_json(None, 0) is None
     assert CommitMeta.from_json('{"someone": "else"}', 0) is None  # a user's own metadata
-    assert not back.in_snapshot and back.order == (7, 2)
+    assert not back.in_snapshot and back.takes_snapshot and back.order == (7, 2)
+    plain = CommitMeta.from_json(CommitMeta(**{**meta.__dict__, "snapshot": False}).to_json(), 12)
+    assert plain is not None and not plain.takes_snapshot and '"snapshot"' not in plain.to_json()
 
 
 def test_replays_are_recognised_by_binlog_position() -> None:
