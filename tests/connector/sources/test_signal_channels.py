@@ -531,6 +531,8 @@ def test_set_binlog_position_rewinds_a_running_stream(mysql_server, shop, tmp_pa
         **{"signal.enabled.channels": "source,in-process", "signal.poll.interval.ms": "0"},
     )
     with running(engine) as run:
+        # Item 20 must be streamed, not read by the snapshot the engine starts with.
+        run.wait(lambda: engine.streaming is not None, "streaming")
         insert_items(mysql_server, db, 20)
         file, pos = binlog_position(mysql_server)
         gtids = gtid_position(mysql_server)
