@@ -271,11 +271,12 @@ class Engine:
         target = self.probe.current_position(self.info)
         deadline = time.monotonic() + timeout
         target_key = target.key
+        streaming = self.streaming
 
         def reached() -> bool:
-            assert self.streaming is not None
-            file, pos = self.streaming.last_end
-            done = BinlogPosition(file, pos).key >= target_key
+            file, pos = streaming.context.last_end
+            # In the target's file the position alone orders them (no file-name parse per event).
+            done = pos >= target.pos if file == target.file else BinlogPosition(file, pos).key >= target_key
             return done or self._stop.is_set() or time.monotonic() > deadline
 
         self.streaming.run(reached)

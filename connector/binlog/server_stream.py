@@ -24,6 +24,7 @@ import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import NotImplementedEvent
 
+from connector.binlog.direct_reads import events as direct_events
 from connector.binlog.fast_events import install as build_events_fast
 from connector.binlog.library_support import teach_the_library
 from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
@@ -213,7 +214,7 @@ class BinlogReader:
         )
 
     def _iterate(self, stream: BinLogStreamReader) -> Iterator[RawEvent]:
-        for event in stream:
+        for event in direct_events(stream):
             packet = event.packet
             end_pos = int(packet.log_pos)
             etype = int(event.event_type)

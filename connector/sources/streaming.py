@@ -352,6 +352,16 @@ class StreamingSource:
     def _handle(self, raw: RawEvent, statement: QueryStatement | None = None) -> None:
         """One event from the buffer; a QUERY event comes with its statement, read once there."""
         event = raw.event
+        handler = self._handlers.get(type(event))
+        if handler is not None and raw.end_pos and raw.event_type not in self._handlers_by_type:
+            # The events of every transaction (GTID, TABLE_MAP, rows, XID): none is a heartbeat,
+            # rotate or format description, so straight to their handler (issue 41).
+            context = self.context
+            context.on_event(raw)
+            self._raw = raw
+            handler(raw)
+            context.event_done(raw)
+            return
         if isinstance(event, HeartbeatLogEvent):
             if self.metrics is not None:
                 self.metrics.streaming.on_idle()

@@ -102,10 +102,12 @@ class TransactionBuffer:
 
     def feed(self, raw: RawEvent) -> None:
         kind = _KINDS.get(type(raw.event))
-        if kind is None:
-            self._pass(raw)
-        else:
+        if kind is not None:
             kind(self, raw)
+        elif not self._in_transaction or not self.capacity or self._overflowed:
+            self.handle(raw, None)  # _pass without holding: every TABLE_MAP of an unbuffered stream
+        else:
+            self._pass(raw)
 
     def _on_query(self, raw: RawEvent) -> None:
         statement = query_statement(raw.event)
@@ -133,9 +135,13 @@ class TransactionBuffer:
         self._end(raw, "COMMIT", "COMMIT")
 
     def _on_rows(self, raw: RawEvent) -> None:
-        if self._in_transaction and self._is_passing():
+        if not self._in_transaction:
+            self.handle(raw, None)
+        elif not self.capacity or self._overflowed:  # _is_passing
             self._passed_rows += 1
-        self._pass(raw)
+            self.handle(raw, None)
+        else:
+            self._pass(raw)
 
     # -- the transaction --------------------------------------------------------------------------
     def _begin(self, raw: RawEvent, statement: QueryStatement | None = None) -> None:

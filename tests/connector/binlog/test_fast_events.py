@@ -4,7 +4,6 @@ small transactions on several tables, a column added mid-stream, and the same ta
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from pymysqlreplication.row_event import TableMapEvent
 
 import connector.binlog.server_stream  # noqa: F401 - installs the fast path and the cache
 from connector.binlog import table_map_cache
+from connector.binlog.direct_reads import events as direct_events
 from connector.binlog.fast_events import FastPacketWrapper
 from connector.testing.local_server import MySQLServerHandle
 
@@ -44,7 +44,11 @@ def described(event: Any) -> tuple[Any, ...]:
     return type(event).__name__, header, fields, rows, read
 
 
-def read_range(server: MySQLServerHandle, start: tuple[str, int], server_id: int) -> Iterator[Any]:
+def read_range(
+    server: MySQLServerHandle, start: tuple[str, int], server_id: int, direct: bool = False
+) -> tuple[list[Any], tuple[Any, ...]]:
+    """The range's events described, and where the reader stood after them (its log file and
+    position, the table ids it mapped), read by iterating the reader or by ``direct_reads``."""
     stream = BinLogStreamReader(
         connection_settings={
             "host": server.host,
@@ -59,7 +63,8 @@ def read_range(server: MySQLServerHandle, start: tuple[str, int], server_id: int
         blocking=False,
     )
     try:
-        yield from stream
+        events = [described(event) for event in (direct_events(stream) if direct else stream)]
+        return events, (stream.log_file, stream.log_pos, sorted(stream.table_map))
     finally:
         stream.close()
 
@@ -87,13 +92,15 @@ def test_the_fast_events_are_the_librarys(
     mysql_server.execute(*statements)
 
     table_map_cache._parsed.clear()
-    fast = [described(event) for event in read_range(mysql_server, (start[0], start[1]), 7301)]
+    fast, fast_end = read_range(mysql_server, (start[0], start[1]), 7301)
     hits = len(table_map_cache._parsed)
+    # The connector's own packet loop (connector.binlog.direct_reads) over the same range.
+    direct, direct_end = read_range(mysql_server, (start[0], start[1]), 7303, direct=True)
 
     # The library's own construction: its wrapper and TableMapEvent.__init__.
     monkeypatch.setattr(library_stream, "BinLogPacketWrapper", library_packet.BinLogPacketWrapper)
     monkeypatch.setattr(TableMapEvent, "__init__", TableMapEvent.__init__.__wrapped__)
-    plain = [described(event) for event in read_range(mysql_server, (start[0], start[1]), 7302)]
+    plain, plain_end = read_range(mysql_server, (start[0], start[1]), 7302)
 
     assert library_packet.BinLogPacketWrapper is not FastPacketWrapper
     kinds = [kind for kind, *_ in plain]
@@ -101,3 +108,5 @@ def test_the_fast_events_are_the_librarys(
     assert {"WriteRowsEvent", "UpdateRowsEvent", "DeleteRowsEvent"} <= set(kinds)
     assert 2 <= hits < kinds.count("TableMapEvent")  # so the later ones came from the cache
     assert fast == plain
+    assert direct == plain and direct_end == fast_end == plain_end
+    assert plain_end[1] > start[1] and plain_end[2]  # it moved and mapped tables

@@ -1,0 +1,119 @@
+"""mysql-replication's ``BinLogStreamReader.fetchone`` loop, for the reader settings the connector
+uses, with its per-event overhead left out (issue 41).
+
+Iterating the library's reader calls ``fetchone`` once per event, which reads seventeen
+name-mangled attributes to build each event's ``BinLogPacketWrapper`` and checks settings the
+connector never sets (an end position, a start timestamp). ``events`` reads the packets off the
+same pymysql connection and keeps exactly the reader's bookkeeping (log position and file, table
+map, server version and post-header lengths after a format description, the allowed events); the
+wrapper's arguments are read once and again only after the events that change them (a rotate, a
+format description). Connecting, and reconnecting after a read the library retries, stay the
+library's: whenever the reader is not connected, the next event comes from ``fetchone``. A reader
+with an end position or a start timestamp is iterated as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pymysql
+from pymysqlreplication import binlogstream as library_stream
+from pymysqlreplication.constants.BINLOG import FORMAT_DESCRIPTION_EVENT, ROTATE_EVENT, TABLE_MAP_EVENT
+
+_PRIVATE = "_BinLogStreamReader__"
+# fetchone's BinLogPacketWrapper arguments after the table map, control connection and version.
+_WRAPPER_SETTINGS = (
+    "use_checksum",
+    "allowed_events_in_packet",
+    "only_tables",
+    "ignored_tables",
+    "only_schemas",
+    "ignored_schemas",
+    "freeze_schema",
+    "ignore_decode_errors",
+    "verify_checksum",
+    "optional_meta_data",
+    "enable_logging",
+    "use_column_name_cache",
+    "post_header_lengths",
+)
+_REREAD_AFTER = frozenset({ROTATE_EVENT, FORMAT_DESCRIPTION_EVENT})
+
+
+def _connected(fields: dict[str, Any]) -> bool:
+    return bool(fields[_PRIVATE + "connected_stream"] and fields[_PRIVATE + "connected_ctl"])
+
+
+def _settings(fields: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(fields[_PRIVATE + name] for name in _WRAPPER_SETTINGS)
+
+
+def events(stream: Any) -> Iterator[Any]:
+    """The events ``iter(stream)`` gives, in order, until ``fetchone`` would return None."""
+    if stream.end_log_pos or stream.skip_to_timestamp:
+        yield from stream
+        return
+    fields = stream.__dict__
+    allowed = fields[_PRIVATE + "allowed_events"]
+    settings: tuple[Any, ...] | None = None
+    while True:
+        if not _connected(fields):
+            event = stream.fetchone()  # connects (or refuses to reconnect: server_stream)
+            if event is None:
+                return
+            settings = None
+            yield event
+            continue
+        if settings is None:
+            settings = _settings(fields)
+        packet = _read(stream)
+        if packet is None:
+            continue  # as fetchone: the reader reconnects
+        data = packet._data
+        if data[0] != 0 or len(data) < 7:  # not an OK packet
+            if packet.is_eof_packet():
+                stream.close()
+                return
+            continue
+        wrapper = library_stream.BinLogPacketWrapper(
+            packet, stream.table_map, stream._ctl_connection, stream.mysql_version, *settings
+        )
+        event = wrapper.event
+        event_type = wrapper.event_type
+        if event_type in _REREAD_AFTER:
+            _bookkeeping(stream, wrapper)
+            settings = None
+        elif wrapper.log_pos:
+            stream.log_pos = wrapper.log_pos
+        if event_type == TABLE_MAP_EVENT and event is not None:
+            stream.table_map[event.table_id] = event.get_table()
+        if event is not None and event.__class__ in allowed:
+            yield event
+
+
+def _read(stream: Any) -> Any:
+    """The next packet, or None after a lost connection the library reconnects from."""
+    try:
+        return stream._stream_connection._read_packet()
+    except pymysql.OperationalError as error:
+        if error.args[0] in library_stream.MYSQL_EXPECTED_ERROR_CODES:
+            stream._stream_connection.close()
+            stream.__dict__[_PRIVATE + "connected_stream"] = False
+            return None
+        raise
+
+
+def _bookkeeping(stream: Any, wrapper: Any) -> None:
+    """fetchone's updates after a rotate or a format description."""
+    event = wrapper.event
+    if wrapper.event_type == ROTATE_EVENT:
+        stream.log_pos = event.position
+        stream.log_file = event.next_binlog
+        if wrapper.timestamp != 0:
+            stream.table_map = {}  # table ids do not survive a server restart (the library's note)
+    elif wrapper.log_pos:
+        stream.log_pos = wrapper.log_pos
+    if wrapper.event_type == FORMAT_DESCRIPTION_EVENT and event is not None:
+        stream.mysql_version = event.mysql_version
+        stream.__dict__[_PRIVATE + "post_header_lengths"] = event.post_header_len
