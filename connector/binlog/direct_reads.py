@@ -7,7 +7,8 @@ connector never sets (an end position, a start timestamp). ``events`` reads the 
 same pymysql connection and keeps exactly the reader's bookkeeping (log position and file, table
 map, server version and post-header lengths after a format description, the allowed events); the
 wrapper's arguments are read once and again only after the events that change them (a rotate, a
-format description). Connecting, and reconnecting after a read the library retries, stay the
+format description), and the events ``connector.binlog.fast_events`` builds are built from them
+directly (``fast_events.build``), without the library's wrapper arguments. Connecting, and reconnecting after a read the library retries, stay the
 library's: whenever the reader is not connected, the next event comes from ``fetchone``. A reader
 with an end position or a start timestamp is iterated as before.
 """
@@ -20,6 +21,8 @@ from typing import Any
 import pymysql
 from pymysqlreplication import binlogstream as library_stream
 from pymysqlreplication.constants.BINLOG import FORMAT_DESCRIPTION_EVENT, ROTATE_EVENT, TABLE_MAP_EVENT
+
+from connector.binlog import fast_events
 
 _PRIVATE = "_BinLogStreamReader__"
 # fetchone's BinLogPacketWrapper arguments after the table map, control connection and version.
@@ -57,6 +60,7 @@ def events(stream: Any) -> Iterator[Any]:
     fields = stream.__dict__
     allowed = fields[_PRIVATE + "allowed_events"]
     settings: tuple[Any, ...] | None = None
+    fast: fast_events.Settings | None = None
     while True:
         if not _connected(fields):
             event = stream.fetchone()  # connects (or refuses to reconnect: server_stream)
@@ -67,6 +71,9 @@ def events(stream: Any) -> Iterator[Any]:
             continue
         if settings is None:
             settings = _settings(fields)
+            fast = fast_events.settings(
+                stream.table_map, stream._ctl_connection, stream.mysql_version, *settings
+            )
         packet = _read(stream)
         if packet is None:
             continue  # as fetchone: the reader reconnects
@@ -76,9 +83,11 @@ def events(stream: Any) -> Iterator[Any]:
                 stream.close()
                 return
             continue
-        wrapper = library_stream.BinLogPacketWrapper(
-            packet, stream.table_map, stream._ctl_connection, stream.mysql_version, *settings
-        )
+        wrapper = fast_events.build(packet, fast) if fast is not None else None
+        if wrapper is None:
+            wrapper = library_stream.BinLogPacketWrapper(
+                packet, stream.table_map, stream._ctl_connection, stream.mysql_version, *settings
+            )
         event = wrapper.event
         event_type = wrapper.event_type
         if event_type in _REREAD_AFTER:

@@ -162,94 +162,123 @@ _PARSES = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The reader's settings the fast path reads, checked once for a run of events
+    (``settings``): the table map, control connection and server version, and ``Stream``."""
+
+    table_map: Any
+    ctl: Any
+    mysql_version: Any
+    allowed_events: Any
+    stream: Stream
+    ignore_decode_errors: bool
+    post_header_lengths: Any
+
+
+def settings(
+    table_map: Any,
+    ctl: Any,
+    mysql_version: Any,
+    use_checksum: bool,
+    allowed_events: Any,
+    only_tables: Any,
+    ignored_tables: Any,
+    only_schemas: Any,
+    ignored_schemas: Any,
+    freeze_schema: bool,
+    ignore_decode_errors: bool,
+    verify_checksum: bool,
+    optional_meta_data: bool,
+    enable_logging: bool,
+    use_column_name_cache: bool = False,
+    post_header_lengths: Any = None,
+) -> Settings | None:
+    """The ``Settings`` of ``BinLogPacketWrapper``'s arguments, or None where every event must
+    take the library's path (no checksum, or one verified there, a frozen schema, table filters)."""
+    if not use_checksum or verify_checksum or freeze_schema:
+        return None
+    if not (
+        only_tables is None and ignored_tables is None and only_schemas is None and ignored_schemas is None
+    ):
+        return None
+    stream = _stream(
+        table_map, ctl, optional_meta_data, post_header_lengths, use_column_name_cache, enable_logging
+    )
+    return Settings(
+        table_map, ctl, mysql_version, allowed_events, stream, ignore_decode_errors, post_header_lengths
+    )
+
+
+def build(from_packet: Any, given: Settings) -> FastPacketWrapper | None:
+    """The wrapper (and its event) the library would build of ``from_packet``, or None (nothing
+    read or set) where the library's own path must run."""
+    data = from_packet._data
+    parse = _PARSES.get(data[5])  # the event type, after pymysql's OK byte
+    if parse is None:
+        return None
+    timestamp, event_type, server_id, event_size, log_pos, flags = _HEADER.unpack_from(data)
+    cls = _EVENT_CLASSES[event_type]
+    if cls not in given.allowed_events:
+        return None
+    stream = given.stream
+    size = event_size - 23
+    parsed = parse(data, size, stream, event_type)
+    if parsed is None:
+        return None
+    fields, read = parsed
+    from_packet._position = _BODY + read  # as far as the library's reads leave it
+    ctl = given.ctl
+    wrapper = object.__new__(FastPacketWrapper)
+    wrapper.__dict__ = {
+        "read_bytes": read,
+        "_BinLogPacketWrapper__data_buffer": b"",
+        "packet": from_packet,
+        "charset": ctl.charset,
+        "enable_logging": stream.enable_logging,
+        "use_column_name_cache": stream.use_column_name_cache,
+        "timestamp": timestamp,
+        "event_type": event_type,
+        "server_id": server_id,
+        "event_size": event_size,
+        "log_pos": log_pos,
+        "flags": flags,
+    }
+    event = object.__new__(cls)
+    event.__dict__ = {
+        # BinLogEvent.__init__'s fields (the checksum not verified: see ``settings``).
+        "packet": wrapper,
+        "table_map": given.table_map,
+        "event_type": event_type,
+        "timestamp": timestamp,
+        "event_size": size,
+        "_post_header_lengths": given.post_header_lengths,
+        "_ctl_connection": ctl,
+        "mysql_version": given.mysql_version,
+        "_ignore_decode_errors": given.ignore_decode_errors,
+        "_verify_checksum": False,
+        "_is_event_valid": None,
+        "_processed": True,
+        "complete": True,
+        "dbms": stream.dbms,
+        **fields,
+    }
+    wrapper.event = event
+    return wrapper
+
+
 class FastPacketWrapper(library_packet.BinLogPacketWrapper):
     """``BinLogPacketWrapper`` with the fast path above; the same fields on the wrapper and the
     event as the library's."""
 
     def __init__(self, from_packet: Any, table_map: Any, ctl_connection: Any, *args: Any) -> None:
-        parse = _PARSES.get(from_packet._data[5])  # the event type, after pymysql's OK byte
-        if parse is None or not self._fast_path(parse, from_packet, table_map, ctl_connection, *args):
+        given = settings(table_map, ctl_connection, *args) if from_packet._data[5] in _PARSES else None
+        built = build(from_packet, given) if given is not None else None
+        if built is None:
             super().__init__(from_packet, table_map, ctl_connection, *args)
-
-    def _fast_path(
-        self,
-        parse: Any,
-        from_packet: Any,
-        table_map: Any,
-        ctl: Any,
-        mysql_version: Any,
-        use_checksum: bool,
-        allowed_events: Any,
-        only_tables: Any,
-        ignored_tables: Any,
-        only_schemas: Any,
-        ignored_schemas: Any,
-        freeze_schema: bool,
-        ignore_decode_errors: bool,
-        verify_checksum: bool,
-        optional_meta_data: bool,
-        enable_logging: bool,
-        use_column_name_cache: bool = False,
-        post_header_lengths: Any = None,
-    ) -> bool:
-        """Builds the event and returns True, or returns False (nothing read or set) where the
-        library's own path must run."""
-        data = from_packet._data
-        timestamp, event_type, server_id, event_size, log_pos, flags = _HEADER.unpack_from(data)
-        cls = _EVENT_CLASSES[event_type]
-        if not use_checksum or verify_checksum or freeze_schema or cls not in allowed_events:
-            return False
-        if not (
-            only_tables is None
-            and ignored_tables is None
-            and only_schemas is None
-            and ignored_schemas is None
-        ):
-            return False
-        stream = _stream(
-            table_map, ctl, optional_meta_data, post_header_lengths, use_column_name_cache, enable_logging
-        )
-        size = event_size - 23
-        parsed = parse(data, size, stream, event_type)
-        if parsed is None:
-            return False
-        fields, read = parsed
-        from_packet._position = _BODY + read  # as far as the library's reads leave it
-        self.__dict__.update(
-            read_bytes=read,
-            _BinLogPacketWrapper__data_buffer=b"",
-            packet=from_packet,
-            charset=ctl.charset,
-            enable_logging=enable_logging,
-            use_column_name_cache=use_column_name_cache,
-            timestamp=timestamp,
-            event_type=event_type,
-            server_id=server_id,
-            event_size=event_size,
-            log_pos=log_pos,
-            flags=flags,
-        )
-        event = object.__new__(cls)
-        event.__dict__ = {
-            # BinLogEvent.__init__'s fields (the checksum not verified: see above).
-            "packet": self,
-            "table_map": table_map,
-            "event_type": event_type,
-            "timestamp": timestamp,
-            "event_size": size,
-            "_post_header_lengths": post_header_lengths,
-            "_ctl_connection": ctl,
-            "mysql_version": mysql_version,
-            "_ignore_decode_errors": ignore_decode_errors,
-            "_verify_checksum": False,
-            "_is_event_valid": None,
-            "_processed": True,
-            "complete": True,
-            "dbms": stream.dbms,
-            **fields,
-        }
-        self.event = event
-        return True
+        else:
+            self.__dict__ = built.__dict__
+            self.event.packet = self
 
 
 def install() -> None:

@@ -216,15 +216,14 @@ class BinlogReader:
     def _iterate(self, stream: BinLogStreamReader) -> Iterator[RawEvent]:
         for event in direct_events(stream):
             packet = event.packet
-            end_pos = int(packet.log_pos)
-            etype = int(event.event_type)
+            # The header's fields: ints as struct unpacked them (no int() per event, issue 41).
+            end_pos = packet.log_pos
+            etype = event.event_type
             # packet.event_size is the whole event (header + body + checksum); the event object's
             # own event_size excludes the header.
-            start_pos = end_pos - int(packet.event_size) if end_pos else 0
+            start_pos = end_pos - packet.event_size if end_pos else 0
             file = stream.log_file or self.file
-            raw = RawEvent(
-                event, file, start_pos, end_pos, int(event.timestamp), int(packet.server_id), etype
-            )
+            raw = RawEvent(event, file, start_pos, end_pos, event.timestamp, packet.server_id, etype)
             if etype == TRANSACTION_PAYLOAD_EVENT and isinstance(event, NotImplementedEvent):
                 yield from server_payload(raw)
             else:

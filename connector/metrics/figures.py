@@ -37,7 +37,9 @@ class ContextMetrics:
     # skip.messages.without.change: updates skipped; -1 while the property is off (as Debezium's).
     unchanged_skipped: int = -1
     committed_transactions: int = 0
-    last_event: str = ""
+    # The last change seen, (op, table): formatted as LastEvent when the figures are read, not per
+    # rows event (issue 41).
+    last_change: tuple[str, TableId] | None = None
     last_event_wall_ms: int = 0  # when the last event was processed
     last_event_source_ms: int = 0  # the source timestamp of that event
     caught_up: bool = True  # nothing read is older than a server heartbeat
@@ -56,10 +58,15 @@ class ContextMetrics:
             self.deletes += count
         if self.context == "snapshot":
             self.rows_scanned[table] = self.rows_scanned.get(table, 0) + count
-        self.last_event = f"{op} {table}"
+        self.last_change = (op, table)
         self.last_event_wall_ms = _now_ms()
         self.last_event_source_ms = source_ts_ms
         self.caught_up = False
+
+    @property
+    def last_event(self) -> str:
+        """LastEvent: the op and table of the last change seen ("" before any)."""
+        return "" if self.last_change is None else f"{self.last_change[0]} {self.last_change[1]}"
 
     def on_idle(self) -> None:
         """The server sent a heartbeat: everything it had written was read."""

@@ -151,6 +151,9 @@ class StreamingSource:
             )
         self.dispatcher = _dispatcher(config, builder, table_filter, schema, emitter, transactions, metrics)
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
+        # One TableId per (schema, table) of the rows events: the lookups keyed by it find the
+        # very object, not an equal one (issue 41).
+        self._table_ids: dict[tuple[Any, Any], TableId] = {}
         # Signals and on-demand snapshots (connector.sources.signal_actions), on this thread.
         self.signals = SignalActions(config, self, flavor, in_process_signals)
         self.dispatcher.on_rows = self.signals.incremental.on_streamed
@@ -527,7 +530,10 @@ class StreamingSource:
         if context.skip_events or (self.filter_dml and txn is not None and txn.filtered):
             context.count()
             return
-        table_id = TableId(str(event.schema), str(event.table))
+        names = (event.schema, event.table)
+        table_id = self._table_ids.get(names)
+        if table_id is None:
+            table_id = self._table_ids[names] = TableId(str(event.schema), str(event.table))
         op = _OPS[type(event)]
         if self.dispatcher.is_captured(table_id):
             problem = incomplete_image(event, table_id, blobs_left_out=self._left_out is not None)
