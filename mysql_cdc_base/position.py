@@ -321,6 +321,35 @@ class SourceOffset(Mapping[str, Any]):
         gtids = GtidSet.parse(position.gtids) if position.gtids else None
         return cls(position.file, position.pos, gtids, snapshot=snapshot)
 
+    @classmethod
+    def in_stream(
+        cls,
+        file: str,
+        pos: int,
+        gtids: GtidSet | None,
+        event: int,
+        row: int,
+        server_id: int | None,
+        ts_sec: int | None,
+    ) -> SourceOffset:
+        """``SourceOffset(file, pos, gtids, event, row, server_id, ts_sec)`` without the frozen
+        dataclass's per-field ``object.__setattr__`` (built for every streamed event, issue 41)."""
+        offset = object.__new__(cls)
+        offset.__dict__.update(
+            file=file,
+            pos=pos,
+            gtids=gtids,
+            event=event,
+            row=row,
+            server_id=server_id,
+            ts_sec=ts_sec,
+            snapshot=None,
+            transaction_id=None,
+            collection_orders=(),
+            extra=(),
+        )
+        return offset
+
     def with_(self, **changes: Any) -> SourceOffset:
         """This offset with ``changes``: ``dataclasses.replace`` without its cost (it matters once
         per streamed or incrementally snapshotted row); the fields have no derived state but the

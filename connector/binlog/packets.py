@@ -17,7 +17,6 @@ The payload is a run of complete events (19-byte header, body) without CRC32 foo
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -260,7 +259,7 @@ def expand_payload(raw: Any, body: bytes, state: ParserState) -> Iterator[Any]:
     where = f"{raw.file}:{raw.start_pos}"
     for inner in payload_events(body, where):
         event = parse_event(state, inner, has_checksum=False)
-        yield dataclasses.replace(raw, event=event, event_type=inner[4])
+        yield raw._replace(event=event, event_type=inner[4])
 
 
 def server_payload(raw: Any) -> Iterator[Any]:

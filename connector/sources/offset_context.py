@@ -84,7 +84,7 @@ class BinlogOffsetContext:
         file, pos, events = (
             (txn.file, txn.pos, txn.events_done) if txn else (self.restart_file, self.restart_pos, 0)
         )
-        offset = SourceOffset(file, pos, self.gtids, events, row, self.server_id, self.ts_sec)
+        offset = SourceOffset.in_stream(file, pos, self.gtids, events, row, self.server_id, self.ts_sec)
         return self._with_context(offset)
 
     def offset_after_commit(self, raw: RawEvent, gtid: str | None) -> SourceOffset:

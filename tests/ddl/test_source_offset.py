@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from mysql_cdc_base.position import GtidSet, SourceOffset
@@ -21,3 +23,12 @@ def test_with_changes_only_the_named_fields_and_serialises_the_copy_afresh() -> 
 def test_with_refuses_a_field_the_offset_does_not_have() -> None:
     with pytest.raises(TypeError, match="rows"):
         SourceOffset("mysql-bin.000003", 154).with_(rows=5)
+
+
+def test_an_offset_built_in_the_stream_equals_the_dataclass_built_one_field_for_field():
+    gtids = GtidSet.parse("0-1-5")
+    fast = SourceOffset.in_stream("mysql-bin.000002", 881, gtids, 3, 1, 7, 1700000000)
+    built = SourceOffset("mysql-bin.000002", 881, gtids, 3, 1, 7, 1700000000)
+    # Every field set, none more (a field added to the dataclass must be added to in_stream too).
+    assert dict(fast.__dict__) == {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}
+    assert fast.to_map() == built.to_map()
