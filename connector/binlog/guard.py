@@ -114,6 +114,15 @@ def _bitmap_complete(bitmap: bytes | None, columns: int) -> bool:
     return bitmap is None or int.from_bytes(bitmap, "little") & ((1 << columns) - 1) == (1 << columns) - 1
 
 
+_FULL_BITMAPS: dict[int, bytes] = {}
+
+
+def _full_bitmap(columns: int) -> bytes:
+    """The present-columns bitmap of an image with all ``columns`` (remembered per width)."""
+    full = _FULL_BITMAPS[columns] = ((1 << columns) - 1).to_bytes((columns + 7) // 8, "little")
+    return full
+
+
 # The binlog types of BLOB and TEXT columns (MariaDB's JSON is a LONGTEXT): what NOBLOB leaves out.
 _BLOB_TYPES = frozenset(
     (FIELD_TYPE.BLOB, FIELD_TYPE.TINY_BLOB, FIELD_TYPE.MEDIUM_BLOB, FIELD_TYPE.LONG_BLOB, FIELD_TYPE.JSON)
@@ -130,6 +139,14 @@ def incomplete_image(event: RowsEvent, table: TableId, *, blobs_left_out: bool =
     when every image holds every column. ``blobs_left_out``: images without some BLOB/TEXT columns
     (NOBLOB) are accepted (the reselect post-processor re-reads those)."""
     columns = int(event.number_of_columns)
+    full = _FULL_BITMAPS.get(columns) or _full_bitmap(columns)
+    before = event.columns_present_bitmap
+    if before is None or before == full:  # every column (the rows event of nearly every server)
+        if not isinstance(event, UpdateRowsEvent):
+            return None
+        after = event.columns_present_bitmap2
+        if after is None or after == full:
+            return None
     images = [("before" if isinstance(event, UpdateRowsEvent) else "row", event.columns_present_bitmap)]
     if isinstance(event, UpdateRowsEvent):
         images.append(("after", event.columns_present_bitmap2))
