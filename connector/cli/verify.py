@@ -30,6 +30,7 @@ import pymysql.cursors
 from pyspark.sql import functions as F
 
 from connector.server.connection import PrerequisiteError, connect
+from ddl.mysql_types import Family, spellings_of
 from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, Warehouse, spark_session
 
@@ -133,20 +134,16 @@ class ColumnRule:
     spark_expression: str | None = None  # a SQL expression to select instead of the column
 
 
-_INTEGER_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year")
-_TEXT_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
-_BINARY_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
-_GEOMETRY_TYPES = (
-    "geometry",
-    "point",
-    "linestring",
-    "polygon",
-    "multipoint",
-    "multilinestring",
-    "multipolygon",
-    "geometrycollection",
-    "geomcollection",
-)
+def _lower(*families: Family) -> frozenset[str]:
+    return frozenset(name.lower() for name in spellings_of(*families))
+
+
+# information_schema's DATA_TYPE (lower case) by family, from the type registry.
+_INTEGER_TYPES = _lower(Family.INTEGER) | {"year"}
+_DECIMAL_TYPES = _lower(Family.DECIMAL)
+_TEXT_TYPES = _lower(Family.CHARACTER, Family.ENUM, Family.SET)
+_BINARY_TYPES = _lower(Family.BINARY)
+_GEOMETRY_TYPES = _lower(Family.SPATIAL, Family.POINT)
 
 
 def _binary_rule(name: str, spark_type: str, binary_mode: str) -> ColumnRule:
@@ -170,7 +167,7 @@ def column_rule(name: str, data_type: str, column_type: str, spark_type: str, bi
         if data_type == "bigint" and unsigned:
             return ColumnRule(name, _unsigned_64, _unsigned_64)
         return ColumnRule(name, _int, _int)
-    if data_type in ("decimal", "numeric"):
+    if data_type in _DECIMAL_TYPES:
         if spark_type == "double":
             return ColumnRule(name, _float64, _float64)
         return ColumnRule(name, _decimal, _decimal)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from sqlglot.tokens import TokenType
 
+from ddl.mysql_types import INTEGER_TYPES
 from ddl.parsing.cursor import STRING_TYPES, Cursor
 from ddl.parsing.dialect import is_word
 from ddl.parsing.quoting import as_single_quoted_body
@@ -40,7 +41,7 @@ def _types() -> dict[str, TypeInfo]:
 
     add("BIT", lambda n: TypeInfo(n, "one"))
     add(
-        "TINYINT,INT1,SMALLINT,INT2,MEDIUMINT,INT3,MIDDLEINT,INT,INTEGER,INT4,BIGINT,INT8",
+        ",".join(s for t in INTEGER_TYPES for s in t.spellings),
         lambda n: TypeInfo(n, "one", numeric=True),
     )
     add(

@@ -26,8 +26,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ddl.model import BINARY_TYPES, CHARACTER_TYPES, canonical_type
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES
 from ddl.model import Column as MysqlColumn
+from ddl.mysql_types import INTEGER_TYPES, IntegerFacts, canonical_type
 from mysql_cdc_base.connect import ValueModes
 from sink.spark_mapping import RowConvert, field_mapping, row_converter, row_struct_type
 
@@ -72,13 +73,7 @@ def add_renames(
 # Spark tables at once only when every column is covered; otherwise the table follows its next
 # change event, whose Connect schema is authoritative. Temporal types differ between
 # ``time.precision.mode`` values only in ways the Spark column does not show.
-_INT_TYPES: dict[str, tuple[str, str | None]] = {  # MySQL type -> (signed, unsigned) Connect type
-    "TINYINT": ("int16", "int16"),
-    "SMALLINT": ("int16", "int32"),
-    "MEDIUMINT": ("int32", "int32"),
-    "INT": ("int32", "int64"),
-    "BIGINT": ("int64", None),  # unsigned: bigint.unsigned.handling.mode
-}
+_INT_TYPES: dict[str, IntegerFacts] = {t.name: t.integer for t in INTEGER_TYPES if t.integer is not None}
 _STRING_TYPES = CHARACTER_TYPES | {"SET"}
 _TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
     "DATE": {"type": "int32", "name": "io.debezium.time.Date"},
@@ -103,11 +98,11 @@ def _column_type_node(column: MysqlColumn, modes: ValueModes) -> dict[str, Any] 
     is not certain from the column alone."""
     kind = canonical_type(column.data_type)
     if kind in _INT_TYPES:
-        signed, unsigned = _INT_TYPES[kind]
+        facts = _INT_TYPES[kind]
         if not column.unsigned:
-            return {"type": signed}
-        if unsigned is not None:
-            return {"type": unsigned}
+            return {"type": facts.connect_signed}
+        if facts.connect_unsigned is not None:  # else bigint.unsigned.handling.mode
+            return {"type": facts.connect_unsigned}
         return {
             "long": {"type": "int64"},
             "precise": _decimal_node(20, 0),

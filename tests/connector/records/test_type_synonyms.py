@@ -1,10 +1,10 @@
-"""MySQL's type synonyms (``ddl.model.TYPE_SYNONYMS``) convert exactly as the types they name: one
+"""MySQL's type synonyms (``ddl.mysql_types.TYPE_SYNONYMS``) convert exactly as the types they name: one
 table of synonyms serves the converters, the fake connector and the Spark sink's evolution."""
 
 from __future__ import annotations
 
 from connector.testing.fake import FakeConnector
-from ddl.model import TYPE_SYNONYMS, canonical_type
+from ddl.mysql_types import TYPE_SYNONYMS, canonical_type
 
 COLUMNS = [
     ("INT1", "TINYINT"),
