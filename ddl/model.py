@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
-from ddl.mysql_types import Family, spellings_of
+from ddl.mysql_types import Family, TypeAttributes, spellings_of
 from ddl.mysql_types import JdbcType as JdbcType
 from mysql_cdc_base.table_id import TableId
 
@@ -29,7 +29,7 @@ GEOMETRY_TYPES = spellings_of(Family.SPATIAL)
 
 
 @dataclass(frozen=True, slots=True)
-class Column:
+class Column(TypeAttributes):
     """One column as the DDL declared it.
 
     ``data_type`` is the bare upper-case MySQL type keyword (``INT``, ``VARCHAR``, ``ENUM``,
@@ -44,12 +44,6 @@ class Column:
     position: int
     data_type: str
     jdbc_type: int
-    length: int | None = None
-    scale: int | None = None
-    unsigned: bool = False
-    zerofill: bool = False
-    charset: str | None = None
-    collation: str | None = None
     optional: bool = True
     auto_increment: bool = False
     generated: bool = False

@@ -68,6 +68,21 @@ class Family(StrEnum):
     OTHER = "other"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TypeAttributes:
+    """What a column's declared type says beside its name, shared by the parser's type spec and the
+    model's column: ``length`` (display width, character length, precision or fractional-second
+    digits; None when the DDL gave none), ``scale``, UNSIGNED, ZEROFILL, the character set and the
+    collation. Keyword-only, so that the classes holding it keep their own fields first."""
+
+    length: int | None = None
+    scale: int | None = None
+    unsigned: bool = False
+    zerofill: bool = False
+    charset: str | None = None
+    collation: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class IntegerFacts:
     """An integer type's storage: bytes, the binlog's field type code (``enum_field_types``) and the
