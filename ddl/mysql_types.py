@@ -227,3 +227,12 @@ def spellings_of(*families: Family) -> frozenset[str]:
 
 
 INTEGER_TYPES: tuple[MysqlType, ...] = tuple(t for t in MYSQL_TYPES if t.integer is not None)
+
+
+def is_single_precision(type_name: str, length: int | None, scale: int | None) -> bool:
+    """Whether Debezium gives a floating-point column Connect's ``float`` (FLOAT32): the literal REAL
+    (Debezium narrows its double), and FLOAT without a scale and with a precision of at most 24.
+    ``type_name`` is the registry's name (``canonical_type``)."""
+    return type_name == "REAL" or (
+        type_name == "FLOAT" and scale is None and (length is None or length <= 24)
+    )

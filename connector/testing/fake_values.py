@@ -131,7 +131,7 @@ def _same(value: Any) -> Any:
 
 _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
     **dict.fromkeys((*spellings_of(Family.INTEGER, Family.BOOLEAN), "YEAR"), _as_int),
-    **dict.fromkeys(("FLOAT", "REAL", "DOUBLE"), _as_float),
+    **dict.fromkeys(spellings_of(Family.FLOAT), _as_float),
     **dict.fromkeys(CHARACTER_TYPES, _as_text),
     **dict.fromkeys(spellings_of(Family.BINARY, Family.SPATIAL, Family.POINT), _as_bytes),
     "JSON": _as_json_text,

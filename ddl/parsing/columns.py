@@ -4,11 +4,11 @@ table options: ``ddl.parsing.table_options``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot.tokens import TokenType
 
-from ddl.mysql_types import INTEGER_TYPES
+from ddl.mysql_types import INTEGER_TYPES, Family, spellings_of
 from ddl.parsing.cursor import STRING_TYPES, Cursor
 from ddl.parsing.dialect import is_word
 from ddl.parsing.quoting import as_single_quoted_body
@@ -32,6 +32,12 @@ class TypeInfo:
     numeric: bool = False  # takes SIGNED / UNSIGNED / ZEROFILL
 
 
+def _one_word_spellings(*families: Family) -> str:
+    """The registry's one-word spellings of ``families``, comma-separated (a type named in two words,
+    ``DOUBLE PRECISION``, is read by ``_type_words``)."""
+    return ",".join(sorted(s for s in spellings_of(*families) if " " not in s))
+
+
 def _types() -> dict[str, TypeInfo]:
     table: dict[str, TypeInfo] = {}
 
@@ -40,14 +46,8 @@ def _types() -> dict[str, TypeInfo]:
             table[name] = info(name)
 
     add("BIT", lambda n: TypeInfo(n, "one"))
-    add(
-        ",".join(s for t in INTEGER_TYPES for s in t.spellings),
-        lambda n: TypeInfo(n, "one", numeric=True),
-    )
-    add(
-        "REAL,DOUBLE,FLOAT8,FLOAT,FLOAT4,DECIMAL,DEC,FIXED,NUMERIC",
-        lambda n: TypeInfo(n, "two", numeric=True),
-    )
+    add(",".join(s for t in INTEGER_TYPES for s in t.spellings), lambda n: TypeInfo(n, "one", numeric=True))
+    add(_one_word_spellings(Family.FLOAT, Family.DECIMAL), lambda n: TypeInfo(n, "two", numeric=True))
     add(
         "BOOL,BOOLEAN,SERIAL,DATE,TINYBLOB,MEDIUMBLOB,LONGBLOB,JSON,GEOMETRY,POINT,LINESTRING,POLYGON,"
         "MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,GEOMCOLLECTION,INET4,INET6,UUID,XMLTYPE",
@@ -58,7 +58,7 @@ def _types() -> dict[str, TypeInfo]:
         "CHAR,CHARACTER,VARCHAR,NCHAR,NVARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT",
         lambda n: TypeInfo(n, "one", text=True),
     )
-    add("ENUM,SET", lambda n: TypeInfo(n, "values", text=True))
+    add(_one_word_spellings(Family.ENUM, Family.SET), lambda n: TypeInfo(n, "values", text=True))
     return table
 
 
@@ -349,17 +349,7 @@ def _skip_ignored_attribute(c: Cursor, word: str) -> bool:
 def _with_charset(data_type: DataTypeSpec, charset: str | None, collation: str | None) -> DataTypeSpec:
     if charset == data_type.charset and collation == data_type.collation:
         return data_type
-    return DataTypeSpec(
-        key=data_type.key,
-        name=data_type.name,
-        length=data_type.length,
-        scale=data_type.scale,
-        unsigned=data_type.unsigned,
-        zerofill=data_type.zerofill,
-        charset=charset,
-        collation=collation,
-        values=data_type.values,
-    )
+    return replace(data_type, charset=charset, collation=collation)
 
 
 def _generated_column(c: Cursor, storage: frozenset[str]) -> str:

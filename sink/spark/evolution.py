@@ -28,7 +28,14 @@ from pyspark.sql.types import (
 
 from ddl.model import BINARY_TYPES, CHARACTER_TYPES
 from ddl.model import Column as MysqlColumn
-from ddl.mysql_types import INTEGER_TYPES, IntegerFacts, canonical_type
+from ddl.mysql_types import (
+    INTEGER_TYPES,
+    Family,
+    IntegerFacts,
+    canonical_type,
+    is_single_precision,
+    spellings_of,
+)
 from mysql_cdc_base.connect import ValueModes
 from sink.spark_mapping import RowConvert, field_mapping, row_converter, row_struct_type
 
@@ -75,6 +82,7 @@ def add_renames(
 # ``time.precision.mode`` values only in ways the Spark column does not show.
 _INT_TYPES: dict[str, IntegerFacts] = {t.name: t.integer for t in INTEGER_TYPES if t.integer is not None}
 _STRING_TYPES = CHARACTER_TYPES | {"SET"}
+_FLOAT_TYPES = spellings_of(Family.FLOAT)
 _TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
     "DATE": {"type": "int32", "name": "io.debezium.time.Date"},
     "DATETIME": {"type": "int64", "name": "io.debezium.time.MicroTimestamp"},
@@ -113,11 +121,8 @@ def _column_type_node(column: MysqlColumn, modes: ValueModes) -> dict[str, Any] 
         return {"type": "boolean"}
     if kind == "BIT":
         return {"type": "bytes", "name": "io.debezium.data.Bits"}
-    if kind in ("FLOAT", "REAL", "DOUBLE"):
-        single = kind == "REAL" or (
-            kind == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
-        )
-        return {"type": "float" if single else "double"}
+    if kind in _FLOAT_TYPES:
+        return {"type": "float" if is_single_precision(kind, column.length, column.scale) else "double"}
     if kind == "DECIMAL":
         precision = column.length if column.length is not None else 10
         scale = column.scale if column.scale is not None else 0

@@ -20,7 +20,7 @@ from connector.records.conversion.family import (
     identity,
 )
 from ddl.model import Column
-from ddl.mysql_types import INTEGER_TYPES, canonical_type
+from ddl.mysql_types import INTEGER_TYPES, canonical_type, is_single_precision
 
 # ------------------------------------------------------------------------------------------------
 # Integers (4.2)
@@ -194,10 +194,7 @@ def _float_from_text(text: Any) -> float:
 
 def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
     key = canonical_type(column.data_type)
-    single = key == "REAL" or (
-        key == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
-    )
-    if single:
+    if is_single_precision(key, column.length, column.scale):
         # FLOAT/FLOAT(p<=24) and the literal REAL -> FLOAT32 (Debezium narrows REAL's double).
         def narrow_text(text: Any) -> float:
             return as_float32(float(text))
