@@ -68,6 +68,30 @@ class Family(StrEnum):
     OTHER = "other"
 
 
+class Dims(StrEnum):
+    """What the DDL may give in parentheses after a type's name."""
+
+    NONE = "none"
+    ONE = "one"  # (M): display width, length, precision or fractional-second digits
+    TWO = "two"  # (M[,D]): precision and scale
+    VALUES = "values"  # ENUM/SET members
+
+
+# Each family's dims (a type that takes none although its family does says so in MYSQL_TYPES).
+_FAMILY_DIMS: Mapping[Family, Dims] = {
+    Family.INTEGER: Dims.ONE,
+    Family.BIT: Dims.ONE,
+    Family.FLOAT: Dims.TWO,
+    Family.DECIMAL: Dims.TWO,
+    Family.CHARACTER: Dims.ONE,
+    Family.ENUM: Dims.VALUES,
+    Family.SET: Dims.VALUES,
+    Family.BINARY: Dims.ONE,
+    Family.TEMPORAL: Dims.ONE,
+    Family.VECTOR: Dims.ONE,
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TypeAttributes:
     """What a column's declared type says beside its name, shared by the parser's type spec and the
@@ -98,12 +122,14 @@ class IntegerFacts:
 @dataclass(frozen=True, slots=True)
 class MysqlType:
     """One MySQL type. ``jdbc`` is the JDBC type Debezium's DDL parser registers for it (None for the
-    spellings the parser resolves to another type); ``spelling_jdbc`` overrides it for a synonym."""
+    spellings the parser resolves to another type); ``spelling_jdbc`` overrides it for a synonym;
+    ``dims`` is what the DDL may give in parentheses after the name."""
 
     name: str
     family: Family
     jdbc: int | None
     synonyms: tuple[str, ...] = ()
+    dims: Dims = Dims.NONE
     default_length: int | None = None
     default_scale: int | None = None
     forced_charset: str | None = None  # NCHAR/NVARCHAR are always utf8
@@ -124,12 +150,14 @@ def _t(
     default_scale: int | None = None,
     forced_charset: str | None = None,
     spelling_jdbc: Mapping[str, int] | None = None,
+    dims: Dims | None = None,
 ) -> MysqlType:
     return MysqlType(
         name,
         family,
         jdbc,
         synonyms,
+        dims or _FAMILY_DIMS.get(family, Dims.NONE),
         default_length=default_length,
         default_scale=default_scale,
         forced_charset=forced_charset,
@@ -138,7 +166,7 @@ def _t(
 
 
 def _int(name: str, jdbc: int, facts: IntegerFacts, *synonyms: str) -> MysqlType:
-    return MysqlType(name, Family.INTEGER, jdbc, synonyms, integer=facts)
+    return MysqlType(name, Family.INTEGER, jdbc, synonyms, Dims.ONE, integer=facts)
 
 
 _J = JdbcType
@@ -150,7 +178,7 @@ MYSQL_TYPES: tuple[MysqlType, ...] = (
     _int("MEDIUMINT", _J.INTEGER, IntegerFacts(3, 9, "int32", "int32"), "INT3", "MIDDLEINT"),
     _int("INT", _J.INTEGER, IntegerFacts(4, 3, "int32", "int64"), "INTEGER", "INT4"),
     _int("BIGINT", _J.BIGINT, IntegerFacts(8, 8, "int64", None), "INT8"),
-    _t("SERIAL", _F.INTEGER, _J.BIGINT),  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+    _t("SERIAL", _F.INTEGER, _J.BIGINT, dims=Dims.NONE),  # BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
     _t("BOOLEAN", _F.BOOLEAN, _J.BOOLEAN, "BOOL"),
     _t("BIT", _F.BIT, _J.BIT, default_length=1),
     _t("FLOAT", _F.FLOAT, _J.FLOAT, "FLOAT4"),
@@ -174,17 +202,16 @@ MYSQL_TYPES: tuple[MysqlType, ...] = (
     _t("NATIONAL CHAR", _F.CHARACTER, None),
     _t("NATIONAL VARCHAR", _F.CHARACTER, None),
     *(_t(name, _F.CHARACTER, _J.VARCHAR) for name in ("TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT")),
-    _t("LONG", _F.CHARACTER, _J.VARCHAR),
-    _t("LONG VARCHAR", _F.CHARACTER, _J.VARCHAR),
+    _t("LONG", _F.CHARACTER, _J.VARCHAR, dims=Dims.NONE),
+    _t("LONG VARCHAR", _F.CHARACTER, _J.VARCHAR, dims=Dims.NONE),
     _t("ENUM", _F.ENUM, _J.CHAR),
     _t("SET", _F.SET, _J.CHAR),
     _t("BINARY", _F.BINARY, _J.BINARY),
     _t("VARBINARY", _F.BINARY, _J.VARBINARY),
-    *(
-        _t(name, _F.BINARY, _J.BLOB)
-        for name in ("TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")
-    ),
-    _t("DATE", _F.TEMPORAL, _J.DATE),
+    _t("TINYBLOB", _F.BINARY, _J.BLOB, dims=Dims.NONE),
+    _t("BLOB", _F.BINARY, _J.BLOB),
+    *(_t(name, _F.BINARY, _J.BLOB, dims=Dims.NONE) for name in ("MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY")),
+    _t("DATE", _F.TEMPORAL, _J.DATE, dims=Dims.NONE),
     _t("TIME", _F.TEMPORAL, _J.TIME),
     _t("DATETIME", _F.TEMPORAL, _J.TIMESTAMP),
     _t("TIMESTAMP", _F.TEMPORAL, _J.TIMESTAMP_WITH_TIMEZONE),

@@ -3,12 +3,11 @@ table options: ``ddl.parsing.table_options``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sqlglot.tokens import TokenType
 
-from ddl.mysql_types import INTEGER_TYPES, Family, spellings_of
+from ddl.mysql_types import MYSQL_TYPES, Dims, Family, MysqlType
 from ddl.parsing.cursor import STRING_TYPES, Cursor
 from ddl.parsing.dialect import is_word
 from ddl.parsing.quoting import as_single_quoted_body
@@ -27,58 +26,26 @@ class TypeInfo:
     """Grammar-level facts about a type keyword."""
 
     key: str
-    dims: str = "none"  # none | one | two (M[,D]) | values (ENUM/SET)
+    dims: Dims = Dims.NONE
     text: bool = False  # takes BINARY / CHARACTER SET / COLLATE
     numeric: bool = False  # takes SIGNED / UNSIGNED / ZEROFILL
 
 
-def _one_word_spellings(*families: Family) -> str:
-    """The registry's one-word spellings of ``families``, comma-separated (a type named in two words,
-    ``DOUBLE PRECISION``, is read by ``_type_words``)."""
-    return ",".join(sorted(s for s in spellings_of(*families) if " " not in s))
+_TEXT_FAMILIES = frozenset({Family.CHARACTER, Family.ENUM, Family.SET})
+_NUMERIC_FAMILIES = frozenset({Family.FLOAT, Family.DECIMAL})
 
 
-def _types() -> dict[str, TypeInfo]:
-    table: dict[str, TypeInfo] = {}
-
-    def add(names: str, info: Callable[[str], TypeInfo]) -> None:
-        for name in names.split(","):
-            table[name] = info(name)
-
-    add("BIT", lambda n: TypeInfo(n, "one"))
-    add(",".join(s for t in INTEGER_TYPES for s in t.spellings), lambda n: TypeInfo(n, "one", numeric=True))
-    add(_one_word_spellings(Family.FLOAT, Family.DECIMAL), lambda n: TypeInfo(n, "two", numeric=True))
-    add(
-        "BOOL,BOOLEAN,SERIAL,DATE,TINYBLOB,MEDIUMBLOB,LONGBLOB,JSON,GEOMETRY,POINT,LINESTRING,POLYGON,"
-        "MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,GEOMCOLLECTION,INET4,INET6,UUID,XMLTYPE",
-        lambda n: TypeInfo(n),
-    )
-    add("TIME,TIMESTAMP,DATETIME,YEAR,BINARY,VARBINARY,BLOB,VECTOR", lambda n: TypeInfo(n, "one"))
-    add(
-        "CHAR,CHARACTER,VARCHAR,NCHAR,NVARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT",
-        lambda n: TypeInfo(n, "one", text=True),
-    )
-    add(_one_word_spellings(Family.ENUM, Family.SET), lambda n: TypeInfo(n, "values", text=True))
-    return table
+def _type_info(mysql_type: MysqlType, spelling: str) -> TypeInfo:
+    numeric = mysql_type.integer is not None or mysql_type.family in _NUMERIC_FAMILIES
+    return TypeInfo(spelling, mysql_type.dims, text=mysql_type.family in _TEXT_FAMILIES, numeric=numeric)
 
 
-TYPES = _types()
+# The grammar's facts of every spelling in the type registry (``_type_words`` reads the names of
+# two words, and LONG's forms, before a one-word name is looked up).
+TYPES = {s: _type_info(t, s) for t in MYSQL_TYPES for s in t.spellings}
 _MARIADB_ONLY_TYPES = frozenset({"INET4", "INET6", "UUID", "XMLTYPE"})
 # Keys whose Debezium type name gets a " BINARY" suffix when the BINARY attribute follows.
-_BINARY_SUFFIX_KEYS = frozenset(
-    {
-        "CHAR",
-        "VARCHAR",
-        "TINYTEXT",
-        "TEXT",
-        "MEDIUMTEXT",
-        "LONGTEXT",
-        "NCHAR",
-        "NVARCHAR",
-        "LONG",
-        "LONG VARCHAR",
-    }
-)
+_BINARY_SUFFIX_KEYS = frozenset(t.name for t in MYSQL_TYPES if t.family is Family.CHARACTER)
 
 
 def parse_data_type(c: Cursor) -> DataTypeSpec:
@@ -92,13 +59,13 @@ def parse_data_type(c: Cursor) -> DataTypeSpec:
     length: int | None = None
     scale: int | None = None
     values: tuple[str, ...] = ()
-    if info.dims == "values":
+    if info.dims is Dims.VALUES:
         values = _enum_values(c)
-    elif info.dims != "none" and c.at_type(TokenType.L_PAREN):
+    elif info.dims is not Dims.NONE and c.at_type(TokenType.L_PAREN):
         c.advance()
         length = c.integer("length")
         if c.accept_type(TokenType.COMMA):
-            if info.dims != "two":
+            if info.dims is not Dims.TWO:
                 raise c.error("expected ')'")
             scale = c.integer("scale")
         c.expect_type(TokenType.R_PAREN, "')'")
@@ -171,14 +138,14 @@ def _type_words(c: Cursor, first: str) -> tuple[str, str, TypeInfo]:
         return "DOUBLE PRECISION", "DOUBLE", TYPES["DOUBLE"]
     if first == "LONG":
         if c.accept("VARBINARY"):
-            return "LONG VARBINARY", "LONG VARBINARY", TypeInfo("LONG VARBINARY")
+            return "LONG VARBINARY", "LONG VARBINARY", TYPES["LONG VARBINARY"]
         if c.accept("VARCHAR"):
-            return "LONG VARCHAR", "LONG VARCHAR", TypeInfo("LONG VARCHAR", text=True)
+            return "LONG VARCHAR", "LONG VARCHAR", TYPES["LONG VARCHAR"]
         if c.at("CHAR", "VARYING"):
             c.advance()
             c.advance()
-            return "LONG VARCHAR", "LONG VARCHAR", TypeInfo("LONG VARCHAR", text=True)
-        return "LONG", "LONG", TypeInfo("LONG", text=True)
+            return "LONG VARCHAR", "LONG VARCHAR", TYPES["LONG VARCHAR"]
+        return "LONG", "LONG", TYPES["LONG"]
     info = TYPES.get(first)
     if info is None:
         raise DdlSyntaxError(f"unknown data type {first}", start)
