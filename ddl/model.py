@@ -16,109 +16,20 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
+from ddl.mysql_types import Family, TypeAttributes, spellings_of
+from ddl.mysql_types import JdbcType as JdbcType
 from mysql_cdc_base.table_id import TableId
 
-
-class JdbcType:
-    """``java.sql.Types`` codes, as Debezium writes them into ``jdbcType``."""
-
-    BIT = -7
-    TINYINT = -6
-    SMALLINT = 5
-    INTEGER = 4
-    BIGINT = -5
-    FLOAT = 6
-    REAL = 7
-    DOUBLE = 8
-    NUMERIC = 2
-    DECIMAL = 3
-    CHAR = 1
-    VARCHAR = 12
-    LONGVARCHAR = -1
-    DATE = 91
-    TIME = 92
-    TIMESTAMP = 93
-    BINARY = -2
-    VARBINARY = -3
-    LONGVARBINARY = -4
-    NULL = 0
-    OTHER = 1111
-    BLOB = 2004
-    CLOB = 2005
-    BOOLEAN = 16
-    NCHAR = -15
-    NVARCHAR = -9
-    TIMESTAMP_WITH_TIMEZONE = 2014
-
-
-# Synonyms MySQL accepts for one type. Column data types keep the spelling the DDL used (as
-# Debezium's table model does, for its JDBC type and ``__debezium.source.column.type``); code that
-# maps types to representations looks them up by the canonical name (``canonical_type``).
-TYPE_SYNONYMS: Mapping[str, str] = {
-    "INT1": "TINYINT",
-    "INT2": "SMALLINT",
-    "INT3": "MEDIUMINT",
-    "MIDDLEINT": "MEDIUMINT",
-    "INTEGER": "INT",
-    "INT4": "INT",
-    "INT8": "BIGINT",
-    "DEC": "DECIMAL",
-    "NUMERIC": "DECIMAL",
-    "FIXED": "DECIMAL",
-    "FLOAT4": "FLOAT",
-    "FLOAT8": "DOUBLE",
-    "DOUBLE PRECISION": "DOUBLE",
-    "CHARACTER": "CHAR",
-    "BOOL": "BOOLEAN",
-    "GEOMCOLLECTION": "GEOMETRYCOLLECTION",
-}
-
-
-def canonical_type(data_type: str) -> str:
-    """The canonical name of a column data type (``integer`` → ``INT``, ``dec`` → ``DECIMAL``)."""
-    key = data_type.upper()
-    return TYPE_SYNONYMS.get(key, key)
-
-
-# MySQL type names by family, as column data types name them (upper case), for code that must know
-# a column's family from its type name alone.
-CHARACTER_TYPES = frozenset(
-    {
-        "CHAR",
-        "CHARACTER",
-        "VARCHAR",
-        "NCHAR",
-        "NVARCHAR",
-        "NATIONAL CHAR",
-        "NATIONAL VARCHAR",
-        "TINYTEXT",
-        "TEXT",
-        "MEDIUMTEXT",
-        "LONGTEXT",
-        "LONG",
-        "LONG VARCHAR",
-        "ENUM",
-    }
-)
-BINARY_TYPES = frozenset(
-    {"BINARY", "VARBINARY", "TINYBLOB", "BLOB", "MEDIUMBLOB", "LONGBLOB", "LONG VARBINARY"}
-)
+# Type names by family, as column data types name them (upper case, every spelling), for code that
+# must know a column's family from its type name alone.
+CHARACTER_TYPES = spellings_of(Family.CHARACTER, Family.ENUM)
+BINARY_TYPES = spellings_of(Family.BINARY)
 # Spatial types other than POINT (which has its own Debezium schema).
-GEOMETRY_TYPES = frozenset(
-    {
-        "GEOMETRY",
-        "LINESTRING",
-        "POLYGON",
-        "MULTIPOINT",
-        "MULTILINESTRING",
-        "MULTIPOLYGON",
-        "GEOMETRYCOLLECTION",
-    }
-)
+GEOMETRY_TYPES = spellings_of(Family.SPATIAL)
 
 
 @dataclass(frozen=True, slots=True)
-class Column:
+class Column(TypeAttributes):
     """One column as the DDL declared it.
 
     ``data_type`` is the bare upper-case MySQL type keyword (``INT``, ``VARCHAR``, ``ENUM``,
@@ -133,12 +44,6 @@ class Column:
     position: int
     data_type: str
     jdbc_type: int
-    length: int | None = None
-    scale: int | None = None
-    unsigned: bool = False
-    zerofill: bool = False
-    charset: str | None = None
-    collation: str | None = None
     optional: bool = True
     auto_increment: bool = False
     generated: bool = False

@@ -18,6 +18,8 @@ from typing import Any
 
 from pymysqlreplication.constants import FIELD_TYPE
 
+from ddl.mysql_types import INTEGER_TYPES
+
 # Bytes per character (mbmaxlen) of the charsets whose columns' lengths are stored in bytes.
 _MAX_BYTES_PER_CHAR = {
     "utf8mb4": 4,
@@ -38,13 +40,7 @@ _MAX_BYTES_PER_CHAR = {
     "ujis": 3,
 }
 _BLOB_SIZES = {1: "TINY", 2: "", 3: "MEDIUM", 4: "LONG"}
-_INTEGERS = {
-    FIELD_TYPE.TINY: "TINYINT",
-    FIELD_TYPE.SHORT: "SMALLINT",
-    FIELD_TYPE.INT24: "MEDIUMINT",
-    FIELD_TYPE.LONG: "INT",
-    FIELD_TYPE.LONGLONG: "BIGINT",
-}
+_INTEGERS = {t.integer.binlog_type: t.name for t in INTEGER_TYPES if t.integer is not None}
 
 
 def _quote(name: str) -> str:

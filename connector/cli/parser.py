@@ -10,17 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connector.property_groups import group_summary_lines
-from connector.sources.signal_names import (
-    EXECUTE_SNAPSHOT,
-    FILE,
-    KAFKA,
-    LOG,
-    PAUSE_SNAPSHOT,
-    RESUME_SNAPSHOT,
-    SET_BINLOG_POSITION,
-    SOURCE,
-    STOP_SNAPSHOT,
-)
+from connector.sources import signal_names
 from connector.version import __version__
 
 
@@ -228,11 +218,15 @@ def add_signal_parser(sub: Any, add_config_args: Callable[..., None]) -> None:
     )
     add_config_args(signal, metrics_port=False)
     signal.add_argument(
-        "--channel", choices=(SOURCE, KAFKA, FILE), help="channel to send through (default: first enabled)"
+        "--channel",
+        choices=(signal_names.SOURCE, signal_names.KAFKA, signal_names.FILE),
+        help="channel to send through (default: first enabled)",
     )
     actions = signal.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    execute = actions.add_parser(EXECUTE_SNAPSHOT, help="snapshot tables (incremental or blocking)")
+    execute = actions.add_parser(
+        signal_names.EXECUTE_SNAPSHOT, help="snapshot tables (incremental or blocking)"
+    )
     _add_tables(execute, required=True)
     execute.add_argument("--type", choices=("incremental", "blocking"), default="incremental")
     execute.add_argument(
@@ -242,15 +236,19 @@ def add_signal_parser(sub: Any, add_config_args: Callable[..., None]) -> None:
         "--surrogate-key", metavar="COLUMN", help="chunk by this column, not the primary key"
     )
 
-    stop = actions.add_parser(STOP_SNAPSHOT, help="stop the incremental snapshot (of --table, or all)")
+    stop = actions.add_parser(
+        signal_names.STOP_SNAPSHOT, help="stop the incremental snapshot (of --table, or all)"
+    )
     _add_tables(stop, required=False)
-    for name, text in ((PAUSE_SNAPSHOT, "pause"), (RESUME_SNAPSHOT, "resume")):
+    for name, text in ((signal_names.PAUSE_SNAPSHOT, "pause"), (signal_names.RESUME_SNAPSHOT, "resume")):
         actions.add_parser(name, help=f"{text} the incremental snapshot")
 
-    log = actions.add_parser(LOG, help="write a message into the connector's log")
+    log = actions.add_parser(signal_names.LOG, help="write a message into the connector's log")
     log.add_argument("--message", required=True)
 
-    position = actions.add_parser(SET_BINLOG_POSITION, help="move the stream to a binlog position")
+    position = actions.add_parser(
+        signal_names.SET_BINLOG_POSITION, help="move the stream to a binlog position"
+    )
     position.add_argument("--file", metavar="BINLOG", help="binlog file name (with --position)")
     position.add_argument("--position", type=int, metavar="POS")
     position.add_argument("--gtid-set", metavar="GTIDS", help="a GTID set instead of file and position")

@@ -59,14 +59,29 @@ def measure_lag(stored: SourceOffset, server: BinlogPosition, logs: Sequence[tup
     return Lag(lag_bytes, stored.gtids.count_missing(GtidSet.parse(server.gtids)), bytes_note)
 
 
+def stored_offset(config: ConnectorConfig) -> SourceOffset | None:
+    """The offset the configured store holds (None: nothing stored)."""
+    store = build_offset_store(config)
+    try:
+        return store.load()
+    finally:
+        store.close()
+
+
+def server_binlogs(config: ConnectorConfig) -> tuple[BinlogPosition, list[tuple[str, int]]]:
+    """The server's current binlog position and its binlog files with their sizes."""
+    probe = build_server_probe(config)
+    info = probe.check(need_snapshot_locks=False)
+    with connect(config) as conn, conn.cursor() as cur:
+        server = probe.current_position(info, cur)
+        cur.execute("SHOW BINARY LOGS")
+        return server, [(str(row[0]), int(row[1])) for row in cur.fetchall()]
+
+
 def status_command(config: ConnectorConfig, *, out: TextIO | None = None) -> int:
     """Print the status; returns the process exit status."""
     out = out or sys.stdout
-    store = build_offset_store(config)
-    try:
-        stored = store.load()
-    finally:
-        store.close()
+    stored = stored_offset(config)
     if stored is None or not stored.has_position:
         print(
             f"mysql-cdc: no offset is stored for connector {config.connector_name!r} "
@@ -75,12 +90,7 @@ def status_command(config: ConnectorConfig, *, out: TextIO | None = None) -> int
             file=sys.stderr,
         )
         return 1
-    probe = build_server_probe(config)
-    info = probe.check(need_snapshot_locks=False)
-    with connect(config) as conn, conn.cursor() as cur:
-        server = probe.current_position(info, cur)
-        cur.execute("SHOW BINARY LOGS")
-        logs = [(str(row[0]), int(row[1])) for row in cur.fetchall()]
+    server, logs = server_binlogs(config)
     lag = measure_lag(stored, server, logs)
     snapshot_note = " (a snapshot is in progress)" if stored.in_snapshot else ""
     lines = {

@@ -30,6 +30,7 @@ import pymysql.cursors
 from pyspark.sql import functions as F
 
 from connector.server.connection import PrerequisiteError, connect
+from ddl.mysql_types import Family, canonical_type, family_of
 from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, Warehouse, spark_session
 
@@ -133,71 +134,88 @@ class ColumnRule:
     spark_expression: str | None = None  # a SQL expression to select instead of the column
 
 
-_INTEGER_TYPES = ("tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year")
-_TEXT_TYPES = ("char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set")
-_BINARY_TYPES = ("binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob")
-_GEOMETRY_TYPES = (
-    "geometry",
-    "point",
-    "linestring",
-    "polygon",
-    "multipoint",
-    "multilinestring",
-    "multipolygon",
-    "geometrycollection",
-    "geomcollection",
-)
+@dataclass(frozen=True, slots=True)
+class _ColumnFacts:
+    """What picks a column's rule: its name, its registry type name (``canonical_type`` of
+    information_schema's DATA_TYPE), UNSIGNED, the Spark column's type and binary.handling.mode."""
+
+    name: str
+    type_name: str
+    unsigned: bool
+    spark_type: str
+    binary_mode: str
 
 
-def _binary_rule(name: str, spark_type: str, binary_mode: str) -> ColumnRule:
-    decoders: dict[str, Canon] = {
-        "base64": lambda v: base64.b64decode(v),
-        "base64-url-safe": lambda v: base64.urlsafe_b64decode(v),
-        "hex": lambda v: bytes.fromhex(v),
-    }
-    if spark_type == "string":
-        decode = decoders.get(binary_mode, lambda v: base64.b64decode(v))
-        return ColumnRule(name, _bytes, lambda v: _bytes(decode(v)))
-    return ColumnRule(name, _bytes, _bytes)
+def _same(canon: Canon) -> Callable[[_ColumnFacts], ColumnRule]:
+    return lambda facts: ColumnRule(facts.name, canon, canon)
+
+
+def _integer_rule(facts: _ColumnFacts) -> ColumnRule:
+    canon = _unsigned_64 if facts.type_name == "BIGINT" and facts.unsigned else _int
+    return ColumnRule(facts.name, canon, canon)
+
+
+def _decimal_rule(facts: _ColumnFacts) -> ColumnRule:
+    canon = _float64 if facts.spark_type == "double" else _decimal
+    return ColumnRule(facts.name, canon, canon)
+
+
+def _float_rule(facts: _ColumnFacts) -> ColumnRule:
+    canon = _float32 if facts.spark_type == "float" else _float64
+    return ColumnRule(facts.name, canon, canon)
+
+
+_BINARY_DECODERS: Mapping[str, Canon] = {
+    "base64": base64.b64decode,
+    "base64-url-safe": base64.urlsafe_b64decode,
+    "hex": bytes.fromhex,
+}
+
+
+def _binary_rule(facts: _ColumnFacts) -> ColumnRule:
+    if facts.spark_type == "string":
+        decode = _BINARY_DECODERS.get(facts.binary_mode, base64.b64decode)
+        return ColumnRule(facts.name, _bytes, lambda v: _bytes(decode(v)))
+    return ColumnRule(facts.name, _bytes, _bytes)
+
+
+def _timestamp_rule(facts: _ColumnFacts) -> ColumnRule:
+    return ColumnRule(facts.name, _utc_micros, _int, f"unix_micros(`{facts.name.replace('`', '``')}`)")
+
+
+RuleBuilder = Callable[[_ColumnFacts], ColumnRule]
+_text_rule = _same(_text)
+# Rules by the registry's family of the column's type; _TYPE_RULES decides within a family.
+_FAMILY_RULES: Mapping[Family, RuleBuilder] = {
+    Family.INTEGER: _integer_rule,
+    Family.DECIMAL: _decimal_rule,
+    Family.FLOAT: _same(_float64),
+    Family.JSON: _same(_json_text),
+    Family.CHARACTER: _text_rule,
+    Family.ENUM: _text_rule,
+    Family.SET: _text_rule,
+    Family.BINARY: _binary_rule,
+    Family.BIT: lambda facts: ColumnRule(facts.name, _bit_big_endian, _bit_little_endian),
+    Family.SPATIAL: lambda facts: ColumnRule(facts.name, _mysql_geometry, _spark_geometry),
+    Family.POINT: lambda facts: ColumnRule(facts.name, _mysql_geometry, _spark_geometry),
+}
+_TYPE_RULES: Mapping[str, RuleBuilder] = {
+    "FLOAT": _float_rule,
+    "YEAR": _integer_rule,
+    "DATE": _same(_date),
+    "DATETIME": _same(_datetime),
+    "TIMESTAMP": _timestamp_rule,
+    "TIME": _same(_micros),
+}
 
 
 def column_rule(name: str, data_type: str, column_type: str, spark_type: str, binary_mode: str) -> ColumnRule:
     """The comparison rule for a MySQL column (``information_schema`` DATA_TYPE / COLUMN_TYPE) and
-    the Spark column holding it (``DataType.simpleString()``)."""
-    data_type = data_type.lower()
-    unsigned = "unsigned" in column_type.lower()
-    if data_type in _INTEGER_TYPES:
-        if data_type == "bigint" and unsigned:
-            return ColumnRule(name, _unsigned_64, _unsigned_64)
-        return ColumnRule(name, _int, _int)
-    if data_type in ("decimal", "numeric"):
-        if spark_type == "double":
-            return ColumnRule(name, _float64, _float64)
-        return ColumnRule(name, _decimal, _decimal)
-    if data_type == "float":
-        rule = _float32 if spark_type == "float" else _float64
-        return ColumnRule(name, rule, rule)
-    if data_type in ("double", "real"):
-        return ColumnRule(name, _float64, _float64)
-    if data_type == "json":
-        return ColumnRule(name, _json_text, _json_text)
-    if data_type in _TEXT_TYPES:
-        return ColumnRule(name, _text, _text)
-    if data_type in _BINARY_TYPES:
-        return _binary_rule(name, spark_type, binary_mode)
-    if data_type == "bit":
-        return ColumnRule(name, _bit_big_endian, _bit_little_endian)
-    if data_type == "date":
-        return ColumnRule(name, _date, _date)
-    if data_type == "datetime":
-        return ColumnRule(name, _datetime, _datetime)
-    if data_type == "timestamp":
-        return ColumnRule(name, _utc_micros, _int, f"unix_micros(`{name.replace('`', '``')}`)")
-    if data_type == "time":
-        return ColumnRule(name, _micros, _micros)
-    if data_type in _GEOMETRY_TYPES:
-        return ColumnRule(name, _mysql_geometry, _spark_geometry)
-    return ColumnRule(name, _text, _text)
+    the Spark column holding it (``DataType.simpleString()``); text for a type the registry lacks."""
+    type_name = canonical_type(data_type)
+    facts = _ColumnFacts(name, type_name, "unsigned" in column_type.lower(), spark_type, binary_mode)
+    build = _TYPE_RULES.get(type_name) or _FAMILY_RULES.get(family_of(type_name) or Family.OTHER, _text_rule)
+    return build(facts)
 
 
 def _apply(rules: Sequence[ColumnRule], side: str, row: Sequence[Any]) -> list[Any]:

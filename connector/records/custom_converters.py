@@ -12,9 +12,10 @@ Built in (outputs recorded from real Debezium 3.6.3 in ``tests/golden/debezium/t
   ``length.checker=false``) matching ``selector`` (comma-separated regexes of ``db.table.column``;
   none = every column) become ``boolean``: a value > 0 is true.
 * ``io.debezium.connector.binlog.converters.JdbcSinkDataTypesConverter``: ``selector.boolean`` columns
-  (BOOLEAN / TINYINT(1)) become ``int16`` 0/1; ``selector.real`` columns (FLOAT, REAL, DOUBLE) become
-  ``float64`` (``float32`` with ``treat.real.as.double=false``); ``selector.string`` text columns get
-  the schema parameter ``__debezium.source.column.character_set``.
+  (BOOLEAN / TINYINT(1)) become ``int16`` 0/1; ``selector.real`` columns (FLOAT, REAL, DOUBLE, in
+  any spelling) become ``float64`` (``float32`` with ``treat.real.as.double=false``);
+  ``selector.string`` text columns get the schema parameter
+  ``__debezium.source.column.character_set``.
 
 Your own, in Python (``register_converter``)::
 
@@ -49,6 +50,7 @@ from typing import Any, Protocol
 
 from connector.transforms.base import Options, build_plugin, options_under
 from ddl.model import Column, JdbcType, Table
+from ddl.mysql_types import Family, family_of
 from mysql_cdc_base.connect import ConnectSchema
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import split_list
@@ -95,9 +97,15 @@ def _selected(
     return any(p.fullmatch(name) for p in patterns)
 
 
+# Debezium's converters compare the type name as written (upper case): TINYINT, not its synonym INT1.
+def _is_boolean_or_tinyint(column: Column) -> bool:
+    kind = column.data_type.upper()
+    return kind == "TINYINT" or family_of(kind) is Family.BOOLEAN
+
+
 def _is_tinyint_one(column: Column) -> bool:
     kind = column.data_type.upper()
-    return kind in ("BOOLEAN", "BOOL") or (kind == "TINYINT" and column.length == 1)
+    return family_of(kind) is Family.BOOLEAN or (kind == "TINYINT" and column.length == 1)
 
 
 class TinyIntOneToBooleanConverter:
@@ -107,10 +115,7 @@ class TinyIntOneToBooleanConverter:
         self.length_checker = options.get_bool("length.checker", True)
 
     def converter_for(self, column: Column, table: Table) -> CustomConversion | None:
-        if self.length_checker:
-            eligible = _is_tinyint_one(column)
-        else:
-            eligible = column.data_type.upper() in ("TINYINT", "BOOLEAN", "BOOL")
+        eligible = _is_tinyint_one(column) if self.length_checker else _is_boolean_or_tinyint(column)
         if not eligible or not _selected(self.selector, column, table, True):
             return None
         return CustomConversion(ConnectSchema("boolean"), _positive)
@@ -120,7 +125,6 @@ def _positive(value: Any) -> bool:
     return int(value) > 0
 
 
-_REAL_TYPES = frozenset({"FLOAT", "REAL", "DOUBLE", "DOUBLE PRECISION"})
 _TEXT_TYPES = frozenset(
     (JdbcType.CHAR, JdbcType.VARCHAR, JdbcType.LONGVARCHAR, JdbcType.CLOB, JdbcType.NCHAR, JdbcType.NVARCHAR)
 )
@@ -137,14 +141,14 @@ class JdbcSinkDataTypesConverter:
         self.real_type = "float64" if options.get_bool("treat.real.as.double", True) else "float32"
 
     def converter_for(self, column: Column, table: Table) -> CustomConversion | None:
-        kind = column.data_type.upper()
+        family = family_of(column.data_type)
         if _is_tinyint_one(column) and _selected(self.boolean, column, table, False):
             return CustomConversion(ConnectSchema("int16"), _small_int)
-        if kind in _REAL_TYPES and _selected(self.real, column, table, False):
+        if family is Family.FLOAT and _selected(self.real, column, table, False):
             return CustomConversion(ConnectSchema(self.real_type), float)
         if (
             column.jdbc_type in _TEXT_TYPES
-            and kind not in ("ENUM", "SET")
+            and family not in (Family.ENUM, Family.SET)
             and _selected(self.string, column, table, False)
         ):
             charset = column.charset or table.default_charset

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from connector.records.builder import TableSchema
-from ddl.model import BINARY_TYPES, CHARACTER_TYPES, GEOMETRY_TYPES, Column, Table, canonical_type
+from ddl.model import CHARACTER_TYPES, Column, Table
+from ddl.mysql_types import Family, canonical_type, spellings_of
 from mysql_cdc_base.connect import ConnectSchema
 
 Row = Mapping[str, Any] | Sequence[Any]
@@ -129,25 +130,10 @@ def _same(value: Any) -> Any:
 
 
 _SIMPLE_NORMALIZERS: dict[str, Normalize] = {
-    **dict.fromkeys(
-        (
-            "TINYINT",
-            "SMALLINT",
-            "MEDIUMINT",
-            "INT",
-            "BIGINT",
-            "SERIAL",
-            "YEAR",
-            "BOOLEAN",
-        ),
-        _as_int,
-    ),
-    **dict.fromkeys(("FLOAT", "REAL", "DOUBLE"), _as_float),
+    **dict.fromkeys((*spellings_of(Family.INTEGER, Family.BOOLEAN), "YEAR"), _as_int),
+    **dict.fromkeys(spellings_of(Family.FLOAT), _as_float),
     **dict.fromkeys(CHARACTER_TYPES, _as_text),
-    **dict.fromkeys(
-        (*BINARY_TYPES, *GEOMETRY_TYPES, "POINT"),
-        _as_bytes,
-    ),
+    **dict.fromkeys(spellings_of(Family.BINARY, Family.SPATIAL, Family.POINT), _as_bytes),
     "JSON": _as_json_text,
     "DATE": _as_date_text,
     "DATETIME": _as_datetime_text,

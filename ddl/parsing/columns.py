@@ -3,11 +3,11 @@ table options: ``ddl.parsing.table_options``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot.tokens import TokenType
 
+from ddl.mysql_types import MYSQL_TYPES, Dims, Family, MysqlType
 from ddl.parsing.cursor import STRING_TYPES, Cursor
 from ddl.parsing.dialect import is_word
 from ddl.parsing.quoting import as_single_quoted_body
@@ -26,58 +26,26 @@ class TypeInfo:
     """Grammar-level facts about a type keyword."""
 
     key: str
-    dims: str = "none"  # none | one | two (M[,D]) | values (ENUM/SET)
+    dims: Dims = Dims.NONE
     text: bool = False  # takes BINARY / CHARACTER SET / COLLATE
     numeric: bool = False  # takes SIGNED / UNSIGNED / ZEROFILL
 
 
-def _types() -> dict[str, TypeInfo]:
-    table: dict[str, TypeInfo] = {}
-
-    def add(names: str, info: Callable[[str], TypeInfo]) -> None:
-        for name in names.split(","):
-            table[name] = info(name)
-
-    add("BIT", lambda n: TypeInfo(n, "one"))
-    add(
-        "TINYINT,INT1,SMALLINT,INT2,MEDIUMINT,INT3,MIDDLEINT,INT,INTEGER,INT4,BIGINT,INT8",
-        lambda n: TypeInfo(n, "one", numeric=True),
-    )
-    add(
-        "REAL,DOUBLE,FLOAT8,FLOAT,FLOAT4,DECIMAL,DEC,FIXED,NUMERIC",
-        lambda n: TypeInfo(n, "two", numeric=True),
-    )
-    add(
-        "BOOL,BOOLEAN,SERIAL,DATE,TINYBLOB,MEDIUMBLOB,LONGBLOB,JSON,GEOMETRY,POINT,LINESTRING,POLYGON,"
-        "MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,GEOMCOLLECTION,INET4,INET6,UUID,XMLTYPE",
-        lambda n: TypeInfo(n),
-    )
-    add("TIME,TIMESTAMP,DATETIME,YEAR,BINARY,VARBINARY,BLOB,VECTOR", lambda n: TypeInfo(n, "one"))
-    add(
-        "CHAR,CHARACTER,VARCHAR,NCHAR,NVARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT",
-        lambda n: TypeInfo(n, "one", text=True),
-    )
-    add("ENUM,SET", lambda n: TypeInfo(n, "values", text=True))
-    return table
+_TEXT_FAMILIES = frozenset({Family.CHARACTER, Family.ENUM, Family.SET})
+_NUMERIC_FAMILIES = frozenset({Family.FLOAT, Family.DECIMAL})
 
 
-TYPES = _types()
+def _type_info(mysql_type: MysqlType, spelling: str) -> TypeInfo:
+    numeric = mysql_type.integer is not None or mysql_type.family in _NUMERIC_FAMILIES
+    return TypeInfo(spelling, mysql_type.dims, text=mysql_type.family in _TEXT_FAMILIES, numeric=numeric)
+
+
+# The grammar's facts of every spelling in the type registry (``_type_words`` reads the names of
+# two words, and LONG's forms, before a one-word name is looked up).
+TYPES = {s: _type_info(t, s) for t in MYSQL_TYPES for s in t.spellings}
 _MARIADB_ONLY_TYPES = frozenset({"INET4", "INET6", "UUID", "XMLTYPE"})
 # Keys whose Debezium type name gets a " BINARY" suffix when the BINARY attribute follows.
-_BINARY_SUFFIX_KEYS = frozenset(
-    {
-        "CHAR",
-        "VARCHAR",
-        "TINYTEXT",
-        "TEXT",
-        "MEDIUMTEXT",
-        "LONGTEXT",
-        "NCHAR",
-        "NVARCHAR",
-        "LONG",
-        "LONG VARCHAR",
-    }
-)
+_BINARY_SUFFIX_KEYS = frozenset(t.name for t in MYSQL_TYPES if t.family is Family.CHARACTER)
 
 
 def parse_data_type(c: Cursor) -> DataTypeSpec:
@@ -91,13 +59,13 @@ def parse_data_type(c: Cursor) -> DataTypeSpec:
     length: int | None = None
     scale: int | None = None
     values: tuple[str, ...] = ()
-    if info.dims == "values":
+    if info.dims is Dims.VALUES:
         values = _enum_values(c)
-    elif info.dims != "none" and c.at_type(TokenType.L_PAREN):
+    elif info.dims is not Dims.NONE and c.at_type(TokenType.L_PAREN):
         c.advance()
         length = c.integer("length")
         if c.accept_type(TokenType.COMMA):
-            if info.dims != "two":
+            if info.dims is not Dims.TWO:
                 raise c.error("expected ')'")
             scale = c.integer("scale")
         c.expect_type(TokenType.R_PAREN, "')'")
@@ -170,14 +138,14 @@ def _type_words(c: Cursor, first: str) -> tuple[str, str, TypeInfo]:
         return "DOUBLE PRECISION", "DOUBLE", TYPES["DOUBLE"]
     if first == "LONG":
         if c.accept("VARBINARY"):
-            return "LONG VARBINARY", "LONG VARBINARY", TypeInfo("LONG VARBINARY")
+            return "LONG VARBINARY", "LONG VARBINARY", TYPES["LONG VARBINARY"]
         if c.accept("VARCHAR"):
-            return "LONG VARCHAR", "LONG VARCHAR", TypeInfo("LONG VARCHAR", text=True)
+            return "LONG VARCHAR", "LONG VARCHAR", TYPES["LONG VARCHAR"]
         if c.at("CHAR", "VARYING"):
             c.advance()
             c.advance()
-            return "LONG VARCHAR", "LONG VARCHAR", TypeInfo("LONG VARCHAR", text=True)
-        return "LONG", "LONG", TypeInfo("LONG", text=True)
+            return "LONG VARCHAR", "LONG VARCHAR", TYPES["LONG VARCHAR"]
+        return "LONG", "LONG", TYPES["LONG"]
     info = TYPES.get(first)
     if info is None:
         raise DdlSyntaxError(f"unknown data type {first}", start)
@@ -348,17 +316,7 @@ def _skip_ignored_attribute(c: Cursor, word: str) -> bool:
 def _with_charset(data_type: DataTypeSpec, charset: str | None, collation: str | None) -> DataTypeSpec:
     if charset == data_type.charset and collation == data_type.collation:
         return data_type
-    return DataTypeSpec(
-        key=data_type.key,
-        name=data_type.name,
-        length=data_type.length,
-        scale=data_type.scale,
-        unsigned=data_type.unsigned,
-        zerofill=data_type.zerofill,
-        charset=charset,
-        collation=collation,
-        values=data_type.values,
-    )
+    return replace(data_type, charset=charset, collation=collation)
 
 
 def _generated_column(c: Cursor, storage: frozenset[str]) -> str:

@@ -22,26 +22,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange
+from ddl.parsing import statements as st
 from ddl.parsing.alter_specs import ALTER_SPEC_HANDLERS
 from ddl.parsing.simple import simple_statement
-from ddl.parsing.statements import (
-    AlterDatabase,
-    AlterTable,
-    CreateDatabase,
-    CreateIndex,
-    CreateTable,
-    DdlSyntaxError,
-    DropDatabase,
-    DropIndex,
-    DropKey,
-    DropTable,
-    Ignored,
-    RenameTable,
-    SetVariables,
-    Statement,
-    TruncateTable,
-    UseDatabase,
-)
 from ddl.parsing.table_draft import (
     ParseState,
     SchemaConflict,
@@ -151,7 +134,7 @@ class DdlParser:
             while chunk:
                 try:
                     tree, used = parse_statement(chunk, sql, self.dialect)
-                except DdlSyntaxError as exc:
+                except st.DdlSyntaxError as exc:
                     text = sql[chunk[0].start : chunk[-1].end + 1]
                     raise DdlParseError(text, line_col(sql, exc.offset), exc.reason) from None
                 text = sql[chunk[0].start : chunk[used - 1].end + 1]
@@ -196,7 +179,7 @@ _CHARSET_VARIABLES = frozenset(
 )
 
 
-def _apply(tree: Statement, text: str, state: ParseState) -> list[ParsedStatement]:
+def _apply(tree: st.Statement, text: str, state: ParseState) -> list[ParsedStatement]:
     handler = _HANDLERS.get(type(tree))
     if handler is None:  # pragma: no cover - every statement type has a handler
         raise SchemaConflict(f"no handler for {type(tree).__name__}")
@@ -208,7 +191,7 @@ def _ignored(tree: Any, text: str, state: ParseState) -> ParsedStatement:
     return ParsedStatement(text, state.default_database, "ignored")
 
 
-def _create_table(tree: CreateTable, text: str, state: ParseState) -> ParsedStatement:
+def _create_table(tree: st.CreateTable, text: str, state: ParseState) -> ParsedStatement:
     if tree.temporary:
         return ParsedStatement(text, state.default_database, "ignored")
     table_id = state.table_id(tree.name)
@@ -228,7 +211,7 @@ def _create_table(tree: CreateTable, text: str, state: ParseState) -> ParsedStat
     return ParsedStatement(text, database, "table", (TableChange(ChangeType.CREATE, table_id, table),))
 
 
-def _new_table(tree: CreateTable, table_id: TableId, state: ParseState) -> Table:
+def _new_table(tree: st.CreateTable, table_id: TableId, state: ParseState) -> Table:
     draft = TableDraft(
         table_id,
         default_charset=table_charset(tree.options, table_id.database, state),
@@ -247,7 +230,7 @@ def _new_table(tree: CreateTable, table_id: TableId, state: ParseState) -> Table
     return draft.finish()
 
 
-def _alter_table(tree: AlterTable, text: str, state: ParseState) -> ParsedStatement:
+def _alter_table(tree: st.AlterTable, text: str, state: ParseState) -> ParsedStatement:
     table_id = state.find_table_id(tree.name)
     table = state.model.tables.get(table_id)
     database = state.database_of(tree.name)
@@ -271,7 +254,7 @@ _DROP_TABLE_PREFIX = re.compile(
 _DROP_TYPE_SUFFIX = re.compile(r"\s(RESTRICT|CASCADE)\s*;?\s*$", re.IGNORECASE)
 
 
-def _drop_tables(tree: DropTable, text: str, state: ParseState) -> list[ParsedStatement]:
+def _drop_tables(tree: st.DropTable, text: str, state: ParseState) -> list[ParsedStatement]:
     """Debezium's ``DropTableParserListener``: one statement per dropped table, its text the
     statement's own prefix plus the table's qualified name (``DROP TABLE `db`.`t` ``) plus any
     RESTRICT/CASCADE."""
@@ -295,7 +278,7 @@ def _backquoted(table_id: TableId) -> str:
     return "`" + table_id.database.replace("`", "``") + "`.`" + table_id.table.replace("`", "``") + "`"
 
 
-def _drop_table(tree: DropTable, text: str, state: ParseState) -> ParsedStatement:
+def _drop_table(tree: st.DropTable, text: str, state: ParseState) -> ParsedStatement:
     if tree.temporary:
         return ParsedStatement(text, state.default_database, "ignored")
     ids = [state.find_table_id(name) for name in tree.names]
@@ -304,7 +287,7 @@ def _drop_table(tree: DropTable, text: str, state: ParseState) -> ParsedStatemen
     return ParsedStatement(text, state.database_of(*tree.names), "table", changes)
 
 
-def _rename_table(tree: RenameTable, text: str, state: ParseState) -> ParsedStatement:
+def _rename_table(tree: st.RenameTable, text: str, state: ParseState) -> ParsedStatement:
     changes: list[TableChange] = []
     for old_name, new_name in tree.pairs:
         old_id = state.find_table_id(old_name)
@@ -319,12 +302,12 @@ def _rename_table(tree: RenameTable, text: str, state: ParseState) -> ParsedStat
     return ParsedStatement(text, database, "table", tuple(changes))
 
 
-def _truncate(tree: TruncateTable, text: str, state: ParseState) -> ParsedStatement:
+def _truncate(tree: st.TruncateTable, text: str, state: ParseState) -> ParsedStatement:
     table_id = state.find_table_id(tree.name)
     return ParsedStatement(text, state.database_of(tree.name), "truncate", truncated=(table_id,))
 
 
-def _create_index(tree: CreateIndex, text: str, state: ParseState) -> ParsedStatement:
+def _create_index(tree: st.CreateIndex, text: str, state: ParseState) -> ParsedStatement:
     table_id = state.find_table_id(tree.table)
     table = state.model.tables.get(table_id)
     if table is None:
@@ -334,13 +317,13 @@ def _create_index(tree: CreateIndex, text: str, state: ParseState) -> ParsedStat
     return _altered(draft, state.database_of(tree.table), text, state)
 
 
-def _drop_index(tree: DropIndex, text: str, state: ParseState) -> ParsedStatement:
+def _drop_index(tree: st.DropIndex, text: str, state: ParseState) -> ParsedStatement:
     table_id = state.find_table_id(tree.table)
     table = state.model.tables.get(table_id)
     if table is None:
         return ParsedStatement(text, state.database_of(tree.table), "table")
     draft = TableDraft.of(table)
-    draft.drop_key(DropKey("index", tree.name))
+    draft.drop_key(st.DropKey("index", tree.name))
     return _altered(draft, state.database_of(tree.table), text, state)
 
 
@@ -350,7 +333,7 @@ def _altered(draft: TableDraft, database: str, text: str, state: ParseState) -> 
     return ParsedStatement(text, database, "table", (TableChange(ChangeType.ALTER, table.id, table),))
 
 
-def _create_database(tree: CreateDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _create_database(tree: st.CreateDatabase, text: str, state: ParseState) -> ParsedStatement:
     if tree.name in state.model.databases and tree.if_not_exists:
         return ParsedStatement(text, tree.name, "database")
     charset, collation = _database_charset(tree.charset, tree.collation, state)
@@ -358,7 +341,7 @@ def _create_database(tree: CreateDatabase, text: str, state: ParseState) -> Pars
     return ParsedStatement(text, tree.name, "database")
 
 
-def _alter_database(tree: AlterDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _alter_database(tree: st.AlterDatabase, text: str, state: ParseState) -> ParsedStatement:
     name = tree.name if tree.name is not None else state.default_database
     if name is None:
         return ParsedStatement(text, None, "database", alters_database=True)
@@ -380,18 +363,18 @@ def _database_charset(
     return charset, collation
 
 
-def _drop_database(tree: DropDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _drop_database(tree: st.DropDatabase, text: str, state: ParseState) -> ParsedStatement:
     # Debezium records DROP DATABASE without tableChanges; replaying the DDL drops the tables.
     state.model = state.model.with_database(None, drop=tree.name)
     return ParsedStatement(text, tree.name, "database")
 
 
-def _use(tree: UseDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _use(tree: st.UseDatabase, text: str, state: ParseState) -> ParsedStatement:
     state.default_database = tree.name
     return ParsedStatement(text, tree.name, "use")
 
 
-def _set(tree: SetVariables, text: str, state: ParseState) -> ParsedStatement:
+def _set(tree: st.SetVariables, text: str, state: ParseState) -> ParsedStatement:
     relevant = [(scope, name, value) for scope, name, value in tree.assignments if name in _CHARSET_VARIABLES]
     if not relevant:
         return ParsedStatement(text, state.default_database, "ignored")
@@ -437,19 +420,19 @@ _SET_VARIABLE: dict[str, Callable[[ParseState, str], SchemaModel]] = {
 
 # A handler gives one statement, or several where Debezium splits one (DROP TABLE a, b).
 _HANDLERS: dict[type, Callable[[Any, str, ParseState], ParsedStatement | list[ParsedStatement]]] = {
-    CreateTable: _create_table,
-    AlterTable: _alter_table,
-    DropTable: _drop_tables,
-    RenameTable: _rename_table,
-    TruncateTable: _truncate,
-    CreateIndex: _create_index,
-    DropIndex: _drop_index,
-    CreateDatabase: _create_database,
-    AlterDatabase: _alter_database,
-    DropDatabase: _drop_database,
-    UseDatabase: _use,
-    SetVariables: _set,
-    Ignored: _ignored,
+    st.CreateTable: _create_table,
+    st.AlterTable: _alter_table,
+    st.DropTable: _drop_tables,
+    st.RenameTable: _rename_table,
+    st.TruncateTable: _truncate,
+    st.CreateIndex: _create_index,
+    st.DropIndex: _drop_index,
+    st.CreateDatabase: _create_database,
+    st.AlterDatabase: _alter_database,
+    st.DropDatabase: _drop_database,
+    st.UseDatabase: _use,
+    st.SetVariables: _set,
+    st.Ignored: _ignored,
 }
 
 __all__ = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ddl.mysql_types import TypeAttributes
 from mysql_cdc_base.errors import DdlError
 
 
@@ -26,18 +27,12 @@ class QualifiedName:
 
 
 @dataclass(frozen=True, slots=True)
-class DataTypeSpec:
+class DataTypeSpec(TypeAttributes):
     """A column's declared type. ``name`` is the upper-case type as Debezium names it
     (``VARCHAR``, ``DOUBLE PRECISION``, ``CHAR BINARY``), without UNSIGNED/ZEROFILL."""
 
     key: str  # canonical type key used for the jdbc mapping (``CHAR VARYING`` -> ``VARCHAR`` ...)
     name: str
-    length: int | None = None
-    scale: int | None = None
-    unsigned: bool = False
-    zerofill: bool = False
-    charset: str | None = None
-    collation: str | None = None
     values: tuple[str, ...] = ()  # ENUM/SET members, unquoted
     signed: bool = False  # the DDL said SIGNED (Debezium keeps it in the type name)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ddl.model import Column, JdbcType, SchemaModel, Table
+from ddl.mysql_types import MYSQL_TYPES
 from ddl.parsing.statements import (
     ColumnDefinition,
     ColumnPosition,
@@ -46,43 +47,14 @@ class TypeMapping:
 
 
 def _type_mappings() -> dict[str, TypeMapping]:
-    j = JdbcType
-    table: dict[str, TypeMapping] = {}
-
-    def add(names: str, mapping: TypeMapping) -> None:
-        for name in names.split(","):
-            table[name] = mapping
-
-    add("CHAR,CHARACTER", TypeMapping(j.CHAR))
-    add("VARCHAR,TINYTEXT,TEXT,MEDIUMTEXT,LONGTEXT,LONG,LONG VARCHAR", TypeMapping(j.VARCHAR))
-    add("NCHAR", TypeMapping(j.NCHAR, default_length=1, forced_charset="utf8"))
-    add("NVARCHAR", TypeMapping(j.NVARCHAR, forced_charset="utf8"))
-    # Debezium <= 3.6.1 registers TINYINT as SMALLINT (Connect INT16).
-    add("TINYINT,INT1,SMALLINT,INT2", TypeMapping(j.SMALLINT))
-    add("MEDIUMINT,INT3,MIDDLEINT,INT,INTEGER,INT4,YEAR", TypeMapping(j.INTEGER))
-    add("BIGINT,INT8,SERIAL", TypeMapping(j.BIGINT))
-    add("REAL", TypeMapping(j.REAL))
-    add("DOUBLE,FLOAT8", TypeMapping(j.DOUBLE))
-    add("FLOAT,FLOAT4", TypeMapping(j.FLOAT))
-    add("DECIMAL,DEC,FIXED", TypeMapping(j.DECIMAL, default_length=10, default_scale=0))
-    add("NUMERIC", TypeMapping(j.NUMERIC, default_length=10, default_scale=0))
-    add("BIT", TypeMapping(j.BIT, default_length=1))
-    add("BOOL,BOOLEAN", TypeMapping(j.BOOLEAN))
-    add("DATE", TypeMapping(j.DATE))
-    add("TIME", TypeMapping(j.TIME))
-    add("TIMESTAMP", TypeMapping(j.TIMESTAMP_WITH_TIMEZONE))
-    add("DATETIME", TypeMapping(j.TIMESTAMP))
-    add("BINARY", TypeMapping(j.BINARY))
-    add("VARBINARY", TypeMapping(j.VARBINARY))
-    add("TINYBLOB,BLOB,MEDIUMBLOB,LONGBLOB,LONG VARBINARY", TypeMapping(j.BLOB))
-    add("ENUM,SET", TypeMapping(j.CHAR))
-    add(
-        "GEOMETRY,POINT,LINESTRING,POLYGON,MULTIPOINT,MULTILINESTRING,MULTIPOLYGON,GEOMETRYCOLLECTION,"
-        "GEOMCOLLECTION,JSON,INET4,INET6,UUID,XMLTYPE",
-        TypeMapping(j.OTHER),
-    )
-    add("VECTOR", TypeMapping(j.OTHER, default_length=2048))
-    return table
+    return {
+        spelling: TypeMapping(
+            t.spelling_jdbc.get(spelling, t.jdbc), t.default_length, t.default_scale, t.forced_charset
+        )
+        for t in MYSQL_TYPES
+        if t.jdbc is not None
+        for spelling in t.spellings
+    }
 
 
 TYPE_MAPPINGS: dict[str, TypeMapping] = _type_mappings()

@@ -26,8 +26,16 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from ddl.model import BINARY_TYPES, CHARACTER_TYPES, canonical_type
+from ddl.model import BINARY_TYPES, CHARACTER_TYPES
 from ddl.model import Column as MysqlColumn
+from ddl.mysql_types import (
+    INTEGER_TYPES,
+    Family,
+    IntegerFacts,
+    canonical_type,
+    is_single_precision,
+    spellings_of,
+)
 from mysql_cdc_base.connect import ValueModes
 from sink.spark_mapping import RowConvert, field_mapping, row_converter, row_struct_type
 
@@ -72,14 +80,9 @@ def add_renames(
 # Spark tables at once only when every column is covered; otherwise the table follows its next
 # change event, whose Connect schema is authoritative. Temporal types differ between
 # ``time.precision.mode`` values only in ways the Spark column does not show.
-_INT_TYPES: dict[str, tuple[str, str | None]] = {  # MySQL type -> (signed, unsigned) Connect type
-    "TINYINT": ("int16", "int16"),
-    "SMALLINT": ("int16", "int32"),
-    "MEDIUMINT": ("int32", "int32"),
-    "INT": ("int32", "int64"),
-    "BIGINT": ("int64", None),  # unsigned: bigint.unsigned.handling.mode
-}
+_INT_TYPES: dict[str, IntegerFacts] = {t.name: t.integer for t in INTEGER_TYPES if t.integer is not None}
 _STRING_TYPES = CHARACTER_TYPES | {"SET"}
+_FLOAT_TYPES = spellings_of(Family.FLOAT)
 _TEMPORAL_TYPES: dict[str, dict[str, Any]] = {
     "DATE": {"type": "int32", "name": "io.debezium.time.Date"},
     "DATETIME": {"type": "int64", "name": "io.debezium.time.MicroTimestamp"},
@@ -103,11 +106,11 @@ def _column_type_node(column: MysqlColumn, modes: ValueModes) -> dict[str, Any] 
     is not certain from the column alone."""
     kind = canonical_type(column.data_type)
     if kind in _INT_TYPES:
-        signed, unsigned = _INT_TYPES[kind]
+        facts = _INT_TYPES[kind]
         if not column.unsigned:
-            return {"type": signed}
-        if unsigned is not None:
-            return {"type": unsigned}
+            return {"type": facts.connect_signed}
+        if facts.connect_unsigned is not None:  # else bigint.unsigned.handling.mode
+            return {"type": facts.connect_unsigned}
         return {
             "long": {"type": "int64"},
             "precise": _decimal_node(20, 0),
@@ -118,11 +121,8 @@ def _column_type_node(column: MysqlColumn, modes: ValueModes) -> dict[str, Any] 
         return {"type": "boolean"}
     if kind == "BIT":
         return {"type": "bytes", "name": "io.debezium.data.Bits"}
-    if kind in ("FLOAT", "REAL", "DOUBLE"):
-        single = kind == "REAL" or (
-            kind == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
-        )
-        return {"type": "float" if single else "double"}
+    if kind in _FLOAT_TYPES:
+        return {"type": "float" if is_single_precision(kind, column.length, column.scale) else "double"}
     if kind == "DECIMAL":
         precision = column.length if column.length is not None else 10
         scale = column.scale if column.scale is not None else 0

@@ -12,10 +12,8 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from connector.cli.status import byte_lag
+from connector.cli.status import byte_lag, server_binlogs, stored_offset
 from connector.config import ConnectorConfig
-from connector.factories import build_offset_store
-from connector.server.connection import ServerProbe, connect
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,17 +83,7 @@ def lag_bytes(config: ConnectorConfig) -> int | None:
     """Bytes of binlog between the connector's stored offset and the server's position (None: no
     offset yet, or still snapshotting). The offset is stored once every sink has the events, so 0
     means every sink has applied everything the server logged."""
-    store = build_offset_store(config)
-    try:
-        stored = store.load()
-    finally:
-        store.close()
+    stored = stored_offset(config)
     if stored is None or not stored.has_position or stored.in_snapshot:
         return None
-    probe = ServerProbe(config)
-    info = probe.check(need_snapshot_locks=False)
-    with connect(config) as conn, conn.cursor() as cur:
-        server = probe.current_position(info, cur)
-        cur.execute("SHOW BINARY LOGS")
-        logs = [(str(row[0]), int(row[1])) for row in cur.fetchall()]
-    return byte_lag(stored, server, logs)
+    return byte_lag(stored, *server_binlogs(config))

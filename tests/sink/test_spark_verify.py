@@ -8,6 +8,7 @@ connector has caught up again.
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import random
 from pathlib import Path
@@ -183,3 +184,19 @@ def test_comparison_rules_ignore_representation_only_differences() -> None:
     ) == column_rule("d", "decimal", "decimal(5,2)", "decimal(5,2)", "bytes").mysql(
         __import__("decimal").Decimal("1.50")
     )
+
+
+def test_comparison_rules_follow_the_type_registry() -> None:
+    """Rules are picked by the registry's family and type of information_schema's DATA_TYPE: YEAR
+    compares as an integer, a TIMESTAMP through Spark's epoch microseconds, a synonym
+    (``geomcollection``) as the type it names, a type the registry lacks as text."""
+    year = column_rule("y", "year", "year", "int", "bytes")
+    assert year.mysql(2024) == year.spark(2024) == 2024
+    stamp = column_rule("t`s", "timestamp", "timestamp(6)", "timestamp", "bytes")
+    assert stamp.spark_expression == "unix_micros(`t``s`)"
+    assert stamp.mysql(dt.datetime(1970, 1, 1, 0, 0, 1, 5)) == 1_000_005
+    shape = column_rule("g", "geomcollection", "geomcollection", "struct<wkb:binary,srid:int>", "bytes")
+    assert shape.mysql(b"\x00\x00\x00\x00\x01\x07") == shape.spark({"wkb": b"\x01\x07", "srid": 0})
+    real = column_rule("r", "double", "double", "double", "bytes")
+    assert real.mysql(0.1) == real.spark(0.1) == "f:0.1"
+    assert column_rule("u", "uuid", "uuid", "string", "bytes").mysql(b"ab") == "ab"

@@ -19,7 +19,8 @@ from connector.records.conversion.family import (
     base64_text,
     identity,
 )
-from ddl.model import Column, canonical_type
+from ddl.model import Column
+from ddl.mysql_types import INTEGER_TYPES, canonical_type, is_single_precision
 
 # ------------------------------------------------------------------------------------------------
 # Integers (4.2)
@@ -58,24 +59,23 @@ def _bigint_unsigned_long_text(value: Any) -> int:
     return _bigint_unsigned_long(_int_from_text(value))
 
 
-def _int_builder(kind: str) -> Builder:
+def _int_builder(signed: str, unsigned: str) -> Builder:
+    """An integer whose Connect type is static (the registry's): every one but BIGINT UNSIGNED.
+    3.6.1.Final: TINYINT is INT16 signed or unsigned (INT8 only from 3.7.0.Alpha1)."""
+
     def build(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
-        return FamilyMapping(kind, identity, identity, default=_int_from_text)
+        return FamilyMapping(
+            unsigned if column.unsigned else signed, identity, identity, default=_int_from_text
+        )
 
     return build
 
 
-def _tinyint(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
-    # 3.6.1.Final: TINYINT is INT16 signed or unsigned (INT8 only from 3.7.0.Alpha1).
-    return FamilyMapping("int16", identity, identity, default=_int_from_text)
-
-
-def _smallint(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
-    return FamilyMapping("int32" if column.unsigned else "int16", identity, identity, default=_int_from_text)
-
-
-def _int(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
-    return FamilyMapping("int64" if column.unsigned else "int32", identity, identity, default=_int_from_text)
+_STATIC_INTEGERS: dict[str, Builder] = {
+    t.name: _int_builder(t.integer.connect_signed, t.integer.connect_unsigned)
+    for t in INTEGER_TYPES
+    if t.integer is not None and t.integer.connect_unsigned is not None
+}
 
 
 def _bigint(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
@@ -194,10 +194,7 @@ def _float_from_text(text: Any) -> float:
 
 def _float(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
     key = canonical_type(column.data_type)
-    single = key == "REAL" or (
-        key == "FLOAT" and column.scale is None and (column.length is None or column.length <= 24)
-    )
-    if single:
+    if is_single_precision(key, column.length, column.scale):
         # FLOAT/FLOAT(p<=24) and the literal REAL -> FLOAT32 (Debezium narrows REAL's double).
         def narrow_text(text: Any) -> float:
             return as_float32(float(text))
@@ -324,10 +321,7 @@ _DECIMAL_MODES: dict[str, Builder] = {
 
 
 BUILDERS: dict[str, Builder] = {
-    "TINYINT": _tinyint,
-    "SMALLINT": _smallint,
-    "MEDIUMINT": _int_builder("int32"),
-    "INT": _int,
+    **_STATIC_INTEGERS,
     "BIGINT": _bigint,
     "SERIAL": _bigint,
     "DECIMAL": _decimal,

@@ -36,7 +36,8 @@ from connector.records.conversion.family import (
     identity,
     with_null_rule,
 )
-from ddl.model import Column, JdbcType, Table, canonical_type
+from ddl.model import Column, JdbcType, Table
+from ddl.mysql_types import canonical_type
 from mysql_cdc_base.connect import NO_DEFAULT, ConnectSchema
 from mysql_cdc_base.errors import MysqlCdcError
 

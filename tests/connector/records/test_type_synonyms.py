@@ -1,10 +1,10 @@
-"""MySQL's type synonyms (``ddl.model.TYPE_SYNONYMS``) convert exactly as the types they name: one
+"""MySQL's type synonyms (``ddl.mysql_types.TYPE_SYNONYMS``) convert exactly as the types they name: one
 table of synonyms serves the converters, the fake connector and the Spark sink's evolution."""
 
 from __future__ import annotations
 
 from connector.testing.fake import FakeConnector
-from ddl.model import TYPE_SYNONYMS, canonical_type
+from ddl.mysql_types import TYPE_SYNONYMS, canonical_type
 
 COLUMNS = [
     ("INT1", "TINYINT"),
@@ -54,3 +54,20 @@ def test_a_synonym_column_gives_the_schema_and_value_of_its_canonical_type() -> 
         got, want = fields[name], wanted[name]
         assert (got.type, got.name, got.parameters) == (want.type, want.name, want.parameters), synonym
         assert written.after[name] == expected.after[name], synonym
+
+
+def test_the_jdbc_sink_converter_selects_real_columns_in_every_spelling() -> None:
+    """``selector.real`` picks FLOAT, REAL and DOUBLE by the registry's family, so FLOAT4, FLOAT8 and
+    DOUBLE PRECISION columns become ``float64`` as FLOAT and DOUBLE do (Debezium 3.6.3's converter
+    applies to whatever the selector names); an INT column beside them keeps its ``int32``."""
+    properties = {
+        "converters": "jdbc",
+        "jdbc.type": "io.debezium.connector.binlog.converters.JdbcSinkDataTypesConverter",
+        "jdbc.selector.real": r"shop\.t\.c.*",
+    }
+    types = ["FLOAT4", "FLOAT8", "DOUBLE PRECISION", "FLOAT", "REAL", "DOUBLE", "INT"]
+    fake = FakeConnector(_table(types), topic_prefix="p", properties=properties)
+    [written] = fake.insert("shop.t", {"id": 1, **{f"c{i}": 1.5 for i in range(6)}, "c6": 7})
+    fields = {f.name: f.schema.type for f in written.value_schema.fields[1].schema.fields}
+    assert [fields[f"c{i}"] for i in range(7)] == ["float64"] * 6 + ["int32"]
+    assert [written.after[f"c{i}"] for i in range(7)] == [1.5] * 6 + [7]
