@@ -129,13 +129,16 @@ from tests.kafka_support import (  # noqa: E402, F401
 # xdist hands files out in this order only with --no-loadscope-reorder (pyproject.toml addopts):
 # by default it reorders them by their number of tests, which put these few-test files last.
 SLOW_FIRST: tuple[str, ...] = (
-    "tests/sink/test_spark_apply.py",
-    "tests/sink/test_spark_crash_points.py",
+    "tests/sink/test_spark_apply_crash.py",
     "tests/sink/test_spark_crash.py",
+    "tests/sink/test_spark_crash_snapshots.py",
+    "tests/sink/test_spark_e2e.py",
     "tests/sink/test_spark_maintenance.py",
+    "tests/sink/test_spark_crash_points.py",
+    "tests/sink/test_spark_crash_create.py",
+    "tests/sink/test_spark_apply.py",
     "tests/connector/sources/test_incremental_crash.py",
     "tests/sink/test_spark_deferred.py",
-    "tests/sink/test_spark_e2e.py",
     "tests/sink/test_spark_incremental.py",
     "tests/sink/test_spark_cluster.py",
     "tests/sink/test_spark_apply_cluster.py",

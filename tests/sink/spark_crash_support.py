@@ -5,23 +5,26 @@ any reader sees them) and of the connector's log."""
 from __future__ import annotations
 
 import glob
+import io
 import json
 import random
 import re
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 
+from connector.cli.verify import run_verify
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from sink.spark import SparkSink, in_snapshot
 from sink.spark.faults import KILL_AT_ENV
-from tests.connector.crash_support import log_tail, start_connector, stop, wait_for
+from tests.connector.crash_support import log_tail, start_connector, stop, wait_for, write_config
 from tests.sink.connector_process import lag_bytes
 
 # (table, op, key, row): the row a create or update leaves, or the row a delete removes.
@@ -229,26 +232,38 @@ def skipped_in_log(text: str) -> dict[str, int]:
 
 # -- what the Delta tables hold, against the writer's log ----------------------------------------
 def assert_changelog_exact(
-    spark: SparkSession, table_dir: Path, table: str, log: list[Change], snapshot_rows: int
+    spark: SparkSession,
+    table_dir: Path,
+    table: str,
+    log: list[Change],
+    snapshot_rows: int,
+    blocking: dict[Any, tuple[Any, ...]] | None = None,
 ) -> None:
     """No change twice, none missing: per key, the changelog's (op, row) in binlog order are the
-    writer's, and the snapshot's reads are each key once, from one snapshot."""
+    writer's, and the snapshot's reads are each key once, from one snapshot. With ``blocking`` (the
+    rows, by key, MySQL held when a blocking snapshot read them), a second snapshot's reads (at a
+    later position) are exactly those rows, each once."""
     columns = [f.name for f in spark.read.format("delta").load(str(table_dir)).schema if f.name[:2] != "__"]
     rows = spark.read.format("delta").load(str(table_dir)).collect()
     key_columns = KEYS[table]
     positions = [(r["__file"], r["__pos"], r["__row"], r["__op"]) for r in rows if r["__op"] != "r"]
     assert len(positions) == len(set(positions)), f"{table}: changes held twice"
+    snapshots = sorted({(r["__file"], r["__pos"]) for r in rows if r["__op"] == "r"})
+    assert len(snapshots) <= (1 if blocking is None else 2), f"{table}: reads of {snapshots}"
+    if blocking is not None:
+        later = [r for r in rows if r["__op"] == "r" and (r["__file"], r["__pos"]) == snapshots[-1]]
+        read = sorted((_key(r, key_columns), tuple(r[c] for c in columns)) for r in later)
+        assert read == sorted(blocking.items()), f"{table}: the blocking snapshot's reads"
+        rows = [r for r in rows if r["__op"] != "r" or (r["__file"], r["__pos"]) != snapshots[-1]]
     reads = [tuple(r[c] for c in key_columns) for r in rows if r["__op"] == "r"]
     assert len(reads) == len(set(reads)) == snapshot_rows, f"{table}: snapshot rows"
-    assert len({(r["__file"], r["__pos"]) for r in rows if r["__op"] == "r"}) <= 1, table
     streamed = sorted(
         (r for r in rows if r["__op"] != "r"),
         key=lambda r: (r["__file"], r["__pos"], r["__row"], r["__op"] != "d"),
     )
     got: dict[Any, list[tuple[str, tuple[Any, ...]]]] = defaultdict(list)
     for r in streamed:
-        key = r[key_columns[0]] if len(key_columns) == 1 else tuple(r[c] for c in key_columns)
-        got[key].append((r["__op"], tuple(r[c] for c in columns)))
+        got[_key(r, key_columns)].append((r["__op"], tuple(r[c] for c in columns)))
     expected: dict[Any, list[tuple[str, tuple[Any, ...]]]] = defaultdict(list)
     for t, op, key, row in log:
         if t == table:
@@ -258,6 +273,10 @@ def assert_changelog_exact(
         [(k, v, got.get(k)) for k, v in list(missing.items())[:3]]
     )
     assert set(got) == set(expected), f"{table}: changes the writer never made"
+
+
+def _key(row: Any, key_columns: tuple[str, ...]) -> Any:
+    return row[key_columns[0]] if len(key_columns) == 1 else tuple(row[c] for c in key_columns)
 
 
 def assert_current_is_mysql(spark: SparkSession, table_dir: Path, server: Any, db: str, table: str) -> None:
@@ -308,11 +327,46 @@ def appended_rows(metrics: dict[str, Any]) -> int:
     return int(metrics["numOutputRows"] if "numOutputRows" in metrics else metrics["num_added_rows"])
 
 
+def connector_files(props: dict[str, str], tmp_path: Path) -> tuple[Path, Path]:
+    """The connector's properties file (written) and its log file."""
+    return write_config(props, tmp_path / "connector.properties"), tmp_path / "connector.log"
+
+
+def run_until(config: Path, log: Path, done: Callable[[], bool], what: str, interval: float = 0.2) -> None:
+    """Start the connector with no kill point, wait until ``done``, stop it (SIGTERM: its batch's
+    other commits complete first); it must exit cleanly."""
+    proc = start_connector(config, log)
+    try:
+        wait_for(done, 300, what, interval, proc, log)
+    finally:
+        assert stop(proc) == 0, log_tail(log)
+
+
 def run_to_end(props: dict[str, str], config: Path, log: Path) -> None:
     """Start the connector with no kill point, let it commit all the server has logged, stop it."""
     connector_config = ConnectorConfig.from_mapping(props)
-    proc = start_connector(config, log)
-    try:
-        wait_for(lambda: lag_bytes(connector_config) == 0, 300, "the last change", 1.0, proc, log)
-    finally:
-        assert stop(proc) == 0, log_tail(log)
+    run_until(config, log, lambda: lag_bytes(connector_config) == 0, "the last change", 1.0)
+
+
+def assert_verified(props: dict[str, str]) -> None:
+    """``mysql-cdc verify`` reports every table equal to MySQL."""
+    out = io.StringIO()
+    assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
+
+
+def assert_tables_exact(
+    spark: SparkSession,
+    server: Any,
+    db: str,
+    wh: Path,
+    writer: Writer,
+    rows: int,
+    blocking: dict[str, dict[Any, tuple[Any, ...]]] | None = None,
+) -> None:
+    """Tables ``a`` and ``b`` (``rows`` initial snapshot rows each) of ``db`` in the warehouse
+    ``wh``: each changelog exact against the writer's log (``blocking``: the rows a blocking
+    snapshot read, per table), each current state equal to MySQL."""
+    for table in ("a", "b"):
+        later = None if blocking is None else blocking[table]
+        assert_changelog_exact(spark, wh / db / f"{table}_changelog", table, writer.log, rows, later)
+        assert_current_is_mysql(spark, wh / db / table, server, db, table)

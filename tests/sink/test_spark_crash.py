@@ -6,12 +6,12 @@ table's creation, after a compaction's commit; others at random. Afterwards each
 every change MySQL committed exactly once, compared with the writer's own log of its changes and
 the rows they left (never with the connector's output), the current state equals ``SELECT *`` and
 ``verify`` reports every table equal. The single kills at chosen points are in
-``test_spark_crash_points.py`` (its own module: xdist runs the two on two workers).
+``test_spark_crash_points.py``, ``..._snapshots.py`` and ``..._create.py`` (modules of their own:
+xdist runs them on other workers).
 """
 
 from __future__ import annotations
 
-import io
 import random
 import re
 import time
@@ -21,8 +21,6 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from connector.cli.verify import run_verify
-from connector.config import ConnectorConfig
 from sink.spark import in_snapshot
 from tests.connector.crash_support import (
     kill,
@@ -31,7 +29,6 @@ from tests.connector.crash_support import (
     stop,
     wait_for,
     wait_killed,
-    write_config,
 )
 from tests.sink.spark_crash_support import (
     C_DDL,
@@ -39,7 +36,9 @@ from tests.sink.spark_crash_support import (
     Writer,
     assert_changelog_exact,
     assert_current_is_mysql,
+    assert_verified,
     catch_up_here,
+    connector_files,
     delta_commits,
     killed_at,
     last_operation,
@@ -88,7 +87,7 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
             "sink.spark.merge.interval.ms": "3000",  # deferred MERGEs while streaming
         },
     )
-    config, log = write_config(props, tmp_path / "connector.properties"), tmp_path / "connector.log"
+    config, log = connector_files(props, tmp_path)
     wh, tables = tmp_path / "wh", tmp_path / "wh" / db
     rng = random.Random(99)
 
@@ -162,11 +161,10 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
     #    short: not the in-process catch-up but a real gap, shown again by this test once its
     #    first random kill landed between the table commits of the snapshot's last batch; the
     #    restart streamed on without b's snapshot rows. Now it takes the snapshot again:
-    #    test_spark_crash_points.py kills there on purpose.)
+    #    test_spark_crash_snapshots.py kills there on purpose.)
     catch_up_here(props)
     for table, snapshot_rows in (("a", PREFILL_A), ("b", PREFILL_B), ("c", 0)):
         assert_changelog_exact(spark, tables / f"{table}_changelog", table, writer.log, snapshot_rows)
         assert_current_is_mysql(spark, tables / table, mysql_server, db, table)
-    out = io.StringIO()
-    assert run_verify(ConnectorConfig.from_mapping(props), [], out) == 0, out.getvalue()
+    assert_verified(props)
     assert sum(1 for t, *_ in writer.log if t == "a") > 50
