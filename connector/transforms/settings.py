@@ -1,0 +1,73 @@
+"""The SMTs' typed settings, parsed once from each transform's options (``transforms.<alias>.*``;
+an error names the full key): ``UnwrapSettings`` (``ExtractNewRecordState``) and
+``RouterSettings`` (``ByLogicalTableRouter``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from connector.transforms.base import Options, java_replacement
+from mysql_cdc_base.errors import ConfigError
+
+UNWRAP_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
+DEFAULT_KEY_FIELD = "__dbz__physicalTableIdentifier"
+
+
+@dataclass(frozen=True)
+class UnwrapSettings:
+    """``delete.tombstone.handling.mode``, ``route.by.field``, and the ``add.fields`` /
+    ``add.headers`` references (unparsed) with their prefixes."""
+
+    mode: str
+    route_by: str | None
+    add_fields: tuple[str, ...]
+    fields_prefix: str
+    add_headers: tuple[str, ...]
+    headers_prefix: str
+
+    @classmethod
+    def from_options(cls, options: Options) -> UnwrapSettings:
+        return cls(
+            mode=options.get_choice("delete.tombstone.handling.mode", UNWRAP_MODES, "tombstone"),
+            route_by=options.get("route.by.field") or None,
+            add_fields=tuple(options.get_list("add.fields")),
+            fields_prefix=options.get("add.fields.prefix", "__") or "",
+            add_headers=tuple(options.get_list("add.headers")),
+            headers_prefix=options.get("add.headers.prefix", "__") or "",
+        )
+
+
+@dataclass(frozen=True)
+class RouterSettings:
+    """``topic.regex`` / ``topic.replacement`` (Java groups translated), ``key.enforce.uniqueness``,
+    ``key.field.name`` and ``key.field.regex`` / ``key.field.replacement``. Only
+    ``schema.name.adjustment.mode=none`` is accepted (schema names are the new topic's)."""
+
+    topic_regex: re.Pattern[str]
+    topic_replacement: str
+    enforce_key: bool
+    key_field: str
+    key_field_regex: re.Pattern[str] | None
+    key_field_replacement: str
+
+    @classmethod
+    def from_options(cls, options: Options) -> RouterSettings:
+        topic_regex = options.get_regex("topic.regex")
+        assert topic_regex is not None
+        topic_replacement = java_replacement(options.require("topic.replacement"))
+        enforce_key = options.get_bool("key.enforce.uniqueness", True)
+        key_field = options.get("key.field.name") or DEFAULT_KEY_FIELD
+        key_field_regex = options.get_regex("key.field.regex", required=False)
+        key_field_replacement = (
+            java_replacement(options.require("key.field.replacement")) if key_field_regex is not None else ""
+        )
+        adjustment = (options.get("schema.name.adjustment.mode") or "none").lower()
+        if adjustment != "none":
+            raise ConfigError(
+                options.key("schema.name.adjustment.mode"),
+                f"only none is supported (schema names are the new topic's), got {adjustment!r}",
+            )
+        return cls(
+            topic_regex, topic_replacement, enforce_key, key_field, key_field_regex, key_field_replacement
+        )
