@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Self, TypeVar
 
-from connector.transforms.base import Options, TransformError, java_replacement, replace_first, struct_like
+from connector.transforms.base import Options, TransformError, replace_first, struct_like
+from connector.transforms.settings import RegexRouterSettings, ReplaceFieldSettings
 from mysql_cdc_base.connect import ConnectSchema, Field
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.records import ChangeRecord
@@ -80,10 +81,9 @@ class RegexRouter:
 
     def __init__(self, options: Options) -> None:
         options.check_options(frozenset({"regex", "replacement"}))
-        pattern = options.get_regex("regex")
-        assert pattern is not None
-        self.pattern = pattern
-        self.replacement = java_replacement(options.require("replacement"))
+        settings = RegexRouterSettings.from_options(options)
+        self.pattern = settings.pattern
+        self.replacement = settings.replacement
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         topic = replace_first(self.pattern, self.replacement, record.topic)
@@ -110,14 +110,10 @@ class ReplaceField(_KeyOrValue):
             )
         )
         self.part = part
-        self.exclude = set(options.get_list("exclude") or options.get_list("blacklist"))
-        self.include = set(options.get_list("include") or options.get_list("whitelist"))
-        self.renames: dict[str, str] = {}
-        for pair in options.get_list("renames"):
-            old, colon, new = pair.partition(":")
-            if not colon or not old.strip() or not new.strip():
-                raise ConfigError(options.key("renames"), f"expected old:new pairs, got {pair!r}")
-            self.renames[old.strip()] = new.strip()
+        settings = ReplaceFieldSettings.from_options(options)
+        self.exclude = set(settings.exclude)
+        self.include = set(settings.include)
+        self.renames: dict[str, str] = dict(settings.renames)
         self._derived = {}
 
     def _keep(self, name: str) -> bool:

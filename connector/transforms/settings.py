@@ -1,11 +1,14 @@
 """The SMTs' typed settings, parsed once from each transform's options (``transforms.<alias>.*``;
-an error names the full key): ``UnwrapSettings`` (``ExtractNewRecordState``) and
-``RouterSettings`` (``ByLogicalTableRouter``)."""
+an error names the full key): ``UnwrapSettings`` (``ExtractNewRecordState``),
+``RouterSettings`` (``ByLogicalTableRouter``), and Kafka's ``RegexRouterSettings`` and
+``ReplaceFieldSettings``."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from connector.transforms.base import Options, java_replacement
 from mysql_cdc_base.errors import ConfigError
@@ -70,4 +73,42 @@ class RouterSettings:
             )
         return cls(
             topic_regex, topic_replacement, enforce_key, key_field, key_field_regex, key_field_replacement
+        )
+
+
+@dataclass(frozen=True)
+class RegexRouterSettings:
+    """``regex`` (matching the whole topic) and ``replacement`` (Java groups translated)."""
+
+    pattern: re.Pattern[str]
+    replacement: str
+
+    @classmethod
+    def from_options(cls, options: Options) -> RegexRouterSettings:
+        pattern = options.get_regex("regex")
+        assert pattern is not None
+        return cls(pattern, java_replacement(options.require("replacement")))
+
+
+@dataclass(frozen=True)
+class ReplaceFieldSettings:
+    """``exclude`` (or Kafka's older ``blacklist``), ``include`` (or ``whitelist``) and ``renames``
+    (``old:new`` pairs; a malformed pair is an error naming ``renames``)."""
+
+    exclude: frozenset[str]
+    include: frozenset[str]
+    renames: Mapping[str, str]
+
+    @classmethod
+    def from_options(cls, options: Options) -> ReplaceFieldSettings:
+        renames: dict[str, str] = {}
+        for pair in options.get_list("renames"):
+            old, colon, new = pair.partition(":")
+            if not colon or not old.strip() or not new.strip():
+                raise ConfigError(options.key("renames"), f"expected old:new pairs, got {pair!r}")
+            renames[old.strip()] = new.strip()
+        return cls(
+            frozenset(options.get_list("exclude") or options.get_list("blacklist")),
+            frozenset(options.get_list("include") or options.get_list("whitelist")),
+            MappingProxyType(renames),
         )
