@@ -112,3 +112,62 @@ class ReplaceFieldSettings:
             frozenset(options.get_list("include") or options.get_list("whitelist")),
             MappingProxyType(renames),
         )
+
+
+def _insert_spec(options: Options, name: str) -> tuple[str, bool] | None:
+    """``field`` (optional), ``field!`` (required) or ``field?`` (optional)."""
+    text = options.get(name)
+    if not text:
+        return None
+    if text.endswith("!"):
+        return text[:-1], True
+    return text.removesuffix("?"), False
+
+
+@dataclass(frozen=True)
+class InsertFieldSettings:
+    """``topic.field``, ``partition.field`` and ``static.field`` as (name, required), and
+    ``static.value``. ``offset.field`` and ``timestamp.field`` are refused (a source connector's
+    record has neither)."""
+
+    topic: tuple[str, bool] | None
+    partition: tuple[str, bool] | None
+    static: tuple[str, bool] | None
+    static_value: str | None
+
+    @classmethod
+    def from_options(cls, options: Options) -> InsertFieldSettings:
+        for unsupported in ("offset.field", "timestamp.field"):
+            if options.get(unsupported):
+                raise ConfigError(
+                    options.key(unsupported),
+                    "is not supported: a source connector's record has no Kafka offset or record timestamp",
+                )
+        return cls(
+            _insert_spec(options, "topic.field"),
+            _insert_spec(options, "partition.field"),
+            _insert_spec(options, "static.field"),
+            options.get("static.value"),
+        )
+
+
+def value_to_key_fields(options: Options) -> tuple[str, ...]:
+    """``ValueToKey``'s ``fields`` (required)."""
+    fields = tuple(options.get_list("fields"))
+    if not fields:
+        raise ConfigError(options.key("fields"), "is required: the value fields that make the key")
+    return fields
+
+
+def extract_field_name(options: Options) -> str:
+    """``ExtractField``'s ``field`` (required); only ``field.syntax.version=V1`` (plain names)."""
+    if (options.get("field.syntax.version") or "v1").lower() != "v1":
+        raise ConfigError(options.key("field.syntax.version"), "only V1 (plain field names) is supported")
+    return options.require("field")
+
+
+def topic_pattern(options: Options) -> re.Pattern[str]:
+    """``TopicNameMatches``' ``pattern`` (required; matches the whole topic)."""
+    pattern = options.get_regex("pattern")
+    assert pattern is not None
+    return pattern
