@@ -7,14 +7,15 @@ from dataclasses import dataclass
 
 from connector.metrics.endpoint import SERVER_PROPERTIES
 from connector.metrics.progress import PROGRESS_PROPERTIES
-from mysql_cdc_base.properties import PropertySource, by_name, int_of, text_of
+from mysql_cdc_base.properties import PropertyReader, by_name, int_of, text_of
 
 _SPECS = by_name(SERVER_PROPERTIES, PROGRESS_PROPERTIES)
 PROGRESS_KEY = "progress.interval.ms"
 
 
-def _progress_interval_ms(config: PropertySource) -> int | None:
-    configured = (config.get(PROGRESS_KEY) or "").strip()
+def _progress_interval_ms(config: PropertyReader) -> int | None:
+    # Set in the configuration itself (the declared default 0 would turn the line off).
+    configured = (config.raw.get(PROGRESS_KEY) or "").strip()
     return int_of(config, _SPECS[PROGRESS_KEY]) if configured else None
 
 
@@ -25,7 +26,7 @@ class MetricsSettings:
     progress_interval_ms: int | None  # progress.interval.ms when set (else the caller's default)
 
     @classmethod
-    def from_config(cls, config: PropertySource) -> MetricsSettings:
+    def from_config(cls, config: PropertyReader) -> MetricsSettings:
         return cls(
             port=int_of(config, _SPECS["metrics.port"]) or 0,
             host=text_of(config, _SPECS["metrics.host"]) or "127.0.0.1",
