@@ -24,8 +24,10 @@ from connector.metrics import ConnectorMetrics
 from connector.records.builder import EventBuilder
 from connector.records.filters import TableFilter
 from connector.server.connection import ServerInfo, ServerProbe
+from connector.sources.settings import StartupDelays
 from connector.sources.snapshot_connection import snapshot_connection_factory
 from connector.stores.offsets import OffsetStore
+from connector.stores.settings import StoreSettings
 from ddl.history.recovery import recover
 from ddl.history.store import SchemaHistory
 from ddl.parsing.parser import parser_for
@@ -76,6 +78,8 @@ class StartupCoordinator:
     ) -> None:
         self.metrics = metrics
         self.config = config
+        self.stores = StoreSettings.from_config(config)
+        self.delays = StartupDelays.from_config(config)
         self.probe = probe
         self.history = history
         self.offsets = offsets
@@ -147,14 +151,15 @@ class StartupCoordinator:
     def delay_streaming(self) -> None:
         """``streaming.delay.ms``: Debezium waits this long after the snapshot (or at a start
         without one) before it streams; a stop ends the wait."""
-        delay_s = self.config.int_of("streaming.delay.ms") / 1000
+        delay_s = self.delays.streaming_s
         if delay_s:
             log.info("waiting %.1fs before streaming (streaming.delay.ms)", delay_s)
             self._cancelled.wait(delay_s)
 
     # -- the steps, in order ----------------------------------------------------------------------
     def schema_state(self, info: ServerInfo) -> SchemaState:
-        parser = parser_for(info.flavor, include_comments=self.config.get_bool("include.schema.comments"))
+        include_comments = self.builder.settings.include_schema_comments
+        parser = parser_for(info.flavor, include_comments=include_comments)
         return SchemaState(self.config, parser, self.history, self.filter, self.builder)
 
     def starting_offset(self) -> SourceOffset | None:
@@ -204,7 +209,7 @@ class StartupCoordinator:
     ) -> SourceOffset:
         """Takes the snapshot the plan calls for; returns the offset streaming continues from."""
         assert self.info is not None
-        delay_s = self.config.int_of("snapshot.delay.ms") / 1000
+        delay_s = self.delays.snapshot_s
         if delay_s:
             log.info("waiting %.1fs before the snapshot (snapshot.delay.ms)", delay_s)
             if self._cancelled.wait(delay_s):
@@ -271,7 +276,7 @@ class StartupCoordinator:
             offset,
             self.schema.parser,
             skip_unparseable=self.schema.skip_unparseable,
-            prefer_ddl=self.config.get_bool("schema.history.internal.prefer.ddl"),
+            prefer_ddl=self.stores.prefer_ddl,
             ddl_filter=self.schema.ddl_filter,
         )
         if self.metrics is not None:

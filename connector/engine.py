@@ -25,15 +25,16 @@ from connector.factories import (
     build_schema_history,
     build_server_probe,
     build_sinks,
-    converter_settings,
 )
 from connector.log_format import set_context
 from connector.metrics import ConnectorMetrics, ProgressReporter
+from connector.metrics.settings import MetricsSettings
 from connector.notifications import NotificationService
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.post_processors.chain import build_post_processors, with_post_processors
 from connector.records.builder import EventBuilder
 from connector.records.filters import TableFilter
+from connector.records.settings import converter_settings
 from connector.server.connection import ServerInfo
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.initial_snapshot import SnapshotEmitter
@@ -41,6 +42,7 @@ from connector.sources.signals import IN_PROCESS, InProcessSignalChannel, enable
 from connector.sources.snapshot_connection import snapshot_connection_factory
 from connector.sources.streaming import StreamingSource
 from connector.stores.offsets import OffsetStore
+from connector.stores.settings import StoreSettings
 from connector.transforms import build_chain
 from ddl.history.store import SchemaHistory
 from ddl.model import Table
@@ -62,7 +64,8 @@ def instance_guard(config: ConnectorConfig) -> InstanceGuard | None:
     """The guard against a second running instance: a Kafka consumer group, so only where the
     connector uses Kafka (a kafka sink, or offset.storage=kafka), else None."""
     uses_kafka = (
-        "kafka" in [s.lower() for s in config.sink_types] or config.get_choice("offset.storage") == "kafka"
+        "kafka" in [s.lower() for s in config.sink_types]
+        or StoreSettings.from_config(config).offset_storage == "kafka"
     )
     if not uses_kafka:
         return None
@@ -96,12 +99,11 @@ class Engine:
         self.builder = EventBuilder(config, self.filter, converter_settings(config))
         self.probe = build_server_probe(config)
         # Debezium's metrics (connector.metrics): always kept, served over HTTP when metrics.port is set.
-        self.metrics = ConnectorMetrics(config.topic_prefix, config.int_of("max.queue.size"))
+        self.metrics = ConnectorMetrics(config.topic_prefix, BatchSettings.from_config(config).max_queue_size)
         self._metrics_server: MetricsServer | None = None
-        configured = (config.raw.get("progress.interval.ms") or "").strip()
-        self._progress_interval_ms = (
-            config.int_of("progress.interval.ms") if configured else progress_interval_ms
-        )
+        self.metrics_settings = MetricsSettings.from_config(config)
+        configured = self.metrics_settings.progress_interval_ms
+        self._progress_interval_ms = configured if configured is not None else progress_interval_ms
         self._progress: ProgressReporter | None = None
         # exactly.once.support: the Kafka sink made transactional, the offset committed with its records.
         self.exactly_once, transaction = exactly_once_from_config(config, self.sinks, self.offsets)
@@ -200,15 +202,13 @@ class Engine:
         if self._prepared:
             return
         self.metrics.running = True
-        port = self.config.int_of("metrics.port")
-        if port and self._metrics_server is None:
+        endpoint = self.metrics_settings
+        if endpoint.port and self._metrics_server is None:
             # Imported only here: the endpoint loads prometheus-client, which a run without
             # metrics.port does not pay for at start-up.
             from connector.metrics.server import MetricsServer  # noqa: PLC0415
 
-            self._metrics_server = MetricsServer(
-                self.metrics, port, self.config.get("metrics.host") or "127.0.0.1"
-            )
+            self._metrics_server = MetricsServer(self.metrics, endpoint.port, endpoint.host)
             log.info(
                 "metrics and /health on http://%s:%d/", self._metrics_server.host, self._metrics_server.port
             )

@@ -1,5 +1,5 @@
 """Component factories: the configuration picks the sinks, the offset store and the schema history
-(name → constructor tables), the converter settings every event builder uses, and the server probe
+(name → constructor tables), and the server probe
 (whose row-image check depends on the post-processors configured)."""
 
 from __future__ import annotations
@@ -9,13 +9,10 @@ from typing import Any
 
 from connector.config import ConfigError, ConnectorConfig
 from connector.post_processors.properties import reselects
-from connector.records.conversion import ConverterSettings
-from connector.records.custom_converters import build_converters
 from connector.server.connection import ServerProbe
-from connector.server.settings import session_time_zone
 from connector.stores.offsets import FileOffsetStore, MemoryOffsetStore, OffsetStore
+from connector.stores.settings import StoreSettings
 from ddl.history.store import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
-from mysql_cdc_base.connect import ValueModes
 from sink.base import Sink
 
 # -- component factories (name → "module:callable"), so config picks implementations -------------
@@ -56,43 +53,29 @@ def build_sinks(config: ConnectorConfig) -> list[Sink]:
 
 
 def build_offset_store(config: ConnectorConfig) -> OffsetStore:
-    kind = config.get_choice("offset.storage")
+    settings = StoreSettings.from_config(config)
+    kind = settings.offset_storage
     if kind == "memory":
         return MemoryOffsetStore()
     if kind == "kafka":
         store: OffsetStore = load_factory(KAFKA_OFFSET_STORE)(config)
         return store
     return FileOffsetStore(
-        config.path_or_default("offset.storage.file.filename", "offsets.json"),
+        settings.offset_file,
         config.connector_name,
         config.topic_prefix,
     )
 
 
 def build_schema_history(config: ConnectorConfig) -> SchemaHistory:
-    kind = config.get_choice("schema.history.internal")
+    settings = StoreSettings.from_config(config)
+    kind = settings.schema_history
     if kind == "memory":
         return MemorySchemaHistory()
     if kind == "kafka":
         history: SchemaHistory = load_factory(KAFKA_SCHEMA_HISTORY)(config)
         return history
-    return FileSchemaHistory(
-        config.path_or_default("schema.history.internal.file.filename", "schema-history.jsonl")
-    )
-
-
-def converter_settings(config: ConnectorConfig) -> ConverterSettings:
-    # Snapshot connections run in database.connectionTimeZone (UTC unless a fixed offset is set).
-    return ConverterSettings(
-        server_time_zone=session_time_zone(config)[1],
-        **ValueModes.read(config),
-        enable_time_adjuster=config.get_bool("enable.time.adjuster"),
-        propagate_source_type=tuple(config.get_list("column.propagate.source.type")),
-        datatype_propagate_source_type=tuple(config.get_list("datatype.propagate.source.type")),
-        include_schema_comments=config.get_bool("include.schema.comments"),
-        custom=build_converters(config.raw),
-        converting_failure_mode=config.get_choice("event.converting.failure.handling.mode"),
-    )
+    return FileSchemaHistory(settings.history_file)
 
 
 def build_server_probe(config: ConnectorConfig) -> ServerProbe:

@@ -11,13 +11,11 @@ earlier one failed is not shown.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TextIO
 
+from connector.cli.checklist import FAIL, Item, fail, ok, writable_problem
 from connector.config import PROPERTIES, ConnectorConfig, parse_overrides
 from connector.config_files import did_you_mean, load_properties_file
 from connector.errors import PrerequisiteError
@@ -25,30 +23,7 @@ from connector.factories import SINK_FACTORIES, build_offset_store, build_server
 from connector.server.connection import ServerInfo, connect
 from mysql_cdc_base.errors import ConfigError, MysqlCdcError
 from snapshot.binlog_status import position_problem
-
-OK, WARN, FAIL = "ok", "warn", "FAIL"
-_MARKS = {OK: "[ok]  ", WARN: "[warn]", FAIL: "[FAIL]"}
-
-
-@dataclass(frozen=True)
-class Item:
-    """One line of the checklist: what was checked, its outcome and, when it failed, the fix."""
-
-    name: str
-    status: str
-    detail: str
-
-    def line(self) -> str:
-        return f"{_MARKS[self.status]} {self.name}: {self.detail}"
-
-
-def ok(name: str, detail: str) -> Item:
-    return Item(name, OK, detail)
-
-
-def fail(name: str, detail: str) -> Item:
-    return Item(name, FAIL, detail)
-
+from snapshot.settings import SnapshotSettings
 
 # -- configuration -------------------------------------------------------------------------------
 
@@ -81,7 +56,7 @@ def check_server(config: ConnectorConfig) -> tuple[list[Item], ServerInfo | None
     except (PrerequisiteError, ConfigError) as exc:
         return [fail("server", str(exc))], None
     reached = ok("server", f"{config.hostname}:{config.port} reached as {config.user!r} ({version})")
-    locks = config.get("snapshot.locking.mode") != "none"
+    locks = SnapshotSettings.from_config(config).locking_mode != "none"
     try:
         info = build_server_probe(config).check(need_snapshot_locks=locks)
     except PrerequisiteError as exc:
@@ -99,7 +74,7 @@ def check_offset(config: ConnectorConfig, info: ServerInfo) -> list[Item]:
     finally:
         store.close()
     if stored is None or not stored.has_position:
-        mode = config.get("snapshot.mode") or "initial"
+        mode = SnapshotSettings.from_config(config).mode
         return [ok("stored offset", f"none stored; the first run starts with snapshot.mode={mode}")]
     if stored.in_snapshot:
         return [ok("stored offset", f"{stored.describe()} (an interrupted snapshot, taken again)")]
@@ -117,29 +92,6 @@ def check_offset(config: ConnectorConfig, info: ServerInfo) -> list[Item]:
 
 
 # -- sinks ---------------------------------------------------------------------------------------
-
-
-def _nearest_existing(path: Path) -> Path:
-    path = path.absolute()
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
-
-
-def writable_problem(path: Path) -> str | None:
-    """None when ``path`` (a file or a directory, existing or to be created) could be written; else
-    why not. Nothing is created."""
-    existing = _nearest_existing(path)
-    if existing != path.absolute() and not existing.is_dir():
-        return f"{existing} is not a directory"
-    if not os.access(existing, os.W_OK):
-        reason = "a read-only file system" if _read_only_fs(existing) else "no write permission"
-        return f"{existing} is not writable ({reason})"
-    return None
-
-
-def _read_only_fs(path: Path) -> bool:
-    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
 
 
 def check_jsonl(config: ConnectorConfig) -> list[Item]:

@@ -13,7 +13,7 @@ from typing import Any
 from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-from connector.cli.check import Item, fail, ok
+from connector.cli.checklist import Item, fail, ok
 from connector.config import ConnectorConfig
 from ddl.kafka.client import PRODUCER_SETTINGS, client_kwargs, security_kwargs, unreachable_message
 from sink.kafka.settings import BOOTSTRAP_KEY, PRODUCER_PREFIX

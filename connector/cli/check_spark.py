@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from connector.cli.check import Item, fail, ok, writable_problem
+from connector.cli.checklist import Item, fail, ok, writable_problem
 from connector.config import ConnectorConfig
 from mysql_cdc_base.errors import ConfigError
 from sink.spark.session import DELTA_PACKAGE, delta_jars, jars_dir

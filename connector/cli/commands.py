@@ -20,6 +20,7 @@ from connector.cli.allocator import (
     settle_after_first_records,
 )
 from connector.cli.parser import build_parser
+from connector.cli.settings import LogSettings
 from connector.cli.signal import signal_command
 from connector.cli.snapshot import snapshot_command
 from connector.cli.status import status_command
@@ -60,7 +61,7 @@ class SecretFilter(logging.Filter):
 
 def setup_logging(level: str, secrets: Sequence[str] = (), config: ConnectorConfig | None = None) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    if config is not None and config.get_choice("log.format") == "json":
+    if config is not None and LogSettings.from_config(config).json:
         handler.setFormatter(JsonFormatter(config.connector_name, config.topic_prefix))
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

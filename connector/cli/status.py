@@ -17,6 +17,7 @@ from typing import TextIO
 from connector.config import ConnectorConfig
 from connector.factories import build_offset_store, build_server_probe
 from connector.server.connection import connect
+from connector.stores.settings import StoreSettings
 from mysql_cdc_base.position import BinlogPosition, GtidSet, SourceOffset, binlog_file_key
 
 
@@ -85,7 +86,7 @@ def status_command(config: ConnectorConfig, *, out: TextIO | None = None) -> int
     if stored is None or not stored.has_position:
         print(
             f"mysql-cdc: no offset is stored for connector {config.connector_name!r} "
-            f"(topic.prefix={config.topic_prefix}, offset.storage={config.get_choice('offset.storage')}): "
+            f"(topic.prefix={config.topic_prefix}, offset.storage={StoreSettings.from_config(config).offset_storage}): "
             "the connector has not run yet, or its offsets are kept in memory",
             file=sys.stderr,
         )

@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 
 from connector.server.connection import PrerequisiteError, connect
 from ddl.mysql_types import Family, canonical_type, family_of
+from mysql_cdc_base.connect import ValueModes
 from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, Warehouse, spark_session
 
@@ -488,7 +489,7 @@ def run_verify(
     to ``out``. Returns 0 when every table is equal, 1 when some differ, 2 when one cannot be
     compared (missing table, MySQL unreachable)."""
     settings = SparkSink.from_config(config).settings
-    binary_mode = (config.get("binary.handling.mode") or "bytes").lower()
+    binary_mode = ValueModes.from_config(config).binary_handling_mode
     spark = spark_session(settings.master, settings.conf, settings.warehouse, settings.log_level)
     warehouse = Warehouse(spark, settings)
     tables = list(table_ids) or warehouse.keyed_tables()

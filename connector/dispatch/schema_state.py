@@ -12,17 +12,17 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from connector.dispatch.settings import SchemaStateSettings
 from connector.records.builder import EventBuilder, SourcePosition, schema_change_record
 from connector.records.filters import TableFilter
 from connector.records.transactions import java_hashmap_order
-from ddl.history.filters import DdlFilter
 from ddl.history.record import HistoryRecord
 from ddl.history.serialize import table_change_to_history, table_change_to_schema_change_payload
 from ddl.history.store import SchemaHistory
 from ddl.model import SchemaModel
 from ddl.parsing.parser import DdlParseError, DdlParser, ParsedStatement
 from ddl.parsing.quoting import single_quoted_strings
-from mysql_cdc_base.errors import ConfigError, DdlError
+from mysql_cdc_base.errors import DdlError
 from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.records import ChangeRecord
@@ -51,14 +51,12 @@ class SchemaState:
         self.builder = builder
         self.partition = {"server": config.topic_prefix}
         self.model = SchemaModel()
-        self.skip_unparseable = config.get_bool("schema.history.internal.skip.unparseable.ddl")
-        self.only_captured_tables = config.get_bool("schema.history.internal.store.only.captured.tables.ddl")
-        self.only_captured_dbs = config.get_bool("schema.history.internal.store.only.captured.databases.ddl")
-        self.include_schema_changes = config.get_bool("include.schema.changes")
-        try:
-            self.ddl_filter = DdlFilter.from_property(config.get("schema.history.internal.ddl.filter"))
-        except ValueError as exc:
-            raise ConfigError("schema.history.internal.ddl.filter", str(exc)) from None
+        settings = SchemaStateSettings.from_config(config)
+        self.skip_unparseable = settings.skip_unparseable
+        self.only_captured_tables = settings.only_captured_tables
+        self.only_captured_dbs = settings.only_captured_dbs
+        self.include_schema_changes = settings.include_schema_changes
+        self.ddl_filter = settings.ddl_filter
 
     def apply(
         self,

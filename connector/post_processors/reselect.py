@@ -19,40 +19,26 @@ from __future__ import annotations
 
 import base64
 import logging
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import pymysql
 
+from connector.post_processors.settings import FAIL, ReselectSettings
 from connector.records.builder import TableSchema
 from connector.transforms.base import Options
 from ddl.model import Table
-from mysql_cdc_base.errors import ConfigError, MysqlCdcError
+from mysql_cdc_base.errors import MysqlCdcError
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 from mysql_cdc_base.table_id import TableId
 from snapshot.policy.queries import quote_identifier, quote_table
 
 log = logging.getLogger(__name__)
 
-WARN, FAIL = "warn", "fail"
-
 
 class ReselectError(MysqlCdcError, RuntimeError):
     """``reselect.error.handling.mode=fail`` and a row could not be re-read."""
-
-
-def _patterns(options: Options, name: str) -> list[re.Pattern[str]]:
-    out = []
-    for text in options.get_list(name):
-        try:
-            out.append(re.compile(text, re.IGNORECASE))
-        except re.error as exc:
-            raise ConfigError(
-                options.key(name), f"{text!r} is not a valid regular expression: {exc}"
-            ) from None
-    return out
 
 
 def placeholder_forms(placeholder: str) -> frozenset[str]:
@@ -76,17 +62,13 @@ class ReselectColumns:
         schema_of: Callable[[Table], TableSchema],
         signal_tables: frozenset[TableId] = frozenset(),
     ) -> None:
-        self.include = _patterns(options, "reselect.columns.include.list")
-        self.exclude = _patterns(options, "reselect.columns.exclude.list")
-        if self.include and self.exclude:
-            raise ConfigError(
-                options.key("reselect.columns.exclude.list"),
-                "cannot be set together with reselect.columns.include.list",
-            )
-        self.unavailable = options.get_bool("reselect.unavailable.values", True)
-        self.nulls = options.get_bool("reselect.null.values", True)
-        self.use_event_key = options.get_bool("reselect.use.event.key", False)
-        self.mode = options.get_choice("reselect.error.handling.mode", (WARN, FAIL), WARN)
+        settings = ReselectSettings.from_options(options)
+        self.include = settings.include
+        self.exclude = settings.exclude
+        self.unavailable = settings.unavailable
+        self.nulls = settings.nulls
+        self.use_event_key = settings.use_event_key
+        self.mode = settings.mode
         if not (self.unavailable or self.nulls):
             log.warning("%s: neither null nor unavailable values are re-selected", options.prefix.rstrip("."))
         self.placeholders = placeholder_forms(placeholder)

@@ -20,6 +20,7 @@ from connector.records.envelope import envelope, table_record
 from connector.records.filters import TableFilter
 from connector.records.message_keys import key_column_indexes, parse_message_key_columns
 from connector.records.schema_changes import schema_change_record
+from connector.records.settings import RecordSettings
 from connector.records.source_info import SourceInfo, SourcePosition
 from connector.records.struct_makers import made_structs, with_field_schema
 from connector.records.table_schema import (
@@ -64,13 +65,15 @@ class EventBuilder:
         converter_settings: ConverterSettings | None = None,
         run_id: str | None = None,
         clock: Callable[[], int] = time.time_ns,
+        settings: RecordSettings | None = None,
     ) -> None:
         self.config = config
+        self.record_settings = record = settings or RecordSettings.from_config(config)
         # Wall clock in nanoseconds (envelope ts_*, schema change ts_ms, source ts when the event
         # time is unknown); the fake connector injects a deterministic one.
         self.clock = clock
         self.prefix = config.topic_prefix
-        self.delimiter = config.get("topic.delimiter") or "."
+        self.delimiter = record.delimiter
         self.naming = topic_naming_strategy(config)
         self.schema_names = schema_name_adjuster(config)
         self.field_names = field_name_adjuster(config)
@@ -79,20 +82,19 @@ class EventBuilder:
         self._schema_change_schema: ConnectSchema | None = None
         self.filter = table_filter or TableFilter.from_config(config)
         self.settings = converter_settings or ConverterSettings()
-        self.tombstones = config.get_bool("tombstones.on.delete")
-        skipped = {s.lower() for s in config.get_list("skipped.operations")}
-        self.skipped_ops = frozenset() if skipped == {"none"} else frozenset(skipped)
+        self.tombstones = record.tombstones
+        self.skipped_ops = record.skipped_operations
         self._cache: dict[int, tuple[Table, TableSchema]] = {}
         self.sources = SourceInfo(self.prefix, clock, self.source_maker)
         self.headers: tuple[Header, ...] = ()
-        if config.get_bool("extended.headers.enabled"):
+        if record.extended_headers:
             self.headers = (
                 Header("__debezium.context.connectorLogicalName", self.prefix),
                 Header("__debezium.context.taskId", "0"),
                 Header("__debezium.context.connectorName", "mysql"),
                 Header("__debezium.context.runId", run_id or str(uuid.uuid4())),
             )
-        self._custom_keys = parse_message_key_columns(config.get("message.key.columns"))
+        self._custom_keys = parse_message_key_columns(record.message_key_columns)
         self.mappers = ColumnMappers.from_config(config)
 
     # -- schemas ----------------------------------------------------------------------------------

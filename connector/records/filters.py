@@ -6,8 +6,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from connector.records.settings import SIGNAL_COLLECTION_KEY, CaptureSettings
 from mysql_cdc_base.errors import ConfigError
-from mysql_cdc_base.properties import PropertyReader, compile_regex_list
+from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
 
 BUILTIN_DATABASES = frozenset({"mysql", "sys", "information_schema", "performance_schema"})
@@ -32,18 +33,20 @@ class TableFilter:
 
     @classmethod
     def from_config(cls, config: PropertyReader) -> TableFilter:
-        def rl(key: str) -> tuple[re.Pattern[str], ...]:
-            return compile_regex_list(key, config.get(key))
+        return cls.from_settings(CaptureSettings.from_config(config))
 
+    @classmethod
+    def from_settings(cls, settings: CaptureSettings) -> TableFilter:
+        lists = settings.lists
         return cls(
-            rl("database.include.list"),
-            rl("database.exclude.list"),
-            rl("table.include.list"),
-            rl("table.exclude.list"),
-            rl("column.include.list"),
-            rl("column.exclude.list"),
-            config.get_bool("table.ignore.builtin"),
-            frozenset(_signal_table(config)),
+            database_include=lists["database.include.list"],
+            database_exclude=lists["database.exclude.list"],
+            table_include=lists["table.include.list"],
+            table_exclude=lists["table.exclude.list"],
+            column_include=lists["column.include.list"],
+            column_exclude=lists["column.exclude.list"],
+            ignore_builtin=settings.ignore_builtin,
+            always=frozenset(_signal_table(settings.signal_collection)),
         )
 
     def database_captured(self, database: str) -> bool:
@@ -70,22 +73,20 @@ class TableFilter:
         return not _matches(self.column_exclude, name)
 
 
-def _signal_table(config: PropertyReader) -> list[TableId]:
-    name = config.get("signal.data.collection")
+def _signal_table(name: str | None) -> list[TableId]:
     if not name:
         return []
     try:
         return [TableId.parse(name)]
     except ValueError:
-        raise ConfigError("signal.data.collection", f"{name!r} is not a db.table name") from None
+        raise ConfigError(SIGNAL_COLLECTION_KEY, f"{name!r} is not a db.table name") from None
 
 
-def gtid_source_filter(config: PropertyReader) -> Callable[[str], bool] | None:
+def gtid_source_filter(settings: CaptureSettings) -> Callable[[str], bool] | None:
     """``gtid.source.includes`` / ``gtid.source.excludes`` as a predicate on a GTID source (MySQL
     server UUID, MariaDB ``domain-server``; whole-name match, case-insensitive), or None when
     neither is set."""
-    includes = compile_regex_list("gtid.source.includes", config.get("gtid.source.includes"))
-    excludes = compile_regex_list("gtid.source.excludes", config.get("gtid.source.excludes"))
+    includes, excludes = settings.gtid_includes, settings.gtid_excludes
     if includes:
         return lambda source: _matches(includes, source)
     if excludes:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
 
+from connector.records.settings import TOPIC_NAMING_KEY, topic_naming_name
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import PropertyReader
 from mysql_cdc_base.table_id import TableId
@@ -176,12 +177,10 @@ NOT_FOR_MYSQL: Final = frozenset(
 
 def topic_naming_strategy(config: PropertyReader) -> TopicNamingStrategy:
     """The configured strategy, configured; a plugin problem is a ``ConfigError`` naming the key."""
-    name = (config.get("topic.naming.strategy") or "").strip() or "default"
+    name = topic_naming_name(config)
     built_in = BUILT_IN_STRATEGIES.get(name)
     if name in NOT_FOR_MYSQL:
-        raise ConfigError(
-            "topic.naming.strategy", f"{name} names topics by schema, which MySQL tables do not have"
-        )
+        raise ConfigError(TOPIC_NAMING_KEY, f"{name} names topics by schema, which MySQL tables do not have")
     if built_in is not None:
         strategy: TopicNamingStrategy = built_in()
         strategy.configure(config.raw)

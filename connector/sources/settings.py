@@ -3,13 +3,16 @@ defaults are written once).
 
 ``HeartbeatSettings``: ``heartbeat.interval.ms`` and ``heartbeat.action.query``.
 ``SignalSettings``: the signal channels (``signal.*``). ``IncrementalSettings``: the incremental
-snapshot (``incremental.snapshot.*``, ``read.only``, ``signal.emit.failure.*``)."""
+snapshot (``incremental.snapshot.*``, ``read.only``, ``signal.emit.failure.*``).
+``StreamingSettings``: the binlog stream's switches and failure modes."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from connector.core_properties import EVENT_PROPERTIES
+from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, reselects
+from connector.records.settings import CaptureSettings
 from connector.sources.properties import SIGNAL_PROPERTIES
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import (
@@ -116,3 +119,54 @@ class IncrementalSettings:
             emit_retries=_int(config, "signal.emit.failure.max.retries"),
             emit_backoff_s=_int(config, "signal.emit.failure.backoff.ms") / 1000,
         )
+
+
+@dataclass(frozen=True)
+class StreamingSettings:
+    """The stream's switches (``include.query``, ``provide.transaction.metadata``,
+    ``skip.messages.without.change``, ``gtid.source.filter.dml.events``), its failure modes
+    (``inconsistent.schema.handling.mode``, ``event.processing.failure.handling.mode``), its retry
+    and poll periods, the GTID source filters, and the NOBLOB placeholder (None unless the reselect
+    post-processor re-reads what such images leave out)."""
+
+    include_query: bool
+    max_attempts: int
+    poll_interval_s: float
+    transaction_metadata: bool
+    inconsistent_schema_mode: str
+    event_failure_mode: str
+    skip_unchanged: bool
+    filter_dml: bool
+    capture: CaptureSettings
+    left_out_placeholder: bytes | None
+    buffer_size: int  # binlog.buffer.size
+
+    @classmethod
+    def from_config(cls, config: PropertyReader) -> StreamingSettings:
+        placeholder = config.get(PLACEHOLDER_KEY) or DEFAULT_PLACEHOLDER
+        return cls(
+            include_query=config.get_bool("include.query"),
+            max_attempts=config.int_of("connect.max.attempts"),
+            poll_interval_s=config.int_of("poll.interval.ms") / 1000,
+            transaction_metadata=config.get_bool("provide.transaction.metadata"),
+            inconsistent_schema_mode=config.get_choice("inconsistent.schema.handling.mode"),
+            event_failure_mode=config.get_choice("event.processing.failure.handling.mode"),
+            skip_unchanged=config.get_bool("skip.messages.without.change"),
+            filter_dml=config.get_bool("gtid.source.filter.dml.events"),
+            capture=CaptureSettings.from_config(config),
+            left_out_placeholder=placeholder.encode() if reselects(config.raw) else None,
+            buffer_size=config.int_of("binlog.buffer.size"),
+        )
+
+
+@dataclass(frozen=True)
+class StartupDelays:
+    """``snapshot.delay.ms`` and ``streaming.delay.ms``, in seconds: Debezium's waits before the
+    snapshot and before streaming."""
+
+    snapshot_s: float
+    streaming_s: float
+
+    @classmethod
+    def from_config(cls, config: PropertyReader) -> StartupDelays:
+        return cls(config.int_of("snapshot.delay.ms") / 1000, config.int_of("streaming.delay.ms") / 1000)

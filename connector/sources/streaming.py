@@ -49,13 +49,13 @@ from connector.binlog.server_stream import (
 from connector.dispatch.dispatcher import Emitter, EventDispatcher, InconsistentSchemaError, RowForm
 from connector.dispatch.schema_state import SchemaState
 from connector.metrics import ConnectorMetrics
-from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, reselects
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.filters import TableFilter, gtid_source_filter
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.server.connection import connect
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.offset_context import BinlogOffsetContext
+from connector.sources.settings import StreamingSettings
 from connector.sources.signal_actions import SignalActions
 from connector.sources.signals import InProcessSignalChannel
 from connector.sources.transaction_buffer import QueryStatement, TransactionBuffer
@@ -90,7 +90,7 @@ _CONTROL_EVENT_TYPES = frozenset({0x04, 0x0F, 0x1B})
 
 
 def _dispatcher(
-    config: PropertyReader,
+    settings: StreamingSettings,
     builder: EventBuilder,
     table_filter: TableFilter,
     schema: SchemaState,
@@ -106,11 +106,11 @@ def _dispatcher(
         schema,
         emitter,
         transactions,
-        config.get_choice("inconsistent.schema.handling.mode"),
-        config.get_choice("event.processing.failure.handling.mode"),
+        settings.inconsistent_schema_mode,
+        settings.event_failure_mode,
         metrics.streaming if metrics is not None else None,
     )
-    if config.get_bool("skip.messages.without.change"):
+    if settings.skip_unchanged:
         dispatcher.skip_unchanged = True
         if metrics is not None:
             metrics.streaming.unchanged_skipped = 0
@@ -133,23 +133,25 @@ class StreamingSource:
         metrics: ConnectorMetrics | None = None,
         in_process_signals: InProcessSignalChannel | None = None,
         reader_factory: ReaderFactory | None = None,
+        settings: StreamingSettings | None = None,
     ) -> None:
         start = self._start = SourceOffset.from_map(offset)
+        self.settings = settings = settings or StreamingSettings.from_config(config)
         self.metrics = metrics
         self.config = config
         self.flavor = flavor
         self.emitter = emitter
-        self.include_query = config.get_bool("include.query")
-        self.max_attempts = config.int_of("connect.max.attempts")
-        self.heartbeat_s = config.int_of("poll.interval.ms") / 1000
+        self.include_query = settings.include_query
+        self.max_attempts = settings.max_attempts
+        self.heartbeat_s = settings.poll_interval_s
         # Debezium heartbeats (heartbeat.interval.ms), not the server's binlog heartbeat events.
         self.heartbeat = Heartbeat.from_config(config)
         transactions = None
-        if config.get_bool("provide.transaction.metadata"):
+        if settings.transaction_metadata:
             transactions = TransactionMetadata.from_offset(
                 builder.naming.transaction_topic(), start, builder.transaction_maker
             )
-        self.dispatcher = _dispatcher(config, builder, table_filter, schema, emitter, transactions, metrics)
+        self.dispatcher = _dispatcher(settings, builder, table_filter, schema, emitter, transactions, metrics)
         self._decoders: dict[int, tuple[TableSchema, BinlogRowDecoder]] = {}
         # One TableId per (schema, table) of the rows events: the lookups keyed by it find the
         # very object, not an equal one (issue 41).
@@ -161,11 +163,9 @@ class StreamingSource:
         self.guard = EventGuard.from_config(config)
         # binlog_row_image=NOBLOB with the reselect post-processor: the BLOB/TEXT columns an image
         # leaves out read as the placeholder, which the post-processor re-reads.
-        self._left_out = (
-            (config.get(PLACEHOLDER_KEY) or DEFAULT_PLACEHOLDER).encode() if reselects(config.raw) else None
-        )
-        self.gtid_filter = gtid_source_filter(config)
-        self.filter_dml = config.get_bool("gtid.source.filter.dml.events")
+        self._left_out = settings.left_out_placeholder
+        self.gtid_filter = gtid_source_filter(settings.capture)
+        self.filter_dml = settings.filter_dml
         # Where the stream is: produces the source blocks and the offsets.
         self.context = BinlogOffsetContext(start, transactions, self.gtid_filter)
         self.context.extra_items = self._incremental_offset_items
@@ -194,7 +194,7 @@ class StreamingSource:
             GTID_TAGGED_LOG_EVENT: self._on_tagged_gtid,
         }
         # binlog.buffer.size: holds each transaction until its end, dropping what it rolls back.
-        self._buffer = TransactionBuffer(config.int_of("binlog.buffer.size"), self._handle)
+        self._buffer = TransactionBuffer(settings.buffer_size, self._handle)
 
     @property
     def txmeta(self) -> TransactionMetadata | None:

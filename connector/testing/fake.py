@@ -58,18 +58,21 @@ from connector.config import ConnectorConfig, property_texts
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.dispatch.schema_state import SchemaState
 from connector.embedded.events import EventLog, EventStream
-from connector.factories import SINK_FACTORIES, converter_settings, load_factory
+from connector.factories import SINK_FACTORIES, load_factory
 from connector.records.builder import EventBuilder, SourcePosition, TableSchema
 from connector.records.filters import TableFilter
+from connector.records.settings import converter_settings
 from connector.records.topic_naming import topic_naming_strategy
 from connector.records.transactions import TransactionMetadata, non_gtid_transaction_id
 from connector.sources.incremental import INCREMENTAL, INCREMENTAL_OFFSET
 from connector.sources.offset_context import BinlogOffsetContext
+from connector.sources.settings import StreamingSettings
 from connector.testing.fake_values import Normalizers, Row, row_image
 from connector.transforms import build_chain
 from ddl.history.store import MemorySchemaHistory
 from ddl.model import Table
 from ddl.parsing.parser import parser_for
+from mysql_cdc_base.connect import schemas_enabled
 from mysql_cdc_base.flavor import MARIADB, ServerFlavor
 from mysql_cdc_base.position import SNAPSHOT_INITIAL, SourceOffset
 from mysql_cdc_base.records import ChangeRecord
@@ -147,7 +150,7 @@ class FakeConnector(EventStream):
         self._txn_gtid: str | None = None
         self.use_gtids = gtids
         self.server_uuid = server_uuid
-        self.transaction_metadata = self.config.get_bool("provide.transaction.metadata")
+        self.transaction_metadata = StreamingSettings.from_config(self.config).transaction_metadata
         self.transaction_topic = topic_naming_strategy(self.config).transaction_topic()
         self.filter = TableFilter.from_config(self.config)
         self._event_ts_ms = clock_ms
@@ -238,8 +241,7 @@ class FakeConnector(EventStream):
         return self.add_sink(
             JsonlSink(
                 path,
-                self.config.get_bool("key.converter.schemas.enable"),
-                self.config.get_bool("value.converter.schemas.enable"),
+                *schemas_enabled(self.config),
                 fsync=False,
             )
         )

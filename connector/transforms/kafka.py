@@ -12,9 +12,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Self, TypeVar
 
-from connector.transforms.base import Options, TransformError, java_replacement, replace_first, struct_like
+from connector.transforms.base import Options, TransformError, replace_first, struct_like
+from connector.transforms.settings import (
+    InsertFieldSettings,
+    RegexRouterSettings,
+    ReplaceFieldSettings,
+    extract_field_name,
+    value_to_key_fields,
+)
 from mysql_cdc_base.connect import ConnectSchema, Field
-from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.records import ChangeRecord
 
 _OPTIONAL_STRING = ConnectSchema("string", optional=True)
@@ -80,10 +86,9 @@ class RegexRouter:
 
     def __init__(self, options: Options) -> None:
         options.check_options(frozenset({"regex", "replacement"}))
-        pattern = options.get_regex("regex")
-        assert pattern is not None
-        self.pattern = pattern
-        self.replacement = java_replacement(options.require("replacement"))
+        settings = RegexRouterSettings.from_options(options)
+        self.pattern = settings.pattern
+        self.replacement = settings.replacement
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         topic = replace_first(self.pattern, self.replacement, record.topic)
@@ -110,14 +115,10 @@ class ReplaceField(_KeyOrValue):
             )
         )
         self.part = part
-        self.exclude = set(options.get_list("exclude") or options.get_list("blacklist"))
-        self.include = set(options.get_list("include") or options.get_list("whitelist"))
-        self.renames: dict[str, str] = {}
-        for pair in options.get_list("renames"):
-            old, colon, new = pair.partition(":")
-            if not colon or not old.strip() or not new.strip():
-                raise ConfigError(options.key("renames"), f"expected old:new pairs, got {pair!r}")
-            self.renames[old.strip()] = new.strip()
+        settings = ReplaceFieldSettings.from_options(options)
+        self.exclude = set(settings.exclude)
+        self.include = set(settings.include)
+        self.renames: dict[str, str] = dict(settings.renames)
         self._derived = {}
 
     def _keep(self, name: str) -> bool:
@@ -139,16 +140,6 @@ class ReplaceField(_KeyOrValue):
         return self.part.put(record, new_schema, {new: value.get(old) for old, new in moves})
 
 
-def _insert_spec(options: Options, name: str) -> tuple[str, bool] | None:
-    """``field`` (optional), ``field!`` (required) or ``field?`` (optional)."""
-    text = options.get(name)
-    if not text:
-        return None
-    if text.endswith("!"):
-        return text[:-1], True
-    return text.removesuffix("?"), False
-
-
 class InsertField(_KeyOrValue):
     """Appends ``topic.field`` (the topic), ``partition.field`` and ``static.field`` = ``static.value``."""
 
@@ -164,17 +155,12 @@ class InsertField(_KeyOrValue):
                 }
             )
         )
-        for unsupported in ("offset.field", "timestamp.field"):
-            if options.get(unsupported):
-                raise ConfigError(
-                    options.key(unsupported),
-                    "is not supported: a source connector's record has no Kafka offset or record timestamp",
-                )
+        settings = InsertFieldSettings.from_options(options)
         self.part = part
-        self.topic = _insert_spec(options, "topic.field")
-        self.partition = _insert_spec(options, "partition.field")
-        self.static = _insert_spec(options, "static.field")
-        self.static_value = options.get("static.value")
+        self.topic = settings.topic
+        self.partition = settings.partition
+        self.static = settings.static
+        self.static_value = settings.static_value
         inserts: list[tuple[str, bool, ConnectSchema, Callable[[ChangeRecord], Any]]] = []
         if self.topic is not None:
             inserts.append((*self.topic, ConnectSchema("string"), lambda r: r.topic))
@@ -208,9 +194,7 @@ class ValueToKey:
 
     def __init__(self, options: Options) -> None:
         options.check_options(frozenset({"fields", "replace.null.with.default"}))
-        self.fields = options.get_list("fields")
-        if not self.fields:
-            raise ConfigError(options.key("fields"), "is required: the value fields that make the key")
+        self.fields = list(value_to_key_fields(options))
         self.alias = options.prefix
         self._cache: dict[int, tuple[ConnectSchema, ConnectSchema]] = {}
 
@@ -241,10 +225,8 @@ class ExtractField(_KeyOrValue):
 
     def __init__(self, options: Options, part: _Part) -> None:
         options.check_options(frozenset({"field", "field.syntax.version", "replace.null.with.default"}))
-        if (options.get("field.syntax.version") or "v1").lower() != "v1":
-            raise ConfigError(options.key("field.syntax.version"), "only V1 (plain field names) is supported")
+        self.field = extract_field_name(options)
         self.part = part
-        self.field = options.require("field")
         self.alias = options.prefix
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from connector.transforms.base import Options
+from connector.transforms.settings import topic_pattern
 from mysql_cdc_base.records import ChangeRecord
 
 
@@ -12,9 +13,7 @@ class TopicNameMatches:
 
     def __init__(self, options: Options) -> None:
         options.check_options(frozenset({"pattern"}))
-        pattern = options.get_regex("pattern")
-        assert pattern is not None
-        self.pattern = pattern
+        self.pattern = topic_pattern(options)
 
     def test(self, record: ChangeRecord) -> bool:
         return self.pattern.fullmatch(record.topic) is not None

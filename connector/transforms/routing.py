@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from connector.transforms.base import Options, java_replacement, replace_first
+from connector.transforms.base import Options, replace_first
+from connector.transforms.settings import RouterSettings
 from mysql_cdc_base.connect import ConnectSchema, Field
-from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.records import ChangeRecord
 
 OPTIONS = frozenset(
@@ -36,24 +36,13 @@ OPTIONS = frozenset(
 class ByLogicalTableRouter:
     def __init__(self, options: Options) -> None:
         options.check_options(OPTIONS)
-        pattern = options.get_regex("topic.regex")
-        assert pattern is not None
-        self.topic_regex = pattern
-        self.topic_replacement = java_replacement(options.require("topic.replacement"))
-        self.enforce_key = options.get_bool("key.enforce.uniqueness", True)
-        self.key_field = options.get("key.field.name") or "__dbz__physicalTableIdentifier"
-        self.key_field_regex = options.get_regex("key.field.regex", required=False)
-        self.key_field_replacement = (
-            java_replacement(options.require("key.field.replacement"))
-            if self.key_field_regex is not None
-            else ""
-        )
-        adjustment = (options.get("schema.name.adjustment.mode") or "none").lower()
-        if adjustment != "none":
-            raise ConfigError(
-                options.key("schema.name.adjustment.mode"),
-                f"only none is supported (schema names are the new topic's), got {adjustment!r}",
-            )
+        settings = RouterSettings.from_options(options)
+        self.topic_regex = settings.topic_regex
+        self.topic_replacement = settings.topic_replacement
+        self.enforce_key = settings.enforce_key
+        self.key_field = settings.key_field
+        self.key_field_regex = settings.key_field_regex
+        self.key_field_replacement = settings.key_field_replacement
         self._keys: dict[tuple[int, str], tuple[ConnectSchema, ConnectSchema]] = {}
         self._values: dict[tuple[int, str], tuple[ConnectSchema, ConnectSchema]] = {}
 

@@ -26,11 +26,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connector.transforms.base import Options, TransformError
+from connector.transforms.settings import UNWRAP_MODES, UnwrapSettings
 from mysql_cdc_base.connect import ConnectSchema, Field
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.records import ChangeRecord, Header, RecordKind
 
-MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
+MODES = UNWRAP_MODES
 DELETED_FIELD = "__deleted"
 _ENVELOPE_FIELDS = frozenset({"op", "ts_ms", "ts_us", "ts_ns"})
 _TRANSACTION_FIELDS = frozenset({"id", "total_order", "data_collection_order"})
@@ -123,19 +124,14 @@ class ExtractNewRecordState:
     def __init__(self, options: Options) -> None:
         options.check_options(OPTIONS)
         _refuse_removed(options)
-        self.mode = options.get_choice("delete.tombstone.handling.mode", MODES, "tombstone")
+        settings = UnwrapSettings.from_options(options)
+        self.mode = settings.mode
         self.rewrite = self.mode.startswith("rewrite")
         self.keep_tombstones = self.mode == "rewrite-with-tombstone"
-        self.route_by = options.get("route.by.field") or None
+        self.route_by = settings.route_by
         self.options = options
-        self.fields = tuple(
-            FieldReference.parse(f, options.get("add.fields.prefix", "__") or "")
-            for f in options.get_list("add.fields")
-        )
-        self.headers = tuple(
-            FieldReference.parse(f, options.get("add.headers.prefix", "__") or "")
-            for f in options.get_list("add.headers")
-        )
+        self.fields = tuple(FieldReference.parse(f, settings.fields_prefix) for f in settings.add_fields)
+        self.headers = tuple(FieldReference.parse(f, settings.headers_prefix) for f in settings.add_headers)
         self._last_delete: tuple[Any, ConnectSchema, dict[str, Any]] | None = None
         self._schemas: dict[tuple[int, bool], tuple[ConnectSchema, ConnectSchema]] = {}
 

@@ -18,6 +18,7 @@ from mysql_cdc_base.properties import (
     included_by,
     int_of,
     prop,
+    split_list,
     text_of,
 )
 from mysql_cdc_base.table_id import TableId
@@ -198,6 +199,8 @@ class SparkSinkSettings:
     # change of a table it does not read creates no Delta tables; they come with the table's first
     # streamed change. Empty: the snapshot reads every captured table.
     snapshot_tables: tuple[re.Pattern[str], ...] = ()
+    # ``skipped.operations`` includes ``t``: TRUNCATE events never reach the sink.
+    truncates_skipped: bool = False
 
     @property
     def inserts_are_new(self) -> bool:
@@ -315,4 +318,5 @@ def settings_from_config(config: SparkSinkConfig) -> SparkSinkSettings:
         snapshot_tables=compile_regex_list(
             "snapshot.include.collection.list", config.get("snapshot.include.collection.list")
         ),
+        truncates_skipped="t" in {s.lower() for s in split_list(config.get("skipped.operations") or "t")},
     )

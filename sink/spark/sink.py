@@ -46,7 +46,6 @@ from pyspark.sql.types import StructType
 
 from mysql_cdc_base.connect import ConnectSchema
 from mysql_cdc_base.position import SourceOffset
-from mysql_cdc_base.properties import split_list
 from mysql_cdc_base.records import ChangeRecord
 from mysql_cdc_base.table_id import TableId
 from sink.base import Sink, SinkError
@@ -135,13 +134,13 @@ class SparkSink(Recovery, RecordHandlers, Sink):
 
     @classmethod
     def from_config(cls, config: SparkSinkConfig) -> SparkSink:
-        skipped = {s.lower() for s in split_list(config.get("skipped.operations") or "t")}
-        if "t" in skipped:
+        settings = settings_from_config(config)
+        if settings.truncates_skipped:
             log.warning(
                 "skipped.operations includes 't': TRUNCATE is not delivered, so a truncated "
                 "table's current-state Delta table keeps its rows; set skipped.operations=none"
             )
-        return cls(settings_from_config(config))
+        return cls(settings)
 
     # -- lifecycle -----------------------------------------------------------------------------
     @property

@@ -9,6 +9,7 @@ import pytest
 from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.records.filters import gtid_source_filter
+from connector.records.settings import CaptureSettings
 from connector.stores.offsets import FileOffsetStore
 from connector.testing.local_server import LocalMySQLServer
 from mysql_cdc_base.errors import ConfigError
@@ -51,12 +52,14 @@ def _config(**props: str) -> ConnectorConfig:
 
 
 def test_gtid_source_filters_match_whole_names_and_are_exclusive():
-    includes = gtid_source_filter(_config(**{"gtid.source.includes": f"{UUID_A},0-1"}))
+    includes = gtid_source_filter(
+        CaptureSettings.from_config(_config(**{"gtid.source.includes": f"{UUID_A},0-1"}))
+    )
     assert includes is not None and includes(UUID_A) and includes("0-1") and not includes("0-12")
     assert not includes(UUID_B)
-    excludes = gtid_source_filter(_config(**{"gtid.source.excludes": "1-.*"}))
+    excludes = gtid_source_filter(CaptureSettings.from_config(_config(**{"gtid.source.excludes": "1-.*"})))
     assert excludes is not None and excludes("0-1") and not excludes("1-1")
-    assert gtid_source_filter(_config()) is None
+    assert gtid_source_filter(CaptureSettings.from_config(_config())) is None
     with pytest.raises(ConfigError) as info:
         _config(**{"gtid.source.includes": "a", "gtid.source.excludes": "b"})
     assert "gtid.source.excludes" in str(info.value)
