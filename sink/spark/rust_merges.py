@@ -38,6 +38,19 @@ def _name(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
+def key_predicate(key: Sequence[str], nullable: set[str]) -> str:
+    """The MERGE condition matching target ``t`` and source ``s`` rows by ``key``: null-safe for
+    the ``nullable`` columns. Each comparison is parenthesised: delta-rs's SQL parser binds
+    ``IS NOT DISTINCT FROM`` more loosely than ``AND``, so ``a IS NOT DISTINCT FROM b AND c = d``
+    would compare ``a`` with ``b AND c = d``."""
+    return " AND ".join(
+        f"(t.{_name(k)} IS NOT DISTINCT FROM s.{_name(k)})"
+        if k in nullable
+        else f"(t.{_name(k)} = s.{_name(k)})"
+        for k in key
+    )
+
+
 class RustMerger:
     """MERGEs rows into local current-state Delta tables, through ``RustAppender``'s tables."""
 
@@ -61,13 +74,7 @@ class RustMerger:
         order = None if table is None else self.appender.column_order(table, schema)
         if path is None or table is None or order is None:
             return False
-        nullable = {f.name for f in schema.fields if f.nullable}
-        predicate = " AND ".join(
-            f"t.{_name(k)} IS NOT DISTINCT FROM s.{_name(k)}"
-            if k in nullable
-            else f"t.{_name(k)} = s.{_name(k)}"
-            for k in key
-        )
+        predicate = key_predicate(key, {f.name for f in schema.fields if f.nullable})
         values = {_name(c): f"s.{_name(c)}" for c in order}
         app_id, version = transaction
         properties = CommitProperties(
