@@ -34,14 +34,14 @@ from connector.binlog.files import (
 )
 from connector.binlog.gtid_events import PREVIOUS_GTIDS_EVENT, decode_previous_gtids
 from connector.binlog.packets import CHECKSUM_LEN, HEADER_LEN
-from connector.binlog.server_stream import RawEvent
+from connector.binlog.server_stream import EventReader, RawEvent
 from connector.binlog.table_map_ddl import create_table_statement
 from connector.config import ConfigError, ConnectorConfig
 from connector.dispatch.schema_state import SchemaState
 from connector.engine import Engine
 from connector.errors import ReplicationError
 from connector.server.connection import ServerInfo
-from connector.sources.streaming import EventReader, StreamingSource
+from connector.sources.streaming import StreamingSource
 from connector.stores.offsets import OffsetStore
 from ddl.history.recovery import recover
 from ddl.history.store import SchemaHistory

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import pymysql
 from pymysqlreplication import BinLogStreamReader
@@ -83,6 +83,14 @@ class RawEvent(NamedTuple):
     timestamp: int
     server_id: int
     event_type: int
+
+
+class EventReader(Protocol):
+    """A source of RawEvents: ``BinlogReader`` (a server) or ``BinlogFileReader`` (files)."""
+
+    def events(self) -> Iterator[RawEvent]: ...
+
+    def close(self) -> None: ...
 
 
 WAKES_PER_POLL_INTERVAL = 5

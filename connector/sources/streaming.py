@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from pymysqlreplication.event import (
     FormatDescriptionEvent,
@@ -41,6 +41,7 @@ from connector.binlog.json.diff import PartialJsonError
 from connector.binlog.row_decoder import BinlogRowDecoder
 from connector.binlog.server_stream import (
     BinlogReader,
+    EventReader,
     RawEvent,
     ReplicationLost,
     StreamDropped,
@@ -68,14 +69,6 @@ from snapshot.binlog_status import executed_gtids
 __all__ = ["InconsistentSchemaError", "StreamingSource"]
 
 log = logging.getLogger(__name__)
-
-
-class EventReader(Protocol):
-    """A source of RawEvents: ``BinlogReader`` (a server) or ``BinlogFileReader`` (files)."""
-
-    def events(self) -> Iterator[RawEvent]: ...
-
-    def close(self) -> None: ...
 
 
 ReaderFactory = Callable[[str, int], EventReader]

@@ -38,12 +38,12 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
 from connector.binlog.row_decoder import converted_rows
-from connector.binlog.server_stream import RawEvent
+from connector.binlog.server_stream import EventReader, RawEvent
 from connector.errors import MysqlCdcError
 from connector.records.builder import TableSchema
 from connector.sources.heartbeat import Heartbeat
 from connector.sources.settings import HeartbeatSettings
-from connector.sources.streaming import EventReader, StreamingSource
+from connector.sources.streaming import StreamingSource
 from connector.testing.fake import FakeConnector
 from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.records import ChangeRecord
