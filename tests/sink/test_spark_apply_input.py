@@ -219,15 +219,7 @@ def test_two_connectors_whose_tables_would_get_one_name_stop_the_job_before_anyt
         record = change_records()[2]
         value = orjson.loads(record.value_bytes() or b"")
         value["payload"]["source"]["name"] = prefix
-        rows.append(
-            {
-                "topic": f"{prefix}.shop.orders",
-                "partition": 0,
-                "offset": 0,
-                "key": record.key_bytes(),
-                "value": orjson.dumps(value),
-            }
-        )
+        rows.append(KafkaRow(f"{prefix}.shop.orders", 0, 0, record.key_bytes(), orjson.dumps(value)))
     applier = MicroBatchApplier(None, settings)  # type: ignore[arg-type]  # no Spark: nothing is written
     with pytest.raises(SinkError) as err:
         applier.apply(rows, 0)
