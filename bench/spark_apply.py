@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -224,6 +225,7 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=TABLES, help="oltp: the number of tables")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds (alternating order)")
     parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
+    parser.add_argument("--job-log", type=Path, help="keep the job's log (its micro-batch phases) here")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
@@ -305,6 +307,8 @@ def main() -> None:
             if job is not None:
                 job.resume()
                 job.stop()
+                if args.job_log is not None:
+                    shutil.copyfile(job.log, args.job_log)
             in_process.close()
             to_kafka.close()
             kafka.destroy()

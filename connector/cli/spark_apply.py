@@ -75,10 +75,11 @@ def _watch(query: StreamingQuery, stopping: threading.Event, progress_interval: 
             logged = progress.get("batchId")
             log.info(
                 "progress: micro-batch %s, %s Kafka records (%.1f/s arriving, %.1f/s applied), "
-                "batch took %s ms",
+                "batch took %s ms (%s)",
                 logged,
                 progress.get("numInputRows"),
                 float(progress.get("inputRowsPerSecond") or 0.0),
                 float(progress.get("processedRowsPerSecond") or 0.0),
                 (progress.get("durationMs") or {}).get("triggerExecution"),
+                ", ".join(f"{k} {v}" for k, v in sorted((progress.get("durationMs") or {}).items())),
             )

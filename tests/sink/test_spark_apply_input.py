@@ -167,6 +167,24 @@ def test_job_settings_name_the_key_that_is_missing_or_wrong() -> None:
         assert err.value.key == key, (key, str(err.value))
 
 
+def test_the_jobs_kafka_reads_wait_10_ms_at_a_partitions_end_unless_spark_apply_kafka_says_otherwise() -> (
+    None
+):
+    base = {
+        "kafka.bootstrap.servers": "127.0.0.1:9092",
+        "topics": "srv.shop.orders",
+        "sink.spark.warehouse": "/tmp/wh",
+        "spark.apply.checkpoint.location": "/tmp/cp",
+        "spark.apply.kafka.metadata.max.age.ms": "2000",
+    }
+    assert apply_settings(base).consumer_options() == {
+        "fetch.max.wait.ms": "10",
+        "metadata.max.age.ms": "2000",
+    }
+    mine = apply_settings({**base, "spark.apply.kafka.fetch.max.wait.ms": "300"}).consumer_options()
+    assert mine["fetch.max.wait.ms"] == "300"
+
+
 def test_maintenance_properties_reach_the_jobs_tables_and_bad_values_are_refused() -> None:
     base = {
         "kafka.bootstrap.servers": "127.0.0.1:9092",
@@ -219,15 +237,7 @@ def test_two_connectors_whose_tables_would_get_one_name_stop_the_job_before_anyt
         record = change_records()[2]
         value = orjson.loads(record.value_bytes() or b"")
         value["payload"]["source"]["name"] = prefix
-        rows.append(
-            {
-                "topic": f"{prefix}.shop.orders",
-                "partition": 0,
-                "offset": 0,
-                "key": record.key_bytes(),
-                "value": orjson.dumps(value),
-            }
-        )
+        rows.append(KafkaRow(f"{prefix}.shop.orders", 0, 0, record.key_bytes(), orjson.dumps(value)))
     applier = MicroBatchApplier(None, settings)  # type: ignore[arg-type]  # no Spark: nothing is written
     with pytest.raises(SinkError) as err:
         applier.apply(rows, 0)
