@@ -10,16 +10,8 @@ import orjson
 from connector.binlog.json.binary import BinaryJson
 from connector.binlog.json.render import render_binlog_json, render_json_document
 from connector.records.charsets import binlog_encoding
-from connector.records.conversion.family import (
-    FLOAT32,
-    Builder,
-    ConverterSettings,
-    FamilyMapping,
-    as_float32,
-    base64_text,
-    identity,
-    no_default,
-)
+from connector.records.conversion import family
+from connector.records.conversion.family import FLOAT32, Builder, ConverterSettings, FamilyMapping, no_default
 from ddl.model import GEOMETRY_TYPES, Column
 from mysql_cdc_base.connect import ConnectSchema, Field
 
@@ -31,11 +23,11 @@ def _json(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMa
     return FamilyMapping(
         "string",
         _json_from_binlog,
-        identity,
+        family.identity,
         name="io.debezium.data.Json",
         version=1,
         fallback="{}",
-        default=identity,
+        default=family.identity,
         binlog_encoding=binlog_encoding("utf8mb4"),
     )
 
@@ -74,8 +66,8 @@ def _vector_value(value: Any) -> list[float]:
             raise ValueError(f"a VECTOR value of {len(value)} bytes is not a whole number of float32s")
         return [element for (element,) in FLOAT32.iter_unpack(value)]
     if isinstance(value, str):
-        return [as_float32(float(v)) for v in orjson.loads(value)]
-    return [as_float32(float(v)) for v in value]
+        return [family.as_float32(float(v)) for v in orjson.loads(value)]
+    return [family.as_float32(float(v)) for v in value]
 
 
 def _vector(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
@@ -110,7 +102,7 @@ def _split_srid(data: bytes) -> tuple[bytes, int | None]:
 
 def _geometry_value(data: bytes) -> dict[str, Any]:
     wkb, srid = _split_srid(data)
-    return {"wkb": base64_text(wkb), "srid": srid}
+    return {"wkb": family.base64_text(wkb), "srid": srid}
 
 
 def _point_value(data: bytes) -> dict[str, Any]:
@@ -119,7 +111,7 @@ def _point_value(data: bytes) -> dict[str, Any]:
         raise ValueError(f"a POINT column holds a non-point geometry ({len(wkb)} WKB bytes)")
     order = "<" if wkb[0] else ">"
     x, y = struct.unpack_from(order + "dd", wkb, 5)
-    return {"x": x, "y": y, "wkb": base64_text(wkb), "srid": srid}
+    return {"x": x, "y": y, "wkb": family.base64_text(wkb), "srid": srid}
 
 
 def _geometry(column: Column, settings: ConverterSettings, on_zero: Any) -> FamilyMapping:
@@ -132,7 +124,7 @@ def _geometry(column: Column, settings: ConverterSettings, on_zero: Any) -> Fami
         version=1,
         doc="Geometry",
         fields=fields,
-        fallback={"wkb": base64_text(_EMPTY_COLLECTION_WKB), "srid": None},
+        fallback={"wkb": family.base64_text(_EMPTY_COLLECTION_WKB), "srid": None},
         default=no_default,
     )
 
