@@ -13,6 +13,7 @@ from mysql_cdc_base.connect import schemas_enabled
 from mysql_cdc_base.properties import Property, prop
 from mysql_cdc_base.records import ChangeRecord, jsonl_chunks, jsonl_lines
 from sink.base import Sink, SinkConfig, SinkError
+from sink.settings import jsonl_settings
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +45,8 @@ class JsonlSink(Sink):
 
     @classmethod
     def from_config(cls, config: SinkConfig) -> JsonlSink:
-        return cls(
-            config.path_or_default("sink.jsonl.path", "events.jsonl"),
-            *schemas_enabled(config),
-        )
+        settings = jsonl_settings(config)
+        return cls(settings.path, settings.key_schemas, settings.value_schemas)
 
     def start(self) -> None:
         try:

@@ -22,6 +22,7 @@ from connector.errors import PrerequisiteError
 from connector.factories import SINK_FACTORIES, build_offset_store, build_server_probe
 from connector.server.connection import ServerInfo, connect
 from mysql_cdc_base.errors import ConfigError, MysqlCdcError
+from sink.settings import jsonl_settings
 from snapshot.binlog_status import position_problem
 from snapshot.settings import SnapshotSettings
 
@@ -95,7 +96,7 @@ def check_offset(config: ConnectorConfig, info: ServerInfo) -> list[Item]:
 
 
 def check_jsonl(config: ConnectorConfig) -> list[Item]:
-    path = config.path_or_default("sink.jsonl.path", "events.jsonl")
+    path = jsonl_settings(config).path
     problem = writable_problem(path)
     if problem is None:
         return [ok("sink jsonl", f"{path} is writable")]
