@@ -34,7 +34,9 @@ def test_an_offset_built_in_the_stream_equals_the_dataclass_built_one_field_for_
     assert fast.to_map() == built.to_map()
 
 
-@pytest.mark.parametrize("offset", [SourceOffset("", 0), SourceOffset("mysql-bin.000001", 4, snapshot="true")])
+@pytest.mark.parametrize(
+    "offset", [SourceOffset("", 0), SourceOffset("mysql-bin.000001", 4, snapshot="true")]
+)
 def test_an_offset_is_true_without_building_its_map(offset: SourceOffset) -> None:
     """``offset or last`` runs for every event a sink batches: an offset is true (its map always
     holds the file and position) and saying so builds no map."""
