@@ -494,6 +494,11 @@ class SourceOffset(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._map)
 
+    def __bool__(self) -> bool:
+        # Always true (the map always holds the file and position), and without building the map
+        # as ``__len__`` would: ``offset or last`` runs for every event a sink batches (issue 40).
+        return True
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SourceOffset):
             return self._map == other._map

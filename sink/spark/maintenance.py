@@ -5,7 +5,8 @@ busy table would collect tens of thousands of files a day, and every read would 
 
 * **Compaction:** after ``sink.spark.optimize.interval.commits`` of the sink's commits to a table,
   the table is compacted with Delta's ``OPTIMIZE`` (small files rewritten into few; a commit of its
-  own, ``dataChange=false``, so streaming readers and the Change Data Feed skip it). Its files then
+  own, ``dataChange=false``, so streaming readers and the Change Data Feed skip it), by delta-rs
+  where it writes the table (``RustAppender.compact``: no Spark job), else by Spark. Its files then
   stay bounded: the compacted ones plus what the commits since added.
 * **Checkpoints:** Delta writes one every ``delta.checkpointInterval`` commits (10) by itself; the
   log a reader replays stays short.

@@ -255,6 +255,11 @@ class SparkSink(Recovery, RecordHandlers, Sink):
     def _prepare(self, table_id: TableId) -> None:
         with self._prepare_lock:
             self._unprepared.discard(table_id)
+            if self._merger is not None and self.settings.evolution != "column-mapping":
+                # delta-rs MERGEs the table (rust_merges.py) from its own reading of the log: a
+                # state built by Spark would cost the JVM seconds of jobs per commit for nothing
+                # (a MERGE Spark must still do, e.g. with a cast, builds it itself).
+                return
             if self._preparer is None:
                 self._preparer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="delta-state")
             path = self._tables[table_id].current_path

@@ -412,8 +412,11 @@ class DeltaWriter:
 
     # -- maintenance (sink/spark/maintenance.py) --------------------------------------------------
     def compact(self, path: str) -> None:
-        """OPTIMIZE: the table's small files rewritten into few, one commit that changes no data."""
-        DeltaTable.forPath(self.spark, path).optimize().executeCompaction()
+        """OPTIMIZE: the table's small files rewritten into few, one commit that changes no data
+        (by delta-rs where it writes the table, rust_appends.py)."""
+        rust = self.appender or (self.merger.appender if self.merger is not None else None)
+        if rust is None or not rust.compact(path):
+            DeltaTable.forPath(self.spark, path).optimize().executeCompaction()
         kill_point("compact", path)
 
     def vacuum(self, path: str, retention_hours: int) -> None:

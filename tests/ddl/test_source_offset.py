@@ -32,3 +32,14 @@ def test_an_offset_built_in_the_stream_equals_the_dataclass_built_one_field_for_
     # Every field set, none more (a field added to the dataclass must be added to in_stream too).
     assert dict(fast.__dict__) == {f.name: getattr(built, f.name) for f in dataclasses.fields(built)}
     assert fast.to_map() == built.to_map()
+
+
+@pytest.mark.parametrize(
+    "offset", [SourceOffset("", 0), SourceOffset("mysql-bin.000001", 4, snapshot="true")]
+)
+def test_an_offset_is_true_without_building_its_map(offset: SourceOffset) -> None:
+    """``offset or last`` runs for every event a sink batches: an offset is true (its map always
+    holds the file and position) and saying so builds no map."""
+    assert offset and len(offset.to_map()) >= 2
+    assert "_map" not in offset.__dict__
+    assert (offset or None) is offset

@@ -5,6 +5,7 @@ tables hold or where a restarted sink resumes."""
 from __future__ import annotations
 
 import glob
+import json
 import random
 from pathlib import Path
 
@@ -86,6 +87,19 @@ def test_many_small_commits_keep_files_bounded_and_the_tables_whole(
     assert new_sink(wh).committed_offset() == sent[-1].offset
 
 
+def assert_compacted_by_delta_rs(path: Path) -> None:
+    """Every OPTIMIZE of the table was delta-rs's (no Spark job), and, as Spark's, changed no data:
+    its log entry adds and removes files with ``dataChange`` false (streaming readers skip it)."""
+    history = RustDeltaTable(str(path)).history()
+    optimized = [h for h in history if h.get("operation") == "OPTIMIZE"]
+    assert optimized and all(h["engineInfo"].startswith("delta-rs") for h in optimized), optimized
+    for entry in optimized:
+        lines = (path / "_delta_log" / f"{entry['version']:020d}.json").read_text().splitlines()
+        actions = [json.loads(line) for line in lines]
+        changes = [a.get("add") or a.get("remove") for a in actions if "add" in a or "remove" in a]
+        assert changes and not any(c["dataChange"] for c in changes), actions
+
+
 def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(tmp_path: Path) -> None:
     """The bound the issue asks for after 500 commits, shown cheaply: at the default
     ``sink.spark.optimize.interval.commits`` (10) the file count falls back at every compaction, so
@@ -121,6 +135,7 @@ def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(
         # what the first cycle reached, a bound for any number of commits, 500 included.
         assert max(counts[10:20]) <= counts[9] + max(counts[:10]) <= 50, (path, counts)
         assert max(counts[20:]) <= max(counts[10:20]), (path, counts)
+        assert_compacted_by_delta_rs(path)
     assert current_rows(sink.spark) == model.expected()
     assert changelog_ids(sink.spark) == data_ids(sent)
 
