@@ -32,10 +32,11 @@ from connector.transforms.base import (
     Predicate,
     Transformation,
     TransformError,
-    build_plugin,
     options_under,
 )
 from connector.transforms.mysql import ReadToInsertEvent
+from connector.transforms.plugins import build_plugin
+from connector.transforms.settings import StepSettings
 from connector.transforms.unwrap import ExtractNewRecordState
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import split_list
@@ -131,18 +132,16 @@ def build_chain(props: Mapping[str, str]) -> TransformChain:
     for alias in _aliases(props, "transforms"):
         options = options_under(props, f"transforms.{alias}.")
         transform = build_plugin(options, "transform", alias, TRANSFORMS)
-        predicate_alias = options.get("predicate") or None
+        settings = StepSettings.from_options(options)
         predicate = None
-        if predicate_alias is not None:
-            predicate = declared.get(predicate_alias)
+        if settings.predicate is not None:
+            predicate = declared.get(settings.predicate)
             if predicate is None:
                 raise ConfigError(
                     options.key("predicate"),
-                    f"names predicate {predicate_alias!r}, which is not listed in predicates",
+                    f"names predicate {settings.predicate!r}, which is not listed in predicates",
                 )
-        elif options.get("negate") is not None:
-            raise ConfigError(options.key("negate"), "is set but the transform has no predicate")
-        steps.append(Step(alias, transform, predicate, options.get_bool("negate", False)))
+        steps.append(Step(alias, transform, predicate, settings.negate))
     return TransformChain(tuple(steps))
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from mysql_cdc_base.connect import ConnectSchema, Field
 from mysql_cdc_base.errors import ConfigError, MysqlCdcError
@@ -129,26 +129,6 @@ def struct_like(
     )
 
 
-_Plugin = TypeVar("_Plugin")
-
-
 def options_under(props: Mapping[str, str], prefix: str) -> Options:
     """The options of the keys under ``prefix`` (``transforms.unwrap.``, ``boolean.``)."""
     return Options(prefix, {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)})
-
-
-def build_plugin(
-    options: Options, kind: str, alias: str, factories: Mapping[str, Callable[[Options], _Plugin]]
-) -> _Plugin:
-    """The transform, predicate or converter its ``type`` option names (a Java class name, looked up
-    in ``factories``); a missing or unknown class is a ConfigError naming the key."""
-    class_name = options.get("type")
-    if not class_name:
-        raise ConfigError(options.key("type"), f"is required: the class of {kind} {alias!r}")
-    factory = factories.get(class_name)
-    if factory is None:
-        raise ConfigError(
-            options.key("type"),
-            f"unknown {kind} class {class_name}; supported: {', '.join(sorted(factories))}",
-        )
-    return factory(options)

@@ -48,11 +48,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from connector.transforms.base import Options, build_plugin, options_under
+from connector.records.custom_converters.settings import JdbcSinkTypesSettings, TinyIntOneSettings
+from connector.transforms.base import Options, options_under
+from connector.transforms.plugins import build_plugin
 from ddl.model import Column, JdbcType, Table
 from ddl.mysql_types import Family, family_of
 from mysql_cdc_base.connect import ConnectSchema
-from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import split_list
 
 
@@ -74,18 +75,6 @@ ConverterFactory = Callable[[Options], CustomConverter]
 
 def _qualified(column: Column, table: Table) -> str:
     return f"{table.id.database}.{table.id.table}.{column.name}"
-
-
-def _selector(options: Options, name: str) -> tuple[re.Pattern[str], ...] | None:
-    """Comma-separated regexes matched case-insensitively against the whole ``db.table.column``;
-    None when the option is not set."""
-    text = options.get(name)
-    if not text:
-        return None
-    try:
-        return tuple(re.compile(p, re.IGNORECASE) for p in split_list(text))
-    except re.error as exc:
-        raise ConfigError(options.key(name), f"is not a valid regular expression: {exc}") from None
 
 
 def _selected(
@@ -110,9 +99,9 @@ def _is_tinyint_one(column: Column) -> bool:
 
 class TinyIntOneToBooleanConverter:
     def __init__(self, options: Options) -> None:
-        options.check_options(frozenset({"selector", "length.checker"}))
-        self.selector = _selector(options, "selector")
-        self.length_checker = options.get_bool("length.checker", True)
+        settings = TinyIntOneSettings.from_options(options)
+        self.selector = settings.selector
+        self.length_checker = settings.length_checker
 
     def converter_for(self, column: Column, table: Table) -> CustomConversion | None:
         eligible = _is_tinyint_one(column) if self.length_checker else _is_boolean_or_tinyint(column)
@@ -132,13 +121,11 @@ _TEXT_TYPES = frozenset(
 
 class JdbcSinkDataTypesConverter:
     def __init__(self, options: Options) -> None:
-        options.check_options(
-            frozenset({"selector.boolean", "selector.real", "selector.string", "treat.real.as.double"})
-        )
-        self.boolean = _selector(options, "selector.boolean")
-        self.real = _selector(options, "selector.real")
-        self.string = _selector(options, "selector.string")
-        self.real_type = "float64" if options.get_bool("treat.real.as.double", True) else "float32"
+        settings = JdbcSinkTypesSettings.from_options(options)
+        self.boolean = settings.boolean
+        self.real = settings.real
+        self.string = settings.string
+        self.real_type = "float64" if settings.real_as_double else "float32"
 
     def converter_for(self, column: Column, table: Table) -> CustomConversion | None:
         family = family_of(column.data_type)
