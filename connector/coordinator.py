@@ -275,9 +275,9 @@ class StartupCoordinator:
             self.schema.partition,
             offset,
             self.schema.parser,
-            skip_unparseable=self.schema.skip_unparseable,
+            skip_unparseable=self.schema.settings.skip_unparseable,
             prefer_ddl=self.stores.prefer_ddl,
-            ddl_filter=self.schema.ddl_filter,
+            ddl_filter=self.schema.settings.ddl_filter,
         )
         if self.metrics is not None:
             self.metrics.schema_history.status = "RUNNING"

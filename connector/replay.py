@@ -210,8 +210,8 @@ class BinlogReplay:
                 schema.partition,
                 None,
                 schema.parser,
-                skip_unparseable=schema.skip_unparseable,
-                ddl_filter=schema.ddl_filter,
+                skip_unparseable=schema.settings.skip_unparseable,
+                ddl_filter=schema.settings.ddl_filter,
             )
         # The transactions before the first file (its PREVIOUS_GTIDS) are part of the start, as a
         # server's executed set is for a server-backed start: the stored offsets then name every

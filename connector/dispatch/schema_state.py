@@ -43,6 +43,7 @@ class SchemaState:
         history: SchemaHistory,
         table_filter: TableFilter,
         builder: EventBuilder,
+        settings: SchemaStateSettings | None = None,
     ) -> None:
         self.config = config
         self.parser = parser
@@ -51,12 +52,7 @@ class SchemaState:
         self.builder = builder
         self.partition = {"server": config.topic_prefix}
         self.model = SchemaModel()
-        settings = SchemaStateSettings.from_config(config)
-        self.skip_unparseable = settings.skip_unparseable
-        self.only_captured_tables = settings.only_captured_tables
-        self.only_captured_dbs = settings.only_captured_dbs
-        self.include_schema_changes = settings.include_schema_changes
-        self.ddl_filter = settings.ddl_filter
+        self.settings = settings or SchemaStateSettings.from_config(config)
 
     def apply(
         self,
@@ -67,7 +63,7 @@ class SchemaState:
         record_offset: Mapping[str, Any] | None,
     ) -> tuple[list[ChangeRecord], list[ParsedStatement]]:
         """Apply one query event's (or snapshot step's) DDL text."""
-        if self.ddl_filter(ddl) and not _is_truncate(ddl):
+        if self.settings.ddl_filter(ddl) and not _is_truncate(ddl):
             # Debezium's schema.history.internal.ddl.filter: neither applied, stored nor emitted.
             # TRUNCATE is in the default list but must still become an op "t" event.
             return [], []
@@ -75,7 +71,7 @@ class SchemaState:
             result = self.parser.parse(ddl, self.model, database)
         except DdlParseError as exc:
             where_text = f"{where.file}:{where.pos}"
-            if self.skip_unparseable:
+            if self.settings.skip_unparseable:
                 log.warning(
                     "skipping unparseable DDL at %s (schema.history.internal.skip.unparseable.ddl=true): %s",
                     where_text,
@@ -115,7 +111,7 @@ class SchemaState:
                     table_changes=history_changes,
                 )
             )
-            if self.include_schema_changes:
+            if self.settings.include_schema_changes:
                 records.extend(self._schema_change_records(statement, where, record_offset, ts_ms))
         return records, list(result.statements)
 
@@ -125,12 +121,12 @@ class SchemaState:
     def _should_store(self, statement: ParsedStatement) -> bool:
         tables = self._tables_of(statement)
         if (
-            self.only_captured_dbs
+            self.settings.only_captured_dbs
             and statement.database
             and not self.filter.database_captured(statement.database)
         ):
             return False
-        if self.only_captured_tables and tables:
+        if self.settings.only_captured_tables and tables:
             return any(self.filter.table_captured(t) for t in tables)
         return True
 

@@ -62,14 +62,8 @@ class ReselectColumns:
         schema_of: Callable[[Table], TableSchema],
         signal_tables: frozenset[TableId] = frozenset(),
     ) -> None:
-        settings = ReselectSettings.from_options(options)
-        self.include = settings.include
-        self.exclude = settings.exclude
-        self.unavailable = settings.unavailable
-        self.nulls = settings.nulls
-        self.use_event_key = settings.use_event_key
-        self.mode = settings.mode
-        if not (self.unavailable or self.nulls):
+        self.settings = ReselectSettings.from_options(options)
+        if not (self.settings.unavailable or self.settings.nulls):
             log.warning("%s: neither null nor unavailable values are re-selected", options.prefix.rstrip("."))
         self.placeholders = placeholder_forms(placeholder)
         self._connect = connect
@@ -80,14 +74,14 @@ class ReselectColumns:
 
     def selected(self, table: TableId, column: str) -> bool:
         name = f"{table}:{column}"
-        if self.include:
-            return any(p.fullmatch(name) for p in self.include)
-        return not any(p.fullmatch(name) for p in self.exclude)
+        if self.settings.include:
+            return any(p.fullmatch(name) for p in self.settings.include)
+        return not any(p.fullmatch(name) for p in self.settings.exclude)
 
     def _needs(self, value: Any) -> bool:
         if value is None:
-            return self.nulls
-        return self.unavailable and isinstance(value, str) and value in self.placeholders
+            return self.settings.nulls
+        return self.settings.unavailable and isinstance(value, str) and value in self.placeholders
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
         value = record.value
@@ -109,7 +103,7 @@ class ReselectColumns:
         )
 
     def _key(self, table: Table, record: ChangeRecord, after: Mapping[str, Any]) -> dict[str, Any]:
-        if self.use_event_key and isinstance(record.key, dict):
+        if self.settings.use_event_key and isinstance(record.key, dict):
             return dict(record.key)
         return {name: after.get(name) for name in table.primary_key}
 
@@ -136,7 +130,7 @@ class ReselectColumns:
         return self._schema_of(table).value_from_snapshot(row)
 
     def _failed(self, message: str, exc: BaseException | None) -> None:
-        if self.mode == FAIL:
+        if self.settings.mode == FAIL:
             raise ReselectError(message + (f": {exc}" if exc else ""))
         log.warning("%s%s", message, f" ({exc})" if exc else "")
         return None

@@ -36,18 +36,12 @@ OPTIONS = frozenset(
 class ByLogicalTableRouter:
     def __init__(self, options: Options) -> None:
         options.check_options(OPTIONS)
-        settings = RouterSettings.from_options(options)
-        self.topic_regex = settings.topic_regex
-        self.topic_replacement = settings.topic_replacement
-        self.enforce_key = settings.enforce_key
-        self.key_field = settings.key_field
-        self.key_field_regex = settings.key_field_regex
-        self.key_field_replacement = settings.key_field_replacement
+        self.settings = RouterSettings.from_options(options)
         self._keys: dict[tuple[int, str], tuple[ConnectSchema, ConnectSchema]] = {}
         self._values: dict[tuple[int, str], tuple[ConnectSchema, ConnectSchema]] = {}
 
     def apply(self, record: ChangeRecord) -> ChangeRecord | None:
-        topic = replace_first(self.topic_regex, self.topic_replacement, record.topic)
+        topic = replace_first(self.settings.topic_regex, self.settings.topic_replacement, record.topic)
         if topic is None:
             return record
         key_schema, key = self._key(record, topic)
@@ -55,8 +49,10 @@ class ByLogicalTableRouter:
         return replace(record, topic=topic, key_schema=key_schema, key=key, value_schema=value_schema)
 
     def _key_field_value(self, old_topic: str) -> str:
-        if self.key_field_regex is not None:
-            replaced = replace_first(self.key_field_regex, self.key_field_replacement, old_topic)
+        if self.settings.key_field_regex is not None:
+            replaced = replace_first(
+                self.settings.key_field_regex, self.settings.key_field_replacement, old_topic
+            )
             if replaced is not None:
                 return replaced
         return old_topic
@@ -69,13 +65,13 @@ class ByLogicalTableRouter:
         cached = self._keys.get(cache_key)
         if cached is None or cached[0] is not schema:
             fields = schema.fields
-            if self.enforce_key:
-                fields = fields + (Field(self.key_field, ConnectSchema("string")),)
+            if self.settings.enforce_key:
+                fields = fields + (Field(self.settings.key_field, ConnectSchema("string")),)
             cached = (schema, replace(schema, name=f"{topic}.Key", fields=fields))
             self._keys[cache_key] = cached
         key = record.key
-        if self.enforce_key and isinstance(key, dict):
-            key = {**key, self.key_field: self._key_field_value(record.topic)}
+        if self.settings.enforce_key and isinstance(key, dict):
+            key = {**key, self.settings.key_field: self._key_field_value(record.topic)}
         return cached[1], key
 
     def _value_schema(self, schema: ConnectSchema | None, topic: str) -> ConnectSchema | None:
