@@ -17,7 +17,9 @@ goes through the library's constructor unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +61,8 @@ class Stream:
     post_header_lengths: Any
     use_column_name_cache: bool
     enable_logging: bool
+    # The rows event types whose declared post-header is the one ``_rows`` reads (checked once).
+    plain_rows: frozenset[int] = frozenset()
 
     def declared_post_header(self, event_type: int, known: int) -> int:
         """``BinLogEvent._declared_post_header_len``."""
@@ -86,6 +90,9 @@ def _stream(
         ):
             return last
     stream = Stream(table_map, ctl, ctl._get_dbms(), optional_meta_data, post_header_lengths, names, logging)
+    known = {event_type: 10 if event_type >= WRITE_ROWS_V2 else 8 for event_type in _ROWS_EVENT_TYPES}
+    plain = frozenset(t for t, length in known.items() if stream.declared_post_header(t, length) == length)
+    stream = dataclasses.replace(stream, plain_rows=plain)
     _last_stream[:] = [stream]
     return stream
 
@@ -122,7 +129,7 @@ def _rows(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
     when read: ``_rows_private``); the images themselves as ``ROWS_BODY``."""
     table_id = int.from_bytes(data[_BODY : _BODY + 6], "little")
     table = stream.table_map.get(table_id)
-    if table is None:
+    if table is None or event_type not in stream.plain_rows:
         return None
     at = _BODY + 6
     fields: dict[str, Any] = {
@@ -134,13 +141,11 @@ def _rows(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
     if event_type >= WRITE_ROWS_V2:
         fields["flags"], fields["extra_data_length"] = _ROWS_V2_POST_HEADER.unpack_from(data, at)
         at += _ROWS_V2_POST_HEADER.size
-        if fields["extra_data_length"] > 2 or stream.declared_post_header(event_type, 10) != 10:
+        if fields["extra_data_length"] > 2:
             return None
     else:
         fields["flags"] = _ROWS_V1_POST_HEADER.unpack_from(data, at)[0]
         at += _ROWS_V1_POST_HEADER.size
-        if stream.declared_post_header(event_type, 8) != 8:
-            return None
     columns = data[at]
     if columns >= 251:  # a longer length-coded number: the library's reader
         return None
@@ -171,7 +176,7 @@ def _rows_private(stream: Stream) -> dict[str, Any]:
     }
 
 
-_PARSES = {
+_PARSES: dict[int, Callable[[bytes, int, Stream, int], Parsed]] = {
     XID_EVENT: _xid,
     MARIADB_GTID_EVENT: _mariadb_gtid,
     TABLE_MAP_EVENT: _table_map,
@@ -191,6 +196,8 @@ class Settings:
     stream: Stream
     ignore_decode_errors: bool
     post_header_lengths: Any
+    # The parses of the event types the reader lets through (the others take the library's path).
+    parses: dict[int, Callable[[bytes, int, Stream, int], Parsed]]
 
 
 def settings(
@@ -222,8 +229,16 @@ def settings(
     stream = _stream(
         table_map, ctl, optional_meta_data, post_header_lengths, use_column_name_cache, enable_logging
     )
+    parses = {t: parse for t, parse in _PARSES.items() if _EVENT_CLASSES[t] in allowed_events}
     return Settings(
-        table_map, ctl, mysql_version, allowed_events, stream, ignore_decode_errors, post_header_lengths
+        table_map,
+        ctl,
+        mysql_version,
+        allowed_events,
+        stream,
+        ignore_decode_errors,
+        post_header_lengths,
+        parses,
     )
 
 
@@ -236,14 +251,12 @@ def raw_event(from_packet: Any, given: Settings, file: str) -> RawEvent | None:
     ``packet``, the reader's objects, private fields) is made the first time any of it is read
     (``_complete``), so an event only dispatched costs two small objects."""
     data = from_packet._data
-    parse = _PARSES.get(data[5])  # the event type, after pymysql's OK byte
+    parse = given.parses.get(data[5])  # the event type, after pymysql's OK byte
     if parse is None:
         return None
     header = _HEADER.unpack_from(data)
-    timestamp, event_type, server_id, event_size, log_pos = header[:5]
+    timestamp, event_type, server_id, event_size, log_pos, _ = header
     cls = _EVENT_CLASSES[event_type]
-    if cls not in given.allowed_events:
-        return None
     parsed = parse(data, event_size - 23, given.stream, event_type)
     if parsed is None:
         return None

@@ -422,6 +422,8 @@ class StreamingSource:
     def _transaction_started(self, raw: RawEvent) -> None:
         """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
         does not replay the begin; a replayed begin of the restored transaction emits nothing)."""
+        if self.dispatcher.transactions is None:
+            return  # provide.transaction.metadata is off: no BEGIN record, no offset needed
         txn = self.context.txn
         assert txn is not None
         txn_id = txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)
