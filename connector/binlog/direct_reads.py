@@ -8,9 +8,10 @@ same pymysql connection and keeps exactly the reader's bookkeeping (log position
 map, server version and post-header lengths after a format description, the allowed events); the
 wrapper's arguments are read once and again only after the events that change them (a rotate, a
 format description), and the events ``connector.binlog.fast_events`` builds are built from them
-directly (``fast_events.build``), without the library's wrapper arguments. Connecting, and reconnecting after a read the library retries, stay the
-library's: whenever the reader is not connected, the next event comes from ``fetchone``. A reader
-with an end position or a start timestamp is iterated as before.
+directly (``fast_events.raw_event``), without the library's wrapper. The loop yields ``RawEvent``s
+(a TRANSACTION_PAYLOAD's inner events in its place). Connecting, and reconnecting after a read the
+library retries, stay the library's: whenever the reader is not connected, the next event comes
+from ``fetchone``. A reader with an end position or a start timestamp is iterated as before.
 """
 
 from __future__ import annotations

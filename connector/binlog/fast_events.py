@@ -5,14 +5,18 @@ An OLTP binlog is mostly transaction boundaries and table maps: per transaction 
 XID (MariaDB; MySQL: a GTID and a BEGIN query), per statement a TABLE_MAP and its rows event. For
 each, the library's ``BinLogPacketWrapper`` reads the header through its buffered reader and calls
 the event class with thirteen keyword arguments, whose ``BinLogEvent.__init__`` sets its fields
-one by one. ``FastPacketWrapper`` (installed once as the wrapper the library's stream reader
-builds, ``install``) reads the header with one ``struct.unpack_from`` and, for an XID, a MariaDB
-GTID event, a TABLE_MAP whose structure is already parsed (``connector.binlog.table_map_cache``)
-and a rows event (v1 and v2, without extra data) of a mapped table, builds the library's own
-event class with exactly the fields the library would give it, the packet read as far as the
-library reads it (the row images are read later, by ``connector.binlog.row_decoder``). Every
-other event, and every event of a stream that filters in the library or verifies checksums there,
-goes through the library's constructor unchanged.
+one by one. ``raw_event`` (called by the connector's packet loop, ``connector.binlog.direct_reads``)
+reads the header with one ``struct.unpack_from`` and, for an XID, a MariaDB GTID event, a TABLE_MAP
+whose structure is already parsed (``connector.binlog.table_map_cache``) and a rows event (v1 and
+v2, without extra data) of a mapped table, builds the library's own event class holding only the
+fields the connector reads, and its ``RawEvent``. Everything else the library's constructor would
+set (its wrapper as ``packet``, the reader's objects, the private fields of a rows event) is made
+the first time any of it is read (``BinLogEvent.__getattr__``, installed once), with exactly the
+values the library would give it, the packet read as far as the library reads it. A rows event's
+row images are kept as bytes for ``connector.binlog.row_decoder``. ``FastPacketWrapper``
+(installed as the wrapper the library's own reader builds) makes the same events whole. Every
+other event, and every event of a stream that filters in the library or verifies checksums
+there, goes through the library's constructor unchanged.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from pymysqlreplication import event as library_event
 from pymysqlreplication import packet as library_packet
 
 from connector.binlog.raw_event import ROWS_BODY, RawEvent
-from connector.binlog.table_map_cache import TABLE_MAP_EVENT, parsed_table_map
+from connector.binlog.table_map_cache import TABLE_MAP_EVENT, parsed_table_map, settings_key
 
 XID_EVENT = 0x10
 MARIADB_GTID_EVENT = 0xA2
@@ -46,6 +50,8 @@ _ROWS_EVENT_TYPES = frozenset(
 # An event's fields ``raw_event`` left for later (how to make them).
 REST = "_mysql_cdc_rest"
 
+# ``RawEvent(...)`` without its generated ``__new__``'s frame (one per event).
+_new_tuple = tuple.__new__
 _EVENT_CLASSES: dict[int, Any] = library_packet.BinLogPacketWrapper._BinLogPacketWrapper__event_map
 
 
@@ -63,6 +69,8 @@ class Stream:
     enable_logging: bool
     # The rows event types whose declared post-header is the one ``_rows`` reads (checked once).
     plain_rows: frozenset[int] = frozenset()
+    # What a TABLE_MAP's parse depends on besides its body (``table_map_cache.settings_key``).
+    table_map_settings: tuple[Any, ...] = ()
 
     def declared_post_header(self, event_type: int, known: int) -> int:
         """``BinLogEvent._declared_post_header_len``."""
@@ -92,7 +100,8 @@ def _stream(
     stream = Stream(table_map, ctl, ctl._get_dbms(), optional_meta_data, post_header_lengths, names, logging)
     known = {event_type: 10 if event_type >= WRITE_ROWS_V2 else 8 for event_type in _ROWS_EVENT_TYPES}
     plain = frozenset(t for t, length in known.items() if stream.declared_post_header(t, length) == length)
-    stream = dataclasses.replace(stream, plain_rows=plain)
+    table_map_settings = settings_key(optional_meta_data, stream.dbms, post_header_lengths)
+    stream = dataclasses.replace(stream, plain_rows=plain, table_map_settings=table_map_settings)
     _last_stream[:] = [stream]
     return stream
 
@@ -116,7 +125,7 @@ def _mariadb_gtid(data: bytes, size: int, stream: Stream, event_type: int) -> Pa
 
 def _table_map(data: bytes, size: int, stream: Stream, event_type: int) -> Parsed:
     body = data[_BODY : _BODY + size]
-    fields = parsed_table_map(body, stream.optional_meta_data, stream.dbms, stream.post_header_lengths)
+    fields = parsed_table_map(body, stream.table_map_settings)
     if fields is None:
         return None
     table_id, table = fields["table_id"], fields["table_obj"]
@@ -267,9 +276,8 @@ def raw_event(from_packet: Any, given: Settings, file: str) -> RawEvent | None:
     fields[REST] = (from_packet, given, header, read, rest)
     event = object.__new__(cls)
     event.__dict__ = fields
-    return RawEvent(
-        event, file, log_pos - event_size if log_pos else 0, log_pos, timestamp, server_id, event_type
-    )
+    start = log_pos - event_size if log_pos else 0
+    return _new_tuple(RawEvent, (event, file, start, log_pos, timestamp, server_id, event_type))
 
 
 def _complete(event: Any, from_packet: Any, given: Settings, header: Any, read: int, rest: Any) -> None:
