@@ -10,6 +10,7 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication import binlogstream as library_stream
 from pymysqlreplication import packet as library_packet
+from pymysqlreplication.event import XidEvent
 from pymysqlreplication.row_event import RowsEvent, TableMapEvent
 
 import connector.binlog.server_stream  # noqa: F401 - installs the fast path and the cache
@@ -140,3 +141,13 @@ def test_the_fast_events_are_the_librarys(
     assert fast == plain
     assert direct == plain and direct_end == fast_end == plain_end
     assert plain_end[1] > start[1] and plain_end[2]  # it moved and mapped tables
+
+
+def test_a_missing_field_of_a_library_event_is_still_missing() -> None:
+    """``BinLogEvent.__getattr__`` (installed with the fast events) makes only the fields a fast
+    event left for later: any other missing attribute raises as before, and hasattr says False."""
+    event = object.__new__(XidEvent)
+    event.__dict__ = {"xid": 7}
+    with pytest.raises(AttributeError, match="'XidEvent' object has no attribute 'packet'"):
+        _ = event.packet
+    assert not hasattr(event, "no_such_field") and event.xid == 7
