@@ -87,6 +87,7 @@ def events(stream: Any, default_file: str = "") -> Iterator[RawEvent]:
     file = stream.log_file or default_file
     stream_key, control_key = _CONNECTED
     fast_raw = fast_events.raw_event
+    read_packet: Any = None
     while True:
         if not (fields[stream_key] and fields[control_key]):
             event = stream.fetchone()  # connects (or refuses to reconnect: server_stream)
@@ -101,9 +102,13 @@ def events(stream: Any, default_file: str = "") -> Iterator[RawEvent]:
                 stream.table_map, stream._ctl_connection, stream.mysql_version, *settings
             )
             file = stream.log_file or default_file
-        packet = _read(stream)
-        if packet is None:
-            continue  # as fetchone: the reader reconnects
+            read_packet = stream._stream_connection._read_packet  # the (re)connected one
+        try:
+            packet = read_packet()
+        except pymysql.OperationalError as error:
+            if _lost(stream, error):
+                continue  # as fetchone: the reader reconnects
+            raise
         data = packet._data
         if data[0] != 0 or len(data) < 7:  # not an OK packet
             if packet.is_eof_packet():
@@ -133,16 +138,14 @@ def events(stream: Any, default_file: str = "") -> Iterator[RawEvent]:
             yield from raw_of(event, stream.log_file or default_file)
 
 
-def _read(stream: Any) -> Any:
-    """The next packet, or None after a lost connection the library reconnects from."""
-    try:
-        return stream._stream_connection._read_packet()
-    except pymysql.OperationalError as error:
-        if error.args[0] in library_stream.MYSQL_EXPECTED_ERROR_CODES:
-            stream._stream_connection.close()
-            stream.__dict__[_PRIVATE + "connected_stream"] = False
-            return None
-        raise
+def _lost(stream: Any, error: pymysql.OperationalError) -> bool:
+    """Whether a failed read lost the connection the library reconnects from (then closed and
+    marked so, as ``fetchone`` does); otherwise the error is raised."""
+    if error.args[0] in library_stream.MYSQL_EXPECTED_ERROR_CODES:
+        stream._stream_connection.close()
+        stream.__dict__[_PRIVATE + "connected_stream"] = False
+        return True
+    return False
 
 
 def _bookkeeping(stream: Any, wrapper: Any) -> None:

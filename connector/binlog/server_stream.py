@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import pymysql
+from pymysql.protocol import MysqlPacket
 from pymysqlreplication import BinLogStreamReader
 
 from connector.binlog.direct_reads import events as direct_events
@@ -225,6 +226,7 @@ class BinlogReader:
 
 
 COM_BINLOG_DUMP = 0x12
+_read_packet = pymysql.connections.Connection._read_packet
 
 
 class _TrackingConnection(pymysql.connections.Connection):
@@ -250,9 +252,10 @@ class _TrackingConnection(pymysql.connections.Connection):
             data = data[:9] + flags.to_bytes(2, "little") + data[11:]
         super()._write_bytes(data)
 
-    def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
+    def _read_packet(self, packet_type: Any = MysqlPacket) -> Any:
+        # pymysql's own signature: no argument forwarding per packet (issue 41).
         try:
-            return super()._read_packet(*args, **kwargs)
+            return _read_packet(self, packet_type)
         except pymysql.err.OperationalError as exc:
             self._error_sink.append(exc)
             raise
