@@ -5,15 +5,30 @@ The table model (columns, tables, the schema) stays in ``ddl.model``, which impo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class TableId:
-    """A table's identity: ``database.table`` (MySQL has no schema level)."""
+    """A table's identity: ``database.table`` (MySQL has no schema level).
+
+    Its hash is the dataclass's, ``hash((database, table))``, computed once: a streamed row looks
+    its table up by it in several maps (issue 41). Pickled as its two names (the hash of a string
+    differs from process to process)."""
 
     database: str
     table: str
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.database, self.table)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return TableId, (self.database, self.table)
 
     def __str__(self) -> str:
         return f"{self.database}.{self.table}"

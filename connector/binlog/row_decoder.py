@@ -45,6 +45,7 @@ from connector.binlog.library_rows import (
     LabelsFromModel,
     LibraryRows,
 )
+from connector.binlog.raw_event import ROWS_BODY
 
 
 def _all_present(bitmap: bytes, count: int) -> bool:
@@ -57,7 +58,11 @@ def _all_present(bitmap: bytes, count: int) -> bool:
 def remaining_body(event: Any) -> bytes:
     """The unread rest of a rows event's body: its row images. ``event_size`` excludes the header
     and the checksum (the library sizes it from the server's ``binlog_checksum``); ``read_bytes``
-    counts what the event's constructor read (table id, flags, extra data, column bitmaps)."""
+    counts what the event's constructor read (table id, flags, extra data, column bitmaps). An
+    event ``connector.binlog.fast_events`` built holds them already."""
+    body: bytes | None = event.__dict__.get(ROWS_BODY)
+    if body is not None:
+        return body
     packet = event.packet
     data: bytes = packet.read(event.event_size - packet.read_bytes)
     return data

@@ -17,16 +17,16 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterator
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import pymysql
+from pymysql.protocol import MysqlPacket
 from pymysqlreplication import BinLogStreamReader
-from pymysqlreplication.event import NotImplementedEvent
 
 from connector.binlog.direct_reads import events as direct_events
 from connector.binlog.fast_events import install as build_events_fast
 from connector.binlog.library_support import teach_the_library
-from connector.binlog.packets import TRANSACTION_PAYLOAD_EVENT, server_payload
+from connector.binlog.raw_event import RawEvent
 from connector.binlog.settings import ReplicationSettings
 from connector.binlog.table_map_cache import install as cache_table_maps
 from connector.errors import ReplicationError
@@ -70,19 +70,6 @@ def describe_cause(config: PropertyReader, cause: BaseException | None) -> str:
     if isinstance(cause, pymysql.err.OperationalError):
         return str(connection_error(config, cause))
     return f"{type(cause).__name__}: {cause}" if cause is not None else "the server closed the binlog dump"
-
-
-class RawEvent(NamedTuple):
-    """A binlog event with the coordinates the library does not expose directly. A named tuple
-    rather than a frozen dataclass: one is built per event, at half the cost (issue 41)."""
-
-    event: Any
-    file: str
-    start_pos: int  # where the event starts (Debezium's source.pos)
-    end_pos: int  # where the next event starts
-    timestamp: int
-    server_id: int
-    event_type: int
 
 
 class EventReader(Protocol):
@@ -221,20 +208,9 @@ class BinlogReader:
         )
 
     def _iterate(self, stream: BinLogStreamReader) -> Iterator[RawEvent]:
-        for event in direct_events(stream):
-            packet = event.packet
-            # The header's fields: ints as struct unpacked them (no int() per event, issue 41).
-            end_pos = packet.log_pos
-            etype = event.event_type
-            # packet.event_size is the whole event (header + body + checksum); the event object's
-            # own event_size excludes the header.
-            start_pos = end_pos - packet.event_size if end_pos else 0
-            file = stream.log_file or self.file
-            raw = RawEvent(event, file, start_pos, end_pos, event.timestamp, packet.server_id, etype)
-            if etype == TRANSACTION_PAYLOAD_EVENT and isinstance(event, NotImplementedEvent):
-                yield from server_payload(raw)
-            else:
-                yield raw
+        # The RawEvents (a TRANSACTION_PAYLOAD expanded into its inner events) straight from the
+        # connector's packet loop (issue 41).
+        return direct_events(stream, self.file)
 
     def _discard_stream(self) -> None:
         stream, self._stream = self._stream, None
@@ -250,6 +226,7 @@ class BinlogReader:
 
 
 COM_BINLOG_DUMP = 0x12
+_read_packet = pymysql.connections.Connection._read_packet
 
 
 class _TrackingConnection(pymysql.connections.Connection):
@@ -275,9 +252,10 @@ class _TrackingConnection(pymysql.connections.Connection):
             data = data[:9] + flags.to_bytes(2, "little") + data[11:]
         super()._write_bytes(data)
 
-    def _read_packet(self, *args: Any, **kwargs: Any) -> Any:
+    def _read_packet(self, packet_type: Any = MysqlPacket) -> Any:
+        # pymysql's own signature: no argument forwarding per packet (issue 41).
         try:
-            return super()._read_packet(*args, **kwargs)
+            return _read_packet(self, packet_type)
         except pymysql.err.OperationalError as exc:
             self._error_sink.append(exc)
             raise

@@ -52,17 +52,21 @@ _parsed: dict[tuple[Any, ...], dict[str, Any]] = {}
 
 def cache_key(body: bytes, optional_meta_data: bool, dbms: str, post_header_lengths: Any) -> tuple[Any, ...]:
     """What a TABLE_MAP's parse depends on: its body (between the header and the checksum) and
-    the stream's settings."""
+    the stream's settings (``settings_key``)."""
+    return (body, *settings_key(optional_meta_data, dbms, post_header_lengths))
+
+
+def settings_key(optional_meta_data: bool, dbms: str, post_header_lengths: Any) -> tuple[Any, ...]:
+    """The stream's settings a TABLE_MAP's parse depends on (``cache_key`` without the body)."""
     lengths = post_header_lengths
     declared = lengths[TABLE_MAP_EVENT - 1] if lengths and len(lengths) >= TABLE_MAP_EVENT else None
-    return (body, bool(optional_meta_data), dbms, declared)
+    return (bool(optional_meta_data), dbms, declared)
 
 
-def parsed_table_map(
-    body: bytes, optional_meta_data: bool, dbms: str, post_header_lengths: Any
-) -> dict[str, Any] | None:
-    """The parsed fields of a TABLE_MAP with this body, if one was parsed before."""
-    return _parsed.get(cache_key(body, optional_meta_data, dbms, post_header_lengths))
+def parsed_table_map(body: bytes, settings: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The parsed fields of a TABLE_MAP with this body, if one was parsed before with these
+    ``settings_key`` settings."""
+    return _parsed.get((body, *settings))
 
 
 def _cache_key(

@@ -164,7 +164,7 @@ class EventDispatcher:
             rows = read_rows(ts)
             images: list[RowImages] = []
             if convert is None and width is None:  # payloads already
-                images = list(rows[first_row:])
+                images = rows if not first_row and type(rows) is list else list(rows[first_row:])
             else:
                 for index in range(first_row, len(rows)):
                     before, after = rows[index]

@@ -84,6 +84,10 @@ class SourceInfo:
 
     def row_blocks(self, table_id: TableId, where: SourcePosition) -> Callable[[], dict[str, Any]]:
         """A function giving each row of one event its ``source`` block (see ``row_block``)."""
-        if where.ts_ms or where.ts_us:  # the rows share the event's source block: a copy each
-            return self.row_block(table_id, where).copy
-        return partial(self.block, table_id, where)  # each block takes the clock's time
+        if not (where.ts_ms or where.ts_us):
+            return partial(self.block, table_id, where)  # each block takes the clock's time
+        # The rows share the event's source block: a copy each (of the one ``row_block`` keeps).
+        shared = self._shared
+        if shared is None or shared[0] is not where or shared[1] is not table_id:
+            shared = self._shared = (where, table_id, self.block(table_id, where))
+        return shared[2].copy

@@ -135,7 +135,8 @@ class BinlogOffsetContext:
 
     # -- moving it ---------------------------------------------------------------------------------
     def on_event(self, raw: RawEvent) -> None:
-        """A real event arrives: the server and time it reports."""
+        """A real event arrives: the server and time it reports (``StreamingSource._handle`` does
+        this and ``event_done`` inline for the events of every transaction)."""
         self.server_id = raw.server_id
         if raw.timestamp:
             self.ts_sec = raw.timestamp

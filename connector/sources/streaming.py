@@ -351,12 +351,15 @@ class StreamingSource:
         handler = self._handlers.get(type(event))
         if handler is not None and raw.end_pos and raw.event_type not in self._handlers_by_type:
             # The events of every transaction (GTID, TABLE_MAP, rows, XID): none is a heartbeat,
-            # rotate or format description, so straight to their handler (issue 41).
+            # rotate or format description, so straight to their handler (issue 41), with the
+            # context's ``on_event`` and ``event_done`` inline.
             context = self.context
-            context.on_event(raw)
+            context.server_id = raw.server_id
+            if raw.timestamp:
+                context.ts_sec = raw.timestamp
             self._raw = raw
             handler(raw)
-            context.event_done(raw)
+            context.last_end = (raw.file, raw.end_pos)
             return
         if isinstance(event, HeartbeatLogEvent):
             if self.metrics is not None:
@@ -422,6 +425,8 @@ class StreamingSource:
     def _transaction_started(self, raw: RawEvent) -> None:
         """BEGIN metadata record (the offset includes the begin event itself, so a restart from it
         does not replay the begin; a replayed begin of the restored transaction emits nothing)."""
+        if self.dispatcher.transactions is None:
+            return  # provide.transaction.metadata is off: no BEGIN record, no offset needed
         txn = self.context.txn
         assert txn is not None
         txn_id = txn.gtid or non_gtid_transaction_id(raw.file, raw.start_pos)

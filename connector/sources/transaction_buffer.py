@@ -100,6 +100,29 @@ class TransactionBuffer:
     # Savepoint name -> (held events, rows events passed on) when it was set.
     _savepoints: dict[str, tuple[int, int]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if not self.capacity:
+            self.feed = self._feed_unbuffered  # type: ignore[method-assign]
+
+    def _feed_unbuffered(self, raw: RawEvent) -> None:
+        """``feed`` without a buffer (``binlog.buffer.size=0``): nothing is ever held, so every
+        event goes on at once; what is kept is whether a transaction is open and how many rows
+        events it handed on (a rollback over them stops the connector, ``_end``)."""
+        kind = _UNBUFFERED_KINDS.get(type(raw.event))
+        if kind is None:
+            self.handle(raw, None)
+        else:
+            kind(self, raw)
+
+    def _on_rows_unbuffered(self, raw: RawEvent) -> None:
+        if self._in_transaction:
+            self._passed_rows += 1
+        self.handle(raw, None)
+
+    def _on_xid_unbuffered(self, raw: RawEvent) -> None:
+        self.handle(raw, None)
+        self._reset()
+
     def feed(self, raw: RawEvent) -> None:
         kind = _KINDS.get(type(raw.event))
         if kind is not None:
@@ -240,4 +263,10 @@ _KINDS: dict[type, Callable[[TransactionBuffer, RawEvent], None]] = {
     MariadbGtidEvent: TransactionBuffer._on_gtid,
     XidEvent: TransactionBuffer._on_xid,
     **{cls: TransactionBuffer._on_rows for cls in _ROWS_EVENTS},
+}
+# The same without a buffer (``TransactionBuffer._feed_unbuffered``).
+_UNBUFFERED_KINDS: dict[type, Callable[[TransactionBuffer, RawEvent], None]] = {
+    **_KINDS,
+    XidEvent: TransactionBuffer._on_xid_unbuffered,
+    **{cls: TransactionBuffer._on_rows_unbuffered for cls in _ROWS_EVENTS},
 }

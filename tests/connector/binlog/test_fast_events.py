@@ -10,12 +10,14 @@ import pytest
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication import binlogstream as library_stream
 from pymysqlreplication import packet as library_packet
-from pymysqlreplication.row_event import TableMapEvent
+from pymysqlreplication.event import XidEvent
+from pymysqlreplication.row_event import RowsEvent, TableMapEvent
 
 import connector.binlog.server_stream  # noqa: F401 - installs the fast path and the cache
 from connector.binlog import table_map_cache
 from connector.binlog.direct_reads import events as direct_events
-from connector.binlog.fast_events import FastPacketWrapper
+from connector.binlog.fast_events import REST, FastPacketWrapper
+from connector.binlog.raw_event import ROWS_BODY
 from connector.testing.local_server import MySQLServerHandle
 
 # Fields that hold the reader's own objects (the wrapper, the connection, the shared table map).
@@ -34,14 +36,36 @@ def comparable(value: Any) -> Any:
     return value
 
 
+def row_images(event: Any) -> bytes | None:
+    """A rows event's row images as the connector's decoder reads them (``remaining_body``), the
+    packet left where it was."""
+    if not isinstance(event, RowsEvent):
+        return None
+    kept = event.__dict__.get(ROWS_BODY)
+    if kept is not None:
+        return bytes(kept)
+    packet = event.packet.packet
+    return bytes(
+        packet._data[packet._position : packet._position + event.event_size - event.packet.read_bytes]
+    )
+
+
+def noted(event: Any, left_for_later: list[Any]) -> Any:
+    if REST in vars(event):
+        left_for_later.append(event)
+    return event
+
+
 def described(event: Any) -> tuple[Any, ...]:
-    fields = {key: comparable(value) for key, value in vars(event).items() if key not in _OWN_OBJECTS}
+    images = row_images(event)  # before the fields left for later are made
+    # Reading a field the connector's loop leaves for later (its wrapper) makes them all.
     wrapper = event.packet
+    fields = {key: comparable(value) for key, value in vars(event).items() if key not in _OWN_OBJECTS}
     header = (wrapper.timestamp, wrapper.event_type, wrapper.server_id, wrapper.event_size, wrapper.log_pos)
     # The row images, decoded by the library from where the event's construction left the packet.
     rows = event.rows if hasattr(event, "rows") else None
     read = None if isinstance(event, TableMapEvent) else wrapper.read_bytes
-    return type(event).__name__, header, fields, rows, read
+    return type(event).__name__, header, fields, rows, read, images
 
 
 def read_range(
@@ -63,7 +87,14 @@ def read_range(
         blocking=False,
     )
     try:
-        events = [described(event) for event in (direct_events(stream) if direct else stream)]
+        left_for_later: list[Any] = []  # the loop's own events with fields still to make
+        events = (
+            [described(noted(raw.event, left_for_later)) for raw in direct_events(stream)]
+            if direct
+            else [described(event) for event in stream]
+        )
+        if direct:  # the loop's own events, their library fields made when read
+            assert left_for_later and all(REST not in vars(event) for event in left_for_later)
         return events, (stream.log_file, stream.log_pos, sorted(stream.table_map))
     finally:
         stream.close()
@@ -110,3 +141,13 @@ def test_the_fast_events_are_the_librarys(
     assert fast == plain
     assert direct == plain and direct_end == fast_end == plain_end
     assert plain_end[1] > start[1] and plain_end[2]  # it moved and mapped tables
+
+
+def test_a_missing_field_of_a_library_event_is_still_missing() -> None:
+    """``BinLogEvent.__getattr__`` (installed with the fast events) makes only the fields a fast
+    event left for later: any other missing attribute raises as before, and hasattr says False."""
+    event = object.__new__(XidEvent)
+    event.__dict__ = {"xid": 7}
+    with pytest.raises(AttributeError, match="'XidEvent' object has no attribute 'packet'"):
+        _ = event.packet
+    assert not hasattr(event, "no_such_field") and event.xid == 7
