@@ -17,10 +17,12 @@ the current state. Prints, for both Delta tables:
   same table copied and compacted (Spark's ``OPTIMIZE``) in this run: medians and their ratio. The
   copy is a file copy, so it holds the table's log and adds one OPTIMIZE commit; where that
   OPTIMIZE committed nothing (the table was already compacted), the copy is the table byte for
-  byte and the bench says so: the ratio then compares a table with itself;
+  byte and the bench says so: the ratio then compares a table with itself. A third target, the
+  table's rows written once by delta-rs as a new table (one file, one commit, no checkpoint, no
+  tombstones), shows what the history costs: the ratio against it is not the issue's measure;
 * the peak RSS of the Python process and of Spark's JVM.
 
-    .venv/bin/python bench/delta_files.py [--commits 500] [--rows 10000] [--changes 20] [--reads 11]
+    .venv/bin/python bench/delta_files.py [--commits 500] [--rows 10000] [--changes 20] [--reads 15]
         [--keep DIR]
 """
 
@@ -44,6 +46,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 import pyarrow.parquet as pq  # noqa: E402
 from delta.tables import DeltaTable  # noqa: E402
 from deltalake import DeltaTable as RustDeltaTable  # noqa: E402
+from deltalake import write_deltalake  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from bench.spark import jvm_peak_rss_mb, peak_rss_mb  # noqa: E402
@@ -146,15 +149,15 @@ def log_anatomy(path: str) -> str:
     )
 
 
-def compare_reads(spark: SparkSession, path: str, copy: str, reads: int) -> dict[str, tuple[float, float]]:
-    """Median seconds of (the table, its compacted copy), by reader and delta-rs step; each round
-    reads both in a random order."""
+def compare_reads(spark: SparkSession, targets: list[str], reads: int) -> dict[str, list[float]]:
+    """Median seconds of each target, by reader and delta-rs step; each round reads the targets in
+    a random order."""
     names = ("spark", "delta-rs open", "delta-rs read", "delta-rs total")
-    times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in names}
+    times: dict[str, list[list[float]]] = {name: [[] for _ in targets] for name in names}
     rng = random.Random(40)
     for _ in range(reads):
         for reader in ("spark", "delta-rs"):
-            order = [(0, path), (1, copy)]
+            order = list(enumerate(targets))
             rng.shuffle(order)
             for i, target in order:
                 if reader == "spark":
@@ -164,7 +167,7 @@ def compare_reads(spark: SparkSession, path: str, copy: str, reads: int) -> dict
                 times["delta-rs open"][i].append(opened)
                 times["delta-rs read"][i].append(read)
                 times["delta-rs total"][i].append(opened + read)
-    return {name: (statistics.median(a), statistics.median(b)) for name, (a, b) in times.items()}
+    return {name: [statistics.median(t) for t in per_target] for name, per_target in times.items()}
 
 
 def compacted_copy(spark: SparkSession, path: str, copy: str) -> bool:
@@ -176,9 +179,17 @@ def compacted_copy(spark: SparkSession, path: str, copy: str) -> bool:
     return RustDeltaTable(copy).version() > before
 
 
-def report(spark: SparkSession, name: str, path: str, copy: str, most: int, reads: int) -> None:
+def rewritten(path: str, fresh: str) -> None:
+    """The table's rows written once as a new table at ``fresh``: one file, one commit, no history."""
+    write_deltalake(fresh, RustDeltaTable(path).to_pyarrow_table())
+
+
+def report(spark: SparkSession, name: str, path: str, tmp: Path, most: int, reads: int) -> None:
+    copy = str(tmp / "compacted" / Path(path).name)
+    fresh = str(tmp / "rewritten" / Path(path).name)
     ops = operations(spark, path)
     optimized = compacted_copy(spark, path, copy)
+    rewritten(path, fresh)
     print(
         f"  {name}: {len(ops)} versions ({ops.count('OPTIMIZE')} OPTIMIZE), data files "
         f"{num_files(spark, path)} at the end, at most {most} at the sampled rounds "
@@ -187,12 +198,16 @@ def report(spark: SparkSession, name: str, path: str, copy: str, most: int, read
     if not optimized:
         print("    the copy's OPTIMIZE committed nothing: the copy is the table byte for byte (same files")
         print("    and log), so the ratios below compare the table with itself")
-    print(f"    log of the table: {log_anatomy(path)}")
-    print(f"    log of the copy:  {log_anatomy(copy)}")
-    for reader, (table_s, copy_s) in compare_reads(spark, path, copy, reads).items():
+    print(f"    log of the table:     {log_anatomy(path)}")
+    print(f"    log of the copy:      {log_anatomy(copy)}")
+    print(f"    log of the rewritten: {log_anatomy(fresh)}")
+    medians = compare_reads(spark, [path, copy, fresh], reads)
+    print(f"    full reads, medians of {reads} in random order: the table, its compacted copy, its rows")
+    print("    rewritten once (no history)")
+    for reader, (table_s, copy_s, fresh_s) in medians.items():
         print(
-            f"    full read, {reader:<14}: {table_s * 1000:7.1f} ms against {copy_s * 1000:7.1f} ms "
-            f"compacted: {table_s / copy_s:.2f}x (medians of {reads}, random order)"
+            f"    {reader:<14}: {table_s * 1000:6.1f} ms, copy {copy_s * 1000:6.1f} ms "
+            f"({table_s / copy_s:.2f}x), rewritten {fresh_s * 1000:6.1f} ms ({table_s / fresh_s:.2f}x)"
         )
 
 
@@ -203,7 +218,7 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=500, help="batches (one commit per Delta table each)")
     parser.add_argument("--rows", type=int, default=10_000, help="rows of the table before the commits")
     parser.add_argument("--changes", type=int, default=20, help="row changes per batch")
-    parser.add_argument("--reads", type=int, default=11, help="full reads of each table and its copy")
+    parser.add_argument("--reads", type=int, default=15, help="full reads of each table and its copy")
     parser.add_argument("--keep", help="copy the warehouse and the compacted copies here at the end")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -248,11 +263,11 @@ def main() -> None:
                 f"{sink.tables_compacted} compactions"
             )
             for name, path in paths.items():
-                copy = str(tmp / "compacted" / Path(path).name)
-                report(spark, name, path, copy, most[name], args.reads)
+                report(spark, name, path, tmp, most[name], args.reads)
             if args.keep:
                 shutil.copytree(tmp / "wh", Path(args.keep) / "wh")
                 shutil.copytree(tmp / "compacted", Path(args.keep) / "compacted")
+                shutil.copytree(tmp / "rewritten", Path(args.keep) / "rewritten")
             print(f"  peak RSS: Python {peak_rss_mb():,.0f} MB, Spark JVM {jvm_peak_rss_mb():,.0f} MB")
         finally:
             engine.close()

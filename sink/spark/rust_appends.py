@@ -125,15 +125,25 @@ class RustAppender:
 
         Each step only adds a file or removes expired ones: a crash between or during them leaves
         the table and every version within the retention readable (a reader falls back on the
-        previous checkpoint and the JSON commits after it)."""
+        previous checkpoint and the JSON commits after it). So a failure is logged, not raised:
+        the commit before it has landed, and only readers pay for a missing checkpoint."""
         configuration = table.metadata().configuration
         interval = int(configuration.get("delta.checkpointInterval") or SPARK_CHECKPOINT_INTERVAL)
         if not now and table.version() % interval != 0:
             return
-        table.create_checkpoint()
-        kill_point("checkpoint", table.table_uri.rstrip("/"))
-        if configuration.get("delta.enableExpiredLogCleanup", "true").strip().lower() != "false":
-            table.cleanup_metadata()
+        uri = table.table_uri.rstrip("/")
+        try:
+            table.create_checkpoint()
+            kill_point("checkpoint", uri)
+            if configuration.get("delta.enableExpiredLogCleanup", "true").strip().lower() != "false":
+                table.cleanup_metadata()
+        except (DeltaError, OSError) as exc:
+            log.warning(
+                "%s: delta-rs could not checkpoint version %d or clean its log (%s)",
+                uri,
+                table.version(),
+                exc,
+            )
 
     def table(self, path: str) -> DeltaTable | None:
         """The delta-rs table at ``path``, brought up to date; None where delta-rs cannot open it."""
