@@ -10,16 +10,26 @@ the current state. Prints, for both Delta tables:
 
 * the sink's commits, the OPTIMIZE commits, the live data files at the end (``numFiles``) and the
   most seen at any sampled round;
-* a full read by plain Spark and by delta-rs (``deltalake``), alternating ``--reads`` times with the
-  same table copied and compacted (``OPTIMIZE``) in this run: medians and their ratio;
+* the log a reader replays: the last checkpoint's version, its ``add`` and ``remove`` actions
+  (tombstones), the JSON commits after it, and the data files a full read opens;
+* a full read by plain Spark and by delta-rs (``deltalake``; its table open, the log replay, timed
+  apart from its read of the data files), ``--reads`` times, each time in a random order with the
+  same table copied and compacted (Spark's ``OPTIMIZE``) in this run: medians and their ratio. The
+  copy is a file copy, so it holds the table's log and adds one OPTIMIZE commit; where that
+  OPTIMIZE committed nothing (the table was already compacted), the copy is the table byte for
+  byte and the bench says so: the ratio then compares a table with itself. A third target, the
+  table's rows written once by delta-rs as a new table (one file, one commit, no checkpoint, no
+  tombstones), shows what the history costs: the ratio against it is not the issue's measure;
 * the peak RSS of the Python process and of Spark's JVM.
 
-    .venv/bin/python bench/delta_files.py [--commits 500] [--rows 10000] [--changes 20]
+    .venv/bin/python bench/delta_files.py [--commits 500] [--rows 10000] [--changes 20] [--reads 15]
+        [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -33,8 +43,10 @@ from pathlib import Path
 # bench/kafka.py would shadow the snapshot package and kafka-python.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
+import pyarrow.parquet as pq  # noqa: E402
 from delta.tables import DeltaTable  # noqa: E402
 from deltalake import DeltaTable as RustDeltaTable  # noqa: E402
+from deltalake import write_deltalake  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
 from bench.spark import jvm_peak_rss_mb, peak_rss_mb  # noqa: E402
@@ -107,20 +119,96 @@ def spark_read(spark: SparkSession, path: str) -> float:
     return time.perf_counter() - started
 
 
-def rust_read(path: str) -> float:
+def rust_open_read(path: str) -> tuple[float, float]:
+    """delta-rs: seconds to open the table (read the checkpoint, replay the JSON after it) and then to
+    read its data files."""
     started = time.perf_counter()
-    RustDeltaTable(path).to_pyarrow_table()
-    return time.perf_counter() - started
+    table = RustDeltaTable(path)
+    opened = time.perf_counter()
+    table.to_pyarrow_table()
+    return opened - started, time.perf_counter() - opened
 
 
-def compare_reads(spark: SparkSession, path: str, copy: str, reads: int) -> dict[str, tuple[float, float]]:
-    """Median full-read seconds of (the table, its compacted copy), by reader, alternating."""
-    times: dict[str, tuple[list[float], list[float]]] = {"spark": ([], []), "delta-rs": ([], [])}
+def log_anatomy(path: str) -> str:
+    """What a reader of ``path`` replays: the last checkpoint (its adds and removes) and the JSON
+    commits after it, and the data files a full read opens."""
+    log_dir = Path(path) / "_delta_log"
+    table = RustDeltaTable(path)
+    last = log_dir / "_last_checkpoint"
+    checkpoint = json.loads(last.read_text())["version"] if last.exists() else -1
+    adds = removes = 0
+    for part in sorted(log_dir.glob(f"{checkpoint:020d}.checkpoint*.parquet")):
+        actions = pq.read_table(part, columns=["add", "remove"])
+        adds += len(actions) - actions.column("add").null_count
+        removes += len(actions) - actions.column("remove").null_count
+    tail = [f for f in log_dir.glob("*.json") if checkpoint < int(f.name.split(".")[0]) <= table.version()]
+    return (
+        f"version {table.version()}, checkpoint at {checkpoint} ({adds} add, {removes} remove actions), "
+        f"{len(tail)} JSON commits after it, {len(table.file_uris())} data files read, "
+        f"{len(list(log_dir.glob('*.json')))} JSON commits kept"
+    )
+
+
+def compare_reads(spark: SparkSession, targets: list[str], reads: int) -> dict[str, list[float]]:
+    """Median seconds of each target, by reader and delta-rs step; each round reads the targets in
+    a random order."""
+    names = ("spark", "delta-rs open", "delta-rs read", "delta-rs total")
+    times: dict[str, list[list[float]]] = {name: [[] for _ in targets] for name in names}
+    rng = random.Random(40)
     for _ in range(reads):
-        for i, target in enumerate((path, copy)):
-            times["spark"][i].append(spark_read(spark, target))
-            times["delta-rs"][i].append(rust_read(target))
-    return {name: (statistics.median(a), statistics.median(b)) for name, (a, b) in times.items()}
+        for reader in ("spark", "delta-rs"):
+            order = list(enumerate(targets))
+            rng.shuffle(order)
+            for i, target in order:
+                if reader == "spark":
+                    times["spark"][i].append(spark_read(spark, target))
+                    continue
+                opened, read = rust_open_read(target)
+                times["delta-rs open"][i].append(opened)
+                times["delta-rs read"][i].append(read)
+                times["delta-rs total"][i].append(opened + read)
+    return {name: [statistics.median(t) for t in per_target] for name, per_target in times.items()}
+
+
+def compacted_copy(spark: SparkSession, path: str, copy: str) -> bool:
+    """``path`` copied to ``copy`` and compacted there by Spark's OPTIMIZE; False where the OPTIMIZE
+    committed nothing (the copy is then the table byte for byte)."""
+    shutil.copytree(path, copy)
+    before = RustDeltaTable(copy).version()
+    DeltaTable.forPath(spark, copy).optimize().executeCompaction()
+    return RustDeltaTable(copy).version() > before
+
+
+def rewritten(path: str, fresh: str) -> None:
+    """The table's rows written once as a new table at ``fresh``: one file, one commit, no history."""
+    write_deltalake(fresh, RustDeltaTable(path).to_pyarrow_table())
+
+
+def report(spark: SparkSession, name: str, path: str, tmp: Path, most: int, reads: int) -> None:
+    copy = str(tmp / "compacted" / Path(path).name)
+    fresh = str(tmp / "rewritten" / Path(path).name)
+    ops = operations(spark, path)
+    optimized = compacted_copy(spark, path, copy)
+    rewritten(path, fresh)
+    print(
+        f"  {name}: {len(ops)} versions ({ops.count('OPTIMIZE')} OPTIMIZE), data files "
+        f"{num_files(spark, path)} at the end, at most {most} at the sampled rounds "
+        f"(every {SAMPLE_EVERY}); compacted copy {num_files(spark, copy)}"
+    )
+    if not optimized:
+        print("    the copy's OPTIMIZE committed nothing: the copy is the table byte for byte (same files")
+        print("    and log), so the ratios below compare the table with itself")
+    print(f"    log of the table:     {log_anatomy(path)}")
+    print(f"    log of the copy:      {log_anatomy(copy)}")
+    print(f"    log of the rewritten: {log_anatomy(fresh)}")
+    medians = compare_reads(spark, [path, copy, fresh], reads)
+    print(f"    full reads, medians of {reads} in random order: the table, its compacted copy, its rows")
+    print("    rewritten once (no history)")
+    for reader, (table_s, copy_s, fresh_s) in medians.items():
+        print(
+            f"    {reader:<14}: {table_s * 1000:6.1f} ms, copy {copy_s * 1000:6.1f} ms "
+            f"({table_s / copy_s:.2f}x), rewritten {fresh_s * 1000:6.1f} ms ({table_s / fresh_s:.2f}x)"
+        )
 
 
 def main() -> None:
@@ -130,7 +218,8 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=500, help="batches (one commit per Delta table each)")
     parser.add_argument("--rows", type=int, default=10_000, help="rows of the table before the commits")
     parser.add_argument("--changes", type=int, default=20, help="row changes per batch")
-    parser.add_argument("--reads", type=int, default=5, help="full reads of each table, alternating")
+    parser.add_argument("--reads", type=int, default=15, help="full reads of each table and its copy")
+    parser.add_argument("--keep", help="copy the warehouse and the compacted copies here at the end")
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
@@ -174,20 +263,11 @@ def main() -> None:
                 f"{sink.tables_compacted} compactions"
             )
             for name, path in paths.items():
-                ops = operations(spark, path)
-                copy = str(tmp / "compacted" / Path(path).name)
-                shutil.copytree(path, copy)
-                DeltaTable.forPath(spark, copy).optimize().executeCompaction()
-                print(
-                    f"  {name}: {len(ops)} versions ({ops.count('OPTIMIZE')} OPTIMIZE), data files "
-                    f"{num_files(spark, path)} at the end, at most {most[name]} at the sampled rounds "
-                    f"(every {SAMPLE_EVERY}); compacted copy {num_files(spark, copy)}"
-                )
-                for reader, (table_s, copy_s) in compare_reads(spark, path, copy, args.reads).items():
-                    print(
-                        f"    full read, {reader:<8}: {table_s * 1000:7.0f} ms against {copy_s * 1000:7.0f} ms "
-                        f"compacted: {table_s / copy_s:.2f}x (medians of {args.reads}, alternating)"
-                    )
+                report(spark, name, path, tmp, most[name], args.reads)
+            if args.keep:
+                shutil.copytree(tmp / "wh", Path(args.keep) / "wh")
+                shutil.copytree(tmp / "compacted", Path(args.keep) / "compacted")
+                shutil.copytree(tmp / "rewritten", Path(args.keep) / "rewritten")
             print(f"  peak RSS: Python {peak_rss_mb():,.0f} MB, Spark JVM {jvm_peak_rss_mb():,.0f} MB")
         finally:
             engine.close()

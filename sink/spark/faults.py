@@ -18,8 +18,10 @@ empty suffix matches every table). The points (any name a caller passes is one):
   (its offset for the engine, the commit counts of maintenance); the path is the warehouse's;
 * ``merge``: right before a streaming (not snapshot) commit to a current-state table: a deferred
   MERGE, or its append (``DeltaWriter.apply_rows``);
-* ``compact``: during maintenance, right after the table's OPTIMIZE has committed, before the sink
-  records that the table was compacted.
+* ``compact``: during maintenance, right after the table's OPTIMIZE has committed, before its
+  checkpoint (where delta-rs compacts) and before the sink records that the table was compacted;
+* ``checkpoint``: right after a checkpoint delta-rs wrote (after an OPTIMIZE, or every
+  ``delta.checkpointInterval`` versions), before the expired log entries are removed.
 
 Occurrences are counted per process: a restarted process counts from zero.
 """

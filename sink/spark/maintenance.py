@@ -8,8 +8,10 @@ busy table would collect tens of thousands of files a day, and every read would 
   own, ``dataChange=false``, so streaming readers and the Change Data Feed skip it), by delta-rs
   where it writes the table (``RustAppender.compact``: no Spark job), else by Spark. Its files then
   stay bounded: the compacted ones plus what the commits since added.
-* **Checkpoints:** Delta writes one every ``delta.checkpointInterval`` commits (10) by itself; the
-  log a reader replays stays short.
+* **Checkpoints:** Delta writes one every ``delta.checkpointInterval`` commits (10) by itself, and
+  the sink after the commits delta-rs makes and right after its compactions (``RustAppender``):
+  the log a reader replays stays short. After each checkpoint the log entries past
+  ``delta.logRetentionDuration`` go, as after Spark's own checkpoints.
 * **VACUUM:** every ``sink.spark.vacuum.interval.ms`` a table's files that no version of the last
   ``sink.spark.vacuum.retention.hours`` needs are deleted (Delta refuses less than 168 hours unless
   ``spark.databricks.delta.retentionDurationCheck.enabled=false``; time travel and the restore of an
@@ -18,8 +20,9 @@ busy table would collect tens of thousands of files a day, and every read would 
 Maintenance runs on the sink's batch worker right after a batch's commits, for at most
 ``TABLES_PER_BATCH`` tables a batch (the rest follow with the next batches), so it delays the next
 batch by a bounded amount and never stops the connector from reading. Each step is one atomic Delta
-commit that adds and removes no rows: a crash during it leaves the table as it was before or after,
-and the sink's commit records (the offsets each table holds) are untouched by it.
+commit that adds and removes no rows, a checkpoint (one file more) or the removal of expired log
+entries: a crash during it leaves the table as it was before or after, and the sink's commit
+records (the offsets each table holds) are untouched by it.
 """
 
 from __future__ import annotations

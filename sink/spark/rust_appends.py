@@ -13,7 +13,12 @@ otherwise:
   ``mergeSchema``), and the table uses no column mapping;
 * ``sink.spark.changelog.appends`` is ``auto`` (``spark``: always Spark).
 
-Every tenth version gets a checkpoint, as Spark's appends leave one.
+Every tenth version gets a checkpoint, as Spark's appends leave one, and so does every OPTIMIZE
+delta-rs commits (``compact``), so a reader of a freshly compacted table replays no JSON commit.
+After each checkpoint the log entries older than ``delta.logRetentionDuration`` (30 days by
+default) are removed up to a checkpoint before them, as Spark does after its own checkpoints, unless
+``delta.enableExpiredLogCleanup`` is false: without it, ``_delta_log`` would grow by every commit
+for as long as the connector runs (Spark never checkpoints these tables, so never cleans them).
 
 Spark reads a delta-rs commit like its own: its ``DeltaLog`` lists the log again before every
 query, so the recovery (``commits.last_commit``), OPTIMIZE and reads see it.
@@ -32,6 +37,7 @@ from deltalake.exceptions import DeltaError, TableNotFoundError
 from pyspark.sql.types import StructType
 
 from sink.spark.commits import CommitMeta
+from sink.spark.faults import kill_point
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +92,15 @@ class RustAppender:
     def compact(self, uri: str) -> bool:
         """OPTIMIZE by delta-rs: the table's small files rewritten into few, one commit that adds
         and removes no rows (``dataChange=false``), as Spark's OPTIMIZE commits it, in a fraction of
-        its time (no Spark job). False, and nothing committed, where Spark must do it."""
+        its time (no Spark job), then a checkpoint of it. False, and nothing committed, where Spark
+        must do it."""
         path = local_path(uri)
         table = None if path is None else self.table(path)
         if path is None or table is None:
             return False
         if table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none":
             return False
+        before = table.version()
         try:
             table.optimize.compact()
             table.update_incremental()
@@ -100,7 +108,9 @@ class RustAppender:
             log.warning("%s: delta-rs could not compact (%s); Spark compacts", path, exc)
             self.forget(path)
             return False
-        self.checkpoint(table)
+        kill_point("compact", path)
+        if table.version() > before:  # (nothing to compact: no commit, nothing to checkpoint)
+            self.checkpoint(table, now=True)
         return True
 
     def forget(self, path: str) -> None:
@@ -108,13 +118,32 @@ class RustAppender:
         self._tables.pop(path, None)
 
     @staticmethod
-    def checkpoint(table: DeltaTable) -> None:
+    def checkpoint(table: DeltaTable, now: bool = False) -> None:
         """A checkpoint at Spark's cadence (``delta.checkpointInterval``, 10 versions by default;
-        delta-rs's own is 100), so readers replay as few log files as after Spark's appends."""
+        delta-rs's own is 100), so readers replay as few log files as after Spark's appends, or
+        ``now``; then the expired log entries removed (``delta.logRetentionDuration``).
+
+        Each step only adds a file or removes expired ones: a crash between or during them leaves
+        the table and every version within the retention readable (a reader falls back on the
+        previous checkpoint and the JSON commits after it). So a failure is logged, not raised:
+        the commit before it has landed, and only readers pay for a missing checkpoint."""
         configuration = table.metadata().configuration
         interval = int(configuration.get("delta.checkpointInterval") or SPARK_CHECKPOINT_INTERVAL)
-        if table.version() % interval == 0:
+        if not now and table.version() % interval != 0:
+            return
+        uri = table.table_uri.rstrip("/")
+        try:
             table.create_checkpoint()
+            kill_point("checkpoint", uri)
+            if configuration.get("delta.enableExpiredLogCleanup", "true").strip().lower() != "false":
+                table.cleanup_metadata()
+        except (DeltaError, OSError) as exc:
+            log.warning(
+                "%s: delta-rs could not checkpoint version %d or clean its log (%s)",
+                uri,
+                table.version(),
+                exc,
+            )
 
     def table(self, path: str) -> DeltaTable | None:
         """The delta-rs table at ``path``, brought up to date; None where delta-rs cannot open it."""

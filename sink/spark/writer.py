@@ -413,11 +413,11 @@ class DeltaWriter:
     # -- maintenance (sink/spark/maintenance.py) --------------------------------------------------
     def compact(self, path: str) -> None:
         """OPTIMIZE: the table's small files rewritten into few, one commit that changes no data
-        (by delta-rs where it writes the table, rust_appends.py)."""
+        (by delta-rs where it writes the table, then a checkpoint of it: rust_appends.py)."""
         rust = self.appender or (self.merger.appender if self.merger is not None else None)
         if rust is None or not rust.compact(path):
             DeltaTable.forPath(self.spark, path).optimize().executeCompaction()
-        kill_point("compact", path)
+            kill_point("compact", path)
 
     def vacuum(self, path: str, retention_hours: int) -> None:
         DeltaTable.forPath(self.spark, path).vacuum(float(retention_hours))

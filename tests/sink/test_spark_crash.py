@@ -2,7 +2,7 @@
 under a live writer while it writes Delta tables, and restarted. Some kills land at chosen points,
 through the test-only fault point ``MYSQL_CDC_TEST_KILL_AT`` (``sink/spark/faults.py``): between two
 tables' commits of one batch, right after all of a batch's commits, in a deferred MERGE, in a
-table's creation, after a compaction's commit; others at random. Afterwards each changelog holds
+table's creation, after a compaction's commit, after a checkpoint; others at random. Afterwards each changelog holds
 every change MySQL committed exactly once, compared with the writer's own log of its changes and
 the rows they left (never with the connector's output), the current state equals ``SELECT *`` and
 ``verify`` reports every table equal. The single kills at chosen points are in
@@ -127,6 +127,11 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
     def compacted() -> None:
         assert last_operation(tables / "a_changelog") == "OPTIMIZE"
 
+    def checkpointed() -> None:  # a checkpoint written, the expired log entries not yet removed
+        log_dir = tables / "a_changelog" / "_delta_log"
+        newest = max(int(p.name.split(".")[0]) for p in log_dir.glob("*.checkpoint.parquet"))
+        assert newest == log_versions(tables / "a_changelog")[-1], newest
+
     def create_c() -> None:
         mysql_server.execute(C_DDL, database=db)
         writer.use_c = True
@@ -136,7 +141,8 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
         ("batch:", None, after_all),  # every commit of the batch, nothing else
         (f"merge:/{db}/b", None, in_merge_of_b),  # a deferred MERGE, before its commit
         ("create:/c_changelog", create_c, in_create),
-        ("compact:/a_changelog", None, compacted),
+        ("compact:/a_changelog", None, compacted),  # before delta-rs checkpoints it
+        ("checkpoint:/a_changelog", None, checkpointed),  # between a checkpoint and the log cleanup
     ]
     try:
         kill_at_random(proc, wh, log, rng)
@@ -154,7 +160,7 @@ def test_repeated_sigkills_lose_and_duplicate_nothing(
     assert writer.error is None, writer.error
     assert "c" in {t for t, *_ in writer.log}
 
-    # 3. Recover from the last kill (right after a compaction's commit) in this process, on the
+    # 3. Recover from the last kill (right after a checkpoint of delta-rs's) in this process, on the
     #    test's warm Spark (one JVM start less, the same recovery code), with the writer stopped:
     #    the catch-up reads to the binlog's end, then folds every deferred MERGE. Then compare with
     #    the writer's log and MySQL. (A first try of this once left b's current state 150 rows

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -100,20 +102,40 @@ def assert_compacted_by_delta_rs(path: Path) -> None:
         assert changes and not any(c["dataChange"] for c in changes), actions
 
 
+def log_versions(path: Path, kind: str = "json") -> list[int]:
+    """The versions of the table's log files of one kind (``json``, ``checkpoint.parquet``)."""
+    names = (path / "_delta_log").glob(f"*.{kind}")
+    return sorted(int(f.name.split(".")[0]) for f in names if f.name.split(".")[0].isdigit())
+
+
+def age_log(path: Path, days: int) -> None:
+    """Every file of the table's log made ``days`` old (Delta's log retention goes by file times)."""
+    then = time.time() - days * 86_400
+    for entry in (path / "_delta_log").iterdir():
+        if entry.is_file():
+            os.utime(entry, (then, then))
+
+
 def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(tmp_path: Path) -> None:
     """The bound the issue asks for after 500 commits, shown cheaply: at the default
     ``sink.spark.optimize.interval.commits`` (10) the file count falls back at every compaction, so
     22 commits (two compactions) show every state 500 commits can reach. Insert-only batches are
     the worst case for files (every commit adds, none removes) and the cheapest commits (appends).
-    The files are counted by delta-rs, from the Delta log alone."""
+    The files are counted by delta-rs, from the Delta log alone.
+
+    The log stays bounded too: every compaction is checkpointed at once (a reader replays no JSON
+    commit after it), and the log entries older than ``delta.logRetentionDuration`` (30 days) go,
+    as Spark removes them after its own checkpoints, but not where ``delta.enableExpiredLogCleanup``
+    is false. The log is aged 40 days after the first compaction to show it."""
     rng = random.Random(40)
     em, model = Emitter(), Model()
     wh = tmp_path / "wh"
     sink = new_sink(wh)  # every maintenance setting at its default
     assert sink.settings.optimize_interval_commits == 10
-    paths = (wh / "shop" / "orders_changelog", wh / "shop" / "orders")
+    changelog, current = paths = (wh / "shop" / "orders_changelog", wh / "shop" / "orders")
     files: dict[Path, list[int]] = {path: [] for path in paths}
     compactions: dict[Path, list[int]] = {path: [] for path in paths}
+    aged: dict[Path, int] = {}
     sent = []
     for key in range(1, 23):
         row = random_order(rng, key)
@@ -122,10 +144,20 @@ def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(
         sent.extend(records)
         sink.send(records)
         sink.flush()  # one batch: one commit to each Delta table
+        if key == 1:
+            sink.spark.sql(
+                f"ALTER TABLE delta.`{current}` SET TBLPROPERTIES ('delta.enableExpiredLogCleanup' = 'false')"
+            )
         for path in paths:
             table = RustDeltaTable(str(path))
             files[path].append(len(table.file_uris()))
             compactions[path].append(sum(h.get("operation") == "OPTIMIZE" for h in table.history()))
+            if key in (10, 20):  # right after a compaction: its version is checkpointed
+                assert table.history(1)[0]["operation"] == "OPTIMIZE", path
+                assert log_versions(path, "checkpoint.parquet")[-1] == table.version(), path
+            if key == 10:
+                age_log(path, 40)
+                aged[path] = table.version()
     sink.close()
     for path in paths:
         counts, optimized = files[path], compactions[path]
@@ -136,8 +168,18 @@ def test_files_stay_bounded_at_default_settings_so_500_commits_leave_at_most_50(
         assert max(counts[10:20]) <= counts[9] + max(counts[:10]) <= 50, (path, counts)
         assert max(counts[20:]) <= max(counts[10:20]), (path, counts)
         assert_compacted_by_delta_rs(path)
+    # The changelog's log starts at the checkpoint of the first compaction, the newest aged one;
+    # every version since is kept (time travel within the retention). The current state's is whole.
+    latest = RustDeltaTable(str(changelog)).version()
+    assert log_versions(changelog) == list(range(aged[changelog], latest + 1))
+    assert log_versions(current) == list(range(RustDeltaTable(str(current)).version() + 1))
+    # (delta-rs reads that version; Spark refuses time travel past deletedFileRetentionDuration,
+    # which the aged commit's time now is)
+    assert RustDeltaTable(str(changelog), version=aged[changelog]).to_pyarrow_table().num_rows == 10
     assert current_rows(sink.spark) == model.expected()
     assert changelog_ids(sink.spark) == data_ids(sent)
+    # The sink's own commits are in the kept log: a restart resumes after the last batch.
+    assert new_sink(wh).committed_offset() == sent[-1].offset
 
 
 def test_maintenance_is_spread_over_batches_most_behind_first() -> None:
