@@ -51,7 +51,16 @@ def test_run_into_jsonl_imports_no_optional_dependency(
     # Nor is the plugin lookup's importlib.metadata, nor the javaproperties package (with the
     # xml.sax and urllib.request it imports): a .properties file without backslashes is read
     # without it (tests/connector/config/test_properties_reader.py).
-    deferred = {"sqlglot", "importlib.metadata", "javaproperties", "xml.sax", "urllib.request"}
+    # The trees and handlers of the table statements come with the grammar (ddl.parsing.plain_trees).
+    deferred = {
+        "sqlglot",
+        "importlib.metadata",
+        "javaproperties",
+        "xml.sax",
+        "urllib.request",
+        "ddl.parsing.statements",
+        "ddl.parsing.table_statements",
+    }
     assert not deferred & state.modules, f"loaded before the first event: {sorted(deferred & state.modules)}"
     # The launcher paused the collector for the start-up; the run froze what it set up and turned
     # the collector back on for the stream.
@@ -65,15 +74,16 @@ DEFERRED_PARSER = (
     "from ddl.model import SchemaModel, TableId\n"
     "from ddl.parsing.parser import parser_for\n"
     "parser = parser_for('mariadb')\n"
-    "print('sqlglot' in sys.modules, parser.flavor)\n"
+    "loaded = lambda: ['sqlglot' in sys.modules, 'ddl.parsing.statements' in sys.modules]\n"
+    "print(*loaded(), parser.flavor)\n"
     "model = parser.parse('CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))', SchemaModel(), 'd').model\n"
-    "print('sqlglot' in sys.modules, [c.name for c in model.table(TableId('d', 't')).columns])\n"
+    "print(*loaded(), [c.name for c in model.table(TableId('d', 't')).columns])\n"
 )
 
 
 def test_the_ddl_parser_imports_sqlglot_on_its_first_ddl() -> None:
     # Issue 41 (time to the first event): the run's modules and a parser set up for the flavor do
-    # not import sqlglot; the first DDL parsed does. (A run resuming from a schema history does
+    # not import sqlglot, nor the table statements' trees; the first DDL parsed does. (A run resuming from a schema history does
     # not parse its SET / USE / CREATE / DROP DATABASE records with the grammar: tests/ddl/
     # test_simple_statements.py and the run above.)
     done = subprocess.run(
@@ -81,8 +91,8 @@ def test_the_ddl_parser_imports_sqlglot_on_its_first_ddl() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     before, after = done.stdout.splitlines()
-    assert before == "False mariadb"
-    assert after == "True ['id', 'name']"
+    assert before == "False False mariadb"
+    assert after == "True True ['id', 'name']"
 
 
 # What only running a command needs (issue 41): ``--version`` and ``--help`` import none of them.
