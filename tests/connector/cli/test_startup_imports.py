@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from connector.cli.parser import COMMAND_GROUPS, build_parser
 from connector.testing.local_server import MySQLServerHandle
 from tests.connector.startup_support import state_at_first_event, store_offset, write_properties
 
@@ -60,6 +61,12 @@ def test_run_into_jsonl_imports_no_optional_dependency(
         "urllib.request",
         "ddl.parsing.statements",
         "ddl.parsing.table_statements",
+        # The reader processes of a chunked or multi-threaded incremental snapshot, and tempfile
+        # (with shutil, bz2, lzma) of the offset file's first save and of PKCS12 keystores.
+        "multiprocessing",
+        "snapshot.rows.chunked",
+        "connector.sources.incremental_readers",
+        "tempfile",
     }
     assert not deferred & state.modules, f"loaded before the first event: {sorted(deferred & state.modules)}"
     # The launcher paused the collector for the start-up; the run froze what it set up and turned
@@ -170,3 +177,46 @@ def test_the_launcher_loads_only_the_allocator_before_it_re_executes() -> None:
         check=True,
     )
     assert done.stdout.split() == ["['connector',", "'connector.cli',", "'connector.cli.allocator']"]
+
+
+# Command lines of every command (issue 41: the launcher builds only the named command's group of
+# subparsers); each is parsed by that parser as by the whole one.
+COMMAND_LINES = (
+    ["run", "-c", "a.properties", "--set", "k=v", "--metrics-port", "9100"],
+    ["snapshot", "-c", "a.properties", "--table", "db.t"],
+    ["status", "-c", "a.properties"],
+    ["verify", "-c", "a.properties", "--table", "db.t"],
+    ["check", "-c", "a.properties", "--log-level", "DEBUG"],
+    ["signal", "-c", "a.properties", "execute-snapshot", "--table", "db.t", "--type", "blocking"],
+    ["replay-binlog", "-c", "a.properties", "mysql-bin.000001", "mysql-bin.000002"],
+    ["spark-apply", "-c", "a.properties", "--progress-interval", "2"],
+    ["demo", "--rows", "3"],
+    ["properties", "sink"],
+)
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: argv[0])
+def test_a_commands_own_parser_parses_and_helps_as_the_whole_parser(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert sorted(COMMAND_GROUPS) == sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    own, whole = build_parser(argv[0]), build_parser()
+    assert vars(own.parse_args(argv)) == vars(whole.parse_args(argv))
+    helps = []
+    for parser in (own, whole):
+        with pytest.raises(SystemExit):
+            parser.parse_args([argv[0], "--help"])
+        helps.append(capsys.readouterr().out)
+    assert helps[0] == helps[1] and f"usage: mysql-cdc {argv[0]}" in helps[0]
+    # A bad command line of the command: the same error from either.
+    errors = []
+    for parser in (own, whole):
+        with pytest.raises(SystemExit):
+            parser.parse_args([*argv, "--no-such-option"])
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and "--no-such-option" in errors[0]
+
+
+def test_an_unknown_command_gets_the_whole_parser() -> None:
+    parser = build_parser("no-such-command")
+    assert sorted(parser._subparsers._group_actions[0].choices) == sorted(COMMAND_GROUPS)  # type: ignore[union-attr]
