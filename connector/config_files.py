@@ -28,7 +28,7 @@ _YAML_LINE = re.compile(r"^(---\s*$|[A-Za-z_][\w.-]*:\s*$|\s+-\s+\S)")
 # A .properties file without a backslash has no escapes and no continued lines: its lines are read
 # here with the rules of java.util.Properties.load (those of the javaproperties package, which a test
 # holds this reader to). Only a file with a backslash loads that package: with the xml.sax and
-# urllib.request it brings, it was a tenth of the time to the first event (issue 41).
+# urllib.request it brings, it was about a twentieth of the time to the first event (issue 41).
 _LINE_END = re.compile(r"\r\n?|\n")
 _SKIPPED_LINE = re.compile(r"[ \t\f]*(?:[#!]|\Z)")  # a comment, or blank
 _KEY_END = re.compile(r"([ \t\f]*[=:]|[ \t\f])[ \t\f]*")
