@@ -124,6 +124,39 @@ def imported_modules(*arguments: str) -> tuple[set[str], subprocess.CompletedPro
     return names, done
 
 
+# What the modules of the run path do not import (issue 41): each is loaded where it is needed.
+RUN_PATH_DEFERRED = (
+    "sqlglot",  # the first DDL that needs the grammar (ddl.parsing.parser)
+    "ddl.parsing.statements",  # the table statements' trees, with the grammar
+    "ddl.parsing.table_statements",  # and their handlers
+    "javaproperties",  # a .properties file with a backslash (connector.config_files)
+    "xml.sax",
+    "multiprocessing",  # the chunked snapshot's and incremental snapshot's reader processes
+    "snapshot.rows.chunked",
+    "connector.sources.incremental_readers",
+    "tempfile",  # the offset file's first save, a PKCS12 keystore
+)
+
+
+def test_the_run_paths_modules_import_none_of_what_they_defer() -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import connector.cli.commands"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    # The report lists the run path: the engine, the DDL parser, the snapshot, the binlog library.
+    assert {"connector.engine", "ddl.parsing.parser", "snapshot.snapshotter", "pymysqlreplication"} <= names
+    loaded = sorted(names.intersection(RUN_PATH_DEFERRED))
+    assert not loaded, f"the run path's modules imported {loaded}"
+
+
 @pytest.mark.parametrize("option", ["--version", "--help"])
 def test_version_and_help_import_nothing_a_command_needs(option: str) -> None:
     names, done = imported_modules(option)
