@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -52,7 +52,6 @@ from snapshot.listener import SnapshotListener
 from snapshot.policy.locking import LockingStrategy, LockState
 from snapshot.policy.queries import SELECT_ALL, quote_identifier, quote_table
 from snapshot.progress import ProgressReporter, auto_progress
-from snapshot.rows.chunked import ReaderPool, plan_chunks, scan_chunked
 from snapshot.rows.scan import SnapshotCancelled, TableJob, TableScan
 from snapshot.server_sql import (
     abandon,
@@ -69,6 +68,9 @@ from snapshot.server_sql import (
     text_of,
 )
 from snapshot.settings import OVERRIDES_KEY, ROW_COUNT_ORDERS, PropertySource, SnapshotSettings
+
+if TYPE_CHECKING:
+    from snapshot.rows.chunked import ReaderPool
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +260,10 @@ class Snapshotter:
         ``connections``); connected before the lock, so that the lock is not held while they start."""
         if data and plan.data_tables and self._chunked():
             assert self._reader_connect is not None
+            # The chunked reading (reader processes: multiprocessing) is loaded only for a chunked
+            # snapshot, not at every start (issue 41: time to the first event).
+            from snapshot.rows.chunked import ReaderPool  # noqa: PLC0415
+
             pool = ReaderPool(self._reader_connect, self.settings.max_threads, self.settings.batch_rows)
             pool.start(self._cancelled)
             return pool
@@ -328,6 +334,8 @@ class Snapshotter:
         self.planned_tables = tuple(job.table_id for job in jobs)
         progress.planned({job.table_id: job.estimated_rows for job in jobs})
         if pool is not None:
+            from snapshot.rows.chunked import plan_chunks, scan_chunked  # noqa: PLC0415 - see _open_readers
+
             chunks = plan_chunks(
                 cur,
                 jobs,

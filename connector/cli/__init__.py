@@ -32,7 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # re-execution, which would otherwise pay for it twice (argparse, the property groups).
     from connector.cli.parser import build_parser  # noqa: PLC0415
 
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    # Only the named command's subparser is built (the whole parser for anything else).
+    args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
+    # Before the commands import pymysql: its cryptography modules load when first used.
+    from connector.cli.deferred_imports import defer_cryptography  # noqa: PLC0415
+
+    defer_cryptography()
     # Imported here, after the allocator decision: importing the commands is most of start-up.
     from connector.cli.commands import main as run_command  # noqa: PLC0415
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import secrets
 import ssl
-import tempfile
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
@@ -127,6 +126,9 @@ def _load_keystore(context: ssl.SSLContext, path: str, password: str | None) -> 
         serialization.PrivateFormat.PKCS8,
         serialization.BestAvailableEncryption(one_off.encode()),
     ) + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in [cert, *extra])
+    # A PKCS12 keystore only: tempfile (with shutil, bz2, lzma) is not loaded at every start (issue 41).
+    import tempfile  # noqa: PLC0415
+
     with tempfile.TemporaryDirectory(prefix="mysql-cdc-tls-") as tmp:
         chain = Path(tmp) / "client.pem"
         chain.touch(mode=0o600)

@@ -37,7 +37,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pymysql
@@ -45,7 +45,6 @@ import pymysql
 from connector.dispatch.dispatcher import EventDispatcher, RowForm
 from connector.notifications.snapshots import IncrementalSnapshotNotifier
 from connector.records.builder import SourcePosition, TableSchema
-from connector.sources.incremental_readers import WindowReaders
 from connector.sources.incremental_state import (
     COLLECTIONS,
     CORRELATION_ID,
@@ -66,6 +65,9 @@ from mysql_cdc_base.flavor import MYSQL, ServerFlavor
 from mysql_cdc_base.position import GtidSet, SourceOffset
 from mysql_cdc_base.table_id import TableId
 from snapshot.rows.chunks import ChunkKeyError, ChunkQuery, Key, read_chunk, read_maximum_key
+
+if TYPE_CHECKING:
+    from connector.sources.incremental_readers import WindowReaders
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +112,7 @@ class IncrementalSnapshot:
         self.chunk_size = chunk_size
         # incremental.snapshot.max.threads > 1: each window reads that many chunks on reader
         # processes (connector.sources.incremental_readers); 1 reads one chunk on this connection.
-        self._readers = WindowReaders(connect, threads, chunk_size) if threads > 1 else None
+        self._readers = _window_readers(connect, threads, chunk_size) if threads > 1 else None
         self.read_only = read_only
         self.allow_schema_changes = allow_schema_changes
         self.flavor = flavor
@@ -503,3 +505,11 @@ class IncrementalSnapshot:
 
 def _one_row(image: dict[str, Any]) -> Callable[[TableSchema], Sequence[tuple[Any, Any]]]:
     return lambda _schema: ((None, image),)
+
+
+def _window_readers(connect: Callable[[], Any], threads: int, chunk_size: int) -> WindowReaders:
+    """The reader processes of incremental.snapshot.max.threads > 1. Their module (with the chunked
+    snapshot's multiprocessing readers) is loaded only then, not at every start (issue 41)."""
+    from connector.sources.incremental_readers import WindowReaders  # noqa: PLC0415
+
+    return WindowReaders(connect, threads, chunk_size)

@@ -10,7 +10,6 @@ Kafka-backed store writes exactly what Kafka Connect writes to its offsets topic
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -132,6 +131,10 @@ class FileOffsetStore(OffsetStore):
     def _write(self, data: dict[str, Any]) -> tuple[int, int, int]:
         """Replace the file with ``data`` durably; returns the new file's stamp (``_stamp_of``)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Loaded at the first save, after the first events: tempfile brings shutil, bz2 and lzma,
+        # which a start would otherwise pay for (issue 41: time to the first event).
+        import tempfile  # noqa: PLC0415
+
         fd, tmp = tempfile.mkstemp(prefix=".offsets-", dir=self.path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -21,22 +21,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ddl.model import ChangeType, Database, SchemaModel, Table, TableChange
-from ddl.parsing import statements as st
-from ddl.parsing.alter_specs import ALTER_SPEC_HANDLERS
+from ddl.model import ChangeType, Database, SchemaModel, TableChange
+from ddl.parsing import plain_trees
 from ddl.parsing.simple import simple_statement
 from ddl.parsing.table_draft import (
+    Handler,
+    ParsedStatement,
     ParseState,
     SchemaConflict,
-    TableDraft,
     charset_of_collation,
-    table_charset,
 )
 from mysql_cdc_base.errors import DdlError
 from mysql_cdc_base.table_id import TableId
 
 if TYPE_CHECKING:
     from ddl.parsing.dialect import DdlDialect
+    from ddl.parsing.statements import Statement
 
 # --- public API -------------------------------------------------------------------------------------
 
@@ -54,20 +54,6 @@ class DdlParseError(DdlError):
             statement if len(statement) <= _STATEMENT_PREVIEW else statement[:_STATEMENT_PREVIEW] + "..."
         )
         super().__init__(f"cannot parse DDL statement at {position}: {reason}; statement: {preview}")
-
-
-@dataclass(frozen=True)
-class ParsedStatement:
-    ddl: str  # the statement text as it appeared
-    database: str | None  # the database it applies to; "" for SET
-    kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"
-    table_changes: tuple[TableChange, ...] = ()
-    truncated: tuple[TableId, ...] = ()
-    # The tables of the whole statement when it was split into several (``DROP TABLE t1, t2``):
-    # Debezium names them all in each part's ``source.table``.
-    statement_tables: tuple[TableId, ...] = ()
-    # ALTER DATABASE: Debezium's streamed record has ``source.table`` "" (other database statements: null).
-    alters_database: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,7 +96,7 @@ class DdlParser:
         tree, text = plain
         state = ParseState(model, default_database, self.include_comments)
         try:
-            parsed = _apply(tree, text, state)
+            parsed = _apply(tree, text, state, _HANDLERS)
         except SchemaConflict as exc:
             raise DdlParseError(text, line_col(sql, 0), str(exc)) from None
         return DdlResult(state.model, tuple(parsed), state.default_database)
@@ -119,9 +105,14 @@ class DdlParser:
         self, sql: str, model: SchemaModel, default_database: str | None = None
     ) -> DdlResult:
         """``parse`` with every statement through the grammar, the plain ones included."""
-        # Deferred with the dialect above: these modules import sqlglot.
+        # Deferred with the dialect above: these modules import sqlglot; and the trees only the
+        # grammar gives, with their handlers (ddl.parsing.plain_trees).
         from ddl.parsing.dialect import SqlTokenError, split_statements  # noqa: PLC0415 - see dialect
         from ddl.parsing.grammar import parse_statement  # noqa: PLC0415 - see dialect
+        from ddl.parsing.statements import DdlSyntaxError  # noqa: PLC0415 - see above
+        from ddl.parsing.table_statements import TABLE_HANDLERS  # noqa: PLC0415 - see above
+
+        handlers = _HANDLERS | TABLE_HANDLERS
 
         try:
             tokens = self.dialect.tokenize(sql)
@@ -134,12 +125,12 @@ class DdlParser:
             while chunk:
                 try:
                     tree, used = parse_statement(chunk, sql, self.dialect)
-                except st.DdlSyntaxError as exc:
+                except DdlSyntaxError as exc:
                     text = sql[chunk[0].start : chunk[-1].end + 1]
                     raise DdlParseError(text, line_col(sql, exc.offset), exc.reason) from None
                 text = sql[chunk[0].start : chunk[used - 1].end + 1]
                 try:
-                    parsed.extend(_apply(tree, text, state))
+                    parsed.extend(_apply(tree, text, state, handlers))
                 except SchemaConflict as exc:
                     raise DdlParseError(text, line_col(sql, chunk[0].start), str(exc)) from None
                 chunk = chunk[used:]
@@ -179,72 +170,14 @@ _CHARSET_VARIABLES = frozenset(
 )
 
 
-def _apply(tree: st.Statement, text: str, state: ParseState) -> list[ParsedStatement]:
-    handler = _HANDLERS.get(type(tree))
+def _apply(
+    tree: Statement, text: str, state: ParseState, handlers: dict[type, Handler]
+) -> list[ParsedStatement]:
+    handler = handlers.get(type(tree))
     if handler is None:  # pragma: no cover - every statement type has a handler
         raise SchemaConflict(f"no handler for {type(tree).__name__}")
     result = handler(tree, text, state)
     return result if isinstance(result, list) else [result]
-
-
-def _ignored(tree: Any, text: str, state: ParseState) -> ParsedStatement:
-    return ParsedStatement(text, state.default_database, "ignored")
-
-
-def _create_table(tree: st.CreateTable, text: str, state: ParseState) -> ParsedStatement:
-    if tree.temporary:
-        return ParsedStatement(text, state.default_database, "ignored")
-    table_id = state.table_id(tree.name)
-    database = state.database_of(tree.name, *([tree.like] if tree.like is not None else []))
-    existing = state.model.tables.get(state.find_table_id(tree.name))
-    if existing is not None and tree.if_not_exists:
-        return ParsedStatement(text, database, "table")
-    if tree.like is not None:
-        source = state.model.tables.get(state.find_table_id(tree.like))
-        if source is None:
-            return ParsedStatement(text, database, "table")
-        table = source.with_(id=table_id)
-    else:
-        table = _new_table(tree, table_id, state)
-    remove = [existing.id] if existing is not None else []
-    state.model = state.model.with_tables(put=[table], remove=remove)
-    return ParsedStatement(text, database, "table", (TableChange(ChangeType.CREATE, table_id, table),))
-
-
-def _new_table(tree: st.CreateTable, table_id: TableId, state: ParseState) -> Table:
-    draft = TableDraft(
-        table_id,
-        default_charset=table_charset(tree.options, table_id.database, state),
-        comment=tree.options.comment if state.include_comments else None,
-    )
-    names = [c.name.lower() for c in tree.columns]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise SchemaConflict(f"duplicate column {duplicates[0]!r} in table {table_id}")
-    for definition in tree.columns:
-        draft.add_column(definition, None, state.include_comments)
-    for key in tree.keys:
-        draft.add_key(key)
-    if tree.options.system_versioning:
-        draft.add_system_versioning()
-    return draft.finish()
-
-
-def _alter_table(tree: st.AlterTable, text: str, state: ParseState) -> ParsedStatement:
-    table_id = state.find_table_id(tree.name)
-    table = state.model.tables.get(table_id)
-    database = state.database_of(tree.name)
-    if table is None:
-        # Debezium ignores ALTERs of tables it does not know (e.g. not captured).
-        return ParsedStatement(text, database, "table")
-    draft = TableDraft.of(table)
-    for spec in tree.specs:
-        ALTER_SPEC_HANDLERS[type(spec)](draft, spec, state)
-    new_table = draft.finish()
-    previous = table_id if new_table.id != table_id else None
-    state.model = state.model.with_tables(put=[new_table], remove=[table_id])
-    change = TableChange(ChangeType.ALTER, new_table.id, new_table, previous)
-    return ParsedStatement(text, database, "table", (change,))
 
 
 # What precedes the table list of a DROP TABLE statement, and the RESTRICT/CASCADE after it.
@@ -254,7 +187,7 @@ _DROP_TABLE_PREFIX = re.compile(
 _DROP_TYPE_SUFFIX = re.compile(r"\s(RESTRICT|CASCADE)\s*;?\s*$", re.IGNORECASE)
 
 
-def _drop_tables(tree: st.DropTable, text: str, state: ParseState) -> list[ParsedStatement]:
+def _drop_tables(tree: plain_trees.DropTable, text: str, state: ParseState) -> list[ParsedStatement]:
     """Debezium's ``DropTableParserListener``: one statement per dropped table, its text the
     statement's own prefix plus the table's qualified name (``DROP TABLE `db`.`t` ``) plus any
     RESTRICT/CASCADE."""
@@ -278,7 +211,7 @@ def _backquoted(table_id: TableId) -> str:
     return "`" + table_id.database.replace("`", "``") + "`.`" + table_id.table.replace("`", "``") + "`"
 
 
-def _drop_table(tree: st.DropTable, text: str, state: ParseState) -> ParsedStatement:
+def _drop_table(tree: plain_trees.DropTable, text: str, state: ParseState) -> ParsedStatement:
     if tree.temporary:
         return ParsedStatement(text, state.default_database, "ignored")
     ids = [state.find_table_id(name) for name in tree.names]
@@ -287,53 +220,7 @@ def _drop_table(tree: st.DropTable, text: str, state: ParseState) -> ParsedState
     return ParsedStatement(text, state.database_of(*tree.names), "table", changes)
 
 
-def _rename_table(tree: st.RenameTable, text: str, state: ParseState) -> ParsedStatement:
-    changes: list[TableChange] = []
-    for old_name, new_name in tree.pairs:
-        old_id = state.find_table_id(old_name)
-        new_id = state.table_id(new_name)
-        table = state.model.tables.get(old_id)
-        if table is None:
-            continue
-        renamed = table.with_(id=new_id)
-        state.model = state.model.with_tables(put=[renamed], remove=[old_id])
-        changes.append(TableChange(ChangeType.ALTER, new_id, renamed, old_id))
-    database = state.database_of(*(name for pair in tree.pairs for name in pair))
-    return ParsedStatement(text, database, "table", tuple(changes))
-
-
-def _truncate(tree: st.TruncateTable, text: str, state: ParseState) -> ParsedStatement:
-    table_id = state.find_table_id(tree.name)
-    return ParsedStatement(text, state.database_of(tree.name), "truncate", truncated=(table_id,))
-
-
-def _create_index(tree: st.CreateIndex, text: str, state: ParseState) -> ParsedStatement:
-    table_id = state.find_table_id(tree.table)
-    table = state.model.tables.get(table_id)
-    if table is None:
-        return ParsedStatement(text, state.database_of(tree.table), "table")
-    draft = TableDraft.of(table)
-    draft.add_key(tree.key)
-    return _altered(draft, state.database_of(tree.table), text, state)
-
-
-def _drop_index(tree: st.DropIndex, text: str, state: ParseState) -> ParsedStatement:
-    table_id = state.find_table_id(tree.table)
-    table = state.model.tables.get(table_id)
-    if table is None:
-        return ParsedStatement(text, state.database_of(tree.table), "table")
-    draft = TableDraft.of(table)
-    draft.drop_key(st.DropKey("index", tree.name))
-    return _altered(draft, state.database_of(tree.table), text, state)
-
-
-def _altered(draft: TableDraft, database: str, text: str, state: ParseState) -> ParsedStatement:
-    table = draft.finish()
-    state.model = state.model.with_tables(put=[table])
-    return ParsedStatement(text, database, "table", (TableChange(ChangeType.ALTER, table.id, table),))
-
-
-def _create_database(tree: st.CreateDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _create_database(tree: plain_trees.CreateDatabase, text: str, state: ParseState) -> ParsedStatement:
     if tree.name in state.model.databases and tree.if_not_exists:
         return ParsedStatement(text, tree.name, "database")
     charset, collation = _database_charset(tree.charset, tree.collation, state)
@@ -341,7 +228,7 @@ def _create_database(tree: st.CreateDatabase, text: str, state: ParseState) -> P
     return ParsedStatement(text, tree.name, "database")
 
 
-def _alter_database(tree: st.AlterDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _alter_database(tree: plain_trees.AlterDatabase, text: str, state: ParseState) -> ParsedStatement:
     name = tree.name if tree.name is not None else state.default_database
     if name is None:
         return ParsedStatement(text, None, "database", alters_database=True)
@@ -363,18 +250,18 @@ def _database_charset(
     return charset, collation
 
 
-def _drop_database(tree: st.DropDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _drop_database(tree: plain_trees.DropDatabase, text: str, state: ParseState) -> ParsedStatement:
     # Debezium records DROP DATABASE without tableChanges; replaying the DDL drops the tables.
     state.model = state.model.with_database(None, drop=tree.name)
     return ParsedStatement(text, tree.name, "database")
 
 
-def _use(tree: st.UseDatabase, text: str, state: ParseState) -> ParsedStatement:
+def _use(tree: plain_trees.UseDatabase, text: str, state: ParseState) -> ParsedStatement:
     state.default_database = tree.name
     return ParsedStatement(text, tree.name, "use")
 
 
-def _set(tree: st.SetVariables, text: str, state: ParseState) -> ParsedStatement:
+def _set(tree: plain_trees.SetVariables, text: str, state: ParseState) -> ParsedStatement:
     relevant = [(scope, name, value) for scope, name, value in tree.assignments if name in _CHARSET_VARIABLES]
     if not relevant:
         return ParsedStatement(text, state.default_database, "ignored")
@@ -419,20 +306,14 @@ _SET_VARIABLE: dict[str, Callable[[ParseState, str], SchemaModel]] = {
 }
 
 # A handler gives one statement, or several where Debezium splits one (DROP TABLE a, b).
-_HANDLERS: dict[type, Callable[[Any, str, ParseState], ParsedStatement | list[ParsedStatement]]] = {
-    st.CreateTable: _create_table,
-    st.AlterTable: _alter_table,
-    st.DropTable: _drop_tables,
-    st.RenameTable: _rename_table,
-    st.TruncateTable: _truncate,
-    st.CreateIndex: _create_index,
-    st.DropIndex: _drop_index,
-    st.CreateDatabase: _create_database,
-    st.AlterDatabase: _alter_database,
-    st.DropDatabase: _drop_database,
-    st.UseDatabase: _use,
-    st.SetVariables: _set,
-    st.Ignored: _ignored,
+# The statements of ddl.parsing.plain_trees; the grammar's others: ddl.parsing.table_statements.
+_HANDLERS: dict[type, Handler] = {
+    plain_trees.DropTable: _drop_tables,
+    plain_trees.CreateDatabase: _create_database,
+    plain_trees.AlterDatabase: _alter_database,
+    plain_trees.DropDatabase: _drop_database,
+    plain_trees.UseDatabase: _use,
+    plain_trees.SetVariables: _set,
 }
 
 __all__ = [

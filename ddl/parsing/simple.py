@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ddl.parsing.statements import (
+from ddl.parsing.plain_trees import (
     CreateDatabase,
     DropDatabase,
     DropTable,
+    PlainStatement,
     QualifiedName,
     SetVariables,
-    Statement,
     UseDatabase,
 )
 
@@ -91,7 +91,7 @@ def _value(match: re.Match[str]) -> str:
     return word if word is not None else match.group("string")
 
 
-def _use(sql: str) -> Statement | None:
+def _use(sql: str) -> PlainStatement | None:
     match = _USE.fullmatch(sql)
     return UseDatabase(_name(match)) if match else None
 
@@ -100,7 +100,7 @@ def _part(text: str) -> str:
     return text[1:-1].replace("``", "`") if text.startswith("`") else text
 
 
-def _drop(sql: str) -> Statement | None:
+def _drop(sql: str) -> PlainStatement | None:
     match = _DROP_DATABASE.fullmatch(sql)
     if match is not None:
         return DropDatabase(_name(match), match.group("if_exists") is not None)
@@ -118,7 +118,7 @@ def _drop(sql: str) -> Statement | None:
     return DropTable(tuple(names), False, match.group("if_exists") is not None)
 
 
-def _create(sql: str) -> Statement | None:
+def _create(sql: str) -> PlainStatement | None:
     match = _CREATE_DATABASE.fullmatch(sql)
     if match is None:
         return None
@@ -136,7 +136,7 @@ def _create(sql: str) -> Statement | None:
     return CreateDatabase(_name(match), match.group("if_not_exists") is not None, charset, collation)
 
 
-def _set(sql: str) -> Statement | None:
+def _set(sql: str) -> PlainStatement | None:
     head = re.match(r"SET\s+", sql, _FLAGS)
     if head is None:
         return None
@@ -156,7 +156,7 @@ def _set(sql: str) -> Statement | None:
     return SetVariables(tuple(assignments))
 
 
-_READERS: dict[str, Callable[[str], Statement | None]] = {
+_READERS: dict[str, Callable[[str], PlainStatement | None]] = {
     "USE": _use,
     "DROP": _drop,
     "CREATE": _create,
@@ -164,7 +164,7 @@ _READERS: dict[str, Callable[[str], Statement | None]] = {
 }
 
 
-def simple_statement(sql: str) -> tuple[Statement, str] | None:
+def simple_statement(sql: str) -> tuple[PlainStatement, str] | None:
     """The statement tree of ``sql`` and its text as the grammar's split gives it (without the
     blanks around it and its ``;``) when it is one USE, DROP DATABASE, CREATE DATABASE, DROP TABLE
     or SET of the plain shapes above; None otherwise (including any other statement)."""

@@ -1,10 +1,21 @@
-"""The statement trees the grammar produces: what one DDL statement *says*, before it is applied."""
+"""The statement trees the grammar produces: what one DDL statement *says*, before it is applied.
+
+Those of the database-level statements and DROP TABLE are defined in ``ddl.parsing.plain_trees``
+(the statements read without the grammar) and imported here with the rest.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ddl.mysql_types import TypeAttributes
+from ddl.parsing.plain_trees import AlterDatabase as AlterDatabase
+from ddl.parsing.plain_trees import CreateDatabase as CreateDatabase
+from ddl.parsing.plain_trees import DropDatabase as DropDatabase
+from ddl.parsing.plain_trees import DropTable as DropTable
+from ddl.parsing.plain_trees import QualifiedName as QualifiedName
+from ddl.parsing.plain_trees import SetVariables as SetVariables
+from ddl.parsing.plain_trees import UseDatabase as UseDatabase
 from mysql_cdc_base.errors import DdlError
 
 
@@ -18,12 +29,6 @@ class DdlSyntaxError(DdlError, ValueError):
 
 
 # --- statement tree ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class QualifiedName:
-    database: str | None
-    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,13 +216,6 @@ class AlterTable:
 
 
 @dataclass(frozen=True, slots=True)
-class DropTable:
-    names: tuple[QualifiedName, ...]
-    temporary: bool = False
-    if_exists: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class RenameTable:
     pairs: tuple[tuple[QualifiedName, QualifiedName], ...]
 
@@ -237,39 +235,6 @@ class CreateIndex:
 class DropIndex:
     table: QualifiedName
     name: str
-
-
-@dataclass(frozen=True, slots=True)
-class CreateDatabase:
-    name: str
-    if_not_exists: bool = False
-    charset: str | None = None
-    collation: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AlterDatabase:
-    name: str | None  # None: the current database
-    charset: str | None = None
-    collation: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DropDatabase:
-    name: str
-    if_exists: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class UseDatabase:
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class SetVariables:
-    """Assignments of a SET statement: (scope, lower-case variable name, value text)."""
-
-    assignments: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

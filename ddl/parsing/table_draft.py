@@ -8,23 +8,26 @@ is the key (MySQL's own rule for an implicit primary key).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ddl.model import Column, JdbcType, SchemaModel, Table
+from ddl.model import Column, JdbcType, SchemaModel, Table, TableChange
 from ddl.mysql_types import MYSQL_TYPES
-from ddl.parsing.statements import (
-    ColumnDefinition,
-    ColumnPosition,
-    DefaultValue,
-    DropKey,
-    KeyDefinition,
-    QualifiedName,
-    TableOptions,
-)
 from mysql_cdc_base.errors import DdlError
 from mysql_cdc_base.table_id import TableId
+
+if TYPE_CHECKING:
+    # Annotations only: the table statements' trees are loaded with the grammar (ddl.parsing.plain_trees).
+    from ddl.parsing.statements import (
+        ColumnDefinition,
+        ColumnPosition,
+        DefaultValue,
+        DropKey,
+        KeyDefinition,
+        QualifiedName,
+        TableOptions,
+    )
 
 
 def charset_of_collation(collation: str) -> str:
@@ -72,6 +75,20 @@ class SchemaConflict(DdlError, ValueError):
     """The statement is well-formed but contradicts the known schema (e.g. unknown column)."""
 
 
+@dataclass(frozen=True)
+class ParsedStatement:
+    ddl: str  # the statement text as it appeared
+    database: str | None  # the database it applies to; "" for SET
+    kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"
+    table_changes: tuple[TableChange, ...] = ()
+    truncated: tuple[TableId, ...] = ()
+    # The tables of the whole statement when it was split into several (``DROP TABLE t1, t2``):
+    # Debezium names them all in each part's ``source.table``.
+    statement_tables: tuple[TableId, ...] = ()
+    # ALTER DATABASE: Debezium's streamed record has ``source.table`` "" (other database statements: null).
+    alters_database: bool = False
+
+
 @dataclass
 class ParseState:
     model: SchemaModel
@@ -103,6 +120,11 @@ class ParseState:
             if (known.database.lower(), known.table.lower()) == lowered:
                 return known
         return table_id
+
+
+# A statement tree's handler (ddl.parsing.parser, ddl.parsing.table_statements): it applies the
+# tree to the state and gives one statement, or several where Debezium splits one (DROP TABLE a, b).
+Handler = Callable[[Any, str, ParseState], ParsedStatement | list[ParsedStatement]]
 
 
 def table_charset(options: TableOptions, database: str, state: ParseState) -> str | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from connector.cli.parser import COMMAND_GROUPS, build_parser
 from connector.testing.local_server import MySQLServerHandle
 from tests.connector.startup_support import state_at_first_event, store_offset, write_properties
 
@@ -48,9 +49,27 @@ def test_run_into_jsonl_imports_no_optional_dependency(
     # Recovering the snapshot's history (SET, DROP/CREATE DATABASE, USE records besides the tables'
     # tableChanges) and streaming rows need no DDL grammar: sqlglot is not loaded (issue 41).
     assert (properties.parent / "state" / "schema-history.jsonl").read_bytes().count(b"USE ") == 1
-    # Nor is the plugin lookup's importlib.metadata. (The .properties file is read by the
-    # javaproperties package, which brings xml.sax along: a library over a hand-written reader.)
-    deferred = {"sqlglot", "importlib.metadata"}
+    # Nor is the plugin lookup's importlib.metadata, nor the javaproperties package (with the
+    # xml.sax and urllib.request it imports): a .properties file without backslashes is read
+    # without it (tests/connector/config/test_properties_reader.py).
+    # The trees and handlers of the table statements come with the grammar (ddl.parsing.plain_trees).
+    deferred = {
+        "sqlglot",
+        "importlib.metadata",
+        "javaproperties",
+        "xml.sax",
+        "urllib.request",
+        "ddl.parsing.statements",
+        "ddl.parsing.table_statements",
+        # The reader processes of a chunked or multi-threaded incremental snapshot, and tempfile
+        # (with shutil, bz2, lzma) of the offset file's first save and of PKCS12 keystores.
+        "multiprocessing",
+        "snapshot.rows.chunked",
+        "connector.sources.incremental_readers",
+        "tempfile",
+        # pymysql's cryptography modules until a password is RSA-encrypted (connector.cli.deferred_imports).
+        "cryptography.hazmat.bindings._rust",
+    }
     assert not deferred & state.modules, f"loaded before the first event: {sorted(deferred & state.modules)}"
     # The launcher paused the collector for the start-up; the run froze what it set up and turned
     # the collector back on for the stream.
@@ -64,15 +83,16 @@ DEFERRED_PARSER = (
     "from ddl.model import SchemaModel, TableId\n"
     "from ddl.parsing.parser import parser_for\n"
     "parser = parser_for('mariadb')\n"
-    "print('sqlglot' in sys.modules, parser.flavor)\n"
+    "loaded = lambda: ['sqlglot' in sys.modules, 'ddl.parsing.statements' in sys.modules]\n"
+    "print(*loaded(), parser.flavor)\n"
     "model = parser.parse('CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(20))', SchemaModel(), 'd').model\n"
-    "print('sqlglot' in sys.modules, [c.name for c in model.table(TableId('d', 't')).columns])\n"
+    "print(*loaded(), [c.name for c in model.table(TableId('d', 't')).columns])\n"
 )
 
 
 def test_the_ddl_parser_imports_sqlglot_on_its_first_ddl() -> None:
     # Issue 41 (time to the first event): the run's modules and a parser set up for the flavor do
-    # not import sqlglot; the first DDL parsed does. (A run resuming from a schema history does
+    # not import sqlglot, nor the table statements' trees; the first DDL parsed does. (A run resuming from a schema history does
     # not parse its SET / USE / CREATE / DROP DATABASE records with the grammar: tests/ddl/
     # test_simple_statements.py and the run above.)
     done = subprocess.run(
@@ -80,8 +100,8 @@ def test_the_ddl_parser_imports_sqlglot_on_its_first_ddl() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     before, after = done.stdout.splitlines()
-    assert before == "False mariadb"
-    assert after == "True ['id', 'name']"
+    assert before == "False False mariadb"
+    assert after == "True True ['id', 'name']"
 
 
 # What only running a command needs (issue 41): ``--version`` and ``--help`` import none of them.
@@ -104,6 +124,39 @@ def imported_modules(*arguments: str) -> tuple[set[str], subprocess.CompletedPro
     }
     assert "connector" in names, done.stderr[-2000:]  # the report is there: the test can fail
     return names, done
+
+
+# What the modules of the run path do not import (issue 41): each is loaded where it is needed.
+RUN_PATH_DEFERRED = (
+    "sqlglot",  # the first DDL that needs the grammar (ddl.parsing.parser)
+    "ddl.parsing.statements",  # the table statements' trees, with the grammar
+    "ddl.parsing.table_statements",  # and their handlers
+    "javaproperties",  # a .properties file with a backslash (connector.config_files)
+    "xml.sax",
+    "multiprocessing",  # the chunked snapshot's and incremental snapshot's reader processes
+    "snapshot.rows.chunked",
+    "connector.sources.incremental_readers",
+    "tempfile",  # the offset file's first save, a PKCS12 keystore
+)
+
+
+def test_the_run_paths_modules_import_none_of_what_they_defer() -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import connector.cli.commands"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    # The report lists the run path: the engine, the DDL parser, the snapshot, the binlog library.
+    assert {"connector.engine", "ddl.parsing.parser", "snapshot.snapshotter", "pymysqlreplication"} <= names
+    loaded = sorted(names.intersection(RUN_PATH_DEFERRED))
+    assert not loaded, f"the run path's modules imported {loaded}"
 
 
 @pytest.mark.parametrize("option", ["--version", "--help"])
@@ -159,3 +212,46 @@ def test_the_launcher_loads_only_the_allocator_before_it_re_executes() -> None:
         check=True,
     )
     assert done.stdout.split() == ["['connector',", "'connector.cli',", "'connector.cli.allocator']"]
+
+
+# Command lines of every command (issue 41: the launcher builds only the named command's group of
+# subparsers); each is parsed by that parser as by the whole one.
+COMMAND_LINES = (
+    ["run", "-c", "a.properties", "--set", "k=v", "--metrics-port", "9100"],
+    ["snapshot", "-c", "a.properties", "--table", "db.t"],
+    ["status", "-c", "a.properties"],
+    ["verify", "-c", "a.properties", "--table", "db.t"],
+    ["check", "-c", "a.properties", "--log-level", "DEBUG"],
+    ["signal", "-c", "a.properties", "execute-snapshot", "--table", "db.t", "--type", "blocking"],
+    ["replay-binlog", "-c", "a.properties", "mysql-bin.000001", "mysql-bin.000002"],
+    ["spark-apply", "-c", "a.properties", "--progress-interval", "2"],
+    ["demo", "--rows", "3"],
+    ["properties", "sink"],
+)
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=lambda argv: argv[0])
+def test_a_commands_own_parser_parses_and_helps_as_the_whole_parser(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert sorted(COMMAND_GROUPS) == sorted(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
+    own, whole = build_parser(argv[0]), build_parser()
+    assert vars(own.parse_args(argv)) == vars(whole.parse_args(argv))
+    helps = []
+    for parser in (own, whole):
+        with pytest.raises(SystemExit):
+            parser.parse_args([argv[0], "--help"])
+        helps.append(capsys.readouterr().out)
+    assert helps[0] == helps[1] and f"usage: mysql-cdc {argv[0]}" in helps[0]
+    # A bad command line of the command: the same error from either.
+    errors = []
+    for parser in (own, whole):
+        with pytest.raises(SystemExit):
+            parser.parse_args([*argv, "--no-such-option"])
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and "--no-such-option" in errors[0]
+
+
+def test_an_unknown_command_gets_the_whole_parser() -> None:
+    parser = build_parser("no-such-command")
+    assert sorted(parser._subparsers._group_actions[0].choices) == sorted(COMMAND_GROUPS)  # type: ignore[union-attr]
