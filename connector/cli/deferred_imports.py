@@ -37,7 +37,7 @@ class DeferredModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
         with _LOADING:
             if type(self) is DeferredModule:  # not loaded yet (nor being loaded by this thread)
-                object.__setattr__(self, "__class__", types.ModuleType)  # loaded: a plain module
+                self.__class__ = types.ModuleType
                 spec = self.__spec__
                 assert spec is not None and spec.loader is not None
                 spec.loader.exec_module(self)
