@@ -27,10 +27,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         reexec_with_tuned_allocator(["-m", "connector.cli", *sys.argv[1:]])
         # Until the command freezes its start-up objects (``freeze_start_up_objects``).
         pause_collector_for_start_up()
-    # Before anything imports pymysql: its cryptography modules load when first used.
-    from connector.cli.deferred_imports import defer_cryptography  # noqa: PLC0415
-
-    defer_cryptography()
     # Parsed before the commands are imported: --help, --version and a bad command line end here,
     # without loading the engine, the DDL parser or the clients (issue 41). Imported after the
     # re-execution, which would otherwise pay for it twice (argparse, the property groups).

@@ -67,8 +67,6 @@ def test_run_into_jsonl_imports_no_optional_dependency(
         "snapshot.rows.chunked",
         "connector.sources.incremental_readers",
         "tempfile",
-        # pymysql's cryptography modules until a password is RSA-encrypted (connector.cli.deferred_imports).
-        "cryptography.hazmat.bindings._rust",
     }
     assert not deferred & state.modules, f"loaded before the first event: {sorted(deferred & state.modules)}"
     # The launcher paused the collector for the start-up; the run froze what it set up and turned
