@@ -18,13 +18,14 @@ to fix.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from mysql_cdc_base.connect import ConnectSchema, schema_from_json
-from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset, binlog_file_key
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
@@ -216,21 +217,32 @@ def _position(
     row: KafkaRow, kind: RecordKind, value: dict[str, Any], source: dict[str, Any]
 ) -> tuple[SourceOffset | None, tuple[Any, ...]]:
     """The record's rebuilt source offset and its sort key among its connector's records."""
-    file = str(source.get("file") or "")
+    file = source.get("file") or ""
     try:
         pos = int(source.get("pos") or 0)
         src_row = int(source.get("row") or 0)
-        server_id = int(source["server_id"]) if source.get("server_id") is not None else None
+        server_id = source.get("server_id")
+        if server_id is not None:
+            server_id = int(server_id)
     except (TypeError, ValueError):
         raise BadRecordError(row, "the source block's pos/row are not numbers", _NOT_DEBEZIUM_FIX) from None
-    snapshot = str(source.get("snapshot") or "false").lower() != "false"
-    rank = 0 if kind is RecordKind.SCHEMA_CHANGE else 1
+    snapshot = source.get("snapshot")
+    in_snapshot = bool(snapshot) and str(snapshot).lower() != "false"
     if kind is RecordKind.SCHEMA_CHANGE:
-        event, seq = (0 if snapshot else 1), 0
-    elif snapshot:
-        event, seq = 0, row.offset + 1
+        rank, event, seq = 0, (0 if in_snapshot else 1), 0
+    elif in_snapshot:
+        rank, event, seq = 1, 0, row.offset + 1
     else:
-        event, seq = 1, 2 * src_row + (1 if value.get("op") != "d" else 0) + 1
-    offset = SourceOffset(file, pos, event=event, row=seq, server_id=server_id) if file else None
-    key = offset.position_key if offset is not None else ("", 0, 0, 0, 0)
-    return offset, (*key, rank, row.topic, row.partition, row.offset)
+        rank, event, seq = 1, 1, 2 * src_row + (1 if value.get("op") != "d" else 0) + 1
+    if not file:
+        return None, ("", 0, 0, 0, 0, rank, row.topic, row.partition, row.offset)
+    file = str(file)
+    offset = SourceOffset(file, pos, event=event, row=seq, server_id=server_id)
+    base, number = _file_key(file)
+    return offset, (base, number, pos, event, seq, rank, row.topic, row.partition, row.offset)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_key(file: str) -> tuple[str, int]:
+    """``binlog_file_key``, once per binlog file name (every record of a file names it)."""
+    return binlog_file_key(file)
