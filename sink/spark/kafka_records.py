@@ -36,6 +36,7 @@ SCHEMA_CHANGE = "io.debezium.connector.mysql.SchemaChangeValue"
 SKIPPED_SCHEMAS = frozenset(
     {"io.debezium.connector.common.TransactionMetadataValue", "io.debezium.connector.common.Heartbeat"}
 )
+_OPS = ("c", "r", "u", "d", "t")
 _SCHEMA_HEAD = b'{"schema":'
 _PAYLOAD_HEAD = b',"payload":'
 
@@ -88,6 +89,7 @@ class RecordReader:
     def __init__(self) -> None:
         self._schemas: dict[bytes, ConnectSchema] = {}
         self._keys: dict[tuple[str, TableId], ConnectSchema] = {}
+        self._tables: dict[tuple[Any, Any, Any], TableId] = {}  # (source.name, db, table)
 
     def read(self, row: KafkaRow) -> SourceRecord | None:
         """The record, or None for what only moves offsets (tombstones, heartbeats, transaction
@@ -116,15 +118,11 @@ class RecordReader:
         key_schema, key = (None, None) if row.key is None else self._envelope(row, row.key, "key")
         table_id = None
         if kind is RecordKind.DATA:
-            if value.get("op") not in ("c", "r", "u", "d", "t"):
+            if value.get("op") not in _OPS:
                 raise BadRecordError(
                     row, f"the change event has no valid op ({value.get('op')!r})", _NOT_DEBEZIUM_FIX
                 )
-            if not source.get("db") or not source.get("table"):
-                raise BadRecordError(row, "the change event's source block names no table", _NOT_DEBEZIUM_FIX)
-            table_id = TableId(str(source["db"]), str(source["table"]))
-            if key_schema is not None:
-                self._check_key(row, str(source["name"]), table_id, key_schema, value_schema)
+            table_id = self._table_of(row, source, key_schema, value_schema)
         offset, order = _position(row, kind, value, source)
         record = ChangeRecord(
             topic=row.topic,
@@ -138,6 +136,24 @@ class RecordReader:
             table_id=table_id,
         )
         return SourceRecord(str(source["name"]), order, record)
+
+    def _table_of(
+        self, row: KafkaRow, source: dict[str, Any], key: ConnectSchema | None, value: ConnectSchema
+    ) -> TableId:
+        """The change event's table (one ``TableId`` object per connector and table), its key
+        schema checked when it is not the one last seen."""
+        where = (source["name"], source.get("db"), source.get("table"))
+        try:
+            known = self._tables.get(where)
+        except TypeError:  # (names that are not JSON scalars)
+            raise BadRecordError(row, "the source block's names are not text", _NOT_DEBEZIUM_FIX) from None
+        if known is None:
+            if not where[1] or not where[2]:
+                raise BadRecordError(row, "the change event's source block names no table", _NOT_DEBEZIUM_FIX)
+            known = self._tables[where] = TableId(str(where[1]), str(where[2]))
+        if key is not None:
+            self._check_key(row, str(where[0]), known, key, value)
+        return known
 
     # -- JsonConverter envelopes -------------------------------------------------------------------
     def _envelope(self, row: KafkaRow, data: bytes, part: str) -> tuple[ConnectSchema | None, Any]:
