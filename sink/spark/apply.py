@@ -444,15 +444,8 @@ def _without_repeats(records: list[SourceRecord]) -> list[SourceRecord]:
 
 def kafka_rows(frame: DataFrame) -> list[KafkaRow]:
     """A Kafka source frame's records on the driver, in one Arrow collect (column batches, not a
-    pickled ``Row`` per record).
-
-    Spark's Kafka source makes a task of every topic partition: a job of many small tables is a
-    micro-batch of many small tasks, each with its own scheduling, fetch and Arrow result. The
-    collect reads them in as many tasks as the cluster has cores (``coalesce``: each task reads
-    its partitions one after another, no shuffle), which on 2 cores took a 41-topic micro-batch's
-    collect from 1.9 s to 1.1-1.4 s (medians of 4 micro-batches, measured side by side)."""
-    cores = frame.sparkSession.sparkContext.defaultParallelism  # (fewer partitions: unchanged)
-    table = frame.select("topic", "partition", "offset", "key", "value").coalesce(cores).toArrow()
+    pickled ``Row`` per record)."""
+    table = frame.select("topic", "partition", "offset", "key", "value").toArrow()
     return list(
         map(
             KafkaRow,
