@@ -11,19 +11,18 @@ import orjson
 import pytest
 from deltalake import DeltaTable
 from kafka import KafkaProducer
-from pyspark.sql import SparkSession
 
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
 from sink.spark import SparkSink
-from sink.spark.apply import MicroBatchApplier, apply_settings, kafka_rows
+from sink.spark.apply import MicroBatchApplier, apply_settings
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader
 from sink.spark.settings import SparkSinkSettings
 from tests.kafka_support import KafkaBroker
 from tests.sink.spark_apply_support import ApplyJob, job_properties, table_paths
-from tests.sink.spark_support import Emitter, col, make_table, spark_for_tests
+from tests.sink.spark_support import Emitter, col, make_table
 
 TABLE = make_table(
     "shop",
@@ -35,11 +34,6 @@ TABLE = make_table(
     ],
     primary_key=["id"],
 )
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-apply-input"))
 
 
 def kafka_row(record: ChangeRecord, offset: int, schemas: bool = True) -> KafkaRow:
@@ -296,39 +290,3 @@ def test_events_an_at_least_once_connector_wrote_twice_are_applied_once(
     )
     rows = DeltaTable(current.removeprefix("file:")).to_pyarrow_table().to_pylist()
     assert sorted(r["id"] for r in rows) == [2, 30]
-
-
-@pytest.mark.slow
-def test_a_micro_batch_of_more_topics_than_cores_is_collected_whole_in_as_many_tasks_as_cores(
-    kafka_broker: KafkaBroker, spark: SparkSession
-) -> None:
-    prefix = kafka_broker.unique("many")
-    topics = [f"{prefix}.shop.t{i}" for i in range(5)]
-    producer = KafkaProducer(bootstrap_servers=str(kafka_broker))
-    sent = {(t, n): f"{t}/{n}".encode() for t in topics for n in range(7)}
-    for (topic, n), value in sent.items():
-        producer.send(topic, key=str(n).encode(), value=value, partition=0)
-    producer.flush()
-    producer.close()
-    frame = (
-        spark.read.format("kafka")
-        .option("kafka.bootstrap.servers", str(kafka_broker))
-        .option("subscribe", ",".join(topics))
-        .option("startingOffsets", "earliest")
-        .option("endingOffsets", "latest")
-        .load()
-    )
-    context = spark.sparkContext
-    cores = context.defaultParallelism
-    assert frame.rdd.getNumPartitions() == len(topics) > cores  # Spark's task per topic partition
-    context.setJobGroup(prefix, "the collect")
-    try:
-        rows = kafka_rows(frame)
-    finally:
-        context.setJobGroup("", "")
-    assert sorted((r.topic, r.offset, r.key, r.value) for r in rows) == sorted(
-        (t, n, str(n).encode(), v) for (t, n), v in sent.items()
-    )
-    tracker = context.statusTracker()
-    stages = [s for j in tracker.getJobIdsForGroup(prefix) for s in tracker.getJobInfo(j).stageIds]
-    assert stages and all(tracker.getStageInfo(s).numTasks <= cores for s in stages)
