@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -370,7 +371,10 @@ def run_round(
     def kafka_round() -> None:
         times["kafka"].append(timed(lambda: to_kafka.catch_up(timeout=3600)))
 
-    job_steps = [functools.partial(job_round, name, job) for name, job in jobs.items()]
+    job_steps: list[Callable[[], None]] = [
+        functools.partial(job_round, name, job) for name, job in jobs.items()
+    ]
+    steps: list[Callable[[], None]]
     if round_no % 2 == 0:
         steps = [in_process_round, kafka_round, *job_steps]
     else:
