@@ -20,12 +20,17 @@ both (the fixed cost a batch pays for each table it touches), and the peak RSS o
 Spark's JVM). Data files after 500 commits: ``bench/delta_files.py`` (both write through
 ``SparkSink``, with the same maintenance).
 
+``--baseline-job REV`` also runs the job of git revision REV (a checkout of its own, its own
+process, warehouse and checkpoint) and times it in the same rounds, paused while the others run.
+
     .venv/bin/python bench/spark_apply.py --workload oltp [--rows 40000] [--rounds 2] [--max-offsets 50000]
+        [--baseline-job main]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -36,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +105,14 @@ def timed(step: object) -> float:
 
 
 class Job:
-    def __init__(self, bootstrap: str, tmp: Path, max_offsets: int) -> None:
+    """One ``mysql-cdc spark-apply`` process: this tree's, or (``repo``) another checkout's."""
+
+    def __init__(
+        self, bootstrap: str, tmp: Path, max_offsets: int, repo: Path = REPO, name: str = "job"
+    ) -> None:
         self.bootstrap = bootstrap
+        tmp = tmp / name
+        tmp.mkdir()
         self.checkpoint = tmp / "checkpoint"
         config = tmp / "apply.properties"
         props = {
@@ -121,8 +133,8 @@ class Job:
                 [sys.executable, "-m", "connector.cli", "spark-apply", "--config", str(config)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                cwd=REPO,
-                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+                cwd=repo,
+                env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(repo)},
                 start_new_session=True,
             )
 
@@ -153,7 +165,7 @@ class Job:
                 raise RuntimeError(f"the job exited:\n{self.log.read_text()[-4000:]}")
             if time.monotonic() > deadline:
                 raise RuntimeError("the job did not catch up")
-            time.sleep(0.2)
+            time.sleep(0.02)  # (the in-process catch-up returns the moment it is done)
 
     def pause(self) -> None:
         """SIGSTOP the job (its Python driver and Spark's JVM): it stays warm and reads nothing."""
@@ -226,12 +238,34 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds (alternating order)")
     parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
     parser.add_argument("--job-log", type=Path, help="keep the job's log (its micro-batch phases) here")
+    parser.add_argument(
+        "--baseline-job",
+        metavar="REV",
+        help="also time the job of git revision REV (its own checkout and process) in the same rounds",
+    )
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     options = [*DEFAULT_SERVER_OPTIONS, "--sync-binlog=0", "--innodb-flush-log-at-trx-commit=2"]
     kafka = LocalKafkaCluster(1)
     with LocalMySQLServer(options=options) as server, tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        baseline = None
+        if args.baseline_job is not None:
+            baseline = tmp / "baseline-tree"
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(REPO),
+                    "worktree",
+                    "add",
+                    "--detach",
+                    "--quiet",
+                    str(baseline),
+                    args.baseline_job,
+                ],
+                check=True,
+            )
         kafka.start()
         if args.workload == "oltp":
             create_tables(server, "bench", args.tables)
@@ -263,10 +297,9 @@ def main() -> None:
             5403,
             **{"sink.type": "kafka", "sink.kafka.bootstrap.servers": kafka.bootstrap},
         )
-        job = None
-        sink = None
-        times: dict[str, list[float]] = {"in-process": [], "kafka": [], "job": []}
-        costs = {"in-process": [0, 0.0], "job": [0, 0.0]}  # Delta commits, seconds in the rounds
+        jobs: dict[str, Job] = {}
+        times: dict[str, list[float]] = {"in-process": [], "kafka": []}
+        costs: dict[str, list[Any]] = {"in-process": [0, 0.0]}  # Delta commits, seconds in the rounds
         rss: dict[str, tuple[float, float]] = {}
         changes = 0
         try:
@@ -275,44 +308,79 @@ def main() -> None:
             write(10_000_000, args.warmup)
             for run in (in_process, to_kafka):
                 run.catch_up(timeout=600)
-            job = Job(kafka.bootstrap, tmp, args.max_offsets)
-            job.wait_caught_up()
+            jobs["job"] = Job(kafka.bootstrap, tmp, args.max_offsets)
+            if baseline is not None:
+                jobs[f"job at {args.baseline_job}"] = Job(
+                    kafka.bootstrap, tmp, args.max_offsets, baseline, "base"
+                )
+            for job in jobs.values():
+                job.wait_caught_up()
             sink = next(s for s in in_process.sinks if isinstance(s, SparkSink))
             for round_no in range(args.rounds):
-                job.pause()  # warm, and reads nothing while the Kafka connector writes the range
+                for job in jobs.values():
+                    job.pause()  # warm, and reads nothing while the Kafka connector writes the range
                 changes = write(round_no * 1_000_000, args.rows)
-
-                def in_process_round() -> None:
-                    before = sink.commits_written, sink.delta_seconds
-                    times["in-process"].append(timed(lambda: in_process.catch_up(timeout=3600)))
-                    costs["in-process"][0] += sink.commits_written - before[0]
-                    costs["in-process"][1] += sink.delta_seconds - before[1]
-
-                def job_round() -> None:
-                    times["kafka"].append(timed(lambda: to_kafka.catch_up(timeout=3600)))
-                    before = job.delta_totals()
-                    job.resume()
-                    times["job"].append(timed(job.wait_caught_up))
-                    after = job.delta_totals()
-                    costs["job"][0] += after[0] - before[0]
-                    costs["job"][1] += after[1] - before[1]
-
-                # Alternating which goes first, so neither always gets the quieter half.
-                steps = (in_process_round, job_round) if round_no % 2 == 0 else (job_round, in_process_round)
-                for step in steps:
-                    step()
+                run_round(round_no, in_process, to_kafka, sink, jobs, times, costs)
             rss["in-process"] = (peak_rss_mb(), jvm_peak_rss_mb())
-            rss["job"] = job.peak_rss_mb()
+            for name, job in jobs.items():
+                rss[name] = job.peak_rss_mb()
         finally:
-            if job is not None:
+            for job in jobs.values():
                 job.resume()
                 job.stop()
-                if args.job_log is not None:
-                    shutil.copyfile(job.log, args.job_log)
+            if args.job_log is not None and "job" in jobs:
+                shutil.copyfile(jobs["job"].log, args.job_log)
             in_process.close()
             to_kafka.close()
             kafka.destroy()
+            if baseline is not None:
+                subprocess.run(
+                    ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)], check=False
+                )
     report(args, changes, times, costs, rss)
+
+
+def run_round(
+    round_no: int,
+    in_process: Engine,
+    to_kafka: Engine,
+    sink: SparkSink,
+    jobs: dict[str, Job],
+    times: dict[str, list[float]],
+    costs: dict[str, list[Any]],
+) -> None:
+    """One timed round: the in-process sink's catch-up, the Kafka connector's, then each job's
+    (paused meanwhile); every other round in the reverse order, so none always gets the quieter
+    turn."""
+
+    def in_process_round() -> None:
+        before = sink.commits_written, sink.delta_seconds
+        times["in-process"].append(timed(lambda: in_process.catch_up(timeout=3600)))
+        costs["in-process"][0] += sink.commits_written - before[0]
+        costs["in-process"][1] += sink.delta_seconds - before[1]
+
+    def job_round(name: str, job: Job) -> None:
+        before = job.delta_totals()
+        job.resume()
+        times.setdefault(name, []).append(timed(job.wait_caught_up))
+        after = job.delta_totals()
+        total = costs.setdefault(name, [0, 0.0])
+        total[0] += after[0] - before[0]
+        total[1] += after[1] - before[1]
+
+    def kafka_round() -> None:
+        times["kafka"].append(timed(lambda: to_kafka.catch_up(timeout=3600)))
+
+    job_steps: list[Callable[[], None]] = [
+        functools.partial(job_round, name, job) for name, job in jobs.items()
+    ]
+    steps: list[Callable[[], None]]
+    if round_no % 2 == 0:
+        steps = [in_process_round, kafka_round, *job_steps]
+    else:
+        steps = [kafka_round, *reversed(job_steps), in_process_round]
+    for step in steps:
+        step()
 
 
 def report(
@@ -333,18 +401,19 @@ def report(
     )
     median = {name: statistics.median(values) for name, values in times.items()}
     base = changes / median["in-process"]
+    jobs = [name for name in times if name.startswith("job")]
     rows = [
         ("in-process Delta sink, warm catch-up", median["in-process"]),
         ("connector -> Kafka", median["kafka"]),
-        ("spark-apply job, warm catch-up", median["job"]),
+        *((f"spark-apply {name}, warm catch-up", median[name]) for name in jobs),
         ("Kafka + job, one after the other", median["kafka"] + median["job"]),
     ]
     for name, seconds in rows:
         rate = changes / seconds
-        print(f"  {name:<38} {seconds:8.2f} s  {rate:10,.0f} events/s  {rate / base:6.2f}x in-process")
-    print(
-        f"  job / in-process, per round: {', '.join(f'{b / a:.2f}x' for a, b in zip(times['job'], times['in-process'], strict=True))}"
-    )
+        print(f"  {name:<44} {seconds:8.2f} s  {rate:10,.0f} events/s  {rate / base:6.2f}x in-process")
+    for name in jobs:
+        ratios = (f"{b / a:.2f}x" for a, b in zip(times[name], times["in-process"], strict=True))
+        print(f"  {name} / in-process, per round: {', '.join(ratios)}")
     for name, (commits, seconds) in costs.items():
         if commits:
             print(

@@ -18,13 +18,14 @@ to fix.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from mysql_cdc_base.connect import ConnectSchema, schema_from_json
-from mysql_cdc_base.position import SourceOffset
+from mysql_cdc_base.position import SourceOffset, binlog_file_key
 from mysql_cdc_base.records import ChangeRecord, RecordKind
 from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
@@ -35,6 +36,7 @@ SCHEMA_CHANGE = "io.debezium.connector.mysql.SchemaChangeValue"
 SKIPPED_SCHEMAS = frozenset(
     {"io.debezium.connector.common.TransactionMetadataValue", "io.debezium.connector.common.Heartbeat"}
 )
+_OPS = ("c", "r", "u", "d", "t")
 _SCHEMA_HEAD = b'{"schema":'
 _PAYLOAD_HEAD = b',"payload":'
 
@@ -87,6 +89,7 @@ class RecordReader:
     def __init__(self) -> None:
         self._schemas: dict[bytes, ConnectSchema] = {}
         self._keys: dict[tuple[str, TableId], ConnectSchema] = {}
+        self._tables: dict[tuple[Any, Any, Any], TableId] = {}  # (source.name, db, table)
 
     def read(self, row: KafkaRow) -> SourceRecord | None:
         """The record, or None for what only moves offsets (tombstones, heartbeats, transaction
@@ -115,15 +118,11 @@ class RecordReader:
         key_schema, key = (None, None) if row.key is None else self._envelope(row, row.key, "key")
         table_id = None
         if kind is RecordKind.DATA:
-            if value.get("op") not in ("c", "r", "u", "d", "t"):
+            if value.get("op") not in _OPS:
                 raise BadRecordError(
                     row, f"the change event has no valid op ({value.get('op')!r})", _NOT_DEBEZIUM_FIX
                 )
-            if not source.get("db") or not source.get("table"):
-                raise BadRecordError(row, "the change event's source block names no table", _NOT_DEBEZIUM_FIX)
-            table_id = TableId(str(source["db"]), str(source["table"]))
-            if key_schema is not None:
-                self._check_key(row, str(source["name"]), table_id, key_schema, value_schema)
+            table_id = self._table_of(row, source, key_schema, value_schema)
         offset, order = _position(row, kind, value, source)
         record = ChangeRecord(
             topic=row.topic,
@@ -137,6 +136,24 @@ class RecordReader:
             table_id=table_id,
         )
         return SourceRecord(str(source["name"]), order, record)
+
+    def _table_of(
+        self, row: KafkaRow, source: dict[str, Any], key: ConnectSchema | None, value: ConnectSchema
+    ) -> TableId:
+        """The change event's table (one ``TableId`` object per connector and table), its key
+        schema checked when it is not the one last seen."""
+        where = (source["name"], source.get("db"), source.get("table"))
+        try:
+            known = self._tables.get(where)
+        except TypeError:  # (names that are not JSON scalars)
+            raise BadRecordError(row, "the source block's names are not text", _NOT_DEBEZIUM_FIX) from None
+        if known is None:
+            if not where[1] or not where[2]:
+                raise BadRecordError(row, "the change event's source block names no table", _NOT_DEBEZIUM_FIX)
+            known = self._tables[where] = TableId(str(where[1]), str(where[2]))
+        if key is not None:
+            self._check_key(row, str(where[0]), known, key, value)
+        return known
 
     # -- JsonConverter envelopes -------------------------------------------------------------------
     def _envelope(self, row: KafkaRow, data: bytes, part: str) -> tuple[ConnectSchema | None, Any]:
@@ -216,21 +233,32 @@ def _position(
     row: KafkaRow, kind: RecordKind, value: dict[str, Any], source: dict[str, Any]
 ) -> tuple[SourceOffset | None, tuple[Any, ...]]:
     """The record's rebuilt source offset and its sort key among its connector's records."""
-    file = str(source.get("file") or "")
+    file = source.get("file") or ""
     try:
         pos = int(source.get("pos") or 0)
         src_row = int(source.get("row") or 0)
-        server_id = int(source["server_id"]) if source.get("server_id") is not None else None
+        server_id = source.get("server_id")
+        if server_id is not None:
+            server_id = int(server_id)
     except (TypeError, ValueError):
         raise BadRecordError(row, "the source block's pos/row are not numbers", _NOT_DEBEZIUM_FIX) from None
-    snapshot = str(source.get("snapshot") or "false").lower() != "false"
-    rank = 0 if kind is RecordKind.SCHEMA_CHANGE else 1
+    snapshot = source.get("snapshot")
+    in_snapshot = bool(snapshot) and str(snapshot).lower() != "false"
     if kind is RecordKind.SCHEMA_CHANGE:
-        event, seq = (0 if snapshot else 1), 0
-    elif snapshot:
-        event, seq = 0, row.offset + 1
+        rank, event, seq = 0, (0 if in_snapshot else 1), 0
+    elif in_snapshot:
+        rank, event, seq = 1, 0, row.offset + 1
     else:
-        event, seq = 1, 2 * src_row + (1 if value.get("op") != "d" else 0) + 1
-    offset = SourceOffset(file, pos, event=event, row=seq, server_id=server_id) if file else None
-    key = offset.position_key if offset is not None else ("", 0, 0, 0, 0)
-    return offset, (*key, rank, row.topic, row.partition, row.offset)
+        rank, event, seq = 1, 1, 2 * src_row + (1 if value.get("op") != "d" else 0) + 1
+    if not file:
+        return None, ("", 0, 0, 0, 0, rank, row.topic, row.partition, row.offset)
+    file = str(file)
+    offset = SourceOffset(file, pos, event=event, row=seq, server_id=server_id)
+    base, number = _file_key(file)
+    return offset, (base, number, pos, event, seq, rank, row.topic, row.partition, row.offset)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_key(file: str) -> tuple[str, int]:
+    """``binlog_file_key``, once per binlog file name (every record of a file names it)."""
+    return binlog_file_key(file)

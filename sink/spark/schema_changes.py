@@ -30,8 +30,10 @@ from typing import Any
 
 from ddl.history.serialize import parse_quoted_table_id
 from mysql_cdc_base.connect import ConnectSchema
+from mysql_cdc_base.position import SourceOffset
 from mysql_cdc_base.records import RecordKind
 from mysql_cdc_base.table_id import TableId
+from sink.spark.commits import is_replay
 from sink.spark.kafka_records import BadRecordError, KafkaRow, RecordReader, SourceRecord
 from sink.spark.sink import SparkSink
 from sink.spark_mapping import row_schema_of
@@ -121,6 +123,7 @@ class SchemaChanges:
         """The events that lack columns of their table's current-state table (as it stands after
         the events before them); events the table already holds (replays) do not count."""
         columns: dict[TableId, frozenset[str] | None] = {}
+        held: dict[TableId, SourceOffset | None] = {}  # looked up once per table, not per event
         previous: dict[TableId, tuple[Any, ...]] = {}
         out = []
         for s in records:
@@ -129,7 +132,8 @@ class SchemaChanges:
                 continue
             if table_id not in columns:
                 columns[table_id] = sink.current_columns(table_id)
-            if sink.holds(table_id, record.offset, current_only=True):
+                held[table_id] = sink.current_offset(table_id)
+            if is_replay(record.offset, held[table_id]):
                 continue
             mine = self._columns_of(record.value_schema)
             known = columns[table_id]

@@ -196,6 +196,13 @@ class SparkSink(Recovery, RecordHandlers, Sink):
             schema = self._state_for(table_id).current_schema
             return None if schema is None else frozenset(f.name.lower() for f in schema.fields)
 
+    def current_offset(self, table_id: TableId) -> SourceOffset | None:
+        """The offset of the last event the table's current-state Delta table holds (events at or
+        before it are replays: ``commits.is_replay``)."""
+        with self._lock:
+            self._recover()
+            return self._state_for(table_id).current_offset
+
     def holds(self, table_id: TableId, offset: SourceOffset | None, current_only: bool = False) -> bool:
         """Does the table's current-state Delta table (and, unless ``current_only``, its changelog)
         hold the event at ``offset`` already (a replay)?"""

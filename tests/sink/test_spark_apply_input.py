@@ -101,6 +101,16 @@ def test_a_key_column_whose_type_changes_incompatibly_is_named() -> None:
     )
 
 
+def test_a_change_event_whose_source_block_names_its_table_with_no_text_is_named() -> None:
+    record = change_records()[2]
+    for db in ({"not": "text"}, ""):
+        value = orjson.loads(record.value_bytes() or b"")
+        value["payload"]["source"]["db"] = db
+        with pytest.raises(BadRecordError) as err:
+            RecordReader().read(KafkaRow(record.topic, 0, 5, record.key_bytes(), orjson.dumps(value)))
+        assert "offset 5" in str(err.value) and "source block" in str(err.value)
+
+
 BAD_VALUES = {
     "no-schema": lambda r: (r.key_bytes(False), r.value_bytes(False), "value.converter.schemas.enable=true"),
     "not-json": lambda r: (r.key_bytes(), b"hello, not json", "is not JSON"),
