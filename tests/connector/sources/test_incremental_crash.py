@@ -135,12 +135,14 @@ def test_sigkill_mid_incremental_snapshot_resumes_from_the_last_stored_chunk(tmp
         }
         assert state == expected
 
-        # Resumed, not restarted: the first snapshot row after the restart follows the stored key.
+        # Resumed, not restarted: every snapshot row after the restart follows the stored key. What
+        # is read again is what was emitted after the last stored offset (at least once): about
+        # offset.flush.interval.ms of the stream's rate, so its size follows the machine's speed and
+        # is printed, not bounded; starting over would read again the third of the table stored.
         after = [p["after"]["id"] for p in payloads(lines[before_kill:], "t") if p["op"] == "r"]
-        assert after and after[0] > resumed_after >= ROWS // 3
+        assert after and min(after) > resumed_after >= ROWS // 3
         before = [p["after"]["id"] for p in payloads(lines[:before_kill], "t") if p["op"] == "r"]
         reread = len([i for i in after if i <= max(before)])
-        assert reread <= 4 * CHUNK, f"{reread} rows were read again after the restart"
         print(
             f"rows read again after the restart: {reread} (stored key {resumed_after}, last emitted before the kill {max(before)})"
         )
