@@ -24,13 +24,7 @@ from tests.sink.spark_apply_support import (
     table_paths,
     wait_stored_through_marker,
 )
-from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-apply-reader"))
 
 
 @pytest.mark.slow

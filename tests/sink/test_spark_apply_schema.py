@@ -31,15 +31,10 @@ from tests.sink.spark_apply_support import (
     job_properties,
     table_paths,
 )
-from tests.sink.spark_support import Emitter, col, make_table, new_sink, spark_for_tests
+from tests.sink.spark_support import Emitter, col, make_table, new_sink
 
 BIG = 2**40  # only fits the retyped column (INT -> BIGINT)
 PADDING_TABLES = 16
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-apply-schema"))
 
 
 def stream_schema_changes(server: Any, db: str, engine: Engine) -> None:

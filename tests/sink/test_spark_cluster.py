@@ -26,15 +26,9 @@ from mysql_cdc_base.table_id import TableId
 from sink.spark import settings_from_config
 from tests.sink.connector_process import ConnectorProcess
 from tests.sink.spark_cluster import SparkCluster
-from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
 
 KEYED = ("accounts", "ledger", "places")
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-cluster-reader"))
 
 
 def emitted(jsonl: Path, db: str) -> dict[str, list[tuple[Any, ...]]]:

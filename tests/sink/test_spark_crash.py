@@ -49,16 +49,10 @@ from tests.sink.spark_crash_support import (
     snapshot_complete,
     spark_props,
 )
-from tests.sink.spark_support import spark_for_tests
 
 # The snapshot spans four Spark commits (sink.spark.batch.max.events=500): enough to be killed
 # after its first and resume; more rows only lengthen every catch-up.
 PREFILL_A, PREFILL_B = 1500, 300
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-crash"))
 
 
 def kill_at_random(proc: Any, wh: Path, log: Path, rng: random.Random) -> None:

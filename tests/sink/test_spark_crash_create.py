@@ -26,12 +26,6 @@ from tests.sink.spark_crash_support import (
     snapshot_done,
     spark_props,
 )
-from tests.sink.spark_support import spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-crash-create"))
 
 
 @pytest.mark.slow

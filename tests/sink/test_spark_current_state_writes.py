@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
-import pytest
 from pyspark.sql import SparkSession
 
 from ddl.model import JdbcType
-from tests.sink.spark_support import Emitter, col, make_table, new_sink, spark_for_tests
+from tests.sink.spark_support import Emitter, col, make_table, new_sink
 
 J = JdbcType
 ITEMS = make_table(
@@ -21,11 +20,6 @@ ITEMS = make_table(
     [col("id", "INT", J.INTEGER, optional=False), col("qty", "INT", J.INTEGER)],
     primary_key=["id"],
 )
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-append"))
 
 
 def operations(spark: SparkSession, warehouse: Path) -> list[tuple[str, str | None]]:

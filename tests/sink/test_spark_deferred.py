@@ -32,12 +32,7 @@ from tests.sink.spark_orders import (
     random_order,
     workload,
 )
-from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-deferred"))
+from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink
 
 
 @pytest.mark.timeout(1800)  # three sinks on a loaded machine

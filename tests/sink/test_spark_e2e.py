@@ -13,7 +13,6 @@ import io
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pyspark.sql import SparkSession
 
 from connector.cli.verify import run_verify
@@ -24,13 +23,7 @@ from sink.memory import MemorySink
 from sink.spark import SparkSink
 from sink.spark.session import delta_jars
 from tests.sink.delta_readers import read_with_delta_rs, read_with_plain_pyspark
-from tests.sink.spark_support import spark_for_tests
 from tests.sink.spark_workload import TABLES, Workload
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-e2e"))
 
 
 def changelog_of(spark: SparkSession, db: str, table: str) -> list[tuple[Any, ...]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 
 from connector.config import ConnectorConfig
@@ -16,12 +15,7 @@ from ddl.model import ChangeType
 from sink.spark import SparkSink
 from sink.spark.settings import settings_from_config
 from tests.sink.spark_orders import J
-from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-field-names"))
+from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table
 
 
 def test_delta_columns_are_the_adjusted_field_names(spark: SparkSession, tmp_path: Path) -> None:

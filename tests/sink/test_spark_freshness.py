@@ -15,12 +15,7 @@ from sink.base import SinkError
 from sink.spark.writer import DeltaWriter
 from sink.spark_reader import current_state_of_changelog
 from tests.sink.spark_orders import Model, current_rows, workload
-from tests.sink.spark_support import Emitter, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-freshness"))
+from tests.sink.spark_support import Emitter, new_sink
 
 
 def from_changelog(spark: SparkSession, wh: Path) -> list[tuple[Any, ...]]:

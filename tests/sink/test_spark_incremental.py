@@ -8,7 +8,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 
 from connector.cli.verify import run_verify
@@ -18,14 +17,8 @@ from connector.testing.local_server import MySQLServerHandle
 from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, read_current_state
 from tests.connector.incremental_support import fill, grant_signal_table, race_writer, send_signal
-from tests.sink.spark_support import spark_for_tests
 
 ROWS = 20_000
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-incremental"))
 
 
 def test_incremental_snapshot_racing_with_writers_leaves_spark_equal_to_mysql(

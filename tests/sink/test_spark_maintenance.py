@@ -27,12 +27,7 @@ from tests.sink.spark_orders import (
     random_order,
     workload,
 )
-from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-maintenance"))
+from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink
 
 
 def active_files(spark: SparkSession, path: Path) -> int:

@@ -52,7 +52,7 @@ from sink.spark_mapping import (
     widen,
 )
 from sink.spark_reader import debezium_changelog, read_jsonl_values
-from tests.sink.spark_support import Emitter, col, make_table, spark_for_tests, utc
+from tests.sink.spark_support import Emitter, col, make_table, utc
 
 J = JdbcType
 TYPES = make_table(
@@ -188,11 +188,6 @@ EXPECTED_TYPES = {
         ]
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-reader"))
 
 
 def normalise(row: dict[str, Any]) -> dict[str, Any]:

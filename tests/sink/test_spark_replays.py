@@ -28,12 +28,7 @@ from tests.sink.spark_orders import (
     random_order,
     workload,
 )
-from tests.sink.spark_support import Emitter, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-replays"))
+from tests.sink.spark_support import Emitter, new_sink
 
 
 def test_a_second_crash_after_a_shorter_replay_still_skips_what_each_table_holds(

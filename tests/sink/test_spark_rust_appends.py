@@ -19,12 +19,7 @@ from sink.spark.commits import CommitMeta
 from sink.spark.rust_appends import local_path
 from sink.spark.settings import settings_from_config
 from tests.sink.spark_orders import J, Model, changelog_ids, current_rows, data_ids, workload
-from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-rust-appends"))
+from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table, new_sink
 
 
 def append_engines(path: Path) -> list[str]:

@@ -22,12 +22,7 @@ from sink.spark.commits import CommitMeta
 from sink.spark.rust_merges import key_predicate
 from sink.spark.settings import settings_from_config
 from tests.sink.spark_orders import Model, current_rows, workload
-from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-rust-merges"))
+from tests.sink.spark_support import BASE_PROPS, Emitter, new_sink
 
 
 def commits(path: Path) -> list[dict[str, Any]]:

@@ -37,12 +37,7 @@ from tests.sink.spark_orders import (
     random_order,
     workload,
 )
-from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table, new_sink, spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-sink"))
+from tests.sink.spark_support import BASE_PROPS, Emitter, col, make_table, new_sink
 
 
 def test_tables_follow_the_events_batch_by_batch(spark: SparkSession, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import pytest
 from pyspark.sql import SparkSession
 
 from connector.cli.snapshot import snapshot_command
@@ -17,12 +16,6 @@ from connector.config import ConnectorConfig
 from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from sink.spark import SparkSink
-from tests.sink.spark_support import spark_for_tests
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-table-filters"))
 
 
 def delta_tables(wh: Path) -> set[str]:

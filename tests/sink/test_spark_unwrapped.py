@@ -18,7 +18,6 @@ from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink, SparkSinkSettings, read_current_state
 from sink.spark_mapping import METADATA_NAMES
 from sink.spark_reader import debezium_changelog, read_jsonl_values
-from tests.sink.spark_support import spark_for_tests
 
 UNWRAP = "io.debezium.transforms.ExtractNewRecordState"
 MODES = {
@@ -26,11 +25,6 @@ MODES = {
     "tombstone": {},
     "delete-to-tombstone": {"delete.tombstone.handling.mode": "delete-to-tombstone"},
 }
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-unwrapped"))
 
 
 @pytest.mark.parametrize("mode", list(MODES))

@@ -14,7 +14,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pyspark.sql import SparkSession
 
 from connector.cli.verify import column_rule, run_verify
@@ -23,7 +22,6 @@ from connector.engine import Engine
 from connector.testing.local_server import MySQLServerHandle
 from mysql_cdc_base.table_id import TableId
 from sink.spark import SparkSink
-from tests.sink.spark_support import spark_for_tests
 
 DDL = """CREATE TABLE allt (
   id INT PRIMARY KEY,
@@ -80,11 +78,6 @@ def row_sql(rng: random.Random, key: int) -> str:
         )
         + ")"
     )
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> SparkSession:
-    return spark_for_tests(tmp_path_factory.mktemp("spark-verify"))
 
 
 def config_for(server: MySQLServerHandle, db: str, tmp: Path) -> ConnectorConfig:
