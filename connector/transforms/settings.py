@@ -1,8 +1,8 @@
 """The SMTs' typed settings, parsed once from each transform's options (``transforms.<alias>.*``;
-an error names the full key): ``PluginSettings`` (``type``), ``StepSettings`` (``predicate``,
-``negate``), ``UnwrapSettings`` (``ExtractNewRecordState``),
+an error names the full key): ``UnwrapSettings`` (``ExtractNewRecordState``),
 ``RouterSettings`` (``ByLogicalTableRouter``), and Kafka's ``RegexRouterSettings`` and
-``ReplaceFieldSettings``."""
+``ReplaceFieldSettings``. Every plugin's own ``type``, ``predicate`` and ``negate`` are read by
+``connector.transforms.plugins``."""
 
 from __future__ import annotations
 
@@ -16,36 +16,6 @@ from mysql_cdc_base.errors import ConfigError
 
 UNWRAP_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
 DEFAULT_KEY_FIELD = "__dbz__physicalTableIdentifier"
-
-
-@dataclass(frozen=True)
-class PluginSettings:
-    """``<alias>.type``: the class of a transform, predicate or converter (required)."""
-
-    class_name: str
-
-    @classmethod
-    def from_options(cls, options: Options, kind: str, alias: str) -> PluginSettings:
-        class_name = options.get("type")
-        if not class_name:
-            raise ConfigError(options.key("type"), f"is required: the class of {kind} {alias!r}")
-        return cls(class_name)
-
-
-@dataclass(frozen=True)
-class StepSettings:
-    """A transform's ``predicate`` (an alias listed in ``predicates``, or None) and ``negate``;
-    ``negate`` without a predicate is refused."""
-
-    predicate: str | None
-    negate: bool
-
-    @classmethod
-    def from_options(cls, options: Options) -> StepSettings:
-        predicate = options.get("predicate") or None
-        if predicate is None and options.get("negate") is not None:
-            raise ConfigError(options.key("negate"), "is set but the transform has no predicate")
-        return cls(predicate, options.get_bool("negate", False))
 
 
 @dataclass(frozen=True)
