@@ -25,7 +25,7 @@ from mysql_cdc_base.properties import (
     list_of,
     text_of,
 )
-from sink.kafka.settings import KAFKA_SINK_PROPERTIES
+from sink.kafka.properties import KAFKA_SINK_PROPERTIES
 
 _SPECS = by_name(EVENT_PROPERTIES, SIGNAL_PROPERTIES, KAFKA_SINK_PROPERTIES)
 # The Kafka signal channel's consumer settings (pass-through: Kafka's own names under the prefix).
