@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pymysql
 
@@ -111,8 +111,7 @@ def order_tables(
     return list(ordered)
 
 
-@dataclass(frozen=True)
-class SnapshotSummary:
+class SnapshotSummary(NamedTuple):
     position: BinlogPosition
     rows: Mapping[TableId, int]
     schema_statements: int

@@ -33,7 +33,8 @@ from connector.transforms.base import (
     TransformError,
     options_under,
 )
-from connector.transforms.plugins import PluginRegistry, StepSettings, build_plugin
+from connector.transforms.plugins import PluginRegistry, build_plugin
+from connector.transforms.settings import StepSettings
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import split_list
 from mysql_cdc_base.records import ChangeRecord

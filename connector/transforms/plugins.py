@@ -9,40 +9,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from connector.transforms.base import Options
+from connector.transforms.settings import PluginSettings
 from mysql_cdc_base.errors import ConfigError
 
 _Plugin = TypeVar("_Plugin")
-
-
-class PluginSettings(NamedTuple):
-    """``<alias>.type``: the class of a transform, predicate or converter (required)."""
-
-    class_name: str
-
-    @classmethod
-    def from_options(cls, options: Options, kind: str, alias: str) -> PluginSettings:
-        class_name = options.get("type")
-        if not class_name:
-            raise ConfigError(options.key("type"), f"is required: the class of {kind} {alias!r}")
-        return cls(class_name)
-
-
-class StepSettings(NamedTuple):
-    """A transform's ``predicate`` (an alias listed in ``predicates``, or None) and ``negate``;
-    ``negate`` without a predicate is refused."""
-
-    predicate: str | None
-    negate: bool
-
-    @classmethod
-    def from_options(cls, options: Options) -> StepSettings:
-        predicate = options.get("predicate") or None
-        if predicate is None and options.get("negate") is not None:
-            raise ConfigError(options.key("negate"), "is set but the transform has no predicate")
-        return cls(predicate, options.get_bool("negate", False))
 
 
 class PluginRegistry(MutableMapping[str, Callable[[Options], _Plugin]]):

@@ -1,15 +1,15 @@
 """The SMTs' typed settings, parsed once from each transform's options (``transforms.<alias>.*``;
-an error names the full key): ``UnwrapSettings`` (``ExtractNewRecordState``),
+an error names the full key): ``PluginSettings`` (``type``), ``StepSettings`` (``predicate``,
+``negate``), ``UnwrapSettings`` (``ExtractNewRecordState``),
 ``RouterSettings`` (``ByLogicalTableRouter``), and Kafka's ``RegexRouterSettings`` and
-``ReplaceFieldSettings``. Every plugin's own ``type``, ``predicate`` and ``negate`` are read by
-``connector.transforms.plugins``."""
+``ReplaceFieldSettings``."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from connector.transforms.base import Options, java_replacement
 from mysql_cdc_base.errors import ConfigError
@@ -18,8 +18,35 @@ UNWRAP_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delet
 DEFAULT_KEY_FIELD = "__dbz__physicalTableIdentifier"
 
 
-@dataclass(frozen=True)
-class UnwrapSettings:
+class PluginSettings(NamedTuple):
+    """``<alias>.type``: the class of a transform, predicate or converter (required)."""
+
+    class_name: str
+
+    @classmethod
+    def from_options(cls, options: Options, kind: str, alias: str) -> PluginSettings:
+        class_name = options.get("type")
+        if not class_name:
+            raise ConfigError(options.key("type"), f"is required: the class of {kind} {alias!r}")
+        return cls(class_name)
+
+
+class StepSettings(NamedTuple):
+    """A transform's ``predicate`` (an alias listed in ``predicates``, or None) and ``negate``;
+    ``negate`` without a predicate is refused."""
+
+    predicate: str | None
+    negate: bool
+
+    @classmethod
+    def from_options(cls, options: Options) -> StepSettings:
+        predicate = options.get("predicate") or None
+        if predicate is None and options.get("negate") is not None:
+            raise ConfigError(options.key("negate"), "is set but the transform has no predicate")
+        return cls(predicate, options.get_bool("negate", False))
+
+
+class UnwrapSettings(NamedTuple):
     """``delete.tombstone.handling.mode``, ``route.by.field``, and the ``add.fields`` /
     ``add.headers`` references (unparsed) with their prefixes."""
 
@@ -42,8 +69,7 @@ class UnwrapSettings:
         )
 
 
-@dataclass(frozen=True)
-class RouterSettings:
+class RouterSettings(NamedTuple):
     """``topic.regex`` / ``topic.replacement`` (Java groups translated), ``key.enforce.uniqueness``,
     ``key.field.name`` and ``key.field.regex`` / ``key.field.replacement``. Only
     ``schema.name.adjustment.mode=none`` is accepted (schema names are the new topic's)."""
@@ -77,8 +103,7 @@ class RouterSettings:
         )
 
 
-@dataclass(frozen=True)
-class RegexRouterSettings:
+class RegexRouterSettings(NamedTuple):
     """``regex`` (matching the whole topic) and ``replacement`` (Java groups translated)."""
 
     pattern: re.Pattern[str]
@@ -91,8 +116,7 @@ class RegexRouterSettings:
         return cls(pattern, java_replacement(options.require("replacement")))
 
 
-@dataclass(frozen=True)
-class ReplaceFieldSettings:
+class ReplaceFieldSettings(NamedTuple):
     """``exclude`` (or Kafka's older ``blacklist``), ``include`` (or ``whitelist``) and ``renames``
     (``old:new`` pairs; a malformed pair is an error naming ``renames``)."""
 
@@ -125,8 +149,7 @@ def _insert_spec(options: Options, name: str) -> tuple[str, bool] | None:
     return text.removesuffix("?"), False
 
 
-@dataclass(frozen=True)
-class InsertFieldSettings:
+class InsertFieldSettings(NamedTuple):
     """``topic.field``, ``partition.field`` and ``static.field`` as (name, required), and
     ``static.value``. ``offset.field`` and ``timestamp.field`` are refused (a source connector's
     record has neither)."""
