@@ -20,8 +20,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.event import ExecuteLoadQueryEvent, NotImplementedEvent
@@ -208,8 +207,7 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
 
 
-@dataclass(frozen=True)
-class EventGuard:
+class EventGuard(NamedTuple):
     """Applies the failure handling mode to an unsafe event."""
 
     mode: str = "fail"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pymysql.protocol import MysqlPacket
 from pymysqlreplication.event import NotImplementedEvent
@@ -154,8 +154,7 @@ def _net_field_length(data: bytes, at: int) -> tuple[int, int]:
     return int.from_bytes(data[at + 1 : at + 1 + width], "little"), at + 1 + width
 
 
-@dataclass(frozen=True, slots=True)
-class PayloadHeader:
+class PayloadHeader(NamedTuple):
     payload_size: int
     compression_type: int
     uncompressed_size: int | None
