@@ -29,8 +29,8 @@ needs only LOCK TABLES, so it also works for the users that were refused the glo
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-import pickle
 import re
 import threading
 import time
@@ -159,7 +159,7 @@ class Snapshotter:
         reader_connect: Connect | None = None,
     ) -> None:
         self.settings = settings
-        self._reader_connect = reader_connect or (connect if _picklable(connect) else None)
+        self._given_reader_connect = reader_connect
         self._connect = connect
         self.is_captured = is_captured
         self.flavor = flavor
@@ -372,6 +372,13 @@ class Snapshotter:
             self._unlock(cur, state)
         main.rollback()
         return statements
+
+    @functools.cached_property
+    def _reader_connect(self) -> Connect | None:
+        """``reader_connect``, else ``connect`` when it can be pickled: decided when a chunked
+        snapshot first asks (pickle is loaded then, not at every start: issue 41)."""
+        given = self._given_reader_connect
+        return given or (self._connect if _picklable(self._connect) else None)
 
     # -- steps -------------------------------------------------------------------------------------
     def _chunked(self) -> bool:
@@ -589,6 +596,8 @@ class Snapshotter:
 
 
 def _picklable(value: object) -> bool:
+    import pickle  # noqa: PLC0415 - see Snapshotter._reader_connect
+
     try:
         pickle.dumps(value)
     except Exception:  # closures, lambdas, bound methods of unpicklable objects: all mean "no"

@@ -156,6 +156,7 @@ RUN_PATH_DEFERRED = (
     "sink.spark.settings",
     "difflib",  # the "did you mean" of an unknown key (connector.config_files)
     "zstandard",  # a compressed transaction's payload (connector.binlog.packets)
+    "pickle",  # whether a chunked snapshot's readers can take the connect function (snapshot.snapshotter)
 )
 
 
