@@ -275,3 +275,26 @@ def test_a_commands_own_parser_parses_and_helps_as_the_whole_parser(
 def test_an_unknown_command_gets_the_whole_parser() -> None:
     parser = build_parser("no-such-command")
     assert sorted(parser._subparsers._group_actions[0].choices) == sorted(COMMAND_GROUPS)  # type: ignore[union-attr]
+
+
+BUILT_IN_TRANSFORM_ON_FIRST_USE = (
+    "import sys\n"
+    "from connector.transforms import TRANSFORMS, build_chain\n"
+    "loaded = lambda: 'connector.transforms.unwrap' in sys.modules\n"
+    "print(loaded(), len(TRANSFORMS))\n"
+    "chain = build_chain({'transforms': 'unwrap', "
+    "'transforms.unwrap.type': 'io.debezium.transforms.ExtractNewRecordState'})\n"
+    "print(loaded(), type(chain.steps[0].transform).__name__)\n"
+)
+
+
+def test_a_built_in_transform_is_imported_when_a_configuration_names_it() -> None:
+    # Issue 41: the registry lists every built-in class by name without importing its module; the
+    # first configuration naming one imports it and builds the transform.
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_IN_TRANSFORM_ON_FIRST_USE], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = done.stdout.splitlines()
+    assert before == "False 12"
+    assert after == "True ExtractNewRecordState"
