@@ -39,8 +39,8 @@ from mysql_cdc_base.properties import (
     split_list,
 )
 from sink.jsonl import JSONL_PROPERTIES
-from sink.kafka.settings import KAFKA_SINK_PROPERTIES
-from sink.spark.settings import SPARK_SINK_PROPERTIES
+from sink.kafka.properties import KAFKA_SINK_PROPERTIES
+from sink.spark.properties import SPARK_SINK_PROPERTIES
 from snapshot.settings import SNAPSHOT_PROPERTIES
 
 log = logging.getLogger(__name__)

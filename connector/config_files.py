@@ -8,7 +8,6 @@ with a message naming the formats that are read, rather than being parsed as pro
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -124,6 +123,9 @@ def _yaml(path: Path, text: str) -> dict[str, str]:
 
 def did_you_mean(key: str, known: Iterable[str]) -> str:
     """`` (did you mean x?)`` for the closest known key, or '' when none is close."""
+    # Imported here: only an unknown key needs it (issue 41: time to the first event).
+    import difflib  # noqa: PLC0415
+
     matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     return f" (did you mean {matches[0]}?)" if matches else ""
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
+from typing import NamedTuple
 
 
 class JdbcType:
@@ -107,8 +108,7 @@ class TypeAttributes:
     collation: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class IntegerFacts:
+class IntegerFacts(NamedTuple):
     """An integer type's storage: bytes, the binlog's field type code (``enum_field_types``) and the
     Connect schema type Debezium 3.6 gives it signed and unsigned (None: BIGINT UNSIGNED follows
     ``bigint.unsigned.handling.mode``)."""

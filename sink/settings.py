@@ -3,15 +3,14 @@ theirs in ``sink/kafka/settings.py`` and ``sink/spark/settings.py``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from mysql_cdc_base.connect import schemas_enabled
 from sink.base import SinkConfig
 
 
-@dataclass(frozen=True)
-class JsonlSettings:
+class JsonlSettings(NamedTuple):
     """``sink.jsonl.path`` (default ``<data.dir>/events.jsonl``) and whether keys and values carry
     their schemas (``key.converter.schemas.enable``, ``value.converter.schemas.enable``)."""
 

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from mysql_cdc_base.properties import (
     Property,
@@ -373,8 +374,7 @@ def _selected(config: PropertySource, key: str) -> bool:
     return (text_of(config, _DECLARED[key]) or "").strip().lower() == "custom"
 
 
-@dataclass(frozen=True)
-class Plugins:
+class Plugins(NamedTuple):
     """The plugins the ``custom`` modes name (None where the mode is built in)."""
 
     snapshotter: Snapshotter | None = None

@@ -29,15 +29,15 @@ needs only LOCK TABLES, so it also works for the users that were refused the glo
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-import pickle
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pymysql
 
@@ -111,8 +111,7 @@ def order_tables(
     return list(ordered)
 
 
-@dataclass(frozen=True)
-class SnapshotSummary:
+class SnapshotSummary(NamedTuple):
     position: BinlogPosition
     rows: Mapping[TableId, int]
     schema_statements: int
@@ -160,7 +159,7 @@ class Snapshotter:
         reader_connect: Connect | None = None,
     ) -> None:
         self.settings = settings
-        self._reader_connect = reader_connect or (connect if _picklable(connect) else None)
+        self._given_reader_connect = reader_connect
         self._connect = connect
         self.is_captured = is_captured
         self.flavor = flavor
@@ -373,6 +372,13 @@ class Snapshotter:
             self._unlock(cur, state)
         main.rollback()
         return statements
+
+    @functools.cached_property
+    def _reader_connect(self) -> Connect | None:
+        """``reader_connect``, else ``connect`` when it can be pickled: decided when a chunked
+        snapshot first asks (pickle is loaded then, not at every start: issue 41)."""
+        given = self._given_reader_connect
+        return given or (self._connect if _picklable(self._connect) else None)
 
     # -- steps -------------------------------------------------------------------------------------
     def _chunked(self) -> bool:
@@ -590,6 +596,8 @@ class Snapshotter:
 
 
 def _picklable(value: object) -> bool:
+    import pickle  # noqa: PLC0415 - see Snapshotter._reader_connect
+
     try:
         pickle.dumps(value)
     except Exception:  # closures, lambdas, bound methods of unpicklable objects: all mean "no"

@@ -19,8 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol, cast, runtime_checkable
 
 from mysql_cdc_base.table_id import TableId
 from snapshot.errors import SnapshotConfigError
@@ -110,8 +109,7 @@ class SnapshotLock(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class PluginKind:
+class PluginKind(NamedTuple):
     """One of the three SPI interfaces: where its plugins are named and found."""
 
     key: str  # the property naming the plugin

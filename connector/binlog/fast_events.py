@@ -25,7 +25,7 @@ import dataclasses
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pymysqlreplication import binlogstream as library_stream
 from pymysqlreplication import event as library_event
@@ -193,8 +193,7 @@ _PARSES: dict[int, Callable[[bytes, int, Stream, int], Parsed]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     """The reader's settings the fast path reads, checked once for a run of events
     (``settings``): the table map, control connection and server version, and ``Stream``."""
 

@@ -23,8 +23,7 @@ from __future__ import annotations
 import struct
 import uuid as uuid_module
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from connector.errors import ReplicationError
 from mysql_cdc_base.position import GtidSet
@@ -39,8 +38,7 @@ class GtidEventError(ReplicationError):
     """A GTID event body that cannot be decoded (the message names the field and byte offset)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TaggedGtid:
+class TaggedGtid(NamedTuple):
     """A decoded GTID_TAGGED_LOG_EVENT: its GTID and the commit metadata the connector uses."""
 
     uuid: str

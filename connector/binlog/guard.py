@@ -20,8 +20,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pymysqlreplication.constants import FIELD_TYPE
 from pymysqlreplication.event import ExecuteLoadQueryEvent, NotImplementedEvent
@@ -72,16 +71,20 @@ _NAME = r"(?:`(?:[^`]|``)+`|[\w$]+)"
 _TABLE = rf"({_NAME})(?:\s*\.\s*({_NAME}))?"
 _COMMENTS = r"(?:\s|/\*.*?\*/|#[^\n]*\n|--\s[^\n]*\n)*"
 _DML = re.compile(rf"^{_COMMENTS}(INSERT|REPLACE|UPDATE|DELETE|LOAD\s+(?:DATA|XML))\b", re.I | re.S)
-_DML_TABLES = {
-    "INSERT": re.compile(
-        rf"^INSERT\s+(?:(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE)\s+)*(?:INTO\s+)?{_TABLE}", re.I
+# Which table a statement-based DML changes: compiled on first use (re's cache), since only a
+# STATEMENT or MIXED binlog has such statements (issue 41: time to the first event).
+_DML_TABLES: dict[str, tuple[str, int]] = {
+    "INSERT": (
+        rf"^INSERT\s+(?:(?:LOW_PRIORITY|DELAYED|HIGH_PRIORITY|IGNORE)\s+)*(?:INTO\s+)?{_TABLE}",
+        re.I,
     ),
-    "REPLACE": re.compile(rf"^REPLACE\s+(?:(?:LOW_PRIORITY|DELAYED)\s+)*(?:INTO\s+)?{_TABLE}", re.I),
-    "UPDATE": re.compile(rf"^UPDATE\s+(?:(?:LOW_PRIORITY|IGNORE)\s+)*{_TABLE}\s+SET\b", re.I),
-    "DELETE": re.compile(
-        rf"^DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+{_TABLE}\s*(?:WHERE|ORDER|LIMIT|$)", re.I
+    "REPLACE": (rf"^REPLACE\s+(?:(?:LOW_PRIORITY|DELAYED)\s+)*(?:INTO\s+)?{_TABLE}", re.I),
+    "UPDATE": (rf"^UPDATE\s+(?:(?:LOW_PRIORITY|IGNORE)\s+)*{_TABLE}\s+SET\b", re.I),
+    "DELETE": (
+        rf"^DELETE\s+(?:(?:LOW_PRIORITY|QUICK|IGNORE)\s+)*FROM\s+{_TABLE}\s*(?:WHERE|ORDER|LIMIT|$)",
+        re.I,
     ),
-    "LOAD": re.compile(rf"^LOAD\s+(?:DATA|XML)\b.*?\bINTO\s+TABLE\s+{_TABLE}", re.I | re.S),
+    "LOAD": (rf"^LOAD\s+(?:DATA|XML)\b.*?\bINTO\s+TABLE\s+{_TABLE}", re.I | re.S),
 }
 
 
@@ -101,7 +104,8 @@ def statement_dml(sql: str, database: str | None) -> tuple[bool, TableId | None]
         return False, None
     keyword = match.group(1).split()[0].upper()
     body = sql[match.start(1) :]
-    table = _DML_TABLES[keyword].match(body)
+    pattern, flags = _DML_TABLES[keyword]
+    table = re.match(pattern, body, flags)
     if table is None:
         return True, None
     first, second = table.group(1), table.group(2)
@@ -208,8 +212,7 @@ def _text(value: Any) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
 
 
-@dataclass(frozen=True)
-class EventGuard:
+class EventGuard(NamedTuple):
     """Applies the failure handling mode to an unsafe event."""
 
     mode: str = "fail"

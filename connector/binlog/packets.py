@@ -20,9 +20,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-import zstandard
 from pymysql.protocol import MysqlPacket
 from pymysqlreplication.event import NotImplementedEvent
 from pymysqlreplication.packet import BinLogPacketWrapper
@@ -155,8 +154,7 @@ def _net_field_length(data: bytes, at: int) -> tuple[int, int]:
     return int.from_bytes(data[at + 1 : at + 1 + width], "little"), at + 1 + width
 
 
-@dataclass(frozen=True, slots=True)
-class PayloadHeader:
+class PayloadHeader(NamedTuple):
     payload_size: int
     compression_type: int
     uncompressed_size: int | None
@@ -188,9 +186,19 @@ def payload_header(body: bytes) -> PayloadHeader:
 
 
 def _zstd(data: bytes, expected: int | None) -> bytes:
+    # Imported here: only a compressed transaction needs it (issue 41: time to the first event).
+    import zstandard  # noqa: PLC0415
+
     # The frames need not record their content size, so decompress as a stream.
-    out = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    try:
+        out = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    except zstandard.ZstdError as exc:
+        raise _UndecompressableError(str(exc)) from None
     return bytes(out)
+
+
+class _UndecompressableError(Exception):
+    """A payload its codec refused (the codec's message)."""
 
 
 def _stored(data: bytes, expected: int | None) -> bytes:
@@ -217,7 +225,7 @@ def payload_events(body: bytes, where: str) -> list[bytes]:
     compressed = body[header.header_len : header.header_len + header.payload_size]
     try:
         data = decompress(compressed, header.uncompressed_size)
-    except zstandard.ZstdError as exc:
+    except _UndecompressableError as exc:
         raise PayloadError(
             f"the TRANSACTION_PAYLOAD event at {where} cannot be decompressed: {exc}"
         ) from None

@@ -5,7 +5,7 @@ server connection (``connector.server.settings.ConnectionSettings``), the replic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.core_properties import CONNECTION_PROPERTIES, EVENT_PROPERTIES
 from connector.server.settings import ConnectionSettings
@@ -14,8 +14,7 @@ from mysql_cdc_base.properties import PropertyReader, bool_of, by_name, int_of
 _SPECS = by_name(CONNECTION_PROPERTIES, EVENT_PROPERTIES)
 
 
-@dataclass(frozen=True)
-class ReplicationSettings:
+class ReplicationSettings(NamedTuple):
     connection: ConnectionSettings
     server_id: int
     keep_alive_ms: int

@@ -16,7 +16,8 @@ from kafka.admin import KafkaAdminClient
 from connector.cli.checklist import Item, fail, ok
 from connector.config import ConnectorConfig
 from ddl.kafka.client import PRODUCER_SETTINGS, client_kwargs, security_kwargs, unreachable_message
-from sink.kafka.settings import BOOTSTRAP_KEY, PRODUCER_PREFIX
+from sink.kafka.properties import BOOTSTRAP_KEY
+from sink.kafka.settings import PRODUCER_PREFIX
 
 NAME = "sink kafka"
 TIMEOUT_MS = 5000

@@ -21,9 +21,6 @@ from connector.cli.allocator import (
 )
 from connector.cli.parser import build_parser
 from connector.cli.settings import LogSettings
-from connector.cli.signal import signal_command
-from connector.cli.snapshot import snapshot_command
-from connector.cli.status import status_command
 from connector.config import (
     ConfigError,
     ConnectorConfig,
@@ -34,7 +31,6 @@ from connector.config import (
 )
 from connector.engine import Engine
 from connector.log_format import HeldRecords, JsonFormatter
-from connector.replay import BinlogReplay
 from connector.version import __version__
 from mysql_cdc_base.table_id import TableId
 
@@ -120,13 +116,21 @@ def cmd_run(args: argparse.Namespace, config: ConnectorConfig) -> int:
     return 0
 
 
+# Each command below `run` imports its own module when it runs: `mysql-cdc run` loads none of them
+# (issue 41: time to the first event).
+
+
 def cmd_snapshot(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from connector.cli.snapshot import snapshot_command  # noqa: PLC0415 - see above
+
     # Also turns the collector back on, which the launcher paused for the start-up.
     freeze_start_up_objects()
     return snapshot_command(config, args.table)
 
 
 def cmd_status(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from connector.cli.status import status_command  # noqa: PLC0415 - see above
+
     return status_command(config)
 
 
@@ -139,10 +143,14 @@ def cmd_verify(args: argparse.Namespace, config: ConnectorConfig) -> int:
 
 
 def cmd_signal(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from connector.cli.signal import signal_command  # noqa: PLC0415 - see above
+
     return signal_command(config, args)
 
 
 def cmd_replay_binlog(args: argparse.Namespace, config: ConnectorConfig) -> int:
+    from connector.replay import BinlogReplay  # noqa: PLC0415 - see above
+
     replay = BinlogReplay(config, args.files)
     _stop_on_signals(replay.stop)
     freeze_start_up_objects()

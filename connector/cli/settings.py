@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mysql_cdc_base.properties import PropertyReader
 
 
-@dataclass(frozen=True)
-class LogSettings:
+class LogSettings(NamedTuple):
     json: bool  # log.format=json: one JSON object a line
 
     @classmethod

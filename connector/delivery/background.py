@@ -16,15 +16,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.stores.offsets import OffsetStore
 from mysql_cdc_base.position import SourceOffset
 from sink.base import Sink
 
 
-@dataclass(frozen=True, slots=True)
-class FlushOutcome:
+class FlushOutcome(NamedTuple):
     """A completed background flush: the records it made durable, the offset it stored (None: the
     offset had not moved), and each sink's flush time in seconds (in the order of the sinks)."""
 

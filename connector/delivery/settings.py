@@ -8,7 +8,7 @@ rules it out is named: an error under ``required``, a warning under ``requested`
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.core_properties import EVENT_PROPERTIES
 from connector.stores.properties import STORE_PROPERTIES
@@ -20,8 +20,7 @@ log = logging.getLogger(__name__)
 _SPECS = by_name(EVENT_PROPERTIES, STORE_PROPERTIES)
 
 
-@dataclass(frozen=True)
-class BatchSettings:
+class BatchSettings(NamedTuple):
     """How records are batched to the sinks and how often the offset is committed."""
 
     max_batch_size: int
@@ -49,8 +48,7 @@ TRANSACTION_TIMEOUT_KEY = "sink.kafka.producer.transaction.timeout.ms"
 DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000
 
 
-@dataclass(frozen=True, slots=True)
-class ExactlyOnceSettings:
+class ExactlyOnceSettings(NamedTuple):
     enabled: bool
     boundary: str = "poll"  # poll | interval
     interval_ms: int = 1000
@@ -137,8 +135,7 @@ def incompatibilities(config: PropertyReader) -> list[tuple[str, str]]:
     return problems
 
 
-@dataclass(frozen=True)
-class GuardTarget:
+class GuardTarget(NamedTuple):
     """Where the single-instance guard joins its consumer group: the Kafka sink's brokers, else the
     Kafka offset store's; ``producer_prefix`` and ``producer`` are the pass-through producer
     settings its client identity (security) is taken from."""

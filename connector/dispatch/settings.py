@@ -5,7 +5,7 @@ whether schema-change records are emitted (``include.schema.changes``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ddl.history.filters import DdlFilter
 from mysql_cdc_base.errors import ConfigError
@@ -14,8 +14,7 @@ from mysql_cdc_base.properties import PropertyReader
 DDL_FILTER_KEY = "schema.history.internal.ddl.filter"
 
 
-@dataclass(frozen=True)
-class SchemaStateSettings:
+class SchemaStateSettings(NamedTuple):
     skip_unparseable: bool
     only_captured_tables: bool
     only_captured_dbs: bool

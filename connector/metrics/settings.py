@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.metrics.endpoint import SERVER_PROPERTIES
 from connector.metrics.progress import PROGRESS_PROPERTIES
@@ -19,8 +19,7 @@ def _progress_interval_ms(config: PropertyReader) -> int | None:
     return int_of(config, _SPECS[PROGRESS_KEY]) if configured else None
 
 
-@dataclass(frozen=True)
-class MetricsSettings:
+class MetricsSettings(NamedTuple):
     port: int
     host: str
     progress_interval_ms: int | None  # progress.interval.ms when set (else the caller's default)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.transforms.base import Options
 from mysql_cdc_base.errors import ConfigError
@@ -26,8 +26,7 @@ def _patterns(options: Options, name: str) -> tuple[re.Pattern[str], ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class ReselectSettings:
+class ReselectSettings(NamedTuple):
     """Which columns are re-selected (include or exclude patterns, never both), which values
     (unavailable placeholders, nulls), by which key, and what a failed query does (warn | fail)."""
 

@@ -32,8 +32,8 @@ import base64
 import hashlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from connector.records.conversion import ColumnConverter, Convert
 from ddl.model import Column, JdbcType
@@ -142,8 +142,7 @@ def _utf8(text: str) -> bytes:
 
 
 # -- rules ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Rule:
+class _Rule(NamedTuple):
     """One mapper property: which columns, and what it does to their converter."""
 
     key: str

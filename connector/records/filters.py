@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.records.settings import SIGNAL_COLLECTION_KEY, CaptureSettings
 from mysql_cdc_base.errors import ConfigError
@@ -19,8 +19,7 @@ def _matches(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
     return any(p.fullmatch(text) for p in patterns)
 
 
-@dataclass(frozen=True)
-class TableFilter:
+class TableFilter(NamedTuple):
     database_include: tuple[re.Pattern[str], ...] = ()
     database_exclude: tuple[re.Pattern[str], ...] = ()
     table_include: tuple[re.Pattern[str], ...] = ()

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from connector.records.conversion import ConverterSettings
 from connector.records.custom_converters import build_converters
@@ -28,8 +28,7 @@ CAPTURE_LISTS = tuple(
 )
 
 
-@dataclass(frozen=True)
-class RecordSettings:
+class RecordSettings(NamedTuple):
     """The event builder's settings; ``skipped_operations`` is empty for ``none``."""
 
     delimiter: str
@@ -50,8 +49,7 @@ class RecordSettings:
         )
 
 
-@dataclass(frozen=True)
-class CaptureSettings:
+class CaptureSettings(NamedTuple):
     """The table filter's include and exclude lists and built-in-database switch, the signal table's name, and the GTID source
     patterns (compiled; a bad pattern is a ``ConfigError`` naming its key)."""
 

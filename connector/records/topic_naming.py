@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, NamedTuple, Protocol, runtime_checkable
 
 from connector.records.settings import TOPIC_NAMING_KEY, topic_naming_name
 from mysql_cdc_base.errors import ConfigError
@@ -198,8 +197,7 @@ def topic_naming_strategy(config: PropertyReader) -> TopicNamingStrategy:
 # -- name adjustment (SchemaNameAdjuster) -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Replacement:
+class Replacement(NamedTuple):
     """A ``ReplacementFunction``: which characters stay, what the others become."""
 
     first: Callable[[str], bool]

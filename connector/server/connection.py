@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pymysql
 
@@ -152,8 +151,7 @@ def connection_error(config: PropertyReader, exc: BaseException) -> Prerequisite
     return PrerequisiteError(f"cannot connect to MySQL at {where}: {exc}")
 
 
-@dataclass(frozen=True)
-class ServerInfo:
+class ServerInfo(NamedTuple):
     version: str
     flavor: ServerFlavor
     gtid_mode: bool

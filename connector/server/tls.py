@@ -22,9 +22,9 @@ import os
 import secrets
 import ssl
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from cryptography.hazmat.primitives import serialization
 from pymysql.constants import CLIENT
@@ -41,8 +41,7 @@ VERIFYING_MODES = frozenset({"verify_ca", "verify_identity"})
 _C = TypeVar("_C")
 
 
-@dataclass(frozen=True)
-class TlsSettings:
+class TlsSettings(NamedTuple):
     """What one connection needs: the mode and, unless disabled, the SSL context."""
 
     mode: str

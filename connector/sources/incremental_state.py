@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -59,8 +59,7 @@ def decode_key(text: Any) -> Key | None:
     return tuple(_decode_value(v) for v in values)
 
 
-@dataclass(frozen=True)
-class Collection:
+class Collection(NamedTuple):
     """One table queued for an incremental snapshot, as Debezium keeps it in the offset."""
 
     table: TableId

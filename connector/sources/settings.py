@@ -9,6 +9,7 @@ snapshot (``incremental.snapshot.*``, ``read.only``, ``signal.emit.failure.*``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from connector.core_properties import EVENT_PROPERTIES
 from connector.post_processors.properties import DEFAULT_PLACEHOLDER, PLACEHOLDER_KEY, reselects
@@ -25,15 +26,14 @@ from mysql_cdc_base.properties import (
     list_of,
     text_of,
 )
-from sink.kafka.settings import KAFKA_SINK_PROPERTIES
+from sink.kafka.properties import KAFKA_SINK_PROPERTIES
 
 _SPECS = by_name(EVENT_PROPERTIES, SIGNAL_PROPERTIES, KAFKA_SINK_PROPERTIES)
 # The Kafka signal channel's consumer settings (pass-through: Kafka's own names under the prefix).
 CONSUMER_PREFIX = "signal.consumer."
 
 
-@dataclass(frozen=True)
-class HeartbeatSettings:
+class HeartbeatSettings(NamedTuple):
     """The heartbeat period (0: no heartbeats) and the SQL run at each beat (None: none)."""
 
     interval_ms: int
@@ -96,8 +96,7 @@ class SignalSettings:
         return self.kafka_bootstrap_servers
 
 
-@dataclass(frozen=True)
-class IncrementalSettings:
+class IncrementalSettings(NamedTuple):
     """The incremental snapshot's chunking, threads, watermarking and signal-emission retries."""
 
     chunk_size: int
@@ -121,8 +120,7 @@ class IncrementalSettings:
         )
 
 
-@dataclass(frozen=True)
-class StreamingSettings:
+class StreamingSettings(NamedTuple):
     """The stream's switches (``include.query``, ``provide.transaction.metadata``,
     ``skip.messages.without.change``, ``gtid.source.filter.dml.events``), its failure modes
     (``inconsistent.schema.handling.mode``, ``event.processing.failure.handling.mode``), its retry
@@ -159,8 +157,7 @@ class StreamingSettings:
         )
 
 
-@dataclass(frozen=True)
-class StartupDelays:
+class StartupDelays(NamedTuple):
     """``snapshot.delay.ms`` and ``streaming.delay.ms``, in seconds: Debezium's waits before the
     snapshot and before streaming."""
 

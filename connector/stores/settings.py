@@ -5,14 +5,13 @@ files of the file-backed ones."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from mysql_cdc_base.properties import PropertyReader
 
 
-@dataclass(frozen=True)
-class StoreSettings:
+class StoreSettings(NamedTuple):
     offset_storage: str  # memory | file | kafka
     schema_history: str  # memory | file | kafka
     prefer_ddl: bool

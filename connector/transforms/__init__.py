@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from connector.transforms import kafka, predicates, routing
 from connector.transforms.base import (
     Options,
     Predicate,
@@ -34,10 +33,8 @@ from connector.transforms.base import (
     TransformError,
     options_under,
 )
-from connector.transforms.mysql import ReadToInsertEvent
-from connector.transforms.plugins import build_plugin
+from connector.transforms.plugins import PluginRegistry, build_plugin
 from connector.transforms.settings import StepSettings
-from connector.transforms.unwrap import ExtractNewRecordState
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import split_list
 from mysql_cdc_base.records import ChangeRecord
@@ -47,26 +44,32 @@ PredicateFactory = Callable[[Options], Predicate]
 
 _KAFKA = "org.apache.kafka.connect.transforms."
 
-TRANSFORMS: dict[str, TransformFactory] = {
-    "io.debezium.transforms.ExtractNewRecordState": ExtractNewRecordState,
-    "io.debezium.connector.mysql.transforms.ReadToInsertEvent": ReadToInsertEvent,
-    "io.debezium.transforms.ByLogicalTableRouter": routing.ByLogicalTableRouter,
-    _KAFKA + "RegexRouter": kafka.RegexRouter,
-    _KAFKA + "Filter": kafka.Filter,
-    _KAFKA + "ReplaceField$Value": kafka.ReplaceField.value,
-    _KAFKA + "ReplaceField$Key": kafka.ReplaceField.key,
-    _KAFKA + "InsertField$Value": kafka.InsertField.value,
-    _KAFKA + "InsertField$Key": kafka.InsertField.key,
-    _KAFKA + "ValueToKey": kafka.ValueToKey,
-    _KAFKA + "ExtractField$Value": kafka.ExtractField.value,
-    _KAFKA + "ExtractField$Key": kafka.ExtractField.key,
-}
+# The built-in classes, each imported when a configuration first names it (a run without transforms
+# imports none: issue 41).
+TRANSFORMS: PluginRegistry[Transformation] = PluginRegistry(
+    {
+        "io.debezium.transforms.ExtractNewRecordState": "connector.transforms.unwrap:ExtractNewRecordState",
+        "io.debezium.connector.mysql.transforms.ReadToInsertEvent": "connector.transforms.mysql:ReadToInsertEvent",
+        "io.debezium.transforms.ByLogicalTableRouter": "connector.transforms.routing:ByLogicalTableRouter",
+        _KAFKA + "RegexRouter": "connector.transforms.kafka:RegexRouter",
+        _KAFKA + "Filter": "connector.transforms.kafka:Filter",
+        _KAFKA + "ReplaceField$Value": "connector.transforms.kafka:ReplaceField.value",
+        _KAFKA + "ReplaceField$Key": "connector.transforms.kafka:ReplaceField.key",
+        _KAFKA + "InsertField$Value": "connector.transforms.kafka:InsertField.value",
+        _KAFKA + "InsertField$Key": "connector.transforms.kafka:InsertField.key",
+        _KAFKA + "ValueToKey": "connector.transforms.kafka:ValueToKey",
+        _KAFKA + "ExtractField$Value": "connector.transforms.kafka:ExtractField.value",
+        _KAFKA + "ExtractField$Key": "connector.transforms.kafka:ExtractField.key",
+    }
+)
 
-PREDICATES: dict[str, PredicateFactory] = {
-    _KAFKA + "predicates.TopicNameMatches": predicates.TopicNameMatches,
-    _KAFKA + "predicates.RecordIsTombstone": predicates.RecordIsTombstone,
-    _KAFKA + "predicates.HasHeaderKey": predicates.HasHeaderKey,
-}
+PREDICATES: PluginRegistry[Predicate] = PluginRegistry(
+    {
+        _KAFKA + "predicates.TopicNameMatches": "connector.transforms.predicates:TopicNameMatches",
+        _KAFKA + "predicates.RecordIsTombstone": "connector.transforms.predicates:RecordIsTombstone",
+        _KAFKA + "predicates.HasHeaderKey": "connector.transforms.predicates:HasHeaderKey",
+    }
+)
 
 
 def register_transform(class_name: str, factory: TransformFactory) -> None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from mysql_cdc_base.connect import ConnectSchema, Field
 from mysql_cdc_base.errors import ConfigError, MysqlCdcError
@@ -35,8 +34,7 @@ class Predicate(Protocol):
     def test(self, record: ChangeRecord) -> bool: ...
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """The options of one transform or predicate: ``values`` are the keys under ``prefix``."""
 
     prefix: str  # "transforms.unwrap."

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from connector.transforms.base import Options, java_replacement
 from mysql_cdc_base.errors import ConfigError
@@ -18,8 +18,7 @@ UNWRAP_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delet
 DEFAULT_KEY_FIELD = "__dbz__physicalTableIdentifier"
 
 
-@dataclass(frozen=True)
-class PluginSettings:
+class PluginSettings(NamedTuple):
     """``<alias>.type``: the class of a transform, predicate or converter (required)."""
 
     class_name: str
@@ -32,8 +31,7 @@ class PluginSettings:
         return cls(class_name)
 
 
-@dataclass(frozen=True)
-class StepSettings:
+class StepSettings(NamedTuple):
     """A transform's ``predicate`` (an alias listed in ``predicates``, or None) and ``negate``;
     ``negate`` without a predicate is refused."""
 
@@ -48,8 +46,7 @@ class StepSettings:
         return cls(predicate, options.get_bool("negate", False))
 
 
-@dataclass(frozen=True)
-class UnwrapSettings:
+class UnwrapSettings(NamedTuple):
     """``delete.tombstone.handling.mode``, ``route.by.field``, and the ``add.fields`` /
     ``add.headers`` references (unparsed) with their prefixes."""
 
@@ -72,8 +69,7 @@ class UnwrapSettings:
         )
 
 
-@dataclass(frozen=True)
-class RouterSettings:
+class RouterSettings(NamedTuple):
     """``topic.regex`` / ``topic.replacement`` (Java groups translated), ``key.enforce.uniqueness``,
     ``key.field.name`` and ``key.field.regex`` / ``key.field.replacement``. Only
     ``schema.name.adjustment.mode=none`` is accepted (schema names are the new topic's)."""
@@ -107,8 +103,7 @@ class RouterSettings:
         )
 
 
-@dataclass(frozen=True)
-class RegexRouterSettings:
+class RegexRouterSettings(NamedTuple):
     """``regex`` (matching the whole topic) and ``replacement`` (Java groups translated)."""
 
     pattern: re.Pattern[str]
@@ -121,8 +116,7 @@ class RegexRouterSettings:
         return cls(pattern, java_replacement(options.require("replacement")))
 
 
-@dataclass(frozen=True)
-class ReplaceFieldSettings:
+class ReplaceFieldSettings(NamedTuple):
     """``exclude`` (or Kafka's older ``blacklist``), ``include`` (or ``whitelist``) and ``renames``
     (``old:new`` pairs; a malformed pair is an error naming ``renames``)."""
 
@@ -155,8 +149,7 @@ def _insert_spec(options: Options, name: str) -> tuple[str, bool] | None:
     return text.removesuffix("?"), False
 
 
-@dataclass(frozen=True)
-class InsertFieldSettings:
+class InsertFieldSettings(NamedTuple):
     """``topic.field``, ``partition.field`` and ``static.field`` as (name, required), and
     ``static.value``. ``offset.field`` and ``timestamp.field`` are refused (a source connector's
     record has neither)."""

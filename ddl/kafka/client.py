@@ -20,8 +20,7 @@ import logging
 import re
 import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import PropertySource, parse_bool, parse_int, split_list
@@ -154,8 +153,7 @@ def _jaas(key: str, text: str) -> dict[str, Secret | str]:
     return {"sasl_plain_username": username, "sasl_plain_password": password}
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(NamedTuple):
     """How one Java client setting becomes a kafka-python argument (``None`` = not passed on)."""
 
     argument: str | None

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ddl.model import ChangeType, Database, SchemaModel, TableChange
 from ddl.parsing import plain_trees
@@ -56,8 +56,7 @@ class DdlParseError(DdlError):
         super().__init__(f"cannot parse DDL statement at {position}: {reason}; statement: {preview}")
 
 
-@dataclass(frozen=True)
-class DdlResult:
+class DdlResult(NamedTuple):
     model: SchemaModel  # the model after all statements
     statements: tuple[ParsedStatement, ...]
     default_database: str | None  # after any USE

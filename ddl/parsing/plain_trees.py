@@ -9,50 +9,43 @@ the time to the first event).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class QualifiedName:
+class QualifiedName(NamedTuple):
     database: str | None
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class DropTable:
+class DropTable(NamedTuple):
     names: tuple[QualifiedName, ...]
     temporary: bool = False
     if_exists: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class CreateDatabase:
+class CreateDatabase(NamedTuple):
     name: str
     if_not_exists: bool = False
     charset: str | None = None
     collation: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AlterDatabase:
+class AlterDatabase(NamedTuple):
     name: str | None  # None: the current database
     charset: str | None = None
     collation: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DropDatabase:
+class DropDatabase(NamedTuple):
     name: str
     if_exists: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class UseDatabase:
+class UseDatabase(NamedTuple):
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class SetVariables:
+class SetVariables(NamedTuple):
     """Assignments of a SET statement: (scope, lower-case variable name, value text)."""
 
     assignments: tuple[tuple[str, str, str], ...] = ()

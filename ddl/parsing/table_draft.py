@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ddl.model import Column, JdbcType, SchemaModel, Table, TableChange
 from ddl.mysql_types import MYSQL_TYPES
@@ -39,8 +39,7 @@ def charset_of_collation(collation: str) -> str:
 # --- type mapping -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class TypeMapping:
+class TypeMapping(NamedTuple):
     """Debezium's parser facts for a type keyword (``MySqlAntlrDdlParser`` data type resolver)."""
 
     jdbc: int
@@ -75,8 +74,7 @@ class SchemaConflict(DdlError, ValueError):
     """The statement is well-formed but contradicts the known schema (e.g. unknown column)."""
 
 
-@dataclass(frozen=True)
-class ParsedStatement:
+class ParsedStatement(NamedTuple):
     ddl: str  # the statement text as it appeared
     database: str | None  # the database it applies to; "" for SET
     kind: str  # "table" | "database" | "set" | "use" | "truncate" | "ignored"

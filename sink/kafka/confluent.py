@@ -57,10 +57,11 @@ from sink.kafka.delivery import (
     fenced_failure,
     topic_creator,
 )
+from sink.kafka.properties import BOOTSTRAP_KEY
 from sink.kafka.rdkafka_settings import (
     RDKAFKA_PRODUCER_SETTINGS,
 )
-from sink.kafka.settings import BOOTSTRAP_KEY, DEFAULT_BATCH_SIZE, KafkaSinkSettings
+from sink.kafka.settings import DEFAULT_BATCH_SIZE, KafkaSinkSettings
 from sink.kafka.sink_base import KafkaSinkBase
 
 log = logging.getLogger("sink.kafka")

@@ -10,19 +10,16 @@ from typing import Any
 from ddl.kafka.client import (
     COMMON_SETTINGS,
     PRODUCER_SETTINGS,
-    SINK_BOOTSTRAP_KEY,
     Setting,
     client_kwargs,
     security_kwargs,
 )
 from mysql_cdc_base.connect import schemas_enabled
 from mysql_cdc_base.errors import ConfigError
-from mysql_cdc_base.properties import Property, parse_int, prop
+from mysql_cdc_base.properties import parse_int
 from sink.base import SinkConfig
+from sink.kafka.properties import BOOTSTRAP_KEY
 
-BOOTSTRAP_KEY = SINK_BOOTSTRAP_KEY
-CLIENT_KEY = "sink.kafka.client"
-CLIENTS = ("kafka-python", "confluent")
 PRODUCER_PREFIX = "sink.kafka.producer."
 TOPIC_CREATION_PREFIX = "topic.creation.default."
 DEFAULT_BUFFER_MEMORY = 32 * 1024 * 1024  # Kafka's buffer.memory default
@@ -30,19 +27,6 @@ DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
 DEFAULT_BATCH_SIZE = 1024 * 1024  # see KafkaSink.start
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 
-# The Kafka sink's own keys; producer settings pass through under sink.kafka.producer.
-KAFKA_SINK_PROPERTIES: tuple[Property, ...] = (
-    prop(BOOTSTRAP_KEY, doc="Kafka brokers for sink.type=kafka."),
-    prop(
-        CLIENT_KEY,
-        CLIENTS[0],
-        "The Kafka sink's producer: kafka-python, or confluent (librdkafka through confluent-kafka, "
-        "the librdkafka extra: pip install 'mysql-cdc[librdkafka]'). Same records, keys, headers, "
-        "partitions and guarantees.",
-        kind="choice",
-        choices=CLIENTS,
-    ),
-)
 # While brokers leave records unacknowledged (the producer retrying), a line every this many seconds.
 WAIT_REPORT_INTERVAL_S = 5.0
 

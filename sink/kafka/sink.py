@@ -58,10 +58,8 @@ from sink.kafka.partitioner import (
     KeyPartitioner,
     java_default_partition,
 )
+from sink.kafka.properties import BOOTSTRAP_KEY, CLIENT_KEY, CLIENTS
 from sink.kafka.settings import (
-    BOOTSTRAP_KEY,
-    CLIENT_KEY,
-    CLIENTS,
     DEFAULT_BATCH_SIZE,
     WAIT_REPORT_INTERVAL_S,
     KafkaSinkSettings,

@@ -10,8 +10,7 @@ what it found in its offset and history stores and on the server.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from snapshot.spi import Snapshotter
 
@@ -53,8 +52,7 @@ def _never(offset_exists: bool, snapshot_in_progress: bool) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class BuiltinSnapshotter:
+class BuiltinSnapshotter(NamedTuple):
     """One row of the decision table: a built-in mode as an implementation of the
     ``snapshot.spi.Snapshotter`` protocol (Debezium's ``snapshot/mode/*`` classes)."""
 
@@ -120,8 +118,7 @@ MODES: Final[dict[str, BuiltinSnapshotter]] = {
 }
 
 
-@dataclass(frozen=True)
-class ConfigurationBasedMode:
+class ConfigurationBasedMode(NamedTuple):
     """``snapshot.mode=configuration_based``: the ``snapshot.mode.configuration.based.*`` flags."""
 
     snapshot_data: bool = False
@@ -142,8 +139,7 @@ class ConfigurationBasedMode:
         )
 
 
-@dataclass(frozen=True)
-class SnapshotPlan:
+class SnapshotPlan(NamedTuple):
     """What to do at start-up. When ``error`` is set the connector must stop with that message."""
 
     mode: str

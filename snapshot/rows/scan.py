@@ -13,7 +13,7 @@ import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pymysql
 import pymysql.cursors
@@ -129,8 +129,7 @@ def source_ts_ms(cursor: Any) -> int:
     return int(value) * 1000
 
 
-@dataclass(frozen=True)
-class TableScan:
+class TableScan(NamedTuple):
     """Reading the rows of ``jobs`` to ``listener``, ``batch_rows`` at a time, until ``cancelled``:
     ``serial`` on one connection, or ``parallel`` on several. Each returns the rows read per table."""
 

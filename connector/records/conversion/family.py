@@ -8,7 +8,7 @@ import datetime as dt
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ddl.model import Column
 from mysql_cdc_base.connect import ConnectSchema, Field, ValueModes
@@ -50,8 +50,7 @@ def identity(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class NullRule:
+class NullRule(NamedTuple):
     """What a guarded converter (registry's ``_guard``) does, for code generated per table that
     inlines it instead of calling it: null in -> ``when_null``; else ``convert(value)``, and with
     ``may_invalidate`` a None from it (an invalid value) -> ``when_null`` too."""

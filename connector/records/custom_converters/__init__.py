@@ -45,8 +45,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from connector.records.custom_converters.settings import JdbcSinkTypesSettings, TinyIntOneSettings
 from connector.transforms.base import Options, options_under
@@ -57,8 +56,7 @@ from mysql_cdc_base.connect import ConnectSchema
 from mysql_cdc_base.properties import split_list
 
 
-@dataclass(frozen=True)
-class CustomConversion:
+class CustomConversion(NamedTuple):
     """A column's new schema (type, name, version, parameters; optional and default are the column's)
     and the function from the built-in payload value (never None) to the new payload value."""
 

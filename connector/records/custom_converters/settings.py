@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from connector.transforms.base import Options
 from mysql_cdc_base.errors import ConfigError
@@ -27,8 +27,7 @@ def column_selector(options: Options, name: str) -> Selector:
         raise ConfigError(options.key(name), f"is not a valid regular expression: {exc}") from None
 
 
-@dataclass(frozen=True)
-class TinyIntOneSettings:
+class TinyIntOneSettings(NamedTuple):
     """``selector`` and ``length.checker`` (default true: only TINYINT(1) and BOOLEAN columns)."""
 
     selector: Selector
@@ -40,8 +39,7 @@ class TinyIntOneSettings:
         return cls(column_selector(options, "selector"), options.get_bool("length.checker", True))
 
 
-@dataclass(frozen=True)
-class JdbcSinkTypesSettings:
+class JdbcSinkTypesSettings(NamedTuple):
     """``selector.boolean``, ``selector.real``, ``selector.string`` and ``treat.real.as.double``
     (default true)."""
 

@@ -67,6 +67,9 @@ def test_run_into_jsonl_imports_no_optional_dependency(
         "snapshot.rows.chunked",
         "connector.sources.incremental_readers",
         "tempfile",
+        # Issue 41, second round: what only other commands, transforms, sinks, unknown keys or
+        # compressed transactions need (RUN_PATH_DEFERRED below).
+        *RUN_PATH_DEFERRED,
     }
     assert not deferred & state.modules, f"loaded before the first event: {sorted(deferred & state.modules)}"
     # The launcher paused the collector for the start-up; the run froze what it set up and turned
@@ -135,6 +138,25 @@ RUN_PATH_DEFERRED = (
     "snapshot.rows.chunked",
     "connector.sources.incremental_readers",
     "tempfile",  # the offset file's first save, a PKCS12 keystore
+    # The other commands' modules (connector.cli.commands imports each when its command runs).
+    "connector.cli.signal",
+    "connector.cli.status",
+    "connector.cli.snapshot",
+    "connector.replay",
+    # The built-in transforms and predicates, imported by class name when a configuration names
+    # one (connector.transforms.plugins.PluginRegistry).
+    "connector.transforms.kafka",
+    "connector.transforms.unwrap",
+    "connector.transforms.routing",
+    "connector.transforms.mysql",
+    "connector.transforms.predicates",
+    # The Kafka and Spark sinks' settings: the property table reads their declarations from
+    # sink.kafka.properties and sink.spark.properties.
+    "sink.kafka.settings",
+    "sink.spark.settings",
+    "difflib",  # the "did you mean" of an unknown key (connector.config_files)
+    "zstandard",  # a compressed transaction's payload (connector.binlog.packets)
+    "pickle",  # whether a chunked snapshot's readers can take the connect function (snapshot.snapshotter)
 )
 
 
@@ -253,3 +275,26 @@ def test_a_commands_own_parser_parses_and_helps_as_the_whole_parser(
 def test_an_unknown_command_gets_the_whole_parser() -> None:
     parser = build_parser("no-such-command")
     assert sorted(parser._subparsers._group_actions[0].choices) == sorted(COMMAND_GROUPS)  # type: ignore[union-attr]
+
+
+BUILT_IN_TRANSFORM_ON_FIRST_USE = (
+    "import sys\n"
+    "from connector.transforms import TRANSFORMS, build_chain\n"
+    "loaded = lambda: 'connector.transforms.unwrap' in sys.modules\n"
+    "print(loaded(), len(TRANSFORMS))\n"
+    "chain = build_chain({'transforms': 'unwrap', "
+    "'transforms.unwrap.type': 'io.debezium.transforms.ExtractNewRecordState'})\n"
+    "print(loaded(), type(chain.steps[0].transform).__name__)\n"
+)
+
+
+def test_a_built_in_transform_is_imported_when_a_configuration_names_it() -> None:
+    # Issue 41: the registry lists every built-in class by name without importing its module; the
+    # first configuration naming one imports it and builds the transform.
+    done = subprocess.run(
+        [sys.executable, "-c", BUILT_IN_TRANSFORM_ON_FIRST_USE], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = done.stdout.splitlines()
+    assert before == "False 12"
+    assert after == "True ExtractNewRecordState"

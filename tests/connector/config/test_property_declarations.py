@@ -21,8 +21,9 @@ from mysql_cdc_base.errors import ConfigError
 from mysql_cdc_base.properties import MappingSource, by_name
 from mysql_cdc_base.table_id import TableId
 from sink.jsonl import JSONL_PROPERTIES
-from sink.kafka.settings import KAFKA_SINK_PROPERTIES
-from sink.spark.settings import SPARK_SINK_PROPERTIES, settings_from_config
+from sink.kafka.properties import KAFKA_SINK_PROPERTIES
+from sink.spark.properties import SPARK_SINK_PROPERTIES
+from sink.spark.settings import settings_from_config
 from snapshot.errors import SnapshotConfigError
 from snapshot.settings import SNAPSHOT_PROPERTIES, SnapshotSettings
 
