@@ -1,9 +1,9 @@
 """The ``mysql-cdc`` command line: ``run``, ``snapshot``, ``verify``, ``demo`` and the others.
 
 The entry point is a small launcher: it decides the memory allocator of the long-running commands
-(``connector.cli.allocator``) before importing the commands, so that a process which re-executes
-itself with the tuned allocator pays its imports once, not twice: before that decision, only
-``connector.cli.allocator`` is loaded.
+(``connector.cli.allocator``; the interpreter's own unless ``MYSQL_CDC_ALLOCATOR=tuned``) before
+importing the commands, so that a process which re-executes itself with the tuned allocator pays
+its imports once, not twice: before that decision, only ``connector.cli.allocator`` is loaded.
 """
 
 from __future__ import annotations

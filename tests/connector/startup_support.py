@@ -13,10 +13,10 @@ from pathlib import Path
 from connector.testing.local_server import MySQLServerHandle
 
 # The child: the CLI's entry point running `run` in the main thread (it installs its signal handlers
-# there), started with the allocator the launcher would otherwise re-execute for (PYTHONMALLOC set:
-# no re-execution, which would end this probe). A watcher thread waits for the first complete line
-# of the jsonl output, records sys.modules and the collector's state at that moment (the start-up is
-# what is checked, not what an orderly stop loads) and stops the run with SIGTERM.
+# there), with the default allocator (MYSQL_CDC_ALLOCATOR=tuned would re-execute, ending this
+# probe). A watcher thread waits for the first complete line of the jsonl output, records
+# sys.modules and the collector's state at that moment (the start-up is what is checked, not what an
+# orderly stop loads) and stops the run with SIGTERM.
 _PROBE = """
 import gc, json, os, signal, sys, threading, time
 from pathlib import Path
@@ -94,7 +94,10 @@ def state_at_first_event(properties: Path, output: Path, report: Path) -> FirstE
         [sys.executable, "-c", _PROBE, str(properties), str(output), str(report)],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "PYTHONMALLOC": "malloc"},
+        env={
+            **{k: v for k, v in os.environ.items() if k != "MYSQL_CDC_ALLOCATOR"},
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        },
         timeout=120,
         check=False,
     )

@@ -12,7 +12,7 @@ import weakref
 import pytest
 
 from connector.cli.allocator import (
-    OPT_OUT,
+    CHOICE,
     TUNED,
     freeze_before_first_records,
     freeze_start_up_objects,
@@ -27,36 +27,61 @@ glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the settin
 
 @glibc
 def test_tuned_environment_adds_the_settings_and_keeps_the_operators() -> None:
-    env = tuned_environment({"PATH": "/bin", "MALLOC_TOP_PAD_": "1"})
+    env = tuned_environment({"PATH": "/bin", "MALLOC_TOP_PAD_": "1", CHOICE: "tuned"})
     assert env is not None
     assert env["PYTHONMALLOC"] == "malloc" and env["PATH"] == "/bin"
     assert env["MALLOC_TOP_PAD_"] == "1"  # the operator's own value wins
     assert env["MALLOC_MMAP_THRESHOLD_"] == TUNED["MALLOC_MMAP_THRESHOLD_"]
 
 
-def test_nothing_to_do_when_already_set_or_turned_off() -> None:
-    assert tuned_environment({"PYTHONMALLOC": "pymalloc"}) is None
-    assert tuned_environment({OPT_OUT: "default"}) is None
+def test_nothing_to_do_unless_asked_for_or_when_already_set() -> None:
+    assert tuned_environment({}) is None  # the interpreter's own allocator by default
+    assert tuned_environment({CHOICE: "default"}) is None
+    assert tuned_environment({CHOICE: "tuned", "PYTHONMALLOC": "pymalloc"}) is None
 
 
-@glibc
-def test_run_command_reexecutes_itself_with_the_settings(tmp_path: object) -> None:
-    """``mysql-cdc run`` started as a process replaces itself (same PID) by one with the tuned
-    environment before it reads its configuration: the child reports a configuration error for
-    the missing file, and the allocator it ran with is visible to a ``sitecustomize`` probe."""
+def _run_without_config(tmp_path: object, choice: str | None) -> subprocess.CompletedProcess[str]:
+    """``mysql-cdc run`` on a missing configuration file, with a ``sitecustomize`` probe that writes
+    each interpreter's ``PYTHONMALLOC`` to stderr, and each interpreter's imports listed there."""
     probe = os.path.join(str(tmp_path), "sitecustomize.py")
     with open(probe, "w") as fh:
         fh.write("import os, sys\nsys.stderr.write('allocator=%s\\n' % os.environ.get('PYTHONMALLOC'))\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC" and k != OPT_OUT}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC" and k != CHOICE}
+    if choice is not None:
+        env[CHOICE] = choice
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), REPO])
     env["PYTHONPROFILEIMPORTTIME"] = "1"  # both interpreters list their imports on stderr
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "connector.cli", "run", "--config", "/nonexistent.properties"],
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_run_command_keeps_the_interpreters_allocator_by_default(tmp_path: object) -> None:
+    """Without ``MYSQL_CDC_ALLOCATOR=tuned`` there is one interpreter: no re-execution."""
+    result = _run_without_config(tmp_path, None)
+    assert result.returncode == 2, result.stderr
+    probes = [line for line in result.stderr.splitlines() if line.startswith("allocator=")]
+    assert probes == ["allocator=None"]
+    assert "nonexistent.properties" in result.stderr
+
+
+def test_an_unknown_allocator_choice_is_refused_naming_the_variable(tmp_path: object) -> None:
+    result = _run_without_config(tmp_path, "tunned")
+    assert result.returncode == 1
+    assert f"{CHOICE}='tunned'" in result.stderr and "tuned or default" in result.stderr
+
+
+@glibc
+def test_run_command_reexecutes_itself_with_the_settings_when_asked(tmp_path: object) -> None:
+    """``mysql-cdc run`` started as a process with ``MYSQL_CDC_ALLOCATOR=tuned`` replaces itself
+    (same PID) by one with the tuned environment before it reads its configuration: the child
+    reports a configuration error for the missing file, and the allocator it ran with is visible to
+    the probe."""
+    result = _run_without_config(tmp_path, "tuned")
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     probes = [line for line in lines if line.startswith("allocator=")]
