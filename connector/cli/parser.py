@@ -6,6 +6,9 @@ command's help are read only when that help is printed."""
 from __future__ import annotations
 
 import argparse
+import functools
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +34,8 @@ class CommandParser(argparse.ArgumentParser):
     The listing is built when the help is printed, not each time a command line is parsed."""
 
     def __init__(self, *args: Any, properties_help: bool = False, **kwargs: Any) -> None:
+        formatter = kwargs.get("formatter_class", argparse.HelpFormatter)
+        kwargs["formatter_class"] = functools.partial(formatter, width=help_width())
         super().__init__(*args, **kwargs)
         self.properties_help = properties_help
 
@@ -38,6 +43,22 @@ class CommandParser(argparse.ArgumentParser):
         if self.properties_help and self.epilog is None:
             self.epilog = _properties_epilog()
         return super().format_help()
+
+
+def help_width() -> int:
+    """The width argparse gives help text: ``shutil.get_terminal_size``'s columns less 2. argparse
+    builds a formatter for every argument it adds, and a formatter without a width imports
+    ``shutil`` (with ``bz2``, ``lzma`` and ``zlib``) to ask: 3-5 ms of every start (issue 41)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
 
 
 def _add_config_args(p: argparse.ArgumentParser, *, metrics_port: bool = True) -> None:

@@ -7,6 +7,7 @@ need (Kafka sink or stores, metrics, rich output, Spark): each costs start-up ti
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,9 @@ def test_run_into_jsonl_imports_no_optional_dependency(
         "snapshot.rows.chunked",
         "connector.sources.incremental_readers",
         "tempfile",
+        # argparse's formatters are given their width (connector.cli.parser.help_width): one
+        # without asks shutil, which imports bz2, lzma and zlib.
+        "shutil",
         # Issue 41, second round: what only other commands, transforms, sinks, unknown keys or
         # compressed transactions need (RUN_PATH_DEFERRED below).
         *RUN_PATH_DEFERRED,
@@ -270,6 +274,30 @@ def test_a_commands_own_parser_parses_and_helps_as_the_whole_parser(
             parser.parse_args([*argv, "--no-such-option"])
         errors.append(capsys.readouterr().err)
     assert errors[0] == errors[1] and "--no-such-option" in errors[0]
+
+
+def _run_help(capsys: pytest.CaptureFixture[str], *, own_width: bool) -> str:
+    parser = build_parser("run")
+    if not own_width:  # the formatter classes without the width: argparse asks shutil itself
+        for p in (parser, *parser._subparsers._group_actions[0].choices.values()):  # type: ignore[union-attr]
+            assert isinstance(p.formatter_class, functools.partial)
+            p.formatter_class = p.formatter_class.func
+    with pytest.raises(SystemExit):
+        parser.parse_args(["run", "--help"])
+    return capsys.readouterr().out
+
+
+def test_help_wraps_to_the_terminal_width_as_argparse_would(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The parser gives argparse's formatters their width (help_width) so that no start imports
+    # shutil; the help comes out as argparse's own width lookup would make it, at any width.
+    helps = {}
+    for columns in ("60", "132"):
+        monkeypatch.setenv("COLUMNS", columns)
+        helps[columns] = _run_help(capsys, own_width=True)
+        assert helps[columns] == _run_help(capsys, own_width=False)
+    assert helps["60"] != helps["132"]
 
 
 def test_an_unknown_command_gets_the_whole_parser() -> None:
