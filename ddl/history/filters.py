@@ -52,20 +52,34 @@ DEFAULT_DDL_FILTER_PATTERNS: tuple[str, ...] = (
 )
 
 
-class DdlFilter:
-    """Callable predicate: True when a DDL statement must be skipped."""
+def _compiled(patterns: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern, re.IGNORECASE | re.DOTALL))
+        except re.error as exc:
+            raise ValueError(
+                f"schema.history.internal.ddl.filter: invalid regular expression {pattern!r} ({exc}); "
+                "give a comma-separated list of valid regular expressions"
+            ) from None
+    return tuple(compiled)
 
-    def __init__(self, patterns: Iterable[str] = DEFAULT_DDL_FILTER_PATTERNS) -> None:
-        compiled = []
-        for pattern in patterns:
-            try:
-                compiled.append(re.compile(pattern, re.IGNORECASE | re.DOTALL))
-            except re.error as exc:
-                raise ValueError(
-                    f"schema.history.internal.ddl.filter: invalid regular expression {pattern!r} ({exc}); "
-                    "give a comma-separated list of valid regular expressions"
-                ) from None
-        self.patterns = tuple(compiled)
+
+class DdlFilter:
+    """Callable predicate: True when a DDL statement must be skipped.
+
+    A configured list is compiled at once, so that a bad pattern stops the start naming the key;
+    the default list, known to compile, on the first statement (16 patterns, a few ms of a start
+    that may see no DDL: issue 41)."""
+
+    def __init__(self, patterns: Iterable[str] | None = None) -> None:
+        self._patterns = None if patterns is None else _compiled(patterns)
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        if self._patterns is None:
+            self._patterns = _compiled(DEFAULT_DDL_FILTER_PATTERNS)
+        return self._patterns
 
     @classmethod
     def from_property(cls, value: str | None) -> DdlFilter:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddl.history.filters import DdlFilter
+from ddl.history.filters import DEFAULT_DDL_FILTER_PATTERNS, DdlFilter
 from mysql_cdc_base.properties import split_list
 
 FILTERED = [
@@ -62,3 +62,18 @@ def test_property_value_is_a_comma_separated_regex_list() -> None:
     assert DdlFilter.from_property(None)("FLUSH RELAY LOGS")
     with pytest.raises(ValueError, match=r"schema.history.internal.ddl.filter: invalid regular expression"):
         DdlFilter.from_property("(unclosed")
+
+
+def test_a_bad_configured_pattern_stops_at_construction_naming_the_key() -> None:
+    # The configured list is compiled at once (the default one only on the first statement).
+    with pytest.raises(
+        ValueError, match=r"schema\.history\.internal\.ddl\.filter: invalid regular expression"
+    ):
+        DdlFilter.from_property("CREATE TABLE (unclosed")
+
+
+def test_the_default_list_is_compiled_on_the_first_statement() -> None:
+    ddl_filter = DdlFilter.from_property(None)
+    assert ddl_filter._patterns is None
+    assert ddl_filter("SAVEPOINT sp1")
+    assert len(ddl_filter.patterns) == len(DEFAULT_DDL_FILTER_PATTERNS)
