@@ -329,6 +329,7 @@ class MicroBatchApplier:
         self.batches = 0
         self.records = 0
         self.collect_seconds = 0.0
+        self.early_topics = 0  # topics applied while Spark read the rest of their micro-batch
         self._worker: ThreadPoolExecutor | None = None  # applies parts while Spark reads on
         self._failed = False  # a part of this micro-batch failed: the rest is not applied
         # The topic each table's events came in ("": more than one), known from earlier micro-batches.
@@ -375,6 +376,7 @@ class MicroBatchApplier:
         for future in applies:
             stats.add(future.result())  # (raises the first group's error)
         self._learn_homes(seen)
+        self.early_topics += early
         self._log(batch_id, count, stats, time.perf_counter() - started, early)
 
     def apply(self, rows: list[KafkaRow], batch_id: int) -> None:

@@ -86,15 +86,14 @@ def partition_counts(frame: DataFrame) -> Counter[str] | None:
             rdd = deps.head().rdd()
         else:
             return None
-        jvm: Any = frame.sparkSession.sparkContext._jvm
-        parts = rdd.partitions()
-        text = jvm.java.util.Arrays.toString(parts)
+        # (DataSourceRDDPartition(index, inputPartitions) prints no fields: each one's partitions do)
+        texts = [str(part.inputPartitions()) for part in rdd.partitions()]
     except Exception:  # noqa: BLE001 - an unknown plan: no early applies
         return None
-    ranges = _RANGE.findall(text)
-    if len(ranges) != len(parts):
-        return None
-    return Counter(topic for topic, _, _, _ in ranges)
+    ranges = [_RANGE.findall(text) for text in texts]
+    if any(len(found) != 1 for found in ranges):
+        return None  # (a Spark partition of several topic partitions: no early applies)
+    return Counter(found[0][0] for found in ranges)
 
 
 class Arrivals:
