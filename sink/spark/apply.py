@@ -28,13 +28,14 @@ id (``mysql-cdc-apply:<topic.prefix>``); catalog names carry the prefix by defau
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +48,7 @@ from mysql_cdc_base.records import RecordKind
 from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
-from sink.spark.pipeline import Arrivals, arrow_batches, partition_counts, rows_of
+from sink.spark.pipeline import Arrivals, Parts, arrow_batches, partition_counts, rows_of
 from sink.spark.schema_changes import SchemaChanges
 from sink.spark.session import (
     DELTA_PACKAGE,
@@ -351,7 +352,9 @@ class MicroBatchApplier:
         self._failed = False
         arrivals = Arrivals(partition_counts(frame))
         waiting: dict[str, list[SourceRecord]] = {}
-        applies: list[Future[MicroBatchStats]] = []
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="apply")
+        parts = Parts(self._worker, functools.partial(self._apply_found, batch_id=batch_id))
         count = early = 0
         seen: list[SourceRecord] = []
         try:
@@ -361,20 +364,20 @@ class MicroBatchApplier:
                 for row in rows:
                     done = arrivals.arrived(row.topic, row.partition)
                     if done is not None and self._early(done, waiting.get(done, ())):
-                        applies.append(self._submit(waiting.pop(done), batch_id))
+                        parts.add(waiting.pop(done))
                         early += 1
                     found = self.reader.read(row)
                     if found is not None:
                         waiting.setdefault(row.topic, []).append(found)
                         seen.append(found)
             self.collect_seconds = time.perf_counter() - started
-            rest = [s for topic in sorted(waiting) for s in waiting[topic]]
-            applies.append(self._submit(rest, batch_id))
-        finally:
-            wait(applies)  # nothing of the micro-batch is written after foreachBatch returns
+            parts.add([s for topic in sorted(waiting) for s in waiting[topic]])
+        except BaseException:
+            parts.settle()  # nothing of the micro-batch is written after foreachBatch returns
+            raise
         stats = MicroBatchStats()
-        for future in applies:
-            stats.add(future.result())  # (raises the first group's error)
+        for part in parts.results():  # (raises the first part's error)
+            stats.add(part)
         self._learn_homes(seen)
         self.early_topics += early
         self._log(batch_id, count, stats, time.perf_counter() - started, early)
@@ -413,11 +416,6 @@ class MicroBatchApplier:
                 key = (s.source, table_id)
                 if self._homes.setdefault(key, s.record.topic) != s.record.topic:
                     self._homes[key] = ""
-
-    def _submit(self, found: list[SourceRecord], batch_id: int) -> Future[MicroBatchStats]:
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="apply")
-        return self._worker.submit(self._apply_found, found, batch_id)
 
     def _apply_found(self, found: list[SourceRecord], batch_id: int) -> MicroBatchStats:
         """Records of the micro-batch (all of it, or the whole of some topics) into the tables:

@@ -18,9 +18,11 @@ early cannot put a later event of the table before an earlier one that another t
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
 from pyspark.errors.exceptions.captured import unwrap_spark_exception
@@ -30,7 +32,9 @@ from pyspark.sql.pandas.serializers import ArrowStreamSerializer
 from pyspark.traceback_utils import SCCallSiteSync
 from pyspark.util import _load_from_socket
 
-from sink.spark.kafka_records import KafkaRow
+from sink.spark.kafka_records import KafkaRow, SourceRecord
+
+T = TypeVar("T")
 
 _COLUMNS = ("topic", "partition", "offset", "key", "value")
 # KafkaOffsetRange(topic-partition,fromOffset,untilOffset,preferredLoc) inside the input partitions'
@@ -122,3 +126,49 @@ class Arrivals:
         self._done[finished[0]] += 1
         assert self._expected is not None
         return finished[0] if self._done[finished[0]] == self._expected[finished[0]] else None
+
+
+class Parts(Generic[T]):
+    """A micro-batch's parts applied by ``apply`` in one worker thread, in the order they are
+    added: the parts added while one is applied are applied together next (one sink batch, whose
+    tables commit side by side)."""
+
+    def __init__(self, pool: ThreadPoolExecutor, apply: Callable[[list[SourceRecord]], T]) -> None:
+        self._pool = pool
+        self._apply = apply
+        self._ready: list[SourceRecord] = []
+        self._lock = threading.Lock()
+        self._running = False
+        self._futures: list[Future[list[T]]] = []
+
+    def add(self, records: list[SourceRecord]) -> None:
+        with self._lock:
+            self._ready.extend(records)
+            if self._running:
+                return  # the worker takes them when it is done with what it applies
+            self._running = True
+        self._futures.append(self._pool.submit(self._drain))
+
+    def settle(self) -> None:
+        """Return once everything added is applied (or failed)."""
+        wait(self._futures)
+
+    def results(self) -> list[T]:
+        """Once everything added is applied: what each apply returned; raises the first failure."""
+        self.settle()
+        return [result for future in self._futures for result in future.result()]
+
+    def _drain(self) -> list[T]:
+        out: list[T] = []
+        try:
+            while True:
+                with self._lock:
+                    take, self._ready = self._ready, []
+                    if not take:
+                        self._running = False
+                        return out
+                out.append(self._apply(take))
+        except BaseException:
+            with self._lock:
+                self._running = False
+            raise
