@@ -116,8 +116,10 @@ class MicroBatchStats:
     sources: set[str] = field(default_factory=set)
     order_seconds: float = 0.0
     apply_seconds: float = 0.0
+    parts: int = 1
 
     def add(self, other: MicroBatchStats) -> None:
+        self.parts += other.parts
         self.events += other.events
         self.sources |= other.sources
         self.order_seconds += other.order_seconds
@@ -375,7 +377,7 @@ class MicroBatchApplier:
         except BaseException:
             parts.settle()  # nothing of the micro-batch is written after foreachBatch returns
             raise
-        stats = MicroBatchStats()
+        stats = MicroBatchStats(parts=0)
         for part in parts.results():  # (raises the first part's error)
             stats.add(part)
         self._learn_homes(seen)
@@ -461,8 +463,8 @@ class MicroBatchApplier:
         sinks = self.sinks.values()
         log.info(
             "micro-batch %d: %d Kafka records, %d change events of %d connector(s) applied in %.2f s "
-            "(collect and read %.2f s, order %.2f s, apply %.2f s; %d of %d topic(s) applied while "
-            "Spark read on; so far: %d Delta commits, %.2f s in Delta operations)",
+            "(collect and read %.2f s, order %.2f s, apply %.2f s in %d part(s); %d of %d topic(s) "
+            "applied while Spark read on; so far: %d Delta commits, %.2f s in Delta operations)",
             batch_id,
             count,
             stats.events,
@@ -471,6 +473,7 @@ class MicroBatchApplier:
             self.collect_seconds,
             stats.order_seconds,
             stats.apply_seconds,
+            stats.parts,
             early,
             early + 1,
             sum(s.commits_written for s in sinks),
