@@ -48,7 +48,14 @@ from mysql_cdc_base.records import RecordKind
 from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
-from sink.spark.pipeline import Arrivals, Parts, arrow_batches, partition_counts, rows_of
+from sink.spark.pipeline import (
+    Arrivals,
+    MicroBatchStats,
+    Parts,
+    arrow_batches,
+    partition_counts,
+    rows_of,
+)
 from sink.spark.schema_changes import SchemaChanges
 from sink.spark.session import (
     DELTA_PACKAGE,
@@ -106,24 +113,6 @@ _PREFIXES = ("sink.spark.conf.", "spark.apply.kafka.")
 # fetch.max.wait.ms (500) every partition's read ends waiting that long at the broker for records
 # past the end: 41 topics cost 10 s a micro-batch on 2 cores, the most of the job's catch-up time.
 KAFKA_DEFAULTS = {"fetch.max.wait.ms": "10"}
-
-
-@dataclass
-class MicroBatchStats:
-    """What applying (part of) a micro-batch did, for its log line."""
-
-    events: int = 0
-    sources: set[str] = field(default_factory=set)
-    order_seconds: float = 0.0
-    apply_seconds: float = 0.0
-    parts: int = 1
-
-    def add(self, other: MicroBatchStats) -> None:
-        self.parts += other.parts
-        self.events += other.events
-        self.sources |= other.sources
-        self.order_seconds += other.order_seconds
-        self.apply_seconds += other.apply_seconds
 
 
 @dataclass(frozen=True)

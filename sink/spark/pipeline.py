@@ -22,6 +22,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import pyarrow as pa
@@ -126,6 +127,24 @@ class Arrivals:
         self._done[finished[0]] += 1
         assert self._expected is not None
         return finished[0] if self._done[finished[0]] == self._expected[finished[0]] else None
+
+
+@dataclass
+class MicroBatchStats:
+    """What applying (part of) a micro-batch did, for its log line."""
+
+    events: int = 0
+    sources: set[str] = field(default_factory=set)
+    order_seconds: float = 0.0
+    apply_seconds: float = 0.0
+    parts: int = 1
+
+    def add(self, other: MicroBatchStats) -> None:
+        self.parts += other.parts
+        self.events += other.events
+        self.sources |= other.sources
+        self.order_seconds += other.order_seconds
+        self.apply_seconds += other.apply_seconds
 
 
 class Parts(Generic[T]):

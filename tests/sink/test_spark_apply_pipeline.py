@@ -38,7 +38,9 @@ def test_a_partition_that_comes_back_or_an_unknown_plan_completes_nothing_before
 
 
 def record(n: int) -> SourceRecord:
-    change = ChangeRecord(topic="t", key_schema=None, key=None, value_schema=None, value=n, kind=RecordKind.DATA)
+    change = ChangeRecord(
+        topic="t", key_schema=None, key=None, value_schema=None, value=n, kind=RecordKind.DATA
+    )
     return SourceRecord("p", (n,), change)
 
 
