@@ -354,7 +354,7 @@ class MicroBatchApplier:
                 count += len(rows)
                 for row in rows:
                     done = arrivals.arrived(row.topic, row.partition)
-                    if done is not None and self._early(done, waiting.get(done, ())):
+                    if done in waiting and self._early(done, waiting[done]):
                         parts.add(waiting.pop(done))
                         early += 1
                     found = self.reader.read(row)
