@@ -237,7 +237,11 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=TABLES, help="oltp: the number of tables")
     parser.add_argument("--rounds", type=int, default=1, help="timed rounds (alternating order)")
     parser.add_argument("--max-offsets", type=int, default=50_000, help="spark.apply.max.offsets.per.trigger")
-    parser.add_argument("--job-log", type=Path, help="keep the job's log (its micro-batch phases) here")
+    parser.add_argument(
+        "--job-log",
+        type=Path,
+        help="keep the job's log (its micro-batch phases) here, the baseline job's in <file>.base",
+    )
     parser.add_argument(
         "--baseline-job",
         metavar="REV",
@@ -328,8 +332,9 @@ def main() -> None:
             for job in jobs.values():
                 job.resume()
                 job.stop()
-            if args.job_log is not None and "job" in jobs:
-                shutil.copyfile(jobs["job"].log, args.job_log)
+            if args.job_log is not None:
+                for name, job in jobs.items():  # the baseline's next to it, as <job-log>.base
+                    shutil.copyfile(job.log, args.job_log if name == "job" else f"{args.job_log}.base")
             in_process.close()
             to_kafka.close()
             kafka.destroy()

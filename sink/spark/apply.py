@@ -4,10 +4,11 @@ Streaming, through the Spark sink's own apply path.
 The job reads the topics with Spark's Kafka source (``kafka.isolation.level=read_committed``, so a
 transactional producer's records appear whole), and every micro-batch (``foreachBatch``) is:
 
-1. collected on the driver and read into the connector's ``ChangeRecord`` objects
-   (``sink/spark/kafka_records.py``: schemas from the records themselves, a source offset rebuilt
-   from each ``source`` block); a bad record stops the job before anything of the micro-batch is
-   written;
+1. collected on the driver as Spark reads it and read into the connector's ``ChangeRecord``
+   objects (``sink/spark/kafka_records.py``: schemas from the records themselves, a source offset
+   rebuilt from each ``source`` block); a table whose topic is complete is applied (steps 2 and 3)
+   while Spark reads the other topics (``sink/spark/pipeline.py``), the rest once everything has
+   arrived; a bad record stops the job before anything after it is written;
 2. split by connector (``source.name``, its ``topic.prefix``) and put in that connector's binlog
    order (transactions across tables in their server's order), each table's schema change events
    before its events whichever micro-batch brought them (``sink/spark/schema_changes.py``);
@@ -27,12 +28,14 @@ id (``mysql-cdc-apply:<topic.prefix>``); catalog names carry the prefix by defau
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +48,14 @@ from mysql_cdc_base.records import RecordKind
 from mysql_cdc_base.table_id import TableId
 from sink.base import SinkError
 from sink.spark.kafka_records import KafkaRow, RecordReader, SourceRecord
+from sink.spark.pipeline import (
+    Arrivals,
+    MicroBatchStats,
+    Parts,
+    arrow_batches,
+    partition_counts,
+    rows_of,
+)
 from sink.spark.schema_changes import SchemaChanges
 from sink.spark.session import (
     DELTA_PACKAGE,
@@ -310,31 +321,113 @@ class MicroBatchApplier:
         self.batches = 0
         self.records = 0
         self.collect_seconds = 0.0
+        self.early_topics = 0  # topics applied while Spark read the rest of their micro-batch
+        self._worker: ThreadPoolExecutor | None = None  # applies parts while Spark reads on
+        self._failed = False  # a part of this micro-batch failed: the rest is not applied
+        # The topic each table's events came in ("": more than one), known from earlier micro-batches.
+        self._homes: dict[tuple[str, TableId], str] = {}
 
     def __call__(self, frame: DataFrame, batch_id: int) -> None:
         with self._lock:
             try:
-                started = time.perf_counter()
-                rows = kafka_rows(frame)
-                self.collect_seconds = time.perf_counter() - started
-                self.apply(rows, batch_id)
+                self._run(frame, batch_id)
             except BaseException as exc:
                 self.error = exc
                 raise
 
+    def _run(self, frame: DataFrame, batch_id: int) -> None:
+        """The micro-batch as it arrives (``sink/spark/pipeline.py``): each topic parsed as Spark
+        hands it over, a complete topic of one table's events applied in the worker thread while
+        Spark reads the others, the rest at the end; returns once everything is committed."""
+        started = time.perf_counter()
+        self._failed = False
+        arrivals = Arrivals(partition_counts(frame))
+        waiting: dict[str, list[SourceRecord]] = {}
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="apply")
+        parts = Parts(self._worker, functools.partial(self._apply_found, batch_id=batch_id))
+        count = early = 0
+        seen: list[SourceRecord] = []
+        try:
+            for batch in arrow_batches(frame):
+                rows = rows_of(batch)
+                count += len(rows)
+                for row in rows:
+                    done = arrivals.arrived(row.topic, row.partition)
+                    if done in waiting and self._early(done, waiting[done]):
+                        parts.add(waiting.pop(done))
+                        early += 1
+                    found = self.reader.read(row)
+                    if found is not None:
+                        waiting.setdefault(row.topic, []).append(found)
+                        seen.append(found)
+            self.collect_seconds = time.perf_counter() - started
+            parts.add([s for topic in sorted(waiting) for s in waiting[topic]])
+        except BaseException:
+            parts.settle()  # nothing of the micro-batch is written after foreachBatch returns
+            raise
+        stats = MicroBatchStats(parts=0)
+        for part in parts.results():  # (raises the first part's error)
+            stats.add(part)
+        self._learn_homes(seen)
+        self.early_topics += early
+        self._log(batch_id, count, stats, time.perf_counter() - started, early)
+
     def apply(self, rows: list[KafkaRow], batch_id: int) -> None:
+        """A micro-batch's rows applied at once, after all of them are read and checked."""
+        started = time.perf_counter()
+        self._failed = False
+        found = [s for s in map(self.reader.read, rows) if s is not None]
+        self.collect_seconds = 0.0
+        self._log(batch_id, len(rows), self._apply_found(found, batch_id), time.perf_counter() - started, 0)
+        self._learn_homes(found)
+
+    def _early(self, topic: str, found: Iterable[SourceRecord]) -> bool:
+        """May this complete topic's records be applied before the rest of the micro-batch? Its
+        schema change events (the connector's topic), or the events of the tables the default
+        topic name names whose events came in this topic alone in earlier micro-batches
+        (``sink/spark/pipeline.py``)."""
+        return all(self._early_record(topic, s) for s in found)
+
+    def _early_record(self, topic: str, s: SourceRecord) -> bool:
+        table_id = s.record.table_id
+        if s.record.kind is RecordKind.SCHEMA_CHANGE:
+            return s.source == topic
+        return (
+            table_id is not None
+            and topic == f"{s.source}.{table_id.database}.{table_id.table}"
+            and self._homes.get((s.source, table_id)) == topic
+        )
+
+    def _learn_homes(self, found: Iterable[SourceRecord]) -> None:
+        """Each table's topic, once the micro-batch is over: a table seen in two gets none."""
+        for s in found:
+            table_id = s.record.table_id
+            if table_id is not None:
+                key = (s.source, table_id)
+                if self._homes.setdefault(key, s.record.topic) != s.record.topic:
+                    self._homes[key] = ""
+
+    def _apply_found(self, found: list[SourceRecord], batch_id: int) -> MicroBatchStats:
+        """Records of the micro-batch (all of it, or the whole of some topics) into the tables:
+        schema change events kept, the rest per connector in binlog order, checked, then written."""
+        if self._failed:
+            return MicroBatchStats()  # an earlier part failed: nothing more of the micro-batch
+        try:
+            return self._apply_parts(found, batch_id)
+        except BaseException:
+            self._failed = True
+            raise
+
+    def _apply_parts(self, found: list[SourceRecord], batch_id: int) -> MicroBatchStats:
         started = time.perf_counter()
         by_source: dict[str, list[SourceRecord]] = {}
-        for row in rows:
-            found = self.reader.read(row)
-            if found is None:
-                continue
-            if found.record.kind is RecordKind.SCHEMA_CHANGE:
+        for s in found:
+            if s.record.kind is RecordKind.SCHEMA_CHANGE:
                 # Kept, and put before the table's events whichever micro-batch brings them.
-                self._schema_changes(found.source).add(found)
+                self._schema_changes(s.source).add(s)
             else:
-                by_source.setdefault(found.source, []).append(found)
-        read = time.perf_counter()
+                by_source.setdefault(s.source, []).append(s)
         for prefix, records in by_source.items():
             records.sort(key=lambda s: s.order)
             records[:] = _without_repeats(records)
@@ -346,22 +439,32 @@ class MicroBatchApplier:
         # Everything is read and checked: only now is anything written.
         for prefix, records in sorted(by_source.items()):
             self._sink(prefix).apply_now([s.record for s in records])
+        return MicroBatchStats(
+            sum(len(r) for r in by_source.values()),
+            set(by_source),
+            placed - started,
+            time.perf_counter() - placed,
+        )
+
+    def _log(self, batch_id: int, count: int, stats: MicroBatchStats, seconds: float, early: int) -> None:
         self.batches += 1
-        self.records += len(rows)
+        self.records += count
         sinks = self.sinks.values()
         log.info(
             "micro-batch %d: %d Kafka records, %d change events of %d connector(s) applied in %.2f s "
-            "(collect %.2f s, read %.2f s, order %.2f s, apply %.2f s; "
-            "so far: %d Delta commits, %.2f s in Delta operations)",
+            "(collect and read %.2f s, order %.2f s, apply %.2f s in %d part(s); %d of %d topic(s) "
+            "applied while Spark read on; so far: %d Delta commits, %.2f s in Delta operations)",
             batch_id,
-            len(rows),
-            sum(len(r) for r in by_source.values()),
-            len(by_source),
-            time.perf_counter() - started,
+            count,
+            stats.events,
+            len(stats.sources),
+            seconds,
             self.collect_seconds,
-            read - started,
-            placed - read,
-            time.perf_counter() - placed,
+            stats.order_seconds,
+            stats.apply_seconds,
+            stats.parts,
+            early,
+            early + 1,
             sum(s.commits_written for s in sinks),
             sum(s.delta_seconds for s in sinks),
         )
