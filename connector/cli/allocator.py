@@ -1,18 +1,21 @@
-"""Memory allocator settings for the long-running commands (``run``, ``snapshot``), on request.
+"""Memory allocator settings for the long-running commands (``run``, ``snapshot``,
+``replay-binlog``), chosen with ``MYSQL_CDC_ALLOCATOR``.
 
-Streaming builds and drops many short-lived objects per row (dicts, strings, the kilobytes of each
-record's JSON) in batches of thousands. With ``MYSQL_CDC_ALLOCATOR=tuned`` these commands run the
-interpreter with glibc's allocator for everything (``PYTHONMALLOC=malloc``) and thresholds that
-keep a few tens of MB of freed memory for reuse, so that memory given back to the kernel after a
-batch does not cost its page faults again on the next one: the process re-executes itself once
-with that environment at start-up (same PID). Anything already set (``PYTHONMALLOC`` or any of the
-``MALLOC_*_`` variables) is left as the operator set it.
+Streaming builds and drops many objects per row (dicts, strings, the kilobytes of each record's
+JSON, the packets of large rows events) in batches of thousands. With glibc's default thresholds,
+the large blocks are served from fresh ``mmap``s and freed memory is trimmed back to the kernel,
+so that the next batch pays a page fault for every page again. So by default (``thresholds``, or
+unset) these commands raise glibc's mmap, trim and top-pad thresholds with ``mallopt`` once their
+first records are out (no second interpreter, nothing before the first event). On the project's
+2-core VM that streamed the bulk bench with 15.0 µs of CPU per change against 18.2-20.8 µs with
+glibc's defaults (three alternating pairs); the OLTP bench, whose objects are small and stay in
+Python's own allocator, was unchanged.
 
-It is off by default since issue 41. When it came in, page faults were a third of the streaming
-time on a VM; since then the stream allocates far less per event, and on the project's 2-core VM
-the interpreter's own allocator streamed with the same or less CPU per change (OLTP 46.9 against
-48.4 µs, bulk 16.7 against 17.5 µs, three alternating pairs each), while the re-execution, a
-second interpreter start, delayed the first event by about 13 ms.
+``tuned`` re-executes the process once at start-up (same PID) with glibc's allocator for every
+object (``PYTHONMALLOC=malloc``) and the same thresholds, the only choice before issue 41; it costs
+the first event a second interpreter start (about 13 ms) and streamed no faster. ``default`` leaves
+the interpreter and glibc as they are. Anything the operator set (``PYTHONMALLOC`` or a
+``MALLOC_*_`` variable) is kept as set.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-# ``tuned`` turns the settings on; ``default`` (or nothing) keeps the interpreter's own allocator.
+# ``thresholds`` (or nothing), ``tuned`` or ``default``: see the module's docstring.
 CHOICE = "MYSQL_CDC_ALLOCATOR"
+CHOICES = ("thresholds", "tuned", "default")
 # The commands that run long enough for the allocator to matter (the launcher re-executes for them).
 LONG_RUNNING_COMMANDS = frozenset({"run", "snapshot", "replay-binlog"})
 TUNED: Mapping[str, str] = {
@@ -62,13 +66,46 @@ def reexec_with_tuned_allocator(arguments: Sequence[str]) -> None:
     """Replace this process by ``python <arguments>`` with the tuned environment (same PID, so
     supervisors and signals are unaffected); returns only when no re-execution is needed."""
     choice = os.environ.get(CHOICE, "").strip().lower()
-    if choice not in ("", "default", "tuned"):
-        raise SystemExit(f"mysql-cdc: {CHOICE}={choice!r} is not an allocator: use tuned or default")
+    if choice and choice not in CHOICES:
+        raise SystemExit(f"mysql-cdc: {CHOICE}={choice!r} is not an allocator: use {', '.join(CHOICES)}")
     env = tuned_environment(os.environ)
     if env is not None:
         sys.stdout.flush()
         sys.stderr.flush()
         os.execve(sys.executable, [sys.executable, *arguments], env)
+
+
+# glibc's mallopt parameters (malloc.h) and the environment variables that set them at start-up.
+_MALLOPT_PARAMETERS = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}
+
+
+def glibc_thresholds_to_set(environ: Mapping[str, str]) -> dict[int, int]:
+    """The ``mallopt`` parameters and values to set in this process: the ``TUNED`` thresholds but
+    those the operator set, none when the choice is ``default`` or ``tuned`` (which set them in
+    the environment), when ``PYTHONMALLOC`` is set, or without glibc."""
+    if environ.get(CHOICE, "").strip().lower() not in ("", "thresholds") or "PYTHONMALLOC" in environ:
+        return {}
+    if not is_glibc():
+        return {}
+    return {
+        parameter: int(TUNED[variable])
+        for variable, parameter in _MALLOPT_PARAMETERS.items()
+        if variable not in environ
+    }
+
+
+def keep_freed_memory_for_reuse() -> None:
+    """Set glibc's thresholds in this process (``glibc_thresholds_to_set``); the long-running
+    commands call it once they are set up."""
+    thresholds = glibc_thresholds_to_set(os.environ)
+    if not thresholds:
+        return
+    # ctypes only here: 1-2 ms of import, after the first records.
+    import ctypes  # noqa: PLC0415
+
+    mallopt = ctypes.CDLL(None).mallopt
+    for parameter, value in thresholds.items():
+        mallopt(parameter, value)
 
 
 def pause_collector_for_start_up() -> None:
@@ -91,10 +128,12 @@ def freeze_start_up_objects() -> None:
     would run a full collection at every third-generation threshold of the stream instead of once
     that many new long-lived objects have accumulated (one benchmark run without it streamed 13%
     slower; the machine is too noisy to say more). ``run`` moves that collection after its first
-    records (``freeze_before_first_records``)."""
+    records (``freeze_before_first_records``). Then glibc's thresholds are set
+    (``keep_freed_memory_for_reuse``)."""
     gc.collect()
     gc.freeze()
     gc.enable()
+    keep_freed_memory_for_reuse()
 
 
 def freeze_before_first_records() -> None:
@@ -108,7 +147,8 @@ def freeze_before_first_records() -> None:
 def settle_after_first_records() -> None:
     """The full collection ``freeze_before_first_records`` left out: over everything frozen and what
     came since (so that CPython counts them as long-lived, see ``freeze_start_up_objects``), then
-    frozen again."""
+    frozen again; and glibc's thresholds set (``keep_freed_memory_for_reuse``)."""
     gc.unfreeze()
     gc.collect()
     gc.freeze()
+    keep_freed_memory_for_reuse()

@@ -16,6 +16,7 @@ from connector.cli.allocator import (
     TUNED,
     freeze_before_first_records,
     freeze_start_up_objects,
+    glibc_thresholds_to_set,
     pause_collector_for_start_up,
     settle_after_first_records,
     tuned_environment,
@@ -72,7 +73,7 @@ def test_run_command_keeps_the_interpreters_allocator_by_default(tmp_path: objec
 def test_an_unknown_allocator_choice_is_refused_naming_the_variable(tmp_path: object) -> None:
     result = _run_without_config(tmp_path, "tunned")
     assert result.returncode == 1
-    assert f"{CHOICE}='tunned'" in result.stderr and "tuned or default" in result.stderr
+    assert f"{CHOICE}='tunned'" in result.stderr and "thresholds, tuned, default" in result.stderr
 
 
 @glibc
@@ -146,3 +147,73 @@ def test_run_freezes_at_once_and_collects_after_its_first_records() -> None:
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+@glibc
+def test_glibc_thresholds_are_set_in_process_by_default_but_those_the_operator_set() -> None:
+    trim, top_pad, mmap = -1, -2, -3  # mallopt's parameters (malloc.h)
+    assert glibc_thresholds_to_set({}) == {
+        trim: int(TUNED["MALLOC_TRIM_THRESHOLD_"]),
+        top_pad: int(TUNED["MALLOC_TOP_PAD_"]),
+        mmap: int(TUNED["MALLOC_MMAP_THRESHOLD_"]),
+    }
+    assert glibc_thresholds_to_set({CHOICE: "thresholds", "MALLOC_TOP_PAD_": "1"}).keys() == {trim, mmap}
+    # tuned sets them in the re-executed environment; default and PYTHONMALLOC leave glibc alone.
+    for environ in ({CHOICE: "tuned"}, {CHOICE: "default"}, {"PYTHONMALLOC": "pymalloc"}):
+        assert glibc_thresholds_to_set(environ) == {}
+
+
+# A child that counts glibc's mmapped blocks (mallinfo2().hblks) around an allocation of 1 MB, then
+# after keep_freed_memory_for_reuse one of 4 MB: with glibc's default threshold (128 KiB) the first
+# is mmapped, and freeing it raises glibc's dynamic threshold to 1 MB only, so the second is
+# mmapped too unless the thresholds were set (64 MB).
+_MMAPPED_BLOCKS = """
+import ctypes, sys
+from connector.cli.allocator import keep_freed_memory_for_reuse
+
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+        "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = MallInfo2
+
+def mmapped_by_one_allocation(size):
+    before = libc.mallinfo2().hblks
+    block = bytearray(size)
+    after = libc.mallinfo2().hblks
+    del block
+    return after - before
+
+first = mmapped_by_one_allocation(1 << 20)
+keep_freed_memory_for_reuse()
+print(first, mmapped_by_one_allocation(4 << 20))
+"""
+
+
+@glibc
+def test_keeping_freed_memory_serves_large_blocks_from_the_heap() -> None:
+    env = {k: v for k, v in os.environ.items() if k != CHOICE and k != "PYTHONMALLOC"}
+    env = {k: v for k, v in env.items() if not k.startswith("MALLOC_")}
+    env["PYTHONPATH"] = REPO
+    done = subprocess.run(
+        [sys.executable, "-c", _MMAPPED_BLOCKS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split() == ["1", "0"]
+    # Turned off, glibc keeps its defaults.
+    env[CHOICE] = "default"
+    done = subprocess.run(
+        [sys.executable, "-c", _MMAPPED_BLOCKS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.split() == ["1", "1"]
