@@ -197,8 +197,8 @@ def _zstd(data: bytes, expected: int | None) -> bytes:
     return bytes(out)
 
 
-class _UndecompressableError(Exception):
-    """A payload its codec refused (the codec's message)."""
+class _UndecompressableError(PayloadError):
+    """A payload its codec refused (the codec's message); ``payload_events`` names the event."""
 
 
 def _stored(data: bytes, expected: int | None) -> bytes:
