@@ -29,6 +29,9 @@ def test_a_second_connector_with_the_same_server_id_is_told_to_change_it(
     same = {"database.server.id": "6100", **FAST}
     engine_a, memory_a = make_engine(server, first, tmp_path / "a", **same)
     with running(engine_a) as run_a:
+        # Streaming first: with snapshot.mode=no_data, a row written before the snapshot's binlog
+        # position is in no event (on a loaded machine the insert once came first).
+        run_a.wait(lambda: engine_a.metrics.connected, "the first connector's binlog stream")
         server.execute("INSERT INTO items VALUES (1, 'a', 1)", database=first)
         run_a.wait(streamed(memory_a, "items", 1), "the first connector's insert")
         engine_b, _ = make_engine(server, second, tmp_path / "b", **same)
@@ -54,6 +57,8 @@ def test_connectors_of_the_test_servers_each_get_their_own_server_id(
     engine_a, memory_a = make_engine(server, first, tmp_path / "a", **FAST)
     engine_b, memory_b = make_engine(server, second, tmp_path / "b", **FAST)
     with running(engine_a) as run_a, running(engine_b) as run_b:
+        run_a.wait(lambda: engine_a.metrics.connected, "the first connector's binlog stream")
+        run_b.wait(lambda: engine_b.metrics.connected, "the second connector's binlog stream")
         server.execute("INSERT INTO items VALUES (1, 'a', 1)", database=first)
         server.execute("INSERT INTO items VALUES (1, 'b', 1)", database=second)
         run_a.wait(streamed(memory_a, "items", 1), "the first connector's insert")
