@@ -24,6 +24,8 @@ import gc
 import os
 import sys
 
+from mysql_cdc_base.errors import ConfigError
+
 # typing.TYPE_CHECKING without importing typing or collections: the launcher imports this module
 # alone before it decides to re-execute (connector.cli).
 TYPE_CHECKING = False
@@ -43,10 +45,20 @@ TUNED: Mapping[str, str] = {
 }
 
 
+def allocator_choice(environ: Mapping[str, str]) -> str:
+    """``MYSQL_CDC_ALLOCATOR``: one of ``CHOICES`` (``thresholds`` when unset or empty); any other
+    value is refused, naming the variable (the launcher before anything else, an embedded caller at
+    its set-up: neither runs on with a choice it did not make)."""
+    choice = environ.get(CHOICE, "").strip().lower() or "thresholds"
+    if choice not in CHOICES:
+        raise ConfigError(CHOICE, f"{choice!r} is not an allocator: use {', '.join(CHOICES)}")
+    return choice
+
+
 def tuned_environment(environ: Mapping[str, str]) -> dict[str, str] | None:
     """The environment to re-execute with, or None when there is nothing to do: not asked for
     (``MYSQL_CDC_ALLOCATOR=tuned``), already tuned (or set by the operator), or not glibc."""
-    if environ.get(CHOICE, "").strip().lower() != "tuned" or "PYTHONMALLOC" in environ:
+    if allocator_choice(environ) != "tuned" or "PYTHONMALLOC" in environ:
         return None
     if not is_glibc():
         return None
@@ -64,11 +76,12 @@ def is_glibc() -> bool:
 
 def reexec_with_tuned_allocator(arguments: Sequence[str]) -> None:
     """Replace this process by ``python <arguments>`` with the tuned environment (same PID, so
-    supervisors and signals are unaffected); returns only when no re-execution is needed."""
-    choice = os.environ.get(CHOICE, "").strip().lower()
-    if choice and choice not in CHOICES:
-        raise SystemExit(f"mysql-cdc: {CHOICE}={choice!r} is not an allocator: use {', '.join(CHOICES)}")
-    env = tuned_environment(os.environ)
+    supervisors and signals are unaffected); returns only when no re-execution is needed. An
+    unknown choice ends the process, naming the variable."""
+    try:
+        env = tuned_environment(os.environ)
+    except ConfigError as exc:
+        raise SystemExit(f"mysql-cdc: {exc}") from None
     if env is not None:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -83,7 +96,7 @@ def glibc_thresholds_to_set(environ: Mapping[str, str]) -> dict[int, int]:
     """The ``mallopt`` parameters and values to set in this process: the ``TUNED`` thresholds but
     those the operator set, none when the choice is ``default`` or ``tuned`` (which set them in
     the environment), when ``PYTHONMALLOC`` is set, or without glibc."""
-    if environ.get(CHOICE, "").strip().lower() not in ("", "thresholds") or "PYTHONMALLOC" in environ:
+    if allocator_choice(environ) != "thresholds" or "PYTHONMALLOC" in environ:
         return {}
     if not is_glibc():
         return {}
@@ -105,7 +118,16 @@ def keep_freed_memory_for_reuse() -> None:
 
     mallopt = ctypes.CDLL(None).mallopt
     for parameter, value in thresholds.items():
-        mallopt(parameter, value)
+        if mallopt(parameter, value) != 1:  # (glibc answers 1, or 0 for a value it refuses)
+            _log_refused(parameter, value)
+
+
+def _log_refused(parameter: int, value: int) -> None:
+    """A threshold glibc did not take: its defaults stay, which only costs speed (logged, not raised)."""
+    import logging  # noqa: PLC0415 - logging is loaded by then; this module is imported before it
+
+    name = next(k for k, v in _MALLOPT_PARAMETERS.items() if v == parameter)
+    logging.getLogger(__name__).debug("glibc refused mallopt(%s, %d); its default stays", name, value)
 
 
 def pause_collector_for_start_up() -> None:
@@ -129,7 +151,8 @@ def freeze_start_up_objects() -> None:
     that many new long-lived objects have accumulated (one benchmark run without it streamed 13%
     slower; the machine is too noisy to say more). ``run`` moves that collection after its first
     records (``freeze_before_first_records``). Then glibc's thresholds are set
-    (``keep_freed_memory_for_reuse``)."""
+    (``keep_freed_memory_for_reuse``). An unknown ``MYSQL_CDC_ALLOCATOR`` is refused first."""
+    allocator_choice(os.environ)
     gc.collect()
     gc.freeze()
     gc.enable()
@@ -139,7 +162,8 @@ def freeze_start_up_objects() -> None:
 def freeze_before_first_records() -> None:
     """``freeze_start_up_objects`` without its full collection, for ``run``: the collection's 30-50
     ms would delay the first event (issue 41). ``settle_after_first_records`` runs it once the first
-    records are out, with the same outcome."""
+    records are out, with the same outcome. An unknown ``MYSQL_CDC_ALLOCATOR`` is refused first."""
+    allocator_choice(os.environ)
     gc.freeze()
     gc.enable()
 

@@ -14,6 +14,7 @@ import pytest
 from connector.cli.allocator import (
     CHOICE,
     TUNED,
+    allocator_choice,
     freeze_before_first_records,
     freeze_start_up_objects,
     glibc_thresholds_to_set,
@@ -21,6 +22,7 @@ from connector.cli.allocator import (
     settle_after_first_records,
     tuned_environment,
 )
+from mysql_cdc_base.errors import ConfigError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the settings are glibc's")
@@ -73,7 +75,24 @@ def test_run_command_keeps_the_interpreters_allocator_by_default(tmp_path: objec
 def test_an_unknown_allocator_choice_is_refused_naming_the_variable(tmp_path: object) -> None:
     result = _run_without_config(tmp_path, "tunned")
     assert result.returncode == 1
-    assert f"{CHOICE}='tunned'" in result.stderr and "thresholds, tuned, default" in result.stderr
+    assert f"{CHOICE}: 'tunned' is not an allocator" in result.stderr
+    assert "thresholds, tuned, default" in result.stderr
+
+
+def test_an_unknown_allocator_choice_is_refused_for_embedded_callers_at_set_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``main(argv)`` from Python code does not pass the launcher's check: the set-up refuses it,
+    rather than run on with glibc's defaults."""
+    assert allocator_choice({}) == allocator_choice({CHOICE: " "}) == "thresholds"
+    assert allocator_choice({CHOICE: "Tuned"}) == "tuned"
+    monkeypatch.setenv(CHOICE, "tunned")
+    for set_up in (freeze_before_first_records, freeze_start_up_objects):
+        with pytest.raises(ConfigError, match=f"{CHOICE}: 'tunned' is not an allocator"):
+            set_up()
+    assert gc.isenabled()  # (refused before the collector was touched)
+    with pytest.raises(ConfigError, match=CHOICE):
+        glibc_thresholds_to_set({CHOICE: "tunned"})
 
 
 @glibc
@@ -192,11 +211,13 @@ print(first, mmapped_by_one_allocation(4 << 20))
 """
 
 
-@glibc
-def test_keeping_freed_memory_serves_large_blocks_from_the_heap() -> None:
-    env = {k: v for k, v in os.environ.items() if k != CHOICE and k != "PYTHONMALLOC"}
+def _mmapped_blocks(choice: str | None) -> list[str]:
+    """``_MMAPPED_BLOCKS`` in a child without the operator's allocator settings, with ``choice``."""
+    env = {k: v for k, v in os.environ.items() if k not in (CHOICE, "PYTHONMALLOC")}
     env = {k: v for k, v in env.items() if not k.startswith("MALLOC_")}
     env["PYTHONPATH"] = REPO
+    if choice is not None:
+        env[CHOICE] = choice
     done = subprocess.run(
         [sys.executable, "-c", _MMAPPED_BLOCKS],
         env=env,
@@ -205,15 +226,10 @@ def test_keeping_freed_memory_serves_large_blocks_from_the_heap() -> None:
         timeout=60,
         check=True,
     )
-    assert done.stdout.split() == ["1", "0"]
-    # Turned off, glibc keeps its defaults.
-    env[CHOICE] = "default"
-    done = subprocess.run(
-        [sys.executable, "-c", _MMAPPED_BLOCKS],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert done.stdout.split() == ["1", "1"]
+    return done.stdout.split()
+
+
+@glibc
+def test_keeping_freed_memory_serves_large_blocks_from_the_heap() -> None:
+    assert _mmapped_blocks(None) == ["1", "0"]
+    assert _mmapped_blocks("default") == ["1", "1"]  # turned off, glibc keeps its defaults
