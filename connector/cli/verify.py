@@ -33,7 +33,7 @@ from connector.server.connection import PrerequisiteError, connect
 from ddl.mysql_types import Family, canonical_type, family_of
 from mysql_cdc_base.connect import ValueModes
 from mysql_cdc_base.table_id import TableId
-from sink.spark import SparkSink, Warehouse, spark_session
+from sink.spark import SparkSink, Warehouse, describe_commit, spark_session
 
 Canon = Callable[[Any], Any]
 EQUAL, DIFFERENT, FAILED = 0, 1, 2
@@ -368,14 +368,14 @@ def verify_table(
 ) -> tuple[TableReport, str]:
     """Compare one table; returns the report and its text."""
     report = TableReport(table)
-    found = warehouse.current_state(table)
+    found = warehouse.current_state_at(table)
     if found is None:
         report.error = (
             f"no current-state Delta table for {table} in {warehouse.settings.warehouse} (never captured, or a "
             "table without primary key, which is kept as a changelog only)"
         )
         return report, render(report, {}, {})
-    frame, key = found
+    frame, key, meta = found
     columns = _mysql_columns(conn, table)
     if not columns:
         report.error = f"table {table} does not exist in MySQL"
@@ -415,14 +415,8 @@ def verify_table(
         else {}
     )
     spark_rows = {k: v for k, v in _spark_stream(frame, rules, key_index) if k in wanted} if wanted else {}
-    text = render(
-        result, mysql_rows, spark_rows, names, max_details, commit_offset=_describe_offset(warehouse)
-    )
+    text = render(result, mysql_rows, spark_rows, names, max_details, commit_offset=describe_commit(meta))
     return result, text
-
-
-def _describe_offset(warehouse: Warehouse) -> str:
-    return warehouse.describe_offset()
 
 
 def render(

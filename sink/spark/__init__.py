@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from sink.spark.session import SESSION_DEFAULTS, session_settings, spark_session
     from sink.spark.settings import SparkSinkSettings, ValueModes, settings_from_config
     from sink.spark.sink import SparkSink
-    from sink.spark.warehouse import Warehouse, read_current_state
+    from sink.spark.warehouse import Warehouse, describe_commit, read_current_state
 
 # Loaded on first use: the sink's settings and property declarations (``sink.spark.settings``) are
 # read by every connector's configuration, pyspark only by a process that uses Spark.
@@ -32,6 +32,7 @@ _HOMES = {
     "settings_from_config": "sink.spark.settings",
     "SparkSink": "sink.spark.sink",
     "Warehouse": "sink.spark.warehouse",
+    "describe_commit": "sink.spark.warehouse",
     "read_current_state": "sink.spark.warehouse",
 }
 
@@ -49,6 +50,7 @@ __all__ = [
     "SparkSinkSettings",
     "ValueModes",
     "Warehouse",
+    "describe_commit",
     "in_snapshot",
     "is_replay",
     "read_current_state",

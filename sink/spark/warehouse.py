@@ -51,18 +51,24 @@ class Warehouse:
 
     def current_state(self, table_id: TableId) -> tuple[DataFrame, tuple[str, ...]] | None:
         """The current-state table of ``table_id`` and its key (None when it has none)."""
+        found = self.current_state_at(table_id)
+        return None if found is None else found[:2]
+
+    def current_state_at(
+        self, table_id: TableId
+    ) -> tuple[DataFrame, tuple[str, ...], CommitMeta | None] | None:
+        """``current_state`` and the sink's newest commit of that table (None when it has none)."""
         path = self.settings.location(self.settings.names(table_id)[0])
         if not DeltaTable.isDeltaTable(self.spark, path):
             return None
         meta, _ = last_commit(self.spark, path)
-        return self.spark.read.format("delta").load(path), (meta.key or ()) if meta else ()
+        frame = self.spark.read.format("delta").load(path)
+        return frame, (meta.key or ()) if meta else (), meta
 
-    def describe_offset(self) -> str:
-        commits = self.commits()
-        if not commits:
-            return "no commit"
-        latest = max(commits.values(), key=lambda m: m.order)
-        return f"batch {latest.batch}, offset {latest.batch_offset}"
+
+def describe_commit(meta: CommitMeta | None) -> str:
+    """A sink commit as ``verify`` names it: its batch and the offset the batch ends at."""
+    return "no commit" if meta is None else f"batch {meta.batch}, offset {meta.batch_offset}"
 
 
 def read_current_state(
