@@ -173,7 +173,9 @@ def test_verify_reports_equality_and_every_kind_of_difference(
     monkeypatch.setattr(warehouse_module, "last_commit", counted)
     code, text = verify(config)
     assert code == 0 and f"{table}: EQUAL" in text and "nokey" not in text
-    assert re.search(rf"{re.escape(str(table))}: MySQL 33 rows, Spark 33 rows \(Spark at batch \d+, offset ", text)
+    assert re.search(
+        rf"{re.escape(str(table))}: MySQL 33 rows, Spark 33 rows \(Spark at batch \d+, offset ", text
+    )
     assert len(histories) >= 3 and sum(histories.values()) == len(histories) + 1, histories
 
 
