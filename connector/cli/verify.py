@@ -368,7 +368,7 @@ def verify_table(
 ) -> tuple[TableReport, str]:
     """Compare one table; returns the report and its text."""
     report = TableReport(table)
-    found = warehouse.current_state_at(table)
+    found = warehouse.current_state(table)
     if found is None:
         report.error = (
             f"no current-state Delta table for {table} in {warehouse.settings.warehouse} (never captured, or a "

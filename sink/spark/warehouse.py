@@ -49,15 +49,9 @@ class Warehouse:
     def keyed_tables(self) -> list[TableId]:
         return sorted({t.table_id for t in self.tables() if t.kind == "current" and t.key})
 
-    def current_state(self, table_id: TableId) -> tuple[DataFrame, tuple[str, ...]] | None:
-        """The current-state table of ``table_id`` and its key (None when it has none)."""
-        found = self.current_state_at(table_id)
-        return None if found is None else found[:2]
-
-    def current_state_at(
-        self, table_id: TableId
-    ) -> tuple[DataFrame, tuple[str, ...], CommitMeta | None] | None:
-        """``current_state`` and the sink's newest commit of that table (None when it has none)."""
+    def current_state(self, table_id: TableId) -> tuple[DataFrame, tuple[str, ...], CommitMeta | None] | None:
+        """The current-state table of ``table_id``, its key and the sink's newest commit of it
+        (None when it has none)."""
         path = self.settings.location(self.settings.names(table_id)[0])
         if not DeltaTable.isDeltaTable(self.spark, path):
             return None
