@@ -15,7 +15,8 @@ busy table would collect tens of thousands of files a day, and every read would 
 * **VACUUM:** every ``sink.spark.vacuum.interval.ms`` a table's files that no version of the last
   ``sink.spark.vacuum.retention.hours`` needs are deleted (Delta refuses less than 168 hours unless
   ``spark.databricks.delta.retentionDurationCheck.enabled=false``; time travel and the restore of an
-  interrupted snapshot need the versions within it).
+  interrupted snapshot need the versions within it), by delta-rs where it writes the table
+  (``RustAppender.vacuum``), else by Spark.
 
 Maintenance runs on the sink's batch worker right after a batch's commits, for at most
 ``TABLES_PER_BATCH`` tables a batch (the rest follow with the next batches), so it delays the next

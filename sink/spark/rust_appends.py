@@ -98,7 +98,7 @@ class RustAppender:
         table = None if path is None else self.table(path)
         if path is None or table is None:
             return False
-        if table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none":
+        if _column_mapped(table):
             return False
         before = table.version()
         try:
@@ -111,6 +111,30 @@ class RustAppender:
         kill_point("compact", path)
         if table.version() > before:  # (nothing to compact: no commit, nothing to checkpoint)
             self.checkpoint(table, now=True)
+        return True
+
+    def vacuum(self, uri: str, retention_hours: int, enforce_retention: bool) -> bool:
+        """VACUUM by delta-rs: the files no version of the last ``retention_hours`` needs deleted
+        (a full listing, as Spark's: files in no commit too), committed as Spark's ``VACUUM START``
+        and ``VACUUM END``, in milliseconds where Spark's VACUUM runs several jobs (seconds, and
+        minutes at Spark's default listing parallelism on few cores). ``enforce_retention`` is
+        Spark's ``spark.databricks.delta.retentionDurationCheck.enabled``: delta-rs refuses less
+        than ``delta.deletedFileRetentionDuration`` as Spark does. False, and nothing deleted,
+        where Spark must do it (Spark then raises its own refusal)."""
+        path = local_path(uri)
+        table = None if path is None else self.table(path)
+        if path is None or table is None or _column_mapped(table):
+            return False
+        try:
+            table.vacuum(
+                retention_hours, dry_run=False, enforce_retention_duration=enforce_retention, full=True
+            )
+            table.update_incremental()
+        except (DeltaError, ValueError) as exc:
+            log.warning("%s: delta-rs could not vacuum (%s); Spark vacuums", path, exc)
+            self.forget(path)
+            return False
+        self.checkpoint(table)
         return True
 
     def forget(self, path: str) -> None:
@@ -169,3 +193,8 @@ class RustAppender:
         held = _fields(json.loads(table.schema().to_json()))
         wanted = _fields(schema.jsonValue())
         return [name for name, _ in held] if sorted(held) == sorted(wanted) else None
+
+
+def _column_mapped(table: DeltaTable) -> bool:
+    """Whether the table maps its columns to physical names (Spark maintains those tables)."""
+    return table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none"

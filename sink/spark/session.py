@@ -56,6 +56,9 @@ SESSION_DEFAULTS: dict[str, str] = {
     "spark.sql.catalog.spark_catalog": DELTA_CATALOG,
     # A batch's commit is mostly fixed cost: Delta's log replay need not fan out to 50 tasks.
     "spark.databricks.delta.snapshotPartitions": "2",
+    # Spark's VACUUM (of tables delta-rs cannot vacuum) lists a table's files in this many tasks:
+    # Spark's 10,000 tiny ones take minutes on a few cores.
+    "spark.sql.sources.parallelPartitionDiscovery.parallelism": "4",
     # MERGE's source is rows the sink built in memory: deterministic, nothing to materialise.
     "spark.databricks.delta.merge.materializeSource": "none",
 }

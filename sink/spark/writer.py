@@ -425,7 +425,12 @@ class DeltaWriter:
             kill_point("compact", path)
 
     def vacuum(self, path: str, retention_hours: int) -> None:
-        DeltaTable.forPath(self.spark, path).vacuum(float(retention_hours))
+        """VACUUM: files no version within ``retention_hours`` needs deleted (by delta-rs where it
+        writes the table, under Spark's retention check: rust_appends.py)."""
+        rust = self.appender or (self.merger.appender if self.merger is not None else None)
+        check = self.spark.conf.get(_RETENTION_CHECK, "true") or "true"
+        if rust is None or not rust.vacuum(path, retention_hours, check.lower() != "false"):
+            DeltaTable.forPath(self.spark, path).vacuum(float(retention_hours))
 
     # -- recovery ------------------------------------------------------------------------------
     def restore(self, path: str, version: int, meta: CommitMeta) -> None:
@@ -441,6 +446,9 @@ def _make_log_dirs(spark: SparkSession, path: str) -> None:
         spark._jsparkSession, path
     ).createLogDirectoriesIfNotExists()
 
+
+# Spark's switch for VACUUM's refusal of a retention shorter than the table's own.
+_RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 # Key types whose order is the same in Python and in Spark (a range of them bounds the keys).
 _RANGE_TYPES = (ByteType, ShortType, IntegerType, LongType, StringType, DecimalType, DateType)
